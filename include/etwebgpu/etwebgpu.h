@@ -1,0 +1,65 @@
+// etwebgpu public API: load an ExecuTorch .pte exported with VulkanPartitioner and run it on
+// WebGPU. Every failure throws etwebgpu::Error (see error.h).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etwebgpu/error.h"
+#include "etwebgpu/tensor.h"
+
+namespace etwebgpu {
+
+struct LoadOptions {
+  std::string method = "forward";
+  // et_vk.sdpa: below this B*H*S_q the per-entry QK kernel is used (a speed knob only).
+  int64_t sdpa_occupancy_floor = 4096;
+  // Forces kernel routes (tests, benchmarks): e.g. {"conv", "direct"}; see docs/OPS.md.
+  std::map<std::string, std::string> force_route;
+};
+
+struct IoInfo {
+  DType dtype;
+  std::vector<int64_t> sizes;  // upper bounds when dynamic
+  bool dynamic = false;
+};
+
+// Per-dispatch GPU times of one profiled run (timestamp queries).
+struct Profile {
+  struct Dispatch { std::string op; std::string variant; uint64_t gpu_ns = 0; };
+  std::vector<Dispatch> dispatches;
+  bool has_gpu_times = false;
+};
+
+// Where an instruction of the execution plan runs.
+struct InstructionInfo {
+  std::string kind;     // "delegate", "gpu-kernel", "cpu", "move", "jump", "free"
+  std::string what;     // operator or delegate description
+  bool supported = true;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& opts = {});
+  static std::unique_ptr<Model> load_bytes(std::vector<uint8_t> bytes, const LoadOptions& opts = {});
+  ~Model();
+
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+  // Runs the method. Inputs are validated (count, dtype, shape within the exported bounds).
+  // Concurrent calls on one Model are refused with an error; separate Models may run concurrently.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, Profile* profile = nullptr);
+  std::vector<InstructionInfo> plan_summary() const;
+  uint64_t gpu_bytes() const;         // device memory held by this model
+  static std::string device_summary();  // adapter line of the shared device
+
+  struct Impl;
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etwebgpu

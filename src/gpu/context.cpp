@@ -1,0 +1,285 @@
+#include "gpu/context.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+namespace etwebgpu::gpu {
+
+extern const std::pair<std::string_view, std::string_view> kEmbeddedShaders[];
+extern const unsigned kEmbeddedShaderCount;
+
+namespace {
+constexpr size_t kErrLen = 4096;
+
+[[noreturn]] void fail(ErrorKind k, const char* what, const char* msg) {
+  throw Error(k, std::string(what) + ": " + msg);
+}
+// Dawn's messages for out-of-memory name it; surface them as Limit errors.
+ErrorKind classify(const char* msg) {
+  std::string m(msg);
+  return (m.find("out of memory") != std::string::npos || m.find("OutOfMemory") != std::string::npos)
+             ? ErrorKind::Limit : ErrorKind::Gpu;
+}
+}  // namespace
+
+std::string_view shader_source(std::string_view name) {
+  for (unsigned i = 0; i < kEmbeddedShaderCount; ++i)
+    if (kEmbeddedShaders[i].first == name) return kEmbeddedShaders[i].second;
+  throw Error(ErrorKind::Internal, "no embedded shader named '" + std::string(name) + "'");
+}
+std::vector<std::string_view> shader_names() {
+  std::vector<std::string_view> v;
+  for (unsigned i = 0; i < kEmbeddedShaderCount; ++i) v.push_back(kEmbeddedShaders[i].first);
+  return v;
+}
+
+std::string DeviceInfo::summary() const {
+  const char* type = adapter_type == 1 ? "discrete GPU" : adapter_type == 2 ? "integrated GPU" :
+                     adapter_type == 3 ? "CPU" : "unknown";
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "%s [Vulkan, %s] maxBuffer=%llu maxStorageBinding=%llu maxInvocations=%u wgStorage=%u "
+                "subgroups=%s(%u..%u) timestamp-query=%s shader-f16=%s",
+                description.c_str(), type, (unsigned long long)max_buffer_size,
+                (unsigned long long)max_storage_binding, max_invocations, max_workgroup_storage,
+                subgroups ? "yes" : "no", subgroup_min, subgroup_max, timestamp_query ? "yes" : "no",
+                shader_f16 ? "yes" : "no");
+  return buf;
+}
+
+Grid fold_grid(uint64_t total, uint32_t max_per_dim) {
+  if (total == 0) return Grid{0, 1, 1};
+  if (max_per_dim == 0) max_per_dim = 65535;
+  if (total <= max_per_dim) return Grid{static_cast<uint32_t>(total), 1, 1};
+  uint64_t y = (total + max_per_dim - 1) / max_per_dim;
+  // Near square keeps both dimensions far from the limit.
+  uint64_t side = static_cast<uint64_t>(std::ceil(std::sqrt(static_cast<double>(total))));
+  if (side > y) y = side;
+  uint64_t x = (total + y - 1) / y;
+  if (x > max_per_dim || y > max_per_dim)
+    throw Error(ErrorKind::Limit, "dispatch of " + std::to_string(total) + " workgroups exceeds " +
+                                      std::to_string(max_per_dim) + "^2");
+  return Grid{static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1};
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    if (handle_) ewgpu_buffer_destroy(handle_);
+    handle_ = std::exchange(o.handle_, 0);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+Buffer::~Buffer() {
+  if (handle_) ewgpu_buffer_destroy(handle_);
+}
+BindGroup& BindGroup::operator=(BindGroup&& o) noexcept {
+  if (this != &o) {
+    if (handle_) ewgpu_bind_group_destroy(handle_);
+    handle_ = std::exchange(o.handle_, 0);
+  }
+  return *this;
+}
+BindGroup::~BindGroup() {
+  if (handle_) ewgpu_bind_group_destroy(handle_);
+}
+
+std::shared_ptr<Context> Context::get() {
+  static std::mutex m;
+  static std::weak_ptr<Context> weak;
+  static std::shared_ptr<Context> keep;  // the device lives for the process: creating one is slow
+  std::lock_guard<std::mutex> lock(m);
+  if (auto c = weak.lock()) return c;
+  auto c = std::shared_ptr<Context>(new Context());
+  weak = c;
+  keep = c;
+  return c;
+}
+
+Context::Context() {
+  EwAdapterInfo a{};
+  char err[kErrLen] = {0};
+  if (ewgpu_init(&a, err, sizeof err) != 0) throw Error(ErrorKind::Gpu, std::string("WebGPU init: ") + err);
+  info_.description = a.description;
+  info_.adapter_type = a.adapter_type;
+  info_.vendor_id = a.vendor_id;
+  info_.subgroup_min = a.subgroup_min;
+  info_.subgroup_max = a.subgroup_max;
+  info_.timestamp_query = a.has_timestamp_query;
+  info_.subgroups = a.has_subgroups;
+  info_.shader_f16 = a.has_shader_f16;
+  info_.max_buffer_size = a.max_buffer_size;
+  info_.max_storage_binding = a.max_storage_buffer_binding_size;
+  info_.max_uniform_binding = a.max_uniform_buffer_binding_size;
+  info_.max_storage_buffers_per_stage = a.max_storage_buffers_per_stage;
+  info_.max_workgroup_storage = a.max_compute_workgroup_storage_size;
+  info_.max_invocations = a.max_compute_invocations_per_workgroup;
+  info_.max_wg_size_x = a.max_compute_workgroup_size_x;
+  info_.max_wg_size_y = a.max_compute_workgroup_size_y;
+  info_.max_wg_size_z = a.max_compute_workgroup_size_z;
+  info_.max_workgroups_per_dim = a.max_compute_workgroups_per_dimension;
+  info_.min_storage_offset_alignment = a.min_storage_buffer_offset_alignment;
+}
+
+Context::~Context() {
+  for (auto& [k, p] : cache_) ewgpu_pipeline_destroy(p.handle);
+}
+
+Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view label) {
+  if (size == 0) size = 4;
+  size = (size + 3) & ~uint64_t(3);  // WebGPU copies and writes work in 4-byte units
+  if (size > info_.max_buffer_size)
+    throw Error(ErrorKind::Limit, "buffer '" + std::string(label) + "' of " + std::to_string(size) +
+                                      " bytes exceeds the device's maxBufferSize of " +
+                                      std::to_string(info_.max_buffer_size));
+  if (kind == BufferKind::Storage && size > info_.max_storage_binding)
+    throw Error(ErrorKind::Limit, "buffer '" + std::string(label) + "' of " + std::to_string(size) +
+                                      " bytes exceeds the device's maxStorageBufferBindingSize of " +
+                                      std::to_string(info_.max_storage_binding));
+  if (kind == BufferKind::Uniform && size > info_.max_uniform_binding)
+    throw Error(ErrorKind::Limit, "uniform buffer '" + std::string(label) + "' exceeds maxUniformBufferBindingSize");
+  char err[kErrLen] = {0};
+  std::string l(label);
+  uint32_t h = ewgpu_buffer_create(size, static_cast<uint32_t>(kind), l.c_str(), err, sizeof err);
+  if (!h) fail(classify(err), ("creating buffer '" + l + "'").c_str(), err);
+  Buffer b;
+  b.handle_ = h;
+  b.size_ = size;
+  return b;
+}
+
+void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t size) {
+  if (size == 0) return;
+  if (offset + size > b.size() || offset % 4)
+    throw Error(ErrorKind::Internal, "buffer write out of range or misaligned");
+  char err[kErrLen] = {0};
+  // WebGPU writes need 4-byte multiples: pad the tail through a small copy.
+  if (size % 4) {
+    std::vector<uint8_t> tmp((size + 3) & ~uint64_t(3), 0);
+    std::memcpy(tmp.data(), data, size);
+    if (offset + tmp.size() > b.size()) throw Error(ErrorKind::Internal, "padded buffer write out of range");
+    if (ewgpu_buffer_write(b.handle(), offset, tmp.data(), tmp.size(), err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+    return;
+  }
+  if (ewgpu_buffer_write(b.handle(), offset, data, size, err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+}
+
+void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
+  if (size == 0) return;
+  if (offset % 4 || offset + size > b.size()) throw Error(ErrorKind::Internal, "buffer read out of range or misaligned");
+  char err[kErrLen] = {0};
+  if (ewgpu_buffer_read(b.handle(), offset, dst, size, err, sizeof err)) fail(classify(err), "read", err);
+}
+
+const Pipeline& Context::pipeline(std::string_view shader, std::string_view entry, const Constants& c) {
+  return pipeline_from_source(shader_source(shader), entry, c, shader);
+}
+
+const Pipeline& Context::pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,
+                                              std::string_view label) {
+  std::string key = std::to_string(std::hash<std::string_view>{}(wgsl)) + "|" + std::to_string(wgsl.size()) + "|" +
+                    std::string(entry);
+  std::string cdesc;
+  for (auto& [k, v] : c) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    cdesc += (cdesc.empty() ? "" : ",") + k + "=" + b;
+  }
+  key += "|" + cdesc;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    ++hits_;
+    return it->second;
+  }
+  ++misses_;
+  std::vector<EwConstant> ce;
+  for (auto& [k, v] : c) ce.push_back(EwConstant{k.c_str(), v});
+  std::string l = std::string(label) + ":" + std::string(entry) + (cdesc.empty() ? "" : "{" + cdesc + "}");
+  std::string e(entry);
+  char err[kErrLen] = {0};
+  uint32_t h = ewgpu_pipeline_create(wgsl.data(), wgsl.size(), e.c_str(), ce.data(), ce.size(), l.c_str(), err,
+                                     sizeof err);
+  if (!h) fail(ErrorKind::Gpu, ("compiling pipeline " + l).c_str(), err);
+  return cache_.emplace(key, Pipeline{h, l}).first->second;
+}
+
+BindGroup Context::bind_group(const Pipeline& p, const std::vector<Binding>& bindings) {
+  std::vector<EwBinding> e;
+  for (auto& b : bindings) {
+    if (!b.buffer || !*b.buffer) throw Error(ErrorKind::Internal, "bind group entry without a buffer");
+    uint64_t size = b.size == UINT64_MAX ? b.buffer->size() - b.offset : b.size;
+    e.push_back(EwBinding{b.binding, b.buffer->handle(), b.offset, size});
+  }
+  char err[kErrLen] = {0};
+  uint32_t h = ewgpu_bind_group_create(p.handle, e.data(), e.size(), err, sizeof err);
+  if (!h) fail(ErrorKind::Gpu, ("bind group for " + p.label).c_str(), err);
+  BindGroup bg;
+  bg.handle_ = h;
+  return bg;
+}
+
+Command Context::dispatch(const Pipeline& p, const BindGroup& bg, Grid g) const {
+  Command c{};
+  c.kind = EW_CMD_DISPATCH;
+  c.pipeline = p.handle;
+  c.bind_group = bg.handle();
+  c.groups_x = g.x;
+  c.groups_y = g.y;
+  c.groups_z = g.z;
+  return c;
+}
+Command Context::copy(const Buffer& src, uint64_t so, const Buffer& dst, uint64_t d, uint64_t size) {
+  Command c{};
+  c.kind = EW_CMD_COPY;
+  c.src = src.handle();
+  c.dst = dst.handle();
+  c.src_offset = so;
+  c.dst_offset = d;
+  c.size = size;
+  return c;
+}
+Command Context::clear(const Buffer& dst, uint64_t off, uint64_t size) {
+  Command c{};
+  c.kind = EW_CMD_CLEAR;
+  c.dst = dst.handle();
+  c.dst_offset = off;
+  c.size = size;
+  return c;
+}
+
+void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations) {
+  std::vector<Command> live;
+  live.reserve(cmds.size());
+  std::vector<size_t> index;
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
+    // Inactive work (zero grid, empty copy) is skipped: dynamic shapes may shrink a step to nothing.
+    if (c.kind == EW_CMD_DISPATCH && (c.groups_x == 0 || c.groups_y == 0 || c.groups_z == 0)) continue;
+    if ((c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) && c.size == 0) continue;
+    if (c.kind == EW_CMD_COPY && c.src == c.dst) {
+      // Same buffer (shared memory object): nothing to move; a real overlap is invalid in WebGPU.
+      if (c.src_offset == c.dst_offset) continue;
+      throw Error(ErrorKind::Internal, "buffer-to-buffer copy within one buffer");
+    }
+    live.push_back(c);
+    index.push_back(i);
+  }
+  bool timed = durations && info_.timestamp_query;
+  std::vector<uint64_t> d(live.size(), 0);
+  char err[kErrLen] = {0};
+  if (ewgpu_submit(live.data(), live.size(), timed ? 1 : 0, timed ? d.data() : nullptr, err, sizeof err))
+    fail(classify(err), "submit", err);
+  if (durations) {
+    durations->assign(cmds.size(), 0);
+    for (size_t k = 0; k < live.size(); ++k) (*durations)[index[k]] = d[k];
+  }
+}
+
+Context::CacheStats Context::cache_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CacheStats{cache_.size(), hits_, misses_};
+}
+
+}  // namespace etwebgpu::gpu

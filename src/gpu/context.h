@@ -1,0 +1,146 @@
+// gpu::Context: the process-wide WebGPU device and everything the runtime does with it.
+// It reaches WebGPU only through surface.h, so the same code serves the native (Dawn) and the
+// browser builds. Every failure throws etwebgpu::Error carrying the device's message.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "etwebgpu/error.h"
+#include "gpu/surface.h"
+
+namespace etwebgpu::gpu {
+
+struct DeviceInfo {
+  std::string description;
+  uint32_t adapter_type = 0;  // 1 discrete, 2 integrated, 3 CPU
+  uint32_t vendor_id = 0;
+  uint32_t subgroup_min = 0, subgroup_max = 0;
+  bool timestamp_query = false, subgroups = false, shader_f16 = false;
+  uint64_t max_buffer_size = 0, max_storage_binding = 0, max_uniform_binding = 0;
+  uint32_t max_storage_buffers_per_stage = 0, max_workgroup_storage = 0, max_invocations = 0;
+  uint32_t max_wg_size_x = 0, max_wg_size_y = 0, max_wg_size_z = 0, max_workgroups_per_dim = 0;
+  uint32_t min_storage_offset_alignment = 0;
+  std::string summary() const;  // one line: adapter, type, key limits and features
+};
+
+enum class BufferKind : uint32_t { Storage = EW_BUFFER_STORAGE, Uniform = EW_BUFFER_UNIFORM };
+
+class Context;
+
+// A device buffer; move-only, destroyed with its owner.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+  uint32_t handle() const { return handle_; }
+  uint64_t size() const { return size_; }
+  explicit operator bool() const { return handle_ != 0; }
+
+ private:
+  friend class Context;
+  uint32_t handle_ = 0;
+  uint64_t size_ = 0;
+};
+
+// Override constants of a pipeline, ordered so that equal sets compare equal.
+using Constants = std::map<std::string, double>;
+
+struct Pipeline {
+  uint32_t handle = 0;
+  std::string label;  // shader:entry{constants}
+};
+
+class BindGroup {
+ public:
+  BindGroup() = default;
+  BindGroup(BindGroup&& o) noexcept { *this = std::move(o); }
+  BindGroup& operator=(BindGroup&& o) noexcept;
+  BindGroup(const BindGroup&) = delete;
+  BindGroup& operator=(const BindGroup&) = delete;
+  ~BindGroup();
+  uint32_t handle() const { return handle_; }
+
+ private:
+  friend class Context;
+  uint32_t handle_ = 0;
+};
+
+struct Binding {
+  uint32_t binding;
+  const Buffer* buffer;
+  uint64_t offset = 0;
+  uint64_t size = UINT64_MAX;  // whole buffer from offset
+};
+
+// Workgroup grid for `total` workgroups: one dimension up to the device limit, folded into 2D
+// (x * y >= total, near square) past it. Shaders rebuild the flat workgroup index as
+// wid.x + wid.y * num_workgroups.x and bounds-check it.
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+};
+Grid fold_grid(uint64_t total_workgroups, uint32_t max_per_dim);
+
+// One recorded command of a run (see surface.h's EwCommand).
+using Command = EwCommand;
+
+class Context {
+ public:
+  // The shared device of this process: created on first use; every model shares it.
+  static std::shared_ptr<Context> get();
+
+  const DeviceInfo& info() const { return info_; }
+
+  // Checks `size` against maxBufferSize (and maxStorageBufferBindingSize for storage buffers).
+  Buffer create_buffer(uint64_t size, BufferKind kind, std::string_view label);
+  void write(const Buffer& b, uint64_t offset, const void* data, uint64_t size);
+  void read(const Buffer& b, uint64_t offset, void* dst, uint64_t size);
+
+  // The one way to get a pipeline: embedded shader `name` (file name without .wgsl), entry,
+  // override constants; cached by (source hash, entry, constants).
+  const Pipeline& pipeline(std::string_view shader, std::string_view entry = "main", const Constants& c = {});
+  // Same cache, for WGSL text not in the library (tests, generated variants).
+  const Pipeline& pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,
+                                       std::string_view label);
+  BindGroup bind_group(const Pipeline& p, const std::vector<Binding>& bindings);
+
+  Grid grid(uint64_t total_workgroups) const { return fold_grid(total_workgroups, info_.max_workgroups_per_dim); }
+  Command dispatch(const Pipeline& p, const BindGroup& bg, Grid g) const;
+  static Command copy(const Buffer& src, uint64_t src_off, const Buffer& dst, uint64_t dst_off, uint64_t size);
+  static Command clear(const Buffer& dst, uint64_t off, uint64_t size);
+
+  // Submits everything at once and waits; with `durations_ns` and timestamp support, fills the
+  // GPU time of each dispatch (0 for others).
+  void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr);
+
+  struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0; };
+  CacheStats cache_stats() const;
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+ private:
+  Context();
+  friend class Buffer;
+  friend class BindGroup;
+  DeviceInfo info_;
+  mutable std::mutex mu_;
+  std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
+  size_t hits_ = 0, misses_ = 0;
+};
+
+// Source of an embedded shader; throws Error(Internal) when unknown.
+std::string_view shader_source(std::string_view name);
+std::vector<std::string_view> shader_names();
+
+}  // namespace etwebgpu::gpu

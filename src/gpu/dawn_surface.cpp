@@ -1,0 +1,595 @@
+// The native implementation of surface.h over Dawn (libwebgpu_wrapper.so).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/surface.h"
+#include "gpu/webgpu_abi.h"
+
+namespace {
+
+constexpr uint64_t kWaitTimeoutNs = 600ull * 1000 * 1000 * 1000;  // a hung queue becomes an error, not a hang
+
+template <class T>
+struct Table {
+  std::vector<T> items{nullptr};  // handle 0 is "none"
+  std::vector<uint32_t> free_list;
+  uint32_t add(T v) {
+    if (!free_list.empty()) {
+      uint32_t h = free_list.back();
+      free_list.pop_back();
+      items[h] = v;
+      return h;
+    }
+    items.push_back(v);
+    return static_cast<uint32_t>(items.size() - 1);
+  }
+  T get(uint32_t h) const { return h < items.size() ? items[h] : nullptr; }
+  T take(uint32_t h) {
+    T v = get(h);
+    if (v) {
+      items[h] = nullptr;
+      free_list.push_back(h);
+    }
+    return v;
+  }
+};
+
+struct State {
+  std::recursive_mutex mu;
+  WGPUInstance instance = nullptr;
+  WGPUAdapter adapter = nullptr;
+  WGPUDevice device = nullptr;
+  WGPUQueue queue = nullptr;
+  bool has_timestamps = false;
+  std::string pending_error;  // uncaptured errors since the last check
+  std::string lost_message;   // non-empty once the device is lost
+  Table<WGPUBuffer> buffers;
+  Table<WGPUComputePipeline> pipelines;
+  Table<WGPUBindGroup> bind_groups;
+  WGPUBuffer staging = nullptr;  // MapRead buffer reused by reads and timestamp readback
+  uint64_t staging_size = 0;
+};
+State& S() {
+  static State* s = new State();  // never destroyed: Dawn may call back during process exit
+  return *s;
+}
+
+WGPUStringView sv(const char* s) { return WGPUStringView{s, s ? WGPU_STRLEN : 0}; }
+std::string str(WGPUStringView v) {
+  if (!v.data) return {};
+  return v.length == WGPU_STRLEN ? std::string(v.data) : std::string(v.data, v.length);
+}
+void set_err(char* err, size_t n, const std::string& m) {
+  if (err && n) std::snprintf(err, n, "%s", m.c_str());
+}
+
+// Returns false (with the message) when the device reported an error or was lost.
+bool check_device(char* err, size_t n, const char* what) {
+  State& s = S();
+  if (!s.lost_message.empty()) {
+    set_err(err, n, std::string(what) + ": device lost: " + s.lost_message);
+    return false;
+  }
+  if (!s.pending_error.empty()) {
+    set_err(err, n, std::string(what) + ": " + s.pending_error);
+    s.pending_error.clear();
+    return false;
+  }
+  return true;
+}
+
+bool wait(WGPUFuture f, char* err, size_t n, const char* what) {
+  WGPUFutureWaitInfo info{f, 0};
+  WGPUEnum st = wgpuInstanceWaitAny(S().instance, 1, &info, kWaitTimeoutNs);
+  if (st == WGPUWaitStatus_TimedOut) {
+    set_err(err, n, std::string(what) + ": GPU did not finish within 600 s");
+    return false;
+  }
+  if (st != WGPUWaitStatus_Success || !info.completed) {
+    set_err(err, n, std::string(what) + ": WaitAny failed (status " + std::to_string(st) + ")");
+    return false;
+  }
+  return true;
+}
+
+void on_uncaptured(const WGPUDevice*, WGPUEnum type, WGPUStringView msg, void*, void*) {
+  State& s = S();
+  const char* kind = type == WGPUErrorType_OutOfMemory ? "out of memory" :
+                     type == WGPUErrorType_Validation ? "validation error" :
+                     type == WGPUErrorType_Internal ? "internal error" : "error";
+  if (!s.pending_error.empty()) s.pending_error += "; ";
+  s.pending_error += std::string("WebGPU ") + kind + ": " + str(msg);
+}
+void on_lost(const WGPUDevice*, WGPUEnum reason, WGPUStringView msg, void*, void*) {
+  State& s = S();
+  if (reason == 2 /*Destroyed*/ && s.device == nullptr) return;  // our own shutdown
+  s.lost_message = "reason " + std::to_string(reason) + ": " + str(msg);
+}
+
+struct ScopeResult { WGPUEnum status = 0; WGPUEnum type = 0; std::string message; };
+void on_pop(WGPUEnum status, WGPUEnum type, WGPUStringView msg, void* u1, void*) {
+  auto* r = static_cast<ScopeResult*>(u1);
+  r->status = status;
+  r->type = type;
+  r->message = str(msg);
+}
+// Pops one error scope; false + message when it caught an error.
+bool pop_scope(char* err, size_t n, const char* what) {
+  ScopeResult r;
+  WGPUPopErrorScopeCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = on_pop;
+  cb.userdata1 = &r;
+  if (!wait(wgpuDevicePopErrorScope(S().device, cb), err, n, what)) return false;
+  if (r.status != WGPUPopErrorScopeStatus_Success) {
+    set_err(err, n, std::string(what) + ": could not pop error scope: " + r.message);
+    return false;
+  }
+  if (r.type != WGPUErrorType_NoError) {
+    set_err(err, n, std::string(what) + ": " + r.message);
+    return false;
+  }
+  return true;
+}
+void push_scopes() {
+  wgpuDevicePushErrorScope(S().device, WGPUErrorFilter_OutOfMemory);
+  wgpuDevicePushErrorScope(S().device, WGPUErrorFilter_Validation);
+}
+bool pop_scopes(char* err, size_t n, const char* what) {
+  char tmp[2048] = {0};
+  bool ok_validation = pop_scope(err, n, what);
+  bool ok_oom = pop_scope(tmp, sizeof tmp, what);
+  if (ok_validation && !ok_oom) set_err(err, n, tmp);
+  return ok_validation && ok_oom;
+}
+
+bool ensure_staging(uint64_t size, char* err, size_t n) {
+  State& s = S();
+  if (s.staging && s.staging_size >= size) return true;
+  if (s.staging) {
+    wgpuBufferDestroy(s.staging);
+    wgpuBufferRelease(s.staging);
+  }
+  uint64_t sz = 256;
+  while (sz < size) sz *= 2;
+  WGPUBufferDescriptor d{};
+  d.label = sv("etwebgpu.staging");
+  d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+  d.size = sz;
+  push_scopes();
+  s.staging = wgpuDeviceCreateBuffer(s.device, &d);
+  s.staging_size = sz;
+  if (!pop_scopes(err, n, "creating read-back buffer")) {
+    wgpuBufferRelease(s.staging);
+    s.staging = nullptr;
+    s.staging_size = 0;
+    return false;
+  }
+  return true;
+}
+
+void on_map(WGPUEnum status, WGPUStringView msg, void* u1, void* u2) {
+  *static_cast<WGPUEnum*>(u1) = status;
+  *static_cast<std::string*>(u2) = str(msg);
+}
+void on_done(WGPUEnum status, WGPUStringView msg, void* u1, void*) { *static_cast<WGPUEnum*>(u1) = status; }
+
+bool submit_and_wait(WGPUCommandEncoder enc, char* err, size_t n, const char* what) {
+  State& s = S();
+  WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, nullptr);
+  wgpuCommandEncoderRelease(enc);
+  wgpuQueueSubmit(s.queue, 1, &cb);
+  wgpuCommandBufferRelease(cb);
+  WGPUEnum done = 0;
+  WGPUQueueWorkDoneCallbackInfo info{};
+  info.mode = WGPUCallbackMode_WaitAnyOnly;
+  info.callback = on_done;
+  info.userdata1 = &done;
+  if (!wait(wgpuQueueOnSubmittedWorkDone(s.queue, info), err, n, what)) return false;
+  if (!check_device(err, n, what)) return false;
+  if (done != WGPUQueueWorkDoneStatus_Success) {
+    set_err(err, n, std::string(what) + ": queue work failed (status " + std::to_string(done) + ")");
+    return false;
+  }
+  return true;
+}
+
+// Maps the staging buffer and copies `size` bytes out.
+bool read_staging(void* dst, uint64_t size, char* err, size_t n) {
+  State& s = S();
+  WGPUEnum status = 0;
+  std::string msg;
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = on_map;
+  cb.userdata1 = &status;
+  cb.userdata2 = &msg;
+  uint64_t map_size = (size + 3) & ~uint64_t(3);
+  if (!wait(wgpuBufferMapAsync(s.staging, WGPUMapMode_Read, 0, map_size, cb), err, n, "mapping read-back buffer"))
+    return false;
+  if (status != WGPUMapAsyncStatus_Success) {
+    set_err(err, n, "mapping read-back buffer failed: " + msg);
+    return false;
+  }
+  const void* p = wgpuBufferGetConstMappedRange(s.staging, 0, map_size);
+  if (!p) {
+    wgpuBufferUnmap(s.staging);
+    set_err(err, n, "read-back buffer mapped range unavailable");
+    return false;
+  }
+  std::memcpy(dst, p, size);
+  wgpuBufferUnmap(s.staging);
+  return true;
+}
+
+struct AdapterResult { WGPUEnum status = 0; WGPUAdapter adapter = nullptr; std::string message; };
+void on_adapter(WGPUEnum status, WGPUAdapter a, WGPUStringView msg, void* u1, void*) {
+  auto* r = static_cast<AdapterResult*>(u1);
+  r->status = status;
+  r->adapter = a;
+  r->message = str(msg);
+}
+struct DeviceResult { WGPUEnum status = 0; WGPUDevice device = nullptr; std::string message; };
+void on_device(WGPUEnum status, WGPUDevice d, WGPUStringView msg, void* u1, void*) {
+  auto* r = static_cast<DeviceResult*>(u1);
+  r->status = status;
+  r->device = d;
+  r->message = str(msg);
+}
+
+constexpr const char* kInstallHint =
+    "install a Vulkan driver: on Debian 12 run scripts/setup.sh (Mesa >= 25 lavapipe from bookworm-backports; "
+    "Debian 12's own Mesa 22 is rejected by this Dawn), or point VK_DRIVER_FILES at your GPU's ICD json";
+
+}  // namespace
+
+extern "C" {
+
+int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (s.device) {
+    set_err(err, n, "ewgpu_init called twice");
+    return 1;
+  }
+  setenv("XDG_RUNTIME_DIR", "/tmp", 0);  // silences Mesa's harmless warning
+  WGPUInstanceDescriptor idesc{};
+  idesc.capabilities.timedWaitAnyEnable = 1;
+  s.instance = wgpuCreateInstance(&idesc);
+  if (!s.instance) {
+    set_err(err, n, "wgpuCreateInstance failed");
+    return 1;
+  }
+  WGPURequestAdapterOptions opts{};
+  opts.powerPreference = WGPUPowerPreference_HighPerformance;
+  opts.backendType = WGPUBackendType_Vulkan;  // never the silent Null backend
+  AdapterResult ar;
+  WGPURequestAdapterCallbackInfo acb{};
+  acb.mode = WGPUCallbackMode_WaitAnyOnly;
+  acb.callback = on_adapter;
+  acb.userdata1 = &ar;
+  if (!wait(wgpuInstanceRequestAdapter(s.instance, &opts, acb), err, n, "requesting adapter")) return 1;
+  if (ar.status != WGPURequestAdapterStatus_Success || !ar.adapter) {
+    set_err(err, n, "no Vulkan WebGPU adapter (" + (ar.message.empty() ? std::string("none found") : ar.message) +
+                        "); " + kInstallHint);
+    return 1;
+  }
+  s.adapter = ar.adapter;
+  WGPUAdapterInfo info{};
+  wgpuAdapterGetInfo(s.adapter, &info);
+  if (info.backendType != WGPUBackendType_Vulkan) {
+    std::string m = "adapter backend is " + std::string(info.backendType == WGPUBackendType_Null ? "Null" : "not Vulkan") +
+                    " (type " + std::to_string(info.backendType) + "): it computes nothing; " + kInstallHint;
+    wgpuAdapterInfoFreeMembers(info);
+    set_err(err, n, m);
+    return 1;
+  }
+  std::memset(out, 0, sizeof *out);
+  std::snprintf(out->description, sizeof out->description, "%s / %s / %s", str(info.vendor).c_str(),
+                str(info.device).c_str(), str(info.description).c_str());
+  out->backend_type = info.backendType;
+  out->adapter_type = info.adapterType;
+  out->vendor_id = info.vendorID;
+  out->subgroup_min = info.subgroupMinSize;
+  out->subgroup_max = info.subgroupMaxSize;
+  wgpuAdapterInfoFreeMembers(info);
+
+  WGPULimits lim{};
+  wgpuAdapterGetLimits(s.adapter, &lim);
+  lim.nextInChain = nullptr;
+  std::vector<WGPUEnum> features;
+  for (WGPUEnum f : {WGPUFeatureName_TimestampQuery, WGPUFeatureName_Subgroups, WGPUFeatureName_ShaderF16})
+    if (wgpuAdapterHasFeature(s.adapter, f)) features.push_back(f);
+
+  const char* disabled[] = {"timestamp_quantization"};  // full-resolution GPU timings
+  WGPUDawnTogglesDescriptor toggles{};
+  toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+  toggles.disabledToggleCount = 1;
+  toggles.disabledToggles = disabled;
+  WGPUDeviceDescriptor dd{};
+  dd.nextInChain = &toggles.chain;
+  dd.label = sv("etwebgpu");
+  dd.requiredFeatureCount = features.size();
+  dd.requiredFeatures = features.data();
+  dd.requiredLimits = &lim;  // NULL would mean WebGPU defaults (256 invocations, 256 MiB buffers)
+  dd.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+  dd.deviceLostCallbackInfo.callback = on_lost;
+  dd.uncapturedErrorCallbackInfo.callback = on_uncaptured;
+  DeviceResult dr;
+  WGPURequestDeviceCallbackInfo dcb{};
+  dcb.mode = WGPUCallbackMode_WaitAnyOnly;
+  dcb.callback = on_device;
+  dcb.userdata1 = &dr;
+  if (!wait(wgpuAdapterRequestDevice(s.adapter, &dd, dcb), err, n, "requesting device")) return 1;
+  if (dr.status != WGPURequestDeviceStatus_Success || !dr.device) {
+    set_err(err, n, "device creation failed: " + dr.message);
+    return 1;
+  }
+  s.device = dr.device;
+  s.queue = wgpuDeviceGetQueue(s.device);
+  WGPULimits dl{};
+  wgpuDeviceGetLimits(s.device, &dl);
+  out->max_buffer_size = dl.maxBufferSize;
+  out->max_storage_buffer_binding_size = dl.maxStorageBufferBindingSize;
+  out->max_uniform_buffer_binding_size = dl.maxUniformBufferBindingSize;
+  out->max_storage_buffers_per_stage = dl.maxStorageBuffersPerShaderStage;
+  out->max_compute_workgroup_storage_size = dl.maxComputeWorkgroupStorageSize;
+  out->max_compute_invocations_per_workgroup = dl.maxComputeInvocationsPerWorkgroup;
+  out->max_compute_workgroup_size_x = dl.maxComputeWorkgroupSizeX;
+  out->max_compute_workgroup_size_y = dl.maxComputeWorkgroupSizeY;
+  out->max_compute_workgroup_size_z = dl.maxComputeWorkgroupSizeZ;
+  out->max_compute_workgroups_per_dimension = dl.maxComputeWorkgroupsPerDimension;
+  out->min_storage_buffer_offset_alignment = dl.minStorageBufferOffsetAlignment;
+  out->has_timestamp_query = wgpuDeviceHasFeature(s.device, WGPUFeatureName_TimestampQuery);
+  out->has_subgroups = wgpuDeviceHasFeature(s.device, WGPUFeatureName_Subgroups);
+  out->has_shader_f16 = wgpuDeviceHasFeature(s.device, WGPUFeatureName_ShaderF16);
+  s.has_timestamps = out->has_timestamp_query;
+  return 0;
+}
+
+void ewgpu_shutdown(void) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!s.device) return;
+  for (auto b : s.bind_groups.items) if (b) wgpuBindGroupRelease(b);
+  for (auto p : s.pipelines.items) if (p) wgpuComputePipelineRelease(p);
+  for (auto b : s.buffers.items) if (b) { wgpuBufferDestroy(b); wgpuBufferRelease(b); }
+  if (s.staging) { wgpuBufferDestroy(s.staging); wgpuBufferRelease(s.staging); }
+  wgpuQueueRelease(s.queue);
+  WGPUDevice d = s.device;
+  s.device = nullptr;
+  wgpuDeviceDestroy(d);
+  wgpuDeviceRelease(d);
+  wgpuAdapterRelease(s.adapter);
+  wgpuInstanceRelease(s.instance);
+}
+
+uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!check_device(err, n, "creating buffer")) return 0;
+  WGPUBufferDescriptor d{};
+  d.label = sv(label);
+  d.usage = kind == EW_BUFFER_UNIFORM ? (WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst)
+                                      : (WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst);
+  d.size = size;
+  push_scopes();
+  WGPUBuffer b = wgpuDeviceCreateBuffer(s.device, &d);
+  if (!pop_scopes(err, n, "creating buffer")) {
+    if (b) wgpuBufferRelease(b);
+    return 0;
+  }
+  return s.buffers.add(b);
+}
+
+void ewgpu_buffer_destroy(uint32_t h) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (WGPUBuffer b = s.buffers.take(h)) {
+    wgpuBufferDestroy(b);
+    wgpuBufferRelease(b);
+  }
+}
+
+int ewgpu_buffer_write(uint32_t h, uint64_t offset, const void* data, uint64_t size, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  WGPUBuffer b = s.buffers.get(h);
+  if (!b) { set_err(err, n, "write to an unknown buffer"); return 1; }
+  wgpuQueueWriteBuffer(s.queue, b, offset, data, size);
+  return check_device(err, n, "writing buffer") ? 0 : 1;
+}
+
+int ewgpu_buffer_read(uint32_t h, uint64_t offset, void* dst, uint64_t size, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  WGPUBuffer b = s.buffers.get(h);
+  if (!b) { set_err(err, n, "read from an unknown buffer"); return 1; }
+  if (size == 0) return 0;
+  uint64_t copy = (size + 3) & ~uint64_t(3);
+  if (!ensure_staging(copy, err, n)) return 1;
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+  wgpuCommandEncoderCopyBufferToBuffer(enc, b, offset, s.staging, 0, copy);
+  if (!submit_and_wait(enc, err, n, "reading buffer")) return 1;
+  return read_staging(dst, size, err, n) ? 0 : 1;
+}
+
+uint32_t ewgpu_pipeline_create(const char* wgsl, size_t wgsl_len, const char* entry, const EwConstant* constants,
+                               size_t n_constants, const char* label, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!check_device(err, n, "creating pipeline")) return 0;
+  WGPUShaderSourceWGSL src{};
+  src.chain.sType = WGPUSType_ShaderSourceWGSL;
+  src.code = WGPUStringView{wgsl, wgsl_len};
+  WGPUShaderModuleDescriptor md{};
+  md.nextInChain = &src.chain;
+  md.label = sv(label);
+  push_scopes();
+  WGPUShaderModule mod = wgpuDeviceCreateShaderModule(s.device, &md);
+  std::vector<WGPUConstantEntry> ce(n_constants);
+  for (size_t i = 0; i < n_constants; ++i) {
+    ce[i] = WGPUConstantEntry{};
+    ce[i].key = sv(constants[i].key);
+    ce[i].value = constants[i].value;
+  }
+  WGPUComputePipelineDescriptor pd{};
+  pd.label = sv(label);
+  pd.compute.module = mod;
+  pd.compute.entryPoint = sv(entry);
+  pd.compute.constantCount = ce.size();
+  pd.compute.constants = ce.data();
+  WGPUComputePipeline p = wgpuDeviceCreateComputePipeline(s.device, &pd);
+  wgpuShaderModuleRelease(mod);
+  if (!pop_scopes(err, n, label ? label : "pipeline")) {
+    if (p) wgpuComputePipelineRelease(p);
+    return 0;
+  }
+  return s.pipelines.add(p);
+}
+
+void ewgpu_pipeline_destroy(uint32_t h) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (auto p = s.pipelines.take(h)) wgpuComputePipelineRelease(p);
+}
+
+uint32_t ewgpu_bind_group_create(uint32_t pipeline, const EwBinding* bindings, size_t count, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  WGPUComputePipeline p = s.pipelines.get(pipeline);
+  if (!p) { set_err(err, n, "bind group for an unknown pipeline"); return 0; }
+  std::vector<WGPUBindGroupEntry> e(count);
+  for (size_t i = 0; i < count; ++i) {
+    e[i] = WGPUBindGroupEntry{};
+    e[i].binding = bindings[i].binding;
+    e[i].buffer = s.buffers.get(bindings[i].buffer);
+    if (!e[i].buffer) { set_err(err, n, "bind group entry names an unknown buffer"); return 0; }
+    e[i].offset = bindings[i].offset;
+    e[i].size = bindings[i].size;
+  }
+  push_scopes();
+  WGPUBindGroupLayout layout = wgpuComputePipelineGetBindGroupLayout(p, 0);
+  WGPUBindGroupDescriptor d{};
+  d.layout = layout;
+  d.entryCount = e.size();
+  d.entries = e.data();
+  WGPUBindGroup bg = wgpuDeviceCreateBindGroup(s.device, &d);
+  wgpuBindGroupLayoutRelease(layout);
+  if (!pop_scopes(err, n, "creating bind group")) {
+    if (bg) wgpuBindGroupRelease(bg);
+    return 0;
+  }
+  return s.bind_groups.add(bg);
+}
+
+void ewgpu_bind_group_destroy(uint32_t h) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (auto b = s.bind_groups.take(h)) wgpuBindGroupRelease(b);
+}
+
+int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* durations, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!check_device(err, n, "submitting work")) return 1;
+  if (timestamps && !s.has_timestamps) { set_err(err, n, "timestamp queries are not supported by this device"); return 1; }
+  // Timed runs: each dispatch is its own pass with begin/end timestamps (4096 queries per set).
+  constexpr uint32_t kMaxTimed = 2048;
+  WGPUQuerySet qs = nullptr;
+  WGPUBuffer resolve = nullptr;
+  std::vector<size_t> timed;  // command index of each timed dispatch
+  if (timestamps) {
+    for (size_t i = 0; i < count && timed.size() < kMaxTimed; ++i)
+      if (cmds[i].kind == EW_CMD_DISPATCH) timed.push_back(i);
+    if (!timed.empty()) {
+      WGPUQuerySetDescriptor qd{};
+      qd.type = WGPUQueryType_Timestamp;
+      qd.count = static_cast<uint32_t>(timed.size() * 2);
+      qs = wgpuDeviceCreateQuerySet(s.device, &qd);
+      WGPUBufferDescriptor bd{};
+      bd.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+      bd.size = timed.size() * 16;
+      resolve = wgpuDeviceCreateBuffer(s.device, &bd);
+      if (!ensure_staging(bd.size, err, n)) return 1;
+    }
+  }
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+  WGPUComputePassEncoder pass = nullptr;
+  size_t next_timed = 0;
+  auto end_pass = [&] {
+    if (pass) {
+      wgpuComputePassEncoderEnd(pass);
+      wgpuComputePassEncoderRelease(pass);
+      pass = nullptr;
+    }
+  };
+  bool bad = false;
+  for (size_t i = 0; i < count && !bad; ++i) {
+    const EwCommand& c = cmds[i];
+    if (c.kind == EW_CMD_DISPATCH) {
+      WGPUComputePipeline p = s.pipelines.get(c.pipeline);
+      WGPUBindGroup bg = s.bind_groups.get(c.bind_group);
+      if (!p || !bg) { set_err(err, n, "dispatch names an unknown pipeline or bind group"); bad = true; break; }
+      bool is_timed = qs && next_timed < timed.size() && timed[next_timed] == i;
+      if (is_timed) {
+        end_pass();
+        WGPUPassTimestampWrites tw{};
+        tw.querySet = qs;
+        tw.beginningOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2);
+        tw.endOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2 + 1);
+        WGPUComputePassDescriptor pd{};
+        pd.timestampWrites = &tw;
+        pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
+        ++next_timed;
+      } else if (!pass) {
+        pass = wgpuCommandEncoderBeginComputePass(enc, nullptr);
+      }
+      wgpuComputePassEncoderSetPipeline(pass, p);
+      wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+      wgpuComputePassEncoderDispatchWorkgroups(pass, c.groups_x, c.groups_y, c.groups_z);
+      if (is_timed) end_pass();
+    } else if (c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) {
+      end_pass();
+      WGPUBuffer dst = s.buffers.get(c.dst);
+      WGPUBuffer src = c.kind == EW_CMD_COPY ? s.buffers.get(c.src) : nullptr;
+      if (!dst || (c.kind == EW_CMD_COPY && !src)) { set_err(err, n, "copy names an unknown buffer"); bad = true; break; }
+      if (c.kind == EW_CMD_COPY) wgpuCommandEncoderCopyBufferToBuffer(enc, src, c.src_offset, dst, c.dst_offset, c.size);
+      else wgpuCommandEncoderClearBuffer(enc, dst, c.dst_offset, c.size);
+    } else {
+      set_err(err, n, "unknown command kind " + std::to_string(c.kind));
+      bad = true;
+    }
+  }
+  end_pass();
+  if (qs) {
+    wgpuCommandEncoderResolveQuerySet(enc, qs, 0, static_cast<uint32_t>(timed.size() * 2), resolve, 0);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, resolve, 0, s.staging, 0, timed.size() * 16);
+  }
+  auto cleanup = [&] {
+    if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
+    if (resolve) { wgpuBufferDestroy(resolve); wgpuBufferRelease(resolve); }
+  };
+  if (bad) {
+    wgpuCommandEncoderRelease(enc);
+    cleanup();
+    return 1;
+  }
+  if (!submit_and_wait(enc, err, n, "running GPU work")) { cleanup(); return 1; }
+  if (durations) for (size_t i = 0; i < count; ++i) durations[i] = 0;
+  if (qs) {
+    std::vector<uint64_t> ts(timed.size() * 2);
+    bool ok = read_staging(ts.data(), ts.size() * 8, err, n);
+    if (ok && durations)
+      for (size_t k = 0; k < timed.size(); ++k) durations[timed[k]] = ts[2 * k + 1] >= ts[2 * k] ? ts[2 * k + 1] - ts[2 * k] : 0;
+    cleanup();
+    if (!ok) return 1;
+  }
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,69 @@
+// The narrow surface through which etwebgpu reaches WebGPU. Everything above src/gpu/ talks to
+// gpu::Context; gpu::Context talks only to these C functions. The native build implements them
+// over Dawn (dawn_surface.cpp); a browser build implements the same functions in JavaScript over
+// navigator.gpu. Objects are small integer handles (0 = none) so both sides can keep tables.
+// Functions that can fail return 0 / nonzero status and write a message into `err`.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+struct EwAdapterInfo {
+  char description[256];   // "vendor / device / description", NUL-terminated
+  uint32_t backend_type;   // WGPUBackendType value (6 = Vulkan)
+  uint32_t adapter_type;   // 1 discrete, 2 integrated, 3 CPU, 4 unknown
+  uint32_t vendor_id;
+  uint32_t subgroup_min, subgroup_max;
+  uint32_t has_timestamp_query, has_subgroups, has_shader_f16;
+  // limits the runtime checks against
+  uint64_t max_buffer_size, max_storage_buffer_binding_size, max_uniform_buffer_binding_size;
+  uint32_t max_storage_buffers_per_stage, max_compute_workgroup_storage_size;
+  uint32_t max_compute_invocations_per_workgroup, max_compute_workgroup_size_x;
+  uint32_t max_compute_workgroup_size_y, max_compute_workgroup_size_z;
+  uint32_t max_compute_workgroups_per_dimension, min_storage_buffer_offset_alignment;
+};
+
+enum EwBufferKind : uint32_t {
+  EW_BUFFER_STORAGE = 1,   // storage | copy src | copy dst
+  EW_BUFFER_UNIFORM = 2,   // uniform | copy dst
+};
+
+struct EwConstant { const char* key; double value; };
+struct EwBinding { uint32_t binding; uint32_t buffer; uint64_t offset; uint64_t size; };
+
+enum EwCommandKind : uint32_t { EW_CMD_DISPATCH = 1, EW_CMD_COPY = 2, EW_CMD_CLEAR = 3 };
+struct EwCommand {
+  uint32_t kind;
+  uint32_t pipeline, bind_group;        // dispatch
+  uint32_t groups_x, groups_y, groups_z;
+  uint32_t src, dst;                    // copy (src -> dst), clear (dst)
+  uint64_t src_offset, dst_offset, size;
+};
+
+// Creates instance, Vulkan adapter and device with the adapter's full limits and the optional
+// features it has. Returns 0 on success.
+int ewgpu_init(EwAdapterInfo* out, char* err, size_t err_len);
+void ewgpu_shutdown(void);
+
+uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, char* err, size_t err_len);
+void ewgpu_buffer_destroy(uint32_t buffer);
+int ewgpu_buffer_write(uint32_t buffer, uint64_t offset, const void* data, uint64_t size, char* err, size_t err_len);
+// Copies [offset, offset+size) of a storage buffer to host memory; waits. offset % 4 == 0, size % 4 == 0.
+int ewgpu_buffer_read(uint32_t buffer, uint64_t offset, void* dst, uint64_t size, char* err, size_t err_len);
+
+// Compiles WGSL and makes a compute pipeline with the auto layout. Returns 0 and writes the
+// compiler/validation message on failure.
+uint32_t ewgpu_pipeline_create(const char* wgsl, size_t wgsl_len, const char* entry, const EwConstant* constants,
+                               size_t n_constants, const char* label, char* err, size_t err_len);
+void ewgpu_pipeline_destroy(uint32_t pipeline);
+uint32_t ewgpu_bind_group_create(uint32_t pipeline, const EwBinding* bindings, size_t n, char* err, size_t err_len);
+void ewgpu_bind_group_destroy(uint32_t bind_group);
+
+// Records all commands into one encoder, submits once and waits for completion. With
+// `timestamps` != 0 (requires has_timestamp_query) every dispatch gets its own compute pass with
+// begin/end timestamps and their nanosecond difference is written to durations_ns[i] for the
+// i-th command (0 for non-dispatch commands).
+int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len);
+
+}  // extern "C"

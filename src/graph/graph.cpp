@@ -1,0 +1,494 @@
+#include "graph/graph.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "graph/op_registry.h"
+
+namespace etwebgpu::graph {
+
+namespace {
+constexpr size_t kMaxRank = 8;
+
+std::string value_desc(const format::VkGraphIR& ir, int32_t id) {
+  return "value %" + std::to_string(id) + " (" + format::vk_value_kind_name(ir.values[id].kind) + ")";
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  return sign ? -v : v;
+}
+
+// Serialized element bytes -> one 32-bit GPU word each.
+std::vector<uint32_t> widen(const uint8_t* p, int64_t n, VkDType t) {
+  std::vector<uint32_t> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t) {
+      case VkDType::Float32: case VkDType::Int32: std::memcpy(&w[i], p + 4 * i, 4); break;
+      case VkDType::Bool: case VkDType::UInt8: w[i] = p[i]; break;
+      case VkDType::Int8: w[i] = static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(p[i]))); break;
+      case VkDType::Float16: {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        float f = half_to_float(h);
+        std::memcpy(&w[i], &f, 4);
+        break;
+      }
+      case VkDType::Float64: {
+        double d;
+        std::memcpy(&d, p + 8 * i, 8);
+        float f = static_cast<float>(d);
+        std::memcpy(&w[i], &f, 4);
+        break;
+      }
+      case VkDType::Int64: {
+        int64_t v;
+        std::memcpy(&v, p + 8 * i, 8);
+        if (v < INT32_MIN || v > INT32_MAX)
+          throw Error(ErrorKind::Unsupported, "int64 value " + std::to_string(v) + " does not fit the GPU's int32");
+        w[i] = static_cast<uint32_t>(static_cast<int32_t>(v));
+        break;
+      }
+      default: throw Error(ErrorKind::Unsupported, std::string("dtype ") + format::vk_dtype_name(t));
+    }
+  }
+  return w;
+}
+}  // namespace
+
+DType host_dtype_of(VkDType t) {
+  switch (t) {
+    case VkDType::Float32: case VkDType::Float16: case VkDType::Float64: return DType::Float32;
+    case VkDType::Int32: case VkDType::Int64: return DType::Int32;
+    case VkDType::Bool: return DType::Bool;
+    case VkDType::UInt8: return DType::UInt8;
+    case VkDType::Int8: return DType::Int8;
+    default: throw Error(ErrorKind::Unsupported, std::string("VkGraph dtype ") + format::vk_dtype_name(t));
+  }
+}
+
+static bool is_float_vk(VkDType t) { return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64; }
+static bool is_int_vk(VkDType t) { return t == VkDType::Int32 || t == VkDType::Int64 || t == VkDType::Int8; }
+static bool is_byte_vk(VkDType t) { return t == VkDType::Bool || t == VkDType::UInt8; }
+
+std::vector<uint32_t> to_gpu_words(const HostTensor& t, VkDType dst) {
+  int64_t n = t.numel();
+  if (static_cast<int64_t>(t.data.size()) != n * static_cast<int64_t>(dtype_size(t.dtype)))
+    throw Error(ErrorKind::InvalidArgument, "tensor data holds " + std::to_string(t.data.size()) + " bytes, shape " +
+                                                shape_str(t.shape) + " of " + dtype_name(t.dtype) + " needs " +
+                                                std::to_string(n * dtype_size(t.dtype)));
+  std::vector<uint32_t> w(static_cast<size_t>(n));
+  const uint8_t* p = t.data.data();
+  bool ok = false;
+  if (is_float_vk(dst) && (t.dtype == DType::Float32)) {
+    std::memcpy(w.data(), p, n * 4);
+    ok = true;
+  } else if (is_float_vk(dst) && t.dtype == DType::Float64) {
+    for (int64_t i = 0; i < n; ++i) {
+      double d;
+      std::memcpy(&d, p + 8 * i, 8);
+      float f = static_cast<float>(d);
+      std::memcpy(&w[i], &f, 4);
+    }
+    ok = true;
+  } else if (is_int_vk(dst) && t.dtype == DType::Int32) {
+    std::memcpy(w.data(), p, n * 4);
+    ok = true;
+  } else if (is_int_vk(dst) && t.dtype == DType::Int64) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      if (v < INT32_MIN || v > INT32_MAX)
+        throw Error(ErrorKind::InvalidArgument, "int64 input value " + std::to_string(v) + " does not fit int32");
+      w[i] = static_cast<uint32_t>(static_cast<int32_t>(v));
+    }
+    ok = true;
+  } else if (is_byte_vk(dst) && (t.dtype == DType::Bool || t.dtype == DType::UInt8)) {
+    for (int64_t i = 0; i < n; ++i) w[i] = t.dtype == DType::Bool ? (p[i] != 0) : p[i];
+    ok = true;
+  } else if (dst == VkDType::Int8 && t.dtype == DType::Int8) {
+    for (int64_t i = 0; i < n; ++i) w[i] = static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(p[i])));
+    ok = true;
+  }
+  if (!ok)
+    throw Error(ErrorKind::InvalidArgument, std::string("a ") + dtype_name(t.dtype) +
+                                                " tensor cannot feed a graph tensor of dtype " + format::vk_dtype_name(dst));
+  return w;
+}
+
+HostTensor from_gpu_words(const std::vector<uint32_t>& w, VkDType src, DType host, std::vector<int64_t> shape) {
+  HostTensor t(host, std::move(shape));
+  int64_t n = t.numel();
+  uint8_t* p = t.data.data();
+  bool ok = true;
+  if (is_float_vk(src) && host == DType::Float32) std::memcpy(p, w.data(), n * 4);
+  else if (is_float_vk(src) && host == DType::Float64)
+    for (int64_t i = 0; i < n; ++i) { float f; std::memcpy(&f, &w[i], 4); double d = f; std::memcpy(p + 8 * i, &d, 8); }
+  else if (is_int_vk(src) && host == DType::Int32) std::memcpy(p, w.data(), n * 4);
+  else if (is_int_vk(src) && host == DType::Int64)
+    for (int64_t i = 0; i < n; ++i) { int64_t v = static_cast<int32_t>(w[i]); std::memcpy(p + 8 * i, &v, 8); }
+  else if (is_byte_vk(src) && (host == DType::Bool || host == DType::UInt8))
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(host == DType::Bool ? (w[i] != 0) : w[i]);
+  else if (src == VkDType::Int8 && host == DType::Int8)
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(static_cast<int8_t>(static_cast<int32_t>(w[i])));
+  else ok = false;
+  if (!ok)
+    throw Error(ErrorKind::InvalidArgument, std::string("graph tensor of dtype ") + format::vk_dtype_name(src) +
+                                                " cannot be read as " + dtype_name(host));
+  return t;
+}
+
+int64_t Tensor::dim(int64_t d) const {
+  int64_t r = rank();
+  int64_t k = d < 0 ? d + r : d;
+  if (k < 0 || k >= r)
+    throw Error(ErrorKind::InvalidArgument, "dim " + std::to_string(d) + " out of range for rank " + std::to_string(r));
+  return dims[k];
+}
+
+int32_t OpContext::arg(size_t i) const {
+  if (i >= call.args.size())
+    fail(ErrorKind::Format, "expects at least " + std::to_string(i + 1) + " arguments, got " +
+                                std::to_string(call.args.size()));
+  return call.args[i];
+}
+void OpContext::fail(ErrorKind k, const std::string& msg) const {
+  throw Error(k, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
+}
+
+Graph::Graph(std::shared_ptr<gpu::Context> ctx, const format::VkGraphIR& ir, GraphOptions opts)
+    : ctx_(std::move(ctx)), ir_(ir), opts_(std::move(opts)) {
+  auto missing = OpRegistry::global().missing(ir_);
+  if (!missing.empty()) {
+    std::string m;
+    for (auto& s : missing) m += (m.empty() ? "" : ", ") + s;
+    throw Error(ErrorKind::Unsupported, "the graph uses " + std::to_string(missing.size()) +
+                                            " operator(s) etwebgpu does not implement: " + m);
+  }
+  build();
+}
+
+Graph::~Graph() = default;
+
+VkValueKind Graph::kind(int32_t id) const {
+  if (id < 0 || static_cast<size_t>(id) >= ir_.values.size())
+    throw Error(ErrorKind::Format, "value id " + std::to_string(id) + " out of range (" +
+                                       std::to_string(ir_.values.size()) + " values)");
+  return ir_.values[id].kind;
+}
+
+void Graph::build() {
+  size_t n = ir_.values.size();
+  tensors_.resize(n);
+  symints_.assign(n, 0);
+  symint_buffer_.assign(n, -1);
+  raw_constant_.assign(n, -1);
+  int32_t max_mem = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& v = ir_.values[i];
+    if (v.kind == VkValueKind::Tensor) {
+      Tensor& t = tensors_[i];
+      t.dtype = v.tensor.dtype;
+      host_dtype_of(t.dtype);  // rejects unknown dtypes up front
+      if (v.tensor.dims.size() > kMaxRank)
+        throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
+                                          "; at most " + std::to_string(kMaxRank) + " is supported");
+      t.max_dims = t.dims = v.tensor.dims;
+      int64_t elems = numel(t.max_dims);
+      if (elems > (int64_t(1) << 40))
+        throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(t.max_dims) + " is too large");
+      t.constant_id = v.tensor.constant_id;
+      t.mem_obj_id = v.tensor.is_constant() ? -1 : v.tensor.mem_obj_id;
+      if (t.constant_id >= 0 && static_cast<size_t>(t.constant_id) >= ir_.constants.size())
+        throw Error(ErrorKind::Format, "tensor %" + std::to_string(i) + " names constant " + std::to_string(t.constant_id) +
+                                           " but the graph has " + std::to_string(ir_.constants.size()));
+      if (t.mem_obj_id > max_mem) max_mem = t.mem_obj_id;
+    } else if (v.kind == VkValueKind::SymInt) {
+      symints_[i] = v.int_val;
+    }
+  }
+  // Shared memory objects are sized for the largest tensor that uses them.
+  mem_obj_buffer_.assign(static_cast<size_t>(max_mem + 1), -1);
+  std::vector<uint64_t> mem_need(static_cast<size_t>(max_mem + 1), 0);
+  for (size_t i = 0; i < n; ++i)
+    if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0)
+      mem_need[tensors_[i].mem_obj_id] =
+          std::max<uint64_t>(mem_need[tensors_[i].mem_obj_id], static_cast<uint64_t>(tensors_[i].max_numel()) * 4);
+  for (size_t m = 0; m < mem_need.size(); ++m) {
+    if (!mem_need[m]) continue;
+    mem_obj_buffer_[m] = static_cast<int>(buffers_.size());
+    buffers_.push_back(nullptr);
+    buffer_need_.push_back(mem_need[m]);
+  }
+  for (auto id : ir_.input_ids)
+    if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
+      throw Error(ErrorKind::Format, "graph input " + value_desc(ir_, id) + " is not a tensor");
+  for (auto id : ir_.output_ids)
+    if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
+      throw Error(ErrorKind::Format, "graph output " + value_desc(ir_, id) + " is not a tensor");
+
+  nodes_.reserve(ir_.chain.size());
+  for (const auto& call : ir_.chain) {
+    if (call.args.empty()) throw Error(ErrorKind::Format, call.name + ": operator call without arguments");
+    for (int32_t a : call.args) kind(a);  // range check
+    nodes_.push_back(Node{});
+    Node& node = nodes_.back();
+    node.op = call.name;
+    node.node_id = call.node_id;
+    OpContext oc{*this, call, node};
+    (*OpRegistry::global().find(call.name))(oc);
+  }
+  resize();
+}
+
+Tensor& Graph::tensor(int32_t id) {
+  if (kind(id) != VkValueKind::Tensor)
+    throw Error(ErrorKind::Format, "expected a tensor, got " + value_desc(ir_, id));
+  return tensors_[id];
+}
+
+double Graph::number(int32_t id) const {
+  const auto& v = ir_.values[id];
+  switch (kind(id)) {
+    case VkValueKind::Int: return static_cast<double>(v.int_val);
+    case VkValueKind::Double: return v.double_val;
+    case VkValueKind::Bool: return v.bool_val ? 1.0 : 0.0;
+    case VkValueKind::SymInt: return static_cast<double>(symints_[id]);
+    default: throw Error(ErrorKind::Format, "expected a number, got " + value_desc(ir_, id));
+  }
+}
+
+std::optional<double> Graph::opt_number(int32_t id) const {
+  if (kind(id) == VkValueKind::Null) return std::nullopt;
+  return number(id);
+}
+
+int64_t Graph::integer(int32_t id) const {
+  const auto& v = ir_.values[id];
+  switch (kind(id)) {
+    case VkValueKind::Int: return v.int_val;
+    case VkValueKind::SymInt: return symints_[id];
+    case VkValueKind::Bool: return v.bool_val ? 1 : 0;
+    case VkValueKind::Double: {
+      double d = v.double_val;
+      // Checked before any cast: the serializer interns 0.0 / 1.0 for integer arguments.
+      if (!std::isfinite(d) || d != std::trunc(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18)
+        throw Error(ErrorKind::Format, "expected an integer, got Double " + std::to_string(d) + " at %" +
+                                           std::to_string(id));
+      return static_cast<int64_t>(d);
+    }
+    default: throw Error(ErrorKind::Format, "expected an integer, got " + value_desc(ir_, id));
+  }
+}
+
+bool Graph::boolean(int32_t id) const {
+  const auto& v = ir_.values[id];
+  if (kind(id) == VkValueKind::Bool) return v.bool_val;
+  if (kind(id) == VkValueKind::Int && (v.int_val == 0 || v.int_val == 1)) return v.int_val == 1;
+  throw Error(ErrorKind::Format, "expected a Bool, got " + value_desc(ir_, id));
+}
+
+std::string Graph::string(int32_t id) const {
+  if (kind(id) != VkValueKind::String) throw Error(ErrorKind::Format, "expected a String, got " + value_desc(ir_, id));
+  return ir_.values[id].str;
+}
+
+std::vector<int64_t> Graph::int_list(int32_t id) const {
+  const auto& v = ir_.values[id];
+  if (kind(id) == VkValueKind::IntList) return v.ints;
+  if (kind(id) == VkValueKind::ValueList) {
+    std::vector<int64_t> r;
+    for (int32_t e : v.ids) r.push_back(integer(e));
+    return r;
+  }
+  throw Error(ErrorKind::Format, "expected an int list, got " + value_desc(ir_, id));
+}
+
+std::vector<double> Graph::double_list(int32_t id) const {
+  const auto& v = ir_.values[id];
+  if (kind(id) == VkValueKind::DoubleList) return v.doubles;
+  if (kind(id) == VkValueKind::IntList) return {v.ints.begin(), v.ints.end()};
+  throw Error(ErrorKind::Format, "expected a double list, got " + value_desc(ir_, id));
+}
+
+std::vector<int32_t> Graph::value_list(int32_t id) const {
+  if (kind(id) != VkValueKind::ValueList)
+    throw Error(ErrorKind::Format, "expected a value list, got " + value_desc(ir_, id));
+  return ir_.values[id].ids;
+}
+
+int64_t Graph::symint(int32_t id) const {
+  if (kind(id) != VkValueKind::SymInt) return integer(id);
+  return symints_[id];
+}
+
+void Graph::set_symint(int32_t id, int64_t v) {
+  if (kind(id) != VkValueKind::SymInt) throw Error(ErrorKind::Format, "expected a SymInt, got " + value_desc(ir_, id));
+  symints_[id] = v;
+  if (symint_buffer_[id] >= 0) {
+    int32_t w[4] = {static_cast<int32_t>(v), 0, 0, 0};
+    ctx_->write(*owned_[symint_buffer_[id]], 0, w, sizeof w);
+  }
+}
+
+const gpu::Buffer& Graph::symint_buffer(int32_t id) {
+  if (kind(id) != VkValueKind::SymInt) throw Error(ErrorKind::Format, "expected a SymInt, got " + value_desc(ir_, id));
+  if (symint_buffer_[id] < 0) {
+    auto& b = make_uniform(16, "symint%" + std::to_string(id));
+    symint_buffer_[id] = static_cast<int>(owned_.size() - 1);
+    int32_t w[4] = {static_cast<int32_t>(symints_[id]), 0, 0, 0};
+    ctx_->write(b, 0, w, sizeof w);
+  }
+  return *owned_[symint_buffer_[id]];
+}
+
+format::ByteSpan Graph::constant_bytes(int32_t id) const {
+  const Tensor& t = tensors_[id];
+  if (kind(id) != VkValueKind::Tensor || t.constant_id < 0)
+    throw Error(ErrorKind::Format, "value %" + std::to_string(id) + " is not a constant tensor");
+  auto data = ir_.constants[t.constant_id].data;
+  uint64_t need = static_cast<uint64_t>(t.max_numel()) * format::vk_dtype_size(t.dtype);
+  if (data.size() < need)
+    throw Error(ErrorKind::Format, "constant " + std::to_string(t.constant_id) + " of tensor %" + std::to_string(id) +
+                                       " holds " + std::to_string(data.size()) + " bytes, its shape " +
+                                       shape_str(t.max_dims) + " needs " + std::to_string(need));
+  return data.subspan(0, need);
+}
+
+const gpu::Buffer& Graph::buffer(int32_t id) {
+  Tensor& t = tensor(id);
+  if (t.buffer_index >= 0) return *buffers_[t.buffer_index];
+  std::string label = "t%" + std::to_string(id);
+  if (t.mem_obj_id >= 0) {
+    int bi = mem_obj_buffer_[t.mem_obj_id];
+    if (!buffers_[bi]) {
+      buffers_[bi] = std::make_unique<gpu::Buffer>(
+          ctx_->create_buffer(buffer_need_[bi], gpu::BufferKind::Storage, "mem_obj" + std::to_string(t.mem_obj_id)));
+      allocated_bytes_ += buffers_[bi]->size();
+    }
+    t.buffer_index = bi;
+    return *buffers_[bi];
+  }
+  uint64_t bytes = static_cast<uint64_t>(t.max_numel()) * 4;
+  auto b = std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label));
+  allocated_bytes_ += b->size();
+  if (t.constant_id >= 0) {
+    auto bytes_in = constant_bytes(id);
+    auto w = widen(bytes_in.data(), t.max_numel(), t.dtype);
+    ctx_->write(*b, 0, w.data(), w.size() * 4);
+  }
+  t.buffer_index = static_cast<int>(buffers_.size());
+  buffers_.push_back(std::move(b));
+  buffer_need_.push_back(bytes);
+  return *buffers_[t.buffer_index];
+}
+
+const gpu::Buffer& Graph::raw_constant_buffer(int32_t id) {
+  auto bytes = constant_bytes(id);
+  if (raw_constant_[id] < 0) {
+    auto& b = make_scratch(bytes.size(), "raw%" + std::to_string(id));
+    ctx_->write(b, 0, bytes.data(), bytes.size());
+    raw_constant_[id] = static_cast<int>(owned_.size() - 1);
+  }
+  return *owned_[raw_constant_[id]];
+}
+
+void Graph::upload_constant_into(int32_t dst, int32_t src) {
+  Tensor& s = tensor(src);
+  Tensor& d = tensor(dst);
+  if (d.max_numel() != s.max_numel())
+    throw Error(ErrorKind::Format, "prepack: constant %" + std::to_string(src) + " " + shape_str(s.max_dims) +
+                                       " does not fit tensor %" + std::to_string(dst) + " " + shape_str(d.max_dims));
+  auto bytes = constant_bytes(src);
+  auto w = widen(bytes.data(), s.max_numel(), s.dtype);
+  ctx_->write(buffer(dst), 0, w.data(), w.size() * 4);
+}
+
+gpu::Buffer& Graph::make_uniform(size_t bytes, const std::string& label) {
+  owned_.push_back(std::make_unique<gpu::Buffer>(
+      ctx_->create_buffer((bytes + 15) & ~size_t(15), gpu::BufferKind::Uniform, label)));
+  allocated_bytes_ += owned_.back()->size();
+  return *owned_.back();
+}
+
+gpu::Buffer& Graph::make_scratch(uint64_t bytes, const std::string& label) {
+  owned_.push_back(std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label)));
+  allocated_bytes_ += owned_.back()->size();
+  return *owned_.back();
+}
+
+const gpu::Buffer& Graph::dummy_buffer() {
+  if (dummy_ < 0) {
+    make_scratch(16, "dummy");
+    dummy_ = static_cast<int>(owned_.size() - 1);
+    uint32_t z[4] = {0, 0, 0, 0};
+    ctx_->write(*owned_[dummy_], 0, z, sizeof z);
+  }
+  return *owned_[dummy_];
+}
+
+void Graph::set_input(size_t i, const HostTensor& h) {
+  if (i >= ir_.input_ids.size())
+    throw Error(ErrorKind::InvalidArgument, "input index " + std::to_string(i) + " out of range (graph has " +
+                                                std::to_string(ir_.input_ids.size()) + " inputs)");
+  int32_t id = static_cast<int32_t>(ir_.input_ids[i]);
+  Tensor& t = tensor(id);
+  bool fits = h.shape.size() == t.max_dims.size();
+  for (size_t d = 0; fits && d < h.shape.size(); ++d) fits = h.shape[d] >= 0 && h.shape[d] <= t.max_dims[d];
+  if (!fits)
+    throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(h.shape) +
+                                                ", outside the exported bound " + shape_str(t.max_dims));
+  auto w = to_gpu_words(h, t.dtype);
+  t.dims = h.shape;
+  ctx_->write(buffer(id), 0, w.data(), w.size() * 4);
+}
+
+HostTensor Graph::get_output(size_t i, DType dtype) {
+  if (i >= ir_.output_ids.size()) throw Error(ErrorKind::InvalidArgument, "output index out of range");
+  int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
+  Tensor& t = tensor(id);
+  std::vector<uint32_t> w(static_cast<size_t>(t.numel()));
+  ctx_->read(buffer(id), 0, w.data(), w.size() * 4);
+  return from_gpu_words(w, t.dtype, dtype, t.dims);
+}
+
+void Graph::resize() {
+  for (auto& n : nodes_)
+    if (n.resize) n.resize();
+}
+
+void Graph::record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {
+  for (auto& n : nodes_) {
+    for (auto& s : n.steps) {
+      if (s.pipeline) cmds.push_back(ctx_->dispatch(*s.pipeline, s.bind_group, s.grid));
+      else if (s.copy_src && s.copy_dst) cmds.push_back(gpu::Context::copy(*s.copy_src, s.copy_src_offset, *s.copy_dst,
+                                                                         s.copy_dst_offset, s.copy_size));
+      else continue;
+      if (labels) labels->push_back(n.op + (s.variant.empty() ? "" : "|" + s.variant));
+    }
+  }
+}
+
+void Graph::execute(std::vector<uint64_t>* durations, std::vector<std::string>* labels) {
+  resize();
+  std::vector<gpu::Command> cmds;
+  record(cmds, labels);
+  ctx_->submit(cmds, durations);
+}
+
+Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
+                      std::string variant) {
+  Step s;
+  s.pipeline = &p;
+  s.bind_group = ctx_->bind_group(p, b);
+  s.grid = ctx_->grid(workgroups);
+  s.variant = std::move(variant);
+  return s;
+}
+
+}  // namespace etwebgpu::graph

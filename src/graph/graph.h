@@ -1,0 +1,170 @@
+// graph::Graph: one VkGraph delegate turned into GPU buffers, pipelines and bind groups.
+//
+// Storage model: every tensor element occupies one 32-bit word on the GPU, whatever its VkGraph
+// dtype (f32 for float types, i32 for int types, u32 0/1 for bool/uint8), so shape and memory
+// kernels are dtype-agnostic. Buffers are sized for the tensor's maximum (serialized) dims and
+// never reallocated; tensors sharing a non-negative mem_obj_id share one buffer. Live dims change
+// at run time (dynamic shapes): each node's resize hook recomputes its outputs' live dims,
+// rewrites its uniforms and dispatch grids, in chain order.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etwebgpu/error.h"
+#include "etwebgpu/tensor.h"
+#include "format/ir.h"
+#include "gpu/context.h"
+
+namespace etwebgpu::graph {
+
+using format::VkDType;
+using format::VkValueKind;
+
+struct GraphOptions {
+  // sdpa: B*H*S_q below this uses the per-entry QK kernel (see ops/attention).
+  int64_t sdpa_occupancy_floor = 4096;
+  // Forces kernel routes for tests ("" = automatic). Known keys are op-specific, e.g.
+  // "conv" = "gemm" | "direct", "sdpa_qk" = "row" | "entry", "matmul" = "tiled" | "vec4" | "gemv".
+  std::map<std::string, std::string> force_route;
+};
+
+struct Tensor {
+  VkDType dtype = VkDType::Float32;
+  std::vector<int64_t> max_dims;   // serialized dims: buffer capacity
+  std::vector<int64_t> dims;       // live dims
+  int32_t mem_obj_id = -1;
+  int32_t constant_id = -1;
+  int buffer_index = -1;           // into Graph::buffers_, -1 until first use
+  int64_t numel() const { return etwebgpu::numel(dims); }
+  int64_t max_numel() const { return etwebgpu::numel(max_dims); }
+  int64_t dim(int64_t d) const;    // negative d counts from the end; range-checked
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+};
+
+// One dispatch (or buffer copy) of a node, recorded each run.
+struct Step {
+  const gpu::Pipeline* pipeline = nullptr;
+  gpu::BindGroup bind_group;
+  gpu::Grid grid;                  // zero x = inactive this run
+  // A buffer copy instead of a dispatch when pipeline == nullptr and copy_size > 0:
+  const gpu::Buffer* copy_src = nullptr;
+  const gpu::Buffer* copy_dst = nullptr;
+  uint64_t copy_src_offset = 0, copy_dst_offset = 0, copy_size = 0;
+  std::string variant;             // kernel variant for profiles, e.g. "gemm_vec4"
+};
+
+struct Node {
+  std::string op;                  // operator name
+  uint32_t node_id = 0;
+  std::vector<Step> steps;
+  std::function<void()> resize;    // recompute live output dims / uniforms / grids; may be empty
+};
+
+class Graph;
+
+// What an op builder sees: the graph, the op call and helpers to read its arguments.
+struct OpContext {
+  Graph& g;
+  const format::VkOpCall& call;
+  Node& node;
+  int32_t arg(size_t i) const;     // value id of argument i; throws naming the op when missing
+  size_t nargs() const { return call.args.size(); }
+  int32_t out() const { return call.args.back(); }
+  [[noreturn]] void fail(ErrorKind k, const std::string& msg) const;
+};
+
+class Graph {
+ public:
+  Graph(std::shared_ptr<gpu::Context> ctx, const format::VkGraphIR& ir, GraphOptions opts = {});
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  gpu::Context& ctx() { return *ctx_; }
+  const GraphOptions& options() const { return opts_; }
+  const format::VkGraphIR& ir() const { return ir_; }
+  size_t num_values() const { return ir_.values.size(); }
+  VkValueKind kind(int32_t id) const;
+
+  // --- argument readers (throw Error naming the value when the kind is wrong)
+  bool is_null(int32_t id) const { return kind(id) == VkValueKind::Null; }
+  bool is_tensor(int32_t id) const { return kind(id) == VkValueKind::Tensor; }
+  Tensor& tensor(int32_t id);
+  double number(int32_t id) const;               // Int | Double | Bool | SymInt (live)
+  std::optional<double> opt_number(int32_t id) const;  // Null -> nullopt
+  // Int, integral Double (e.g. 0.0), or SymInt (live); fractional/NaN/out-of-range Double is an error.
+  int64_t integer(int32_t id) const;
+  bool boolean(int32_t id) const;                // Bool (or Int 0/1)
+  std::string string(int32_t id) const;
+  std::vector<int64_t> int_list(int32_t id) const;  // IntList or ValueList of Int/SymInt (live)
+  std::vector<double> double_list(int32_t id) const;
+  std::vector<int32_t> value_list(int32_t id) const;
+
+  // --- SymInts: live value and its 16-byte uniform (first word = value)
+  int64_t symint(int32_t id) const;
+  void set_symint(int32_t id, int64_t v);
+  const gpu::Buffer& symint_buffer(int32_t id);
+
+  // --- storage
+  const gpu::Buffer& buffer(int32_t tensor_id);  // allocates (and uploads constants) on first use
+  // Raw constant bytes as serialized (packed quantized weights); uploaded as-is, 4-byte padded.
+  const gpu::Buffer& raw_constant_buffer(int32_t tensor_id);
+  format::ByteSpan constant_bytes(int32_t tensor_id) const;
+  // Writes a constant's (widened) words straight into another tensor's buffer (et_vk.prepack).
+  void upload_constant_into(int32_t dst_tensor, int32_t constant_tensor);
+  // A uniform buffer owned by the graph, `bytes` long (rounded to 16).
+  gpu::Buffer& make_uniform(size_t bytes, const std::string& label);
+  // A storage scratch buffer owned by the graph.
+  gpu::Buffer& make_scratch(uint64_t bytes, const std::string& label);
+  // A 16-byte zero storage buffer for absent optional tensors.
+  const gpu::Buffer& dummy_buffer();
+  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes) { ctx_->write(b, 0, data, bytes); }
+
+  // --- I/O
+  const std::vector<uint32_t>& input_ids() const { return ir_.input_ids; }
+  const std::vector<uint32_t>& output_ids() const { return ir_.output_ids; }
+  // Sets an input's live shape (must fit the serialized bound) and uploads its data.
+  void set_input(size_t i, const HostTensor& t);
+  // Reads output i at its live shape, as `dtype` (float32/int32/int64/bool...).
+  HostTensor get_output(size_t i, DType dtype);
+
+  // --- execution
+  void resize();                                  // re-run every resize hook in chain order
+  void record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels = nullptr);
+  void execute(std::vector<uint64_t>* durations = nullptr, std::vector<std::string>* labels = nullptr);
+  const std::vector<Node>& nodes() const { return nodes_; }
+  uint64_t allocated_bytes() const { return allocated_bytes_; }
+
+  // Helpers for op builders.
+  Step make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
+                 std::string variant = {});
+
+ private:
+  void build();
+  std::shared_ptr<gpu::Context> ctx_;
+  format::VkGraphIR ir_;
+  GraphOptions opts_;
+  std::vector<Tensor> tensors_;          // indexed by value id (non-tensors unused)
+  std::vector<int64_t> symints_;         // live SymInt values by value id
+  std::vector<int> symint_buffer_;       // index into owned_ or -1
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
+  std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
+  std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
+  std::vector<int> mem_obj_buffer_;      // mem_obj_id -> buffer index
+  std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
+  int dummy_ = -1;
+  std::vector<Node> nodes_;
+  uint64_t allocated_bytes_ = 0;
+};
+
+// Conversions between host dtypes and GPU words.
+std::vector<uint32_t> to_gpu_words(const HostTensor& t, VkDType dst);
+HostTensor from_gpu_words(const std::vector<uint32_t>& w, VkDType src, DType host, std::vector<int64_t> shape);
+DType host_dtype_of(VkDType t);
+
+}  // namespace etwebgpu::graph

@@ -1,0 +1,136 @@
+// Elementwise binary ops with full broadcasting. Every tensor is one 32-bit word per element;
+// DT picks how words are read (0 f32, 1 i32, 2 bool/u32). OP picks the operation (see binary.cpp).
+// B_SCALAR = 1 reads the right operand from P.scalar instead of buffer B.
+struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, pad: u32 };
+
+@group(0) @binding(0) var<storage, read> A: array<u32>;
+@group(0) @binding(1) var<storage, read> B: array<u32>;
+@group(0) @binding(2) var<storage, read_write> O: array<u32>;
+@group(0) @binding(3) var<uniform> P: Params;
+
+override OP: u32 = 0u;
+override DT: u32 = 0u;
+override B_SCALAR: u32 = 0u;
+// 1 when that operand holds int32 words but the op computes in f32 (type promotion).
+override A_INT: u32 = 0u;
+override B_INT: u32 = 0u;
+override WG: u32 = 256u;
+
+fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
+fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
+
+// Offset into an operand whose strides were set for the output shape (0 on broadcast dims).
+fn operand_offset(i: u32, s: Shape) -> u32 {
+  var rem = i;
+  var off = 0u;
+  for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
+    let n = dim_of(P.o, u32(d));
+    off = off + (rem % n) * stride_of(s, u32(d));
+    rem = rem / n;
+  }
+  return off;
+}
+
+fn f_op(x: f32, y: f32) -> f32 {
+  switch OP {
+    case 0u: { return x + P.alpha * y; }
+    case 1u: { return x - P.alpha * y; }
+    case 2u: { return x * y; }
+    case 3u: { return x / y; }
+    case 4u: { return trunc(x / y); }
+    case 5u: { return floor(x / y); }
+    case 6u: {
+      // pow with PyTorch's handling of negative bases with integral exponents.
+      if (x < 0.0 && y == round(y)) {
+        let r = pow(-x, y);
+        return select(r, -r, (i32(y) & 1) == 1);
+      }
+      if (y == 0.0) { return 1.0; }
+      return pow(x, y);
+    }
+    case 7u: { if (x != x || y != y) { return x + y; } return min(x, y); }
+    case 8u: { if (x != x || y != y) { return x + y; } return max(x, y); }
+    default: { return 0.0; }
+  }
+}
+
+fn floor_div_i(x: i32, y: i32) -> i32 {
+  let q = x / y;
+  if ((x % y != 0) && ((x < 0) != (y < 0))) { return q - 1; }
+  return q;
+}
+
+fn i_op(x: i32, y: i32) -> i32 {
+  let al = i32(P.alpha);
+  switch OP {
+    case 0u: { return x + al * y; }
+    case 1u: { return x - al * y; }
+    case 2u: { return x * y; }
+    case 4u: { if (y == 0) { return 0; } return x / y; }
+    case 5u: { if (y == 0) { return 0; } return floor_div_i(x, y); }
+    case 7u: { return min(x, y); }
+    case 8u: { return max(x, y); }
+    case 22u: { return x & y; }
+    case 23u: { return x | y; }
+    default: { return 0; }
+  }
+}
+
+fn cmp_f(x: f32, y: f32) -> bool {
+  switch OP {
+    case 10u: { return x == y; }
+    case 11u: { return x != y; }
+    case 12u: { return x < y; }
+    case 13u: { return x <= y; }
+    case 14u: { return x > y; }
+    case 15u: { return x >= y; }
+    case 20u: { return x != 0.0 && y != 0.0; }
+    case 21u: { return x != 0.0 || y != 0.0; }
+    default: { return false; }
+  }
+}
+fn cmp_i(x: i32, y: i32) -> bool {
+  switch OP {
+    case 10u: { return x == y; }
+    case 11u: { return x != y; }
+    case 12u: { return x < y; }
+    case 13u: { return x <= y; }
+    case 14u: { return x > y; }
+    case 15u: { return x >= y; }
+    case 20u: { return x != 0 && y != 0; }
+    case 21u: { return x != 0 || y != 0; }
+    default: { return false; }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= P.o.numel) { return; }
+  var ia = i;
+  var ib = i;
+  if (P.contiguous == 0u) {
+    ia = operand_offset(i, P.a);
+    ib = operand_offset(i, P.b);
+  }
+  var wa = A[ia];
+  var wb = 0u;
+  if (B_SCALAR == 1u) {
+    if (DT == 0u) { wb = bitcast<u32>(P.scalar); } else { wb = bitcast<u32>(i32(P.scalar)); }
+  } else {
+    wb = B[ib];
+  }
+  if (DT == 0u && A_INT == 1u) { wa = bitcast<u32>(f32(bitcast<i32>(wa))); }
+  if (DT == 0u && B_INT == 1u && B_SCALAR == 0u) { wb = bitcast<u32>(f32(bitcast<i32>(wb))); }
+  if (OP >= 10u && OP < 22u) {
+    var r = false;
+    if (DT == 0u) { r = cmp_f(bitcast<f32>(wa), bitcast<f32>(wb)); } else { r = cmp_i(bitcast<i32>(wa), bitcast<i32>(wb)); }
+    O[i] = select(0u, 1u, r);
+  } else if (DT == 0u) {
+    O[i] = bitcast<u32>(f_op(bitcast<f32>(wa), bitcast<f32>(wb)));
+  } else {
+    O[i] = bitcast<u32>(i_op(bitcast<i32>(wa), bitcast<i32>(wb)));
+  }
+}
