@@ -12,7 +12,7 @@
 
 #include "format/ir.h"
 
-namespace etwebgpu::format::testing {
+namespace etwebgpu::format::fixtures {
 
 inline std::filesystem::path conformance_dir() {
   if (const char* e = std::getenv("ETWEBGPU_CONFORMANCE_DIR")) return e;
@@ -40,9 +40,9 @@ inline std::shared_ptr<const Bytes> load_case(const std::string& name) {
 
 #define ETWEBGPU_REQUIRE_CONFORMANCE()                                                                  \
   do {                                                                                                  \
-    if (::etwebgpu::format::testing::conformance_cases().empty())                                       \
-      GTEST_SKIP() << "conformance fixtures not found in " << ::etwebgpu::format::testing::conformance_dir() \
+    if (::etwebgpu::format::fixtures::conformance_cases().empty())                                       \
+      GTEST_SKIP() << "conformance fixtures not found in " << ::etwebgpu::format::fixtures::conformance_dir() \
                    << " (set ETWEBGPU_CONFORMANCE_DIR)";                                                \
   } while (0)
 
-}  // namespace etwebgpu::format::testing
+}  // namespace etwebgpu::format::fixtures

@@ -12,7 +12,7 @@
 #include "format_test_util.h"
 
 using namespace etwebgpu::format;
-using namespace etwebgpu::format::testing;
+using namespace etwebgpu::format::fixtures;
 
 namespace {
 
