@@ -1,0 +1,165 @@
+// The WebGPU device layer on the real adapter (lavapipe in CI, NVIDIA on the GPU machine).
+#include <gtest/gtest.h>
+
+#include "gpu/context.h"
+#include "gpu/selftest.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::gpu;
+
+namespace {
+
+const char* kAddOne = R"(
+@group(0) @binding(0) var<storage, read_write> O: array<u32>;
+override WG: u32 = 64u;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  if (gid.x < arrayLength(&O)) { O[gid.x] = WG; }
+}
+)";
+
+TEST(GpuContext, AdapterIsVulkanWithLimitsAndFeaturesRead) {
+  ETW_REQUIRE_GPU();
+  const auto& i = Context::get()->info();
+  EXPECT_FALSE(i.description.empty());
+  EXPECT_GE(i.max_buffer_size, 256ull << 20);
+  EXPECT_GE(i.max_storage_binding, 128ull << 20);
+  EXPECT_GE(i.max_invocations, 256u);  // full adapter limits, not WebGPU defaults
+  EXPECT_EQ(i.max_workgroups_per_dim, 65535u);
+  EXPECT_NE(i.summary().find("Vulkan"), std::string::npos);
+}
+
+TEST(GpuContext, VectorAddOverOneMillionElementsIsExact) {
+  ETW_REQUIRE_GPU();
+  EXPECT_NO_THROW(self_test(*Context::get(), 1 << 20, 64));
+}
+
+TEST(GpuContext, DispatchPast65535WorkgroupsFoldsInto2D) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  uint64_t n = 65535ull * 64 + 4097;  // one dimension cannot hold it at workgroup size 64
+  Grid g = ctx->grid((n + 63) / 64);
+  EXPECT_GT(g.y, 1u);
+  EXPECT_GE(uint64_t(g.x) * g.y, (n + 63) / 64);
+  EXPECT_NO_THROW(self_test(*ctx, n, 64));  // checks every element, including the tail
+}
+
+TEST(GpuContext, FoldGridStaysWithinLimitsAndCoversTotal) {
+  for (uint64_t total : {1ull, 65535ull, 65536ull, 1000000ull, 65535ull * 65535ull}) {
+    Grid g = fold_grid(total, 65535);
+    EXPECT_LE(g.x, 65535u);
+    EXPECT_LE(g.y, 65535u);
+    EXPECT_GE(uint64_t(g.x) * g.y, total);
+  }
+  EXPECT_THROW(fold_grid(65535ull * 65535ull + 1, 65535), Error);
+}
+
+TEST(GpuContext, OverrideConstantChangesWorkgroupSize) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  for (uint32_t wg : {32u, 128u}) {
+    Buffer o = ctx->create_buffer(wg * 4 * 4, BufferKind::Storage, "o");
+    const Pipeline& p = ctx->pipeline_from_source(kAddOne, "main", {{"WG", wg}}, "wg_test");
+    BindGroup bg = ctx->bind_group(p, {{0, &o}});
+    ctx->submit({ctx->dispatch(p, bg, Grid{4, 1, 1})});
+    std::vector<uint32_t> v(wg * 4);
+    ctx->read(o, 0, v.data(), v.size() * 4);
+    for (auto x : v) ASSERT_EQ(x, wg);  // 4 workgroups of `wg` invocations cover exactly wg*4 words
+  }
+}
+
+TEST(GpuContext, PipelineCacheHitsOnSameShaderEntryAndConstants) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  const Pipeline& a = ctx->pipeline_from_source(kAddOne, "main", {{"WG", 16}}, "cache_test");
+  auto before = ctx->cache_stats();
+  const Pipeline& b = ctx->pipeline_from_source(kAddOne, "main", {{"WG", 16}}, "cache_test");
+  auto after = ctx->cache_stats();
+  EXPECT_EQ(&a, &b);
+  EXPECT_EQ(after.hits, before.hits + 1);
+  EXPECT_EQ(after.pipelines, before.pipelines);
+  const Pipeline& c = ctx->pipeline_from_source(kAddOne, "main", {{"WG", 8}}, "cache_test");
+  EXPECT_NE(a.handle, c.handle);
+  EXPECT_EQ(ctx->cache_stats().pipelines, after.pipelines + 1);
+}
+
+TEST(GpuContext, InvalidWgslThrowsWithDawnsMessage) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  try {
+    ctx->pipeline_from_source("@compute @workgroup_size(1) fn main() { let x: u32 = undefined_thing; }", "main", {},
+                              "bad_wgsl");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Gpu);
+    EXPECT_NE(std::string(e.what()).find("undefined_thing"), std::string::npos) << e.what();
+  }
+  // The device stays usable.
+  EXPECT_NO_THROW(self_test(*ctx, 1024, 64));
+}
+
+TEST(GpuContext, OverLimitWorkgroupSizeThrowsWithDawnsMessage) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  uint32_t too_big = ctx->info().max_invocations * 2;
+  try {
+    ctx->pipeline_from_source(kAddOne, "main", {{"WG", too_big}}, "too_big");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Gpu);
+    EXPECT_NE(std::string(e.what()).find("workgroup"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(self_test(*ctx, 1024, 64));
+}
+
+TEST(GpuContext, UnknownOverrideConstantIsAnError) {
+  ETW_REQUIRE_GPU();
+  EXPECT_THROW(Context::get()->pipeline_from_source(kAddOne, "main", {{"NOPE", 1}}, "nope"), Error);
+}
+
+TEST(GpuContext, BufferLargerThanDeviceLimitIsAClearError) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  try {
+    ctx->create_buffer(ctx->info().max_buffer_size + 4, BufferKind::Storage, "huge");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_NE(std::string(e.what()).find("maxBufferSize"), std::string::npos) << e.what();
+  }
+  try {
+    ctx->create_buffer(ctx->info().max_storage_binding + 4, BufferKind::Storage, "wide");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+  }
+}
+
+TEST(GpuContext, ReadBackMatchesWrittenBytesAtOffsets) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  Buffer b = ctx->create_buffer(1024, BufferKind::Storage, "rw");
+  std::vector<uint32_t> v(256);
+  for (uint32_t i = 0; i < 256; ++i) v[i] = i * 2654435761u;
+  ctx->write(b, 0, v.data(), 1024);
+  std::vector<uint32_t> r(16);
+  ctx->read(b, 64, r.data(), 64);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(r[i], v[16 + i]);
+}
+
+TEST(GpuContext, TimestampsMeasureEachDispatchWhenSupported) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  if (!ctx->info().timestamp_query) GTEST_SKIP() << "no timestamp-query on this adapter";
+  Buffer o = ctx->create_buffer(4096, BufferKind::Storage, "ts");
+  const Pipeline& p = ctx->pipeline_from_source(kAddOne, "main", {{"WG", 64}}, "ts");
+  BindGroup bg = ctx->bind_group(p, {{0, &o}});
+  std::vector<uint64_t> d;
+  ctx->submit({ctx->dispatch(p, bg, Grid{16, 1, 1}), Context::clear(o, 0, 64), ctx->dispatch(p, bg, Grid{16, 1, 1})}, &d);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_GT(d[0] + d[2], 0u);
+  EXPECT_EQ(d[1], 0u);
+}
+
+}  // namespace

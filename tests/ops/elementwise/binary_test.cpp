@@ -1,0 +1,114 @@
+// aten binary elementwise ops against fp64 references (tests/reference/elementwise_ref).
+#include <cmath>
+#include <optional>
+
+#include "reference/elementwise/elementwise_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+HostTensor run_binary(const std::string& op, const HostTensor& a, const HostTensor& b, DType out_t,
+                      std::vector<int64_t> out_dims, std::optional<double> alpha = std::nullopt) {
+  OpGraph g;
+  Id x = g.input(a), y = g.input(b);
+  Id o = g.output(out_t, out_dims);
+  std::vector<Id> args{x, y};
+  if (alpha) args.push_back(*alpha == static_cast<int64_t>(*alpha) ? g.gb.int_(static_cast<int64_t>(*alpha)) : g.gb.dbl(*alpha));
+  args.push_back(o);
+  g.gb.op(op, args);
+  return g.run()[0];
+}
+
+TEST(OpBinary, AddBroadcastsAcrossRanksOneToSix) {
+  ETW_REQUIRE_GPU();
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{7}, {1}}, {{3, 5}, {5}}, {{2, 3, 4}, {3, 1}}, {{2, 3, 4, 5}, {1, 3, 1, 5}}, {{2, 1, 4, 1, 5}, {4, 1, 5}},
+      {{2, 3, 1, 2, 3, 2}, {1, 1, 4, 1, 3, 1}}};
+  uint64_t seed = 1;
+  for (auto& [sa, sb] : cases) {
+    auto a = random_f32(sa, seed++), b = random_f32(sb, seed++);
+    auto ref = ref::binary(ref::BinaryOp::Add, a, b, 1.0);
+    EXPECT_TRUE(Close(run_binary("aten.add.Tensor", a, b, DType::Float32, ref.shape, 1.0), ref))
+        << shape_str(sa) << " + " << shape_str(sb);
+  }
+}
+
+TEST(OpBinary, SubWithAlphaBroadcastsPerChannel) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({2, 8, 6, 6}, 3), b = random_f32({2, 8, 1, 1}, 4);
+  auto ref = ref::binary(ref::BinaryOp::Sub, a, b, 2.5);
+  EXPECT_TRUE(Close(run_binary("aten.sub.Tensor", a, b, DType::Float32, ref.shape, 2.5), ref));
+}
+
+TEST(OpBinary, MulDivPowMinMaxMatchReference) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({4, 33}, 5, 0.1f, 2.f), b = random_f32({4, 33}, 6, -2.f, 2.f);
+  struct C { const char* op; ref::BinaryOp r; } cs[] = {{"aten.mul.Tensor", ref::BinaryOp::Mul},
+                                                         {"aten.div.Tensor", ref::BinaryOp::Div},
+                                                         {"aten.pow.Tensor_Tensor", ref::BinaryOp::Pow},
+                                                         {"aten.minimum.default", ref::BinaryOp::Min},
+                                                         {"aten.maximum.default", ref::BinaryOp::Max}};
+  for (auto& c : cs) {
+    auto ref = ref::binary(c.r, a, b, 1.0);
+    EXPECT_TRUE(Close(run_binary(c.op, a, b, DType::Float32, ref.shape), ref, 1e-5, 1e-4)) << c.op;
+  }
+}
+
+TEST(OpBinary, Int32AddSubMulAreExact) {
+  ETW_REQUIRE_GPU();
+  auto a = random_i32({3, 17}, 7, -1000, 1000), b = random_i32({1, 17}, 8, -1000, 1000);
+  EXPECT_TRUE(Close(run_binary("aten.add.Tensor", a, b, DType::Int32, {3, 17}, 3.0), ref::binary(ref::BinaryOp::Add, a, b, 3.0)));
+  EXPECT_TRUE(Close(run_binary("aten.sub.Tensor", a, b, DType::Int32, {3, 17}, 1.0), ref::binary(ref::BinaryOp::Sub, a, b, 1.0)));
+  EXPECT_TRUE(Close(run_binary("aten.mul.Tensor", a, b, DType::Int32, {3, 17}), ref::binary(ref::BinaryOp::Mul, a, b, 1.0)));
+}
+
+TEST(OpBinary, ComparisonsProduceBool) {
+  ETW_REQUIRE_GPU();
+  auto a = random_i32({5, 9}, 9, -3, 3), b = random_i32({5, 9}, 10, -3, 3);
+  struct C { const char* op; ref::BinaryOp r; } cs[] = {{"aten.eq.Tensor", ref::BinaryOp::Eq}, {"aten.ne.Tensor", ref::BinaryOp::Ne},
+                                                         {"aten.lt.Tensor", ref::BinaryOp::Lt}, {"aten.le.Tensor", ref::BinaryOp::Le},
+                                                         {"aten.gt.Tensor", ref::BinaryOp::Gt}, {"aten.ge.Tensor", ref::BinaryOp::Ge}};
+  for (auto& c : cs) {
+    auto got = run_binary(c.op, a, b, DType::Bool, {5, 9});
+    ASSERT_EQ(got.dtype, DType::Bool);
+    EXPECT_TRUE(Close(got, ref::binary(c.r, a, b, 1.0))) << c.op;
+  }
+}
+
+TEST(OpBinary, EqScalarMatchesNegativeInfinity) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({3, 4}, 11);
+  a.as<float>()[2] = -INFINITY;
+  a.as<float>()[7] = -INFINITY;
+  OpGraph g;
+  Id x = g.input(a);
+  Id o = g.output(DType::Bool, {3, 4});
+  Id s = g.gb.dbl(-INFINITY);
+  g.gb.op("aten.eq.Scalar", {x, s, o});
+  auto got = g.run()[0];
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(got.data[i], (i == 2 || i == 7) ? 1 : 0) << i;
+}
+
+TEST(OpBinary, LargeTensorPast65535WorkgroupsIsCorrect) {
+  ETW_REQUIRE_GPU();
+  int64_t n = 65536LL * 256 + 77;  // more than 65535 workgroups of 256
+  auto a = random_f32({n}, 12), b = random_f32({1}, 13);
+  auto got = run_binary("aten.add.Tensor", a, b, DType::Float32, {n}, 1.0);
+  EXPECT_TRUE(Close(got, ref::binary(ref::BinaryOp::Add, a, b, 1.0)));
+}
+
+TEST(OpBinary, NonBroadcastableShapesFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({3, 4}, 1), b = random_f32({5}, 2);
+  try {
+    run_binary("aten.add.Tensor", a, b, DType::Float32, {3, 4}, 1.0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("broadcast"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

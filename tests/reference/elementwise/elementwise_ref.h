@@ -1,0 +1,13 @@
+// fp64 references for elementwise ops, written from PyTorch's documented semantics.
+#pragma once
+#include "etwebgpu/tensor.h"
+
+namespace etwebgpu::ref {
+
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+// a (op) b with broadcasting; alpha scales b for Add/Sub. Comparisons give Bool; integer inputs
+// with Add/Sub/Mul give Int32 results (exact); everything else Float64.
+HostTensor binary(BinaryOp op, const HostTensor& a, const HostTensor& b, double alpha);
+std::vector<int64_t> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+}  // namespace etwebgpu::ref

@@ -1,0 +1,87 @@
+#include "support/op_harness.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "gpu/context.h"
+
+namespace etwebgpu::testing {
+
+HostTensor random_f32(std::vector<int64_t> shape, uint64_t seed, float lo, float hi) {
+  HostTensor t(DType::Float32, std::move(shape));
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.as<float>()[i] = lo + (hi - lo) * static_cast<float>((rng() >> 11) * (1.0 / 9007199254740992.0));
+  return t;
+}
+
+HostTensor random_i32(std::vector<int64_t> shape, uint64_t seed, int32_t lo, int32_t hi) {
+  HostTensor t(DType::Int32, std::move(shape));
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.as<int32_t>()[i] = lo + static_cast<int32_t>(rng() % uint64_t(hi - lo + 1));
+  return t;
+}
+
+HostTensor random_bool(std::vector<int64_t> shape, uint64_t seed) {
+  HostTensor t(DType::Bool, std::move(shape));
+  std::mt19937_64 rng(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data[i] = static_cast<uint8_t>(rng() & 1);
+  return t;
+}
+
+std::vector<double> f64(const HostTensor& t) { return t.to_f64(); }
+
+Id OpGraph::input(const HostTensor& data, std::vector<int64_t> max_dims, bool dynamic) {
+  inputs.push_back(data);
+  return gb.input(data.dtype == DType::Int64 ? DType::Int32 : data.dtype, max_dims.empty() ? data.shape : max_dims,
+                  dynamic, -1, data.dtype, true);
+}
+
+Id OpGraph::constant(const HostTensor& data) { return gb.constant(data.dtype, data.shape, data.data); }
+
+Id OpGraph::output(DType t, std::vector<int64_t> dims) {
+  Id id = gb.tensor(t, std::move(dims));
+  gb.output(id);
+  return id;
+}
+
+std::vector<HostTensor> OpGraph::run(const LoadOptions& opts) {
+  model_ = Model::load_bytes(gb.serialize(), opts);
+  return model_->run(inputs);
+}
+
+std::vector<HostTensor> OpGraph::rerun(const std::vector<HostTensor>& in) { return model_->run(in); }
+
+HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values) {
+  return HostTensor::from<double>(DType::Float64, std::move(shape), values);
+}
+
+::testing::AssertionResult Close(const HostTensor& got, const HostTensor& ref, double atol, double rtol) {
+  auto r = compare_tensors(got, ref, atol, rtol);
+  if (r.ok) return ::testing::AssertionSuccess() << r.message;
+  return ::testing::AssertionFailure() << r.message;
+}
+
+bool gpu_available(std::string* why) {
+  static int state = -1;
+  static std::string reason;
+  if (state < 0) {
+    try {
+      gpu::Context::get();
+      state = 1;
+    } catch (const std::exception& e) {
+      state = 0;
+      reason = e.what();
+    }
+  }
+  if (why) *why = reason;
+  return state == 1;
+}
+
+std::string conformance_dir() {
+  if (const char* e = std::getenv("ETWEBGPU_CONFORMANCE_DIR")) return e;
+  return std::string(ETWEBGPU_SOURCE_DIR) + "/../shared/conformance";
+}
+
+}  // namespace etwebgpu::testing

@@ -1,0 +1,63 @@
+// The one harness every op test uses: build a graph with GraphBuilder, serialize it to a real
+// .pte, load it through Model (the same path as exported files), run, and compare with an fp64
+// reference computed by tests/reference/ (written independently of the WGSL kernels).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etwebgpu/builder.h"
+#include "etwebgpu/compare.h"
+#include "etwebgpu/etwebgpu.h"
+
+namespace etwebgpu::testing {
+
+using Id = GraphBuilder::Id;
+
+// Deterministic data.
+HostTensor random_f32(std::vector<int64_t> shape, uint64_t seed, float lo = -1.f, float hi = 1.f);
+HostTensor random_i32(std::vector<int64_t> shape, uint64_t seed, int32_t lo, int32_t hi);
+HostTensor random_bool(std::vector<int64_t> shape, uint64_t seed);
+std::vector<double> f64(const HostTensor& t);  // values as double
+
+class OpGraph {
+ public:
+  GraphBuilder gb;
+  // Adds a delegate input fed with `data` at run time (dims = data.shape unless `max_dims` given).
+  Id input(const HostTensor& data, std::vector<int64_t> max_dims = {}, bool dynamic = false);
+  Id constant(const HostTensor& data);
+  Id tensor(DType t, std::vector<int64_t> dims) { return gb.tensor(t, std::move(dims)); }
+  Id output(DType t, std::vector<int64_t> dims);   // a tensor marked as graph output
+  void mark_output(Id id) { gb.output(id); }
+  // Loads and runs; throws etwebgpu::Error like real models do.
+  std::vector<HostTensor> run(const LoadOptions& opts = {});
+  // Runs again with new input data (same Model: dynamic shapes, decode loops).
+  std::vector<HostTensor> rerun(const std::vector<HostTensor>& inputs);
+  std::unique_ptr<Model>& model() { return model_; }
+  std::vector<HostTensor> inputs;
+
+ private:
+  std::unique_ptr<Model> model_;
+};
+
+// Builds a reference HostTensor (float64) from values and a shape.
+HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);
+
+// gtest assertion: `got` matches reference `ref` within atol + rtol*|ref|.
+::testing::AssertionResult Close(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,
+                                 double rtol = 1e-4);
+
+// True when a WebGPU device is present; GPU tests call ETW_REQUIRE_GPU() first.
+bool gpu_available(std::string* why = nullptr);
+#define ETW_REQUIRE_GPU()                                          \
+  do {                                                             \
+    std::string why_;                                              \
+    if (!::etwebgpu::testing::gpu_available(&why_)) GTEST_SKIP() << "no WebGPU device: " << why_; \
+  } while (0)
+
+// $ETWEBGPU_CONFORMANCE_DIR, defaulting to <source>/../shared/conformance.
+std::string conformance_dir();
+
+}  // namespace etwebgpu::testing
