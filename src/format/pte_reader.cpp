@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "etwebgpu/error.h"
+#include "format/fb_util.h"
 #include "format/ir.h"
 #include "program_generated.h"
 
@@ -129,7 +130,7 @@ TensorInfo read_tensor(const Reader& r, const fb::Tensor* t, const std::vector<i
           fail(fmt::format("{}: data_buffer_idx {} out of range (constant_segment has {} offsets)", what,
                            ti.data_buffer_idx, offs->size()));
         const ByteSpan seg = r.segment(cs->segment_index(), "constant_segment");
-        const uint64_t off = offs->Get(ti.data_buffer_idx);
+        const uint64_t off = fbutil::vec_at(offs, ti.data_buffer_idx);
         if (!fits(off, nbytes, seg.size()))
           fail(fmt::format("{}: constant at offset {} + {} bytes exceeds the constant segment size {}", what, off, nbytes,
                            seg.size()));
@@ -158,7 +159,7 @@ TensorInfo read_tensor(const Reader& r, const fb::Tensor* t, const std::vector<i
         fail(fmt::format("{}: data_buffer_idx {} out of range (mutable_data_segments[0] has {} offsets)", what,
                          ti.data_buffer_idx, offs->size()));
       const ByteSpan seg = r.segment(ms->Get(0)->segment_index(), "mutable_data_segments[0]");
-      const uint64_t off = offs->Get(ti.data_buffer_idx);
+      const uint64_t off = fbutil::vec_at(offs, ti.data_buffer_idx);
       if (!fits(off, nbytes, seg.size()))
         fail(fmt::format("{}: mutable data at offset {} + {} bytes exceeds its segment size {}", what, off, nbytes,
                          seg.size()));
@@ -194,11 +195,11 @@ EValue read_evalue(const Reader& r, const fb::EValue* ev, const std::vector<int6
       break;
     case fb::KernelTypes::IntList:
       v.kind = EValueKind::IntList;
-      if (const auto* it = ev->val_as_IntList()->items()) v.items.assign(it->begin(), it->end());
+      v.items = fbutil::copy_vec(ev->val_as_IntList()->items());
       break;
     case fb::KernelTypes::DoubleList:
       v.kind = EValueKind::DoubleList;
-      if (const auto* it = ev->val_as_DoubleList()->items()) v.doubles.assign(it->begin(), it->end());
+      v.doubles = fbutil::copy_vec(ev->val_as_DoubleList()->items());
       break;
     case fb::KernelTypes::BoolList:
       v.kind = EValueKind::BoolList;
@@ -237,12 +238,10 @@ ExecutionPlan read_plan(const Reader& r, const fb::ExecutionPlan* ep, size_t pi)
   ExecutionPlan plan;
   if (ep->name()) plan.name = ep->name()->str();
   const std::string where = "plan '" + plan.name + "'";
-  if (const auto* s = ep->non_const_buffer_sizes()) {
-    for (uint32_t i = 0; i < s->size(); ++i) {
-      if (s->Get(i) < 0) fail(fmt::format("{}: non_const_buffer_sizes[{}] = {} is negative", where, i, s->Get(i)));
-      plan.non_const_buffer_sizes.push_back(s->Get(i));
-    }
-  }
+  plan.non_const_buffer_sizes = fbutil::copy_vec(ep->non_const_buffer_sizes());
+  for (size_t i = 0; i < plan.non_const_buffer_sizes.size(); ++i)
+    if (plan.non_const_buffer_sizes[i] < 0)
+      fail(fmt::format("{}: non_const_buffer_sizes[{}] = {} is negative", where, i, plan.non_const_buffer_sizes[i]));
   if (const auto* vals = ep->values()) {
     plan.values.reserve(vals->size());
     for (uint32_t i = 0; i < vals->size(); ++i)

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "etwebgpu/error.h"
+#include "format/fb_util.h"
 #include "format/ir.h"
 #include "vkgraph_generated.h"
 
@@ -131,11 +132,11 @@ VkGraphIR read_vkgraph(ByteSpan blob, const Program& program) {
             break;
           case vk::GraphTypes::IntList:
             v.kind = VkValueKind::IntList;
-            if (const auto* it = vv->value_as_IntList()->items()) v.ints.assign(it->begin(), it->end());
+            v.ints = fbutil::copy_vec(vv->value_as_IntList()->items());
             break;
           case vk::GraphTypes::DoubleList:
             v.kind = VkValueKind::DoubleList;
-            if (const auto* it = vv->value_as_DoubleList()->items()) v.doubles.assign(it->begin(), it->end());
+            v.doubles = fbutil::copy_vec(vv->value_as_DoubleList()->items());
             break;
           case vk::GraphTypes::BoolList:
             v.kind = VkValueKind::BoolList;
