@@ -253,7 +253,7 @@ std::string describe_vkgraph(const VkGraphIR& g) {
   return s;
 }
 
-std::string describe_program(const Program& prog) {
+std::string describe_program(const Program& prog, bool include_graphs) {
   std::string s;
   size_t nd_bytes = 0;
   for (const auto& [k, v] : prog.named_data) nd_bytes += v.size();
@@ -315,7 +315,15 @@ std::string describe_program(const Program& prog) {
       s += ")\n";
       if (d.id != "VulkanBackend") continue;
       try {
-        s += indent(describe_vkgraph(read_vkgraph(d.blob, prog)), "    ");
+        const VkGraphIR g = read_vkgraph(d.blob, prog);
+        if (include_graphs) {
+          s += indent(describe_vkgraph(g), "    ");
+        } else {
+          size_t cb = 0;
+          for (const auto& c : g.constants) cb += c.data.size();
+          s += fmt::format("    {} values, {} ops, {} inputs, {} outputs, {} constant bytes\n", g.values.size(),
+                           g.chain.size(), g.input_ids.size(), g.output_ids.size(), cb);
+        }
       } catch (const Error& e) {
         s += fmt::format("    cannot decode: {}\n", e.what());
       }

@@ -8,8 +8,9 @@
 namespace etwebgpu::format {
 
 // Plans (inputs/outputs with dtype, sizes, dynamism), instructions, operators and, for every
-// VulkanBackend delegate, its decoded graph (decode errors are shown inline, not thrown).
-std::string describe_program(const Program& program);
+// VulkanBackend delegate, its decoded graph when `include_graphs` (decode errors are shown
+// inline, not thrown); without it each delegate gets a one-line summary.
+std::string describe_program(const Program& program, bool include_graphs = true);
 // Values, op calls with their arguments decoded inline, inputs/outputs and constant bytes.
 std::string describe_vkgraph(const VkGraphIR& graph);
 // Every field of the IR as JSON; non-finite doubles become the strings "inf", "-inf", "nan".

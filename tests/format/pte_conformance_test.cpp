@@ -59,6 +59,11 @@ TEST(PteConformance, EveryFixtureParsesAndDescribeMentionsEveryOp) {
       EXPECT_NO_THROW(nlohmann::json::parse(vkgraph_to_json(g)));
     }
     for (const OperatorRef& o : plan.operators) EXPECT_NE(text.find(o.key()), std::string::npos) << o.key();
+    // The summary form leaves the graphs out but still counts their ops.
+    const std::string brief = describe_program(d.prog, /*include_graphs=*/false);
+    EXPECT_EQ(brief.find("values:\n"), std::string::npos);
+    for (const VkGraphIR& g : d.graphs)
+      EXPECT_NE(brief.find(std::to_string(g.chain.size()) + " ops"), std::string::npos);
   }
   EXPECT_GT(files, 30u);
   EXPECT_GT(graphs, 30u);
