@@ -1,0 +1,283 @@
+// Normalizations and softmax: batch_norm (inference), layer_norm, group_norm, rms_norm,
+// softmax, log_softmax. Row-wise ops use one workgroup per row (norm_row.wgsl).
+#include <functional>
+#include <numeric>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+enum RowMode : uint32_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3, kGroupNorm = 4 };
+
+struct RowParams {
+  uint32_t rows = 0, len = 1, inner = 1, groups = 1, hw = 1, cpg = 1;
+  float eps = 0.f;
+  uint32_t pad = 0;
+};
+static_assert(sizeof(RowParams) == 32);
+
+struct BatchParams {
+  uint32_t numel = 0, inner = 1, channels = 1;
+  float eps = 0.f;
+};
+
+void check_fits(const OpContext& oc, int32_t out, const std::vector<int64_t>& dims) {
+  Tensor& t = oc.g.tensor(out);
+  if (numel(dims) > t.max_numel())
+    oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(dims) + " exceeds its bound " + shape_str(t.max_dims));
+}
+
+int64_t prod(const std::vector<int64_t>& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+// Optional per-channel/per-element parameter: float tensor of `expect` elements, or Null.
+bool opt_param(OpContext& oc, int32_t id, int64_t expect, const char* what) {
+  Graph& g = oc.g;
+  if (g.is_null(id)) return false;
+  require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, what);
+  if (g.tensor(id).max_numel() != expect)
+    oc.fail(ErrorKind::InvalidArgument, std::string(what) + " has shape " + shape_str(g.tensor(id).max_dims) +
+                                            ", expected " + std::to_string(expect) + " elements");
+  return true;
+}
+
+struct RowSetup {
+  RowMode mode;
+  int32_t x, w = -1, b = -1, out, mean = -1, rstd = -1;
+  double eps = 0;
+};
+
+// Creates the row kernel step; `shape` computes (rows, len, inner, groups, hw, cpg) and the stat
+// dims from the live input dims (called from the resize hook).
+using RowShape = std::function<RowParams(const std::vector<int64_t>& in, std::vector<int64_t>* stat_dims)>;
+
+void build_row(OpContext& oc, RowSetup s, RowShape shape) {
+  Graph& g = oc.g;
+  bool has_w = s.w >= 0, has_b = s.b >= 0, stats = s.mean >= 0 && s.rstd >= 0;
+  gpu::Constants c{{"MODE", s.mode}, {"HAS_W", has_w ? 1.0 : 0.0}, {"HAS_B", has_b ? 1.0 : 0.0},
+                   {"STATS", stats ? 1.0 : 0.0}};
+  const auto& pipe = g.ctx().pipeline("norm_row", "main", c);
+  auto u = std::make_shared<Uniform<RowParams>>();
+  u->init(g, oc.call.name);
+  // Distinct scratch words when stats are not written: two writable bindings may not alias.
+  const gpu::Buffer& mb = stats ? g.buffer(s.mean) : g.make_scratch(16, oc.call.name + ".mean");
+  const gpu::Buffer& rb = stats ? g.buffer(s.rstd) : g.make_scratch(16, oc.call.name + ".rstd");
+  oc.node.steps.push_back(g.make_step(pipe,
+                                      {{0, &g.buffer(s.x)},
+                                       {1, has_w ? &g.buffer(s.w) : &g.dummy_buffer()},
+                                       {2, has_b ? &g.buffer(s.b) : &g.dummy_buffer()},
+                                       {3, &g.buffer(s.out)},
+                                       {4, &mb},
+                                       {5, &rb},
+                                       {6, u->buf}},
+                                      0, "row"));
+  Step* step = &oc.node.steps.back();
+  oc.node.resize = [&g, s, u, step, stats, shape, &call = oc.call] {
+    auto& in = g.tensor(s.x).dims;
+    std::vector<int64_t> sd;
+    RowParams p = shape(in, &sd);
+    p.eps = static_cast<float>(s.eps);
+    Tensor& to = g.tensor(s.out);
+    if (numel(in) > to.max_numel())
+      throw Error(ErrorKind::InvalidArgument, call.name + ": output " + shape_str(in) + " exceeds its bound " +
+                                                  shape_str(to.max_dims));
+    to.dims = in;
+    if (stats) {
+      g.tensor(s.mean).dims = sd;
+      g.tensor(s.rstd).dims = sd;
+    }
+    u->write(g, p);
+    set_groups(g, *step, p.len == 0 ? 0 : p.rows);
+  };
+}
+
+// Items 1 and 2 of a norm's ValueList get mean/rstd when they are float tensors that can hold
+// one value per row at the maximum shape.
+void stats_targets(OpContext& oc, const std::vector<int32_t>& items, int64_t max_rows, RowSetup& s) {
+  Graph& g = oc.g;
+  if (items.size() < 3) return;
+  for (int k = 1; k < 3; ++k)
+    if (!g.is_tensor(items[k]) || !is_float(g.tensor(items[k]).dtype) || g.tensor(items[k]).max_numel() < max_rows ||
+        items[k] == items[0])
+      return;
+  if (items[1] == items[2]) return;
+  s.mean = items[1];
+  s.rstd = items[2];
+}
+
+int32_t first_output(OpContext& oc, size_t n_min) {
+  Graph& g = oc.g;
+  if (g.kind(oc.out()) != format::VkValueKind::ValueList) return oc.out();
+  auto items = g.value_list(oc.out());
+  if (items.size() < n_min || !g.is_tensor(items[0])) oc.fail(ErrorKind::InvalidArgument, "output list is malformed");
+  return items[0];
+}
+
+void require_float_io(OpContext& oc, int32_t x, int32_t out) {
+  require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "input");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
+}
+
+void build_softmax(OpContext& oc, RowMode mode) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_float_io(oc, x, out);
+  int64_t rank = g.tensor(x).rank();
+  int64_t dim = norm_dim(oc, g.integer(oc.arg(1)), rank);
+  if (g.tensor(out).max_numel() != g.tensor(x).max_numel())
+    oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(g.tensor(out).max_dims) + " does not match input " +
+                                            shape_str(g.tensor(x).max_dims));
+  RowSetup s{mode, x, -1, -1, out};
+  build_row(oc, s, [dim](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+    RowParams p;
+    size_t d = static_cast<size_t>(dim);
+    p.len = static_cast<uint32_t>(in.empty() ? 1 : in[d]);
+    p.inner = static_cast<uint32_t>(prod(in, d + 1, in.size()));
+    p.rows = static_cast<uint32_t>(prod(in, 0, d) * p.inner);
+    return p;
+  });
+}
+
+void build_layer_norm(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = first_output(oc, 1);
+  require_float_io(oc, x, out);
+  auto ns = g.int_list(oc.arg(1));
+  auto& md = g.tensor(x).max_dims;
+  if (ns.empty() || ns.size() > md.size())
+    oc.fail(ErrorKind::InvalidArgument, "normalized_shape " + shape_str(ns) + " does not fit input " + shape_str(md));
+  size_t lead = md.size() - ns.size();
+  for (size_t i = 0; i < ns.size(); ++i)
+    if (md[lead + i] != ns[i])
+      oc.fail(ErrorKind::InvalidArgument, "normalized_shape " + shape_str(ns) + " is not the trailing shape of input " +
+                                              shape_str(md));
+  int64_t len = numel(ns);
+  RowSetup s{kLayerNorm, x, -1, -1, out};
+  if (opt_param(oc, oc.arg(2), len, "weight")) s.w = oc.arg(2);
+  if (opt_param(oc, oc.arg(3), len, "bias")) s.b = oc.arg(3);
+  s.eps = g.number(oc.arg(4));
+  if (g.kind(oc.out()) == format::VkValueKind::ValueList)
+    stats_targets(oc, g.value_list(oc.out()), prod(md, 0, lead), s);
+  build_row(oc, s, [lead, len, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
+    if (in.size() < lead || numel(std::vector<int64_t>(in.begin() + lead, in.end())) != len)
+      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live input " + shape_str(in) +
+                                                  " changed its normalized dims");
+    RowParams p;
+    p.len = static_cast<uint32_t>(len);
+    p.rows = static_cast<uint32_t>(prod(in, 0, lead));
+    *sd = in;
+    for (size_t i = lead; i < sd->size(); ++i) (*sd)[i] = 1;
+    return p;
+  });
+}
+
+void build_rms_norm(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_float_io(oc, x, out);
+  auto& md = g.tensor(x).max_dims;
+  if (md.empty()) oc.fail(ErrorKind::InvalidArgument, "input must have at least one dim");
+  int64_t len = md.back();
+  RowSetup s{kRmsNorm, x, -1, -1, out};
+  if (opt_param(oc, oc.arg(1), len, "weight")) s.w = oc.arg(1);
+  s.eps = g.number(oc.arg(2));
+  build_row(oc, s, [len, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+    if (in.back() != len)
+      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live last dim " + std::to_string(in.back()) +
+                                                  " differs from the weight's " + std::to_string(len));
+    RowParams p;
+    p.len = static_cast<uint32_t>(len);
+    p.rows = static_cast<uint32_t>(numel(in) / std::max<int64_t>(len, 1));
+    return p;
+  });
+}
+
+void build_group_norm(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = first_output(oc, 1);
+  require_float_io(oc, x, out);
+  auto& md = g.tensor(x).max_dims;
+  if (md.size() < 2) oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(md) + " must be [N, C, *]");
+  int64_t C = md[1], G = g.integer(oc.arg(6));
+  if (g.integer(oc.arg(4)) != C)
+    oc.fail(ErrorKind::InvalidArgument, "C argument " + std::to_string(g.integer(oc.arg(4))) + " differs from input " +
+                                            shape_str(md));
+  if (G <= 0 || C % G != 0)
+    oc.fail(ErrorKind::InvalidArgument, "group " + std::to_string(G) + " does not divide C " + std::to_string(C));
+  RowSetup s{kGroupNorm, x, -1, -1, out};
+  if (opt_param(oc, oc.arg(1), C, "weight")) s.w = oc.arg(1);
+  if (opt_param(oc, oc.arg(2), C, "bias")) s.b = oc.arg(2);
+  s.eps = g.number(oc.arg(7));
+  if (g.kind(oc.out()) == format::VkValueKind::ValueList) stats_targets(oc, g.value_list(oc.out()), md[0] * G, s);
+  build_row(oc, s, [C, G, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
+    if (in.size() < 2 || in[1] != C)
+      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live input " + shape_str(in) + " changed C");
+    int64_t hw = prod(in, 2, in.size());
+    RowParams p;
+    p.groups = static_cast<uint32_t>(G);
+    p.cpg = static_cast<uint32_t>(C / G);
+    p.hw = static_cast<uint32_t>(std::max<int64_t>(hw, 1));
+    p.len = static_cast<uint32_t>(C / G * hw);
+    p.rows = static_cast<uint32_t>(in[0] * G);
+    *sd = {in[0], G};
+    return p;
+  });
+}
+
+void build_batch_norm(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = first_output(oc, 1);
+  require_float_io(oc, x, out);
+  auto& md = g.tensor(x).max_dims;
+  if (md.size() < 2 || md.size() > 5)
+    oc.fail(ErrorKind::Unsupported, "input " + shape_str(md) + ": rank must be 2 to 5 ([N, C, ...])");
+  int64_t C = md[1];
+  bool has_w = opt_param(oc, oc.arg(1), C, "weight");
+  bool has_b = opt_param(oc, oc.arg(2), C, "bias");
+  for (int k : {3, 4}) {
+    if (g.is_null(oc.arg(k))) oc.fail(ErrorKind::Unsupported, k == 3 ? "running_mean is required" : "running_var is required");
+    opt_param(oc, oc.arg(k), C, k == 3 ? "running_mean" : "running_var");
+  }
+  double eps = g.number(oc.arg(6));
+  const auto& pipe = g.ctx().pipeline("norm_batch", "main", {{"HAS_W", has_w ? 1.0 : 0.0}, {"HAS_B", has_b ? 1.0 : 0.0}});
+  auto u = std::make_shared<Uniform<BatchParams>>();
+  u->init(g, oc.call.name);
+  oc.node.steps.push_back(g.make_step(pipe,
+                                      {{0, &g.buffer(x)},
+                                       {1, has_w ? &g.buffer(oc.arg(1)) : &g.dummy_buffer()},
+                                       {2, has_b ? &g.buffer(oc.arg(2)) : &g.dummy_buffer()},
+                                       {3, &g.buffer(oc.arg(3))},
+                                       {4, &g.buffer(oc.arg(4))},
+                                       {5, &g.buffer(out)},
+                                       {6, u->buf}},
+                                      0));
+  Step* step = &oc.node.steps.back();
+  oc.node.resize = [&g, x, out, u, step, C, eps, &call = oc.call] {
+    auto& in = g.tensor(x).dims;
+    if (in.size() < 2 || in[1] != C)
+      throw Error(ErrorKind::InvalidArgument, call.name + ": live input " + shape_str(in) + " changed C");
+    Tensor& to = g.tensor(out);
+    if (numel(in) > to.max_numel())
+      throw Error(ErrorKind::InvalidArgument, call.name + ": output " + shape_str(in) + " exceeds its bound " +
+                                                  shape_str(to.max_dims));
+    to.dims = in;
+    BatchParams p{static_cast<uint32_t>(numel(in)), static_cast<uint32_t>(prod(in, 2, in.size())),
+                  static_cast<uint32_t>(C), static_cast<float>(eps)};
+    u->write(g, p);
+    set_groups(g, *step, groups_for(p.numel));
+  };
+}
+
+ETW_REGISTER_OP("aten._native_batch_norm_legit_no_training.default", build_batch_norm);
+ETW_REGISTER_OP("aten.native_layer_norm.default", build_layer_norm);
+ETW_REGISTER_OP("aten.native_group_norm.default", build_group_norm);
+ETW_REGISTER_OP("et_vk.rms_norm.default", build_rms_norm);
+ETW_REGISTER_OP("aten._softmax.default", [](OpContext& oc) { build_softmax(oc, kSoftmax); });
+ETW_REGISTER_OP("aten._log_softmax.default", [](OpContext& oc) { build_softmax(oc, kLogSoftmax); });
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,153 @@
+// Reductions over any set of dims. The input is viewed as kept dims K (shape P.o, with the input's
+// strides) and reduced dims R (shape P.r, with the input's strides); output element o (C order
+// over K) reduces the P.r.numel elements at offset(o, K) + offset(r, R).
+// Entries: `per_group` = one workgroup per output with a shared-memory tree (long reductions),
+// `per_thread` = one invocation per output (short reductions, many outputs).
+// OP: 0 sum, 1 mean, 2 amax, 3 amin, 4 argmax, 5 argmin, 6 any, 7 all.
+// CT: compute type 0 f32, 1 i32. IN_INT: input words are i32/bool but CT is f32 (converted on load).
+struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+struct Params { o: Shape, r: Shape, inv_count: f32, pad0: u32, pad1: u32, pad2: u32 };
+
+@group(0) @binding(0) var<storage, read> X: array<u32>;
+@group(0) @binding(1) var<storage, read_write> O: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+
+override OP: u32 = 0u;
+override CT: u32 = 0u;
+override IN_INT: u32 = 0u;
+override IN_FLOAT: u32 = 1u;  // input words are f32 (for any/all truthiness)
+const WG: u32 = 256u;
+
+struct Acc { f: f32, i: i32, k: u32 };
+
+fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
+fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
+fn offset(idx: u32, s: Shape) -> u32 {
+  var rem = idx;
+  var off = 0u;
+  for (var d = i32(s.rank) - 1; d >= 0; d = d - 1) {
+    let n = dim_of(s, u32(d));
+    off = off + (rem % n) * stride_of(s, u32(d));
+    rem = rem / n;
+  }
+  return off;
+}
+
+// Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
+fn from_bits(b: u32) -> f32 {
+  var w = b;
+  return bitcast<f32>(w);
+}
+
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+
+fn identity() -> Acc {
+  let ninf = from_bits(0xff800000u);
+  let pinf = from_bits(0x7f800000u);
+  switch OP {
+    case 2u, 4u: { return Acc(ninf, i32(-2147483647 - 1), 0xffffffffu); }
+    case 3u, 5u: { return Acc(pinf, 2147483647, 0xffffffffu); }
+    case 7u: { return Acc(0.0, 1, 0u); }
+    default: { return Acc(0.0, 0, 0u); }
+  }
+}
+
+fn load(w: u32, k: u32) -> Acc {
+  if (OP >= 6u) {
+    var t = w != 0u;
+    if (IN_FLOAT == 1u) { t = bitcast<f32>(w) != 0.0; }
+    return Acc(0.0, select(0, 1, t), k);
+  }
+  if (CT == 0u) {
+    if (IN_INT == 1u) { return Acc(f32(bitcast<i32>(w)), 0, k); }
+    return Acc(bitcast<f32>(w), 0, k);
+  }
+  return Acc(0.0, bitcast<i32>(w), k);
+}
+
+// a, b: partial results; for arg ops ties and NaNs go to the smaller index (PyTorch: first
+// occurrence; NaN counts as the extreme).
+fn combine(a: Acc, b: Acc) -> Acc {
+  switch OP {
+    case 0u, 1u: { return Acc(a.f + b.f, a.i + b.i, 0u); }
+    case 6u: { return Acc(0.0, a.i | b.i, 0u); }
+    case 7u: { return Acc(0.0, a.i & b.i, 0u); }
+    case 2u, 3u: {
+      if (CT == 1u) { if (OP == 2u) { return Acc(0.0, max(a.i, b.i), 0u); } return Acc(0.0, min(a.i, b.i), 0u); }
+      if (is_nan(a.f)) { return a; }
+      if (is_nan(b.f)) { return b; }
+      if (OP == 2u) { return Acc(max(a.f, b.f), 0, 0u); }
+      return Acc(min(a.f, b.f), 0, 0u);
+    }
+    default: {
+      var a_wins = false;
+      var tie = false;
+      if (CT == 1u) {
+        a_wins = select(a.i < b.i, a.i > b.i, OP == 4u);
+        tie = a.i == b.i;
+      } else {
+        let an = is_nan(a.f);
+        let bn = is_nan(b.f);
+        if (an || bn) {
+          tie = an && bn;
+          a_wins = an && !bn;
+        } else {
+          a_wins = select(a.f < b.f, a.f > b.f, OP == 4u);
+          tie = a.f == b.f;
+        }
+      }
+      if (tie) { return select(b, a, a.k < b.k); }
+      return select(b, a, a_wins);
+    }
+  }
+}
+
+fn store(o: u32, a: Acc) {
+  switch OP {
+    case 4u, 5u: { O[o] = bitcast<u32>(i32(a.k)); }
+    case 6u, 7u: { O[o] = u32(a.i); }
+    case 1u: { O[o] = bitcast<u32>(a.f * P.inv_count); }
+    default: {
+      if (CT == 0u) { O[o] = bitcast<u32>(a.f); } else { O[o] = bitcast<u32>(a.i); }
+    }
+  }
+}
+
+var<workgroup> sf: array<f32, 256>;
+var<workgroup> si: array<i32, 256>;
+var<workgroup> sk: array<u32, 256>;
+
+@compute @workgroup_size(256)
+fn per_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+  let o = wid.x + wid.y * nwg.x;
+  if (o >= P.o.numel) { return; }  // workgroup-uniform
+  let base = offset(o, P.o);
+  var acc = identity();
+  for (var r = lid; r < P.r.numel; r = r + WG) { acc = combine(acc, load(X[base + offset(r, P.r)], r)); }
+  sf[lid] = acc.f;
+  si[lid] = acc.i;
+  sk[lid] = acc.k;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      let c = combine(Acc(sf[lid], si[lid], sk[lid]), Acc(sf[lid + s], si[lid + s], sk[lid + s]));
+      sf[lid] = c.f;
+      si[lid] = c.i;
+      sk[lid] = c.k;
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { store(o, Acc(sf[0], si[0], sk[0])); }
+}
+
+@compute @workgroup_size(256)
+fn per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+  let o = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (o >= P.o.numel) { return; }
+  let base = offset(o, P.o);
+  var acc = identity();
+  for (var r = 0u; r < P.r.numel; r = r + 1u) { acc = combine(acc, load(X[base + offset(r, P.r)], r)); }
+  store(o, acc);
+}

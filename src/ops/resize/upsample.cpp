@@ -1,0 +1,93 @@
+// upsample_bilinear2d.vec / upsample_nearest2d.vec on NCHW (or CHW) float tensors.
+#include <cmath>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+struct Params {
+  uint32_t total = 0, ih = 0, iw = 0, oh = 0, ow = 0, align = 0;
+  float scale_h = 0.f, scale_w = 0.f;
+};
+static_assert(sizeof(Params) == 32);
+
+[[noreturn]] void live_fail(const format::VkOpCall& call, const std::string& msg) {
+  throw Error(ErrorKind::InvalidArgument, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
+}
+
+// PyTorch's area_pixel_compute_scale (float, as its CPU kernels compute it).
+float pixel_scale(int64_t in, int64_t out, bool align, std::optional<double> sf) {
+  if (align) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f;
+  if (sf && *sf > 0) return static_cast<float>(1.0 / *sf);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+void build_upsample(OpContext& oc, bool bilinear) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  int32_t size_arg = oc.arg(1);
+  int32_t sf_arg = oc.arg(bilinear ? 3 : 2);
+  bool align = bilinear ? g.boolean(oc.arg(2)) : false;
+  auto& md = g.tensor(x).max_dims;
+  if (md.size() != 4 && md.size() != 3)
+    oc.fail(ErrorKind::Unsupported, "input " + shape_str(md) + ": only 4D NCHW (or 3D CHW) is supported");
+  require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "input");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
+  std::optional<std::pair<int64_t, int64_t>> osize;
+  std::optional<std::pair<double, double>> sf;
+  if (!g.is_null(size_arg)) {
+    auto v = g.int_list(size_arg);
+    if (v.size() != 2) oc.fail(ErrorKind::InvalidArgument, "output_size must have 2 elements, got " + shape_str(v));
+    if (v[0] <= 0 || v[1] <= 0) oc.fail(ErrorKind::InvalidArgument, "output_size " + shape_str(v) + " must be positive");
+    osize = std::make_pair(v[0], v[1]);
+  }
+  if (!g.is_null(sf_arg)) {
+    auto v = g.double_list(sf_arg);
+    if (v.size() != 2) oc.fail(ErrorKind::InvalidArgument, "scale_factors must have 2 elements");
+    if (!(v[0] > 0) || !(v[1] > 0)) oc.fail(ErrorKind::InvalidArgument, "scale_factors must be positive");
+    sf = std::make_pair(v[0], v[1]);
+  }
+  if (osize && sf) oc.fail(ErrorKind::InvalidArgument, "only one of output_size and scale_factors may be given");
+  if (!osize && !sf) oc.fail(ErrorKind::InvalidArgument, "either output_size or scale_factors must be given");
+  const auto& pipe = g.ctx().pipeline("upsample2d", "main", {{"MODE", bilinear ? 0.0 : 1.0}});
+  auto u = std::make_shared<Uniform<Params>>();
+  u->init(g, oc.call.name);
+  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0,
+                                      bilinear ? "bilinear" : "nearest"));
+  Step* step = &oc.node.steps.back();
+  oc.node.resize = [&g, x, out, u, step, osize, sf, align, &call = oc.call] {
+    auto in = g.tensor(x).dims;
+    int64_t H = in[in.size() - 2], W = in[in.size() - 1];
+    int64_t oh, ow;
+    if (osize) {
+      oh = osize->first, ow = osize->second;
+    } else {  // PyTorch: floor(input_size * scale) in double
+      oh = static_cast<int64_t>(std::floor(static_cast<double>(H) * sf->first));
+      ow = static_cast<int64_t>(std::floor(static_cast<double>(W) * sf->second));
+    }
+    if (H <= 0 || W <= 0 || oh <= 0 || ow <= 0)
+      live_fail(call, "input " + shape_str(in) + " gives an empty output " + std::to_string(oh) + "x" + std::to_string(ow));
+    std::vector<int64_t> od(in.begin(), in.end() - 2);
+    od.push_back(oh);
+    od.push_back(ow);
+    Tensor& to = g.tensor(out);
+    if (numel(od) > to.max_numel()) live_fail(call, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    to.dims = od;
+    Params p;
+    p.total = static_cast<uint32_t>(numel(od));
+    p.ih = static_cast<uint32_t>(H), p.iw = static_cast<uint32_t>(W);
+    p.oh = static_cast<uint32_t>(oh), p.ow = static_cast<uint32_t>(ow);
+    p.align = align ? 1u : 0u;
+    p.scale_h = pixel_scale(H, oh, align, sf ? std::optional<double>(sf->first) : std::nullopt);
+    p.scale_w = pixel_scale(W, ow, align, sf ? std::optional<double>(sf->second) : std::nullopt);
+    u->write(g, p);
+    set_groups(g, *step, groups_for(p.total));
+  };
+}
+
+ETW_REGISTER_OP("aten.upsample_bilinear2d.vec", [](OpContext& oc) { build_upsample(oc, true); });
+ETW_REGISTER_OP("aten.upsample_nearest2d.vec", [](OpContext& oc) { build_upsample(oc, false); });
+
+}  // namespace
+}  // namespace etwebgpu::ops
