@@ -38,7 +38,7 @@ struct GraphBuilder::Impl {
   Id add_tensor(DType dt, std::vector<int64_t> dims, int32_t constant_id, int32_t mem_obj_id, const char* what) {
     tensor_nbytes(dt, dims, what);
     for (int64_t d : dims)
-      if (d > std::numeric_limits<uint32_t>::max()) invalid(fmt::format("{}: dimension {} does not fit u32", what, d));
+      if (d > std::numeric_limits<int32_t>::max()) invalid(fmt::format("{}: dimension {} exceeds INT32_MAX", what, d));
     format::VkValue v;
     v.kind = format::VkValueKind::Tensor;
     v.tensor.dtype = to_vk(dt);

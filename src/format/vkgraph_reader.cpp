@@ -157,8 +157,10 @@ VkGraphIR read_vkgraph(ByteSpan blob, const Program& program) {
             if (const auto* d = t->dims()) {
               for (uint32_t k = 0; k < d->size(); ++k) {
                 const uint32_t dim = d->Get(k);
-                // dims are u32 on disk, so a "negative" dim shows up as a huge value; the byte
-                // size check below rejects it.
+                // dims are u32 on disk: a negative dim written by a buggy exporter shows up as a
+                // value above INT32_MAX, which no real tensor has.
+                if (dim > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()))
+                  fail(fmt::format("{}: tensor dim {} is negative ({} as i32)", vw, k, static_cast<int32_t>(dim)));
                 if (__builtin_mul_overflow(bytes, uint64_t{dim}, &bytes) ||
                     bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
                   fail(fmt::format("{}: tensor dims overflow the byte size at dim {} ({})", vw, k, dim));
