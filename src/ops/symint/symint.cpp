@@ -1,0 +1,112 @@
+// SymInt producers: sym_size.int, Python SymInt arithmetic (add/sub/mul/floordiv) and
+// et_vk.select_as_symint. They dispatch nothing: each computes its SymInt on the host from the
+// resize hook, so later nodes (which resize in chain order) see the new value in their hooks,
+// uniforms and grids. Buffers keep their serialized size and are never reallocated.
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+void require_symint_out(const OpContext& oc) {
+  if (oc.g.kind(oc.out()) != format::VkValueKind::SymInt)
+    oc.fail(ErrorKind::Format, "output must be a SymInt, got " +
+                                   std::string(format::vk_value_kind_name(oc.g.kind(oc.out()))));
+}
+
+// Operand of SymInt arithmetic: Int, integral Double or SymInt (read live at resize time).
+void require_int_operand(const OpContext& oc, int32_t id, const char* what) {
+  auto k = oc.g.kind(id);
+  if (k != format::VkValueKind::Int && k != format::VkValueKind::SymInt && k != format::VkValueKind::Double)
+    oc.fail(ErrorKind::Format, std::string(what) + " must be an Int or SymInt, got " + format::vk_value_kind_name(k));
+  oc.g.integer(id);  // rejects a fractional Double at load
+}
+
+void build_sym_size(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_symint_out(oc);
+  int64_t rank = g.tensor(x).rank();
+  int64_t dim = norm_dim(oc, g.integer(oc.arg(1)), rank);
+  if (rank == 0) oc.fail(ErrorKind::InvalidArgument, "sym_size of a 0-dim tensor");
+  oc.node.resize = [&g, x, out, dim] { g.set_symint(out, g.tensor(x).dims[dim]); };
+}
+
+enum class Arith { Add, Sub, Mul, FloorDiv };
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;  // Python rounds toward -inf
+  return q;
+}
+
+template <Arith OP>
+void build_arith(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t a = oc.arg(0), b = oc.arg(1), out = oc.out();
+  require_symint_out(oc);
+  require_int_operand(oc, a, "a");
+  require_int_operand(oc, b, "b");
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, a, b, out, name] {
+    int64_t x = g.integer(a), y = g.integer(b), r = 0;
+    switch (OP) {
+      case Arith::Add: r = x + y; break;
+      case Arith::Sub: r = x - y; break;
+      case Arith::Mul: r = x * y; break;
+      case Arith::FloorDiv:
+        if (y == 0) throw Error(ErrorKind::InvalidArgument, name + ": SymInt floordiv by zero");
+        r = floor_div(x, y);
+        break;
+    }
+    g.set_symint(out, r);
+  };
+}
+
+// et_vk.select_as_symint [x, dim, index, out]: out = x.select(dim, index).item() for an integer
+// graph input. Graph has no host-data hook, so the resize hook reads the one element back from the
+// GPU (inputs are uploaded before resize runs): a synchronous 4-byte readback per run.
+void build_select_as_symint(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_symint_out(oc);
+  require_dtype(oc, x, {VkDType::Int32, VkDType::Int64, VkDType::Int8}, "x");
+  bool is_input = false;
+  for (auto id : g.input_ids()) is_input = is_input || static_cast<int32_t>(id) == x;
+  if (!is_input) oc.fail(ErrorKind::Unsupported, "x must be a graph input (its value is read back from the host upload)");
+  int64_t rank = g.tensor(x).rank();
+  if (rank == 0) oc.fail(ErrorKind::InvalidArgument, "x must have at least one dim");
+  int64_t dim = norm_dim(oc, g.integer(oc.arg(1)), rank);
+  int32_t index_id = oc.arg(2);
+  g.integer(index_id);  // Int or SymInt; checked again with the live size at resize
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  const gpu::Buffer* buf = &g.buffer(x);
+  oc.node.resize = [&g, x, out, dim, index_id, buf, name] {
+    const Tensor& t = g.tensor(x);
+    int64_t n = t.dims[dim];
+    int64_t idx = g.integer(index_id);
+    if (idx < -n || idx >= n)
+      throw Error(ErrorKind::InvalidArgument, name + ": index " + std::to_string(idx) + " out of range for dim " +
+                                                  std::to_string(dim) + " of size " + std::to_string(n));
+    if (idx < 0) idx += n;
+    // The remaining dims are taken at 0: the selected slice must hold exactly one element.
+    if (t.numel() != n)
+      throw Error(ErrorKind::InvalidArgument, name + ": x " + shape_str(t.dims) +
+                                                  " must have exactly one element per index along dim " +
+                                                  std::to_string(dim));
+    int32_t v = 0;
+    g.ctx().read(*buf, static_cast<uint64_t>(idx) * 4, &v, 4);
+    g.set_symint(out, v);
+  };
+}
+
+ETW_REGISTER_OP("sym_size.int", build_sym_size);
+ETW_REGISTER_OP("add", build_arith<Arith::Add>);
+ETW_REGISTER_OP("sub", build_arith<Arith::Sub>);
+ETW_REGISTER_OP("mul", build_arith<Arith::Mul>);
+ETW_REGISTER_OP("floordiv", build_arith<Arith::FloorDiv>);
+ETW_REGISTER_OP("et_vk.select_as_symint.default", build_select_as_symint);
+
+}  // namespace
+}  // namespace etwebgpu::ops
