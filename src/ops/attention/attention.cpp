@@ -1,0 +1,354 @@
+// Scaled dot-product attention: et_vk.sdpa ([B..., H, S, D]) and the llama KV-cache ops
+// sdpa_with_kv_cache / update_cache ([1, S, H, D] with caches [1, Cmax, Hkv, D]).
+// Three stages, QK -> row softmax -> AV, through a scratch attn[B, H, S_q, S_kv] sized for the
+// maximum shapes. The kernels are layout-generic (strides in the uniform), so both ops share them.
+// QK has two routes giving the same numbers: one invocation per query row (vec4 loads when
+// D % 4 == 0), or one per attention entry when B*H*S_q < GraphOptions::sdpa_occupancy_floor
+// (too few rows to occupy the GPU, e.g. channel attention). The route is chosen per run from live
+// shapes; force_route "sdpa_qk" = "row" | "entry" pins it.
+#include <cmath>
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using graph::Node;
+
+struct Params {
+  uint32_t b = 1, h = 1, sq = 0, skv = 0;
+  uint32_t d = 0, dv = 0, group = 1, causal = 0;
+  uint32_t start = 0, rows = 0, entries = 0, neg_inf_bits = 0xff800000u;
+  uint32_t q_b = 0, q_h = 0, q_s = 0;
+  float scale = 1.f;
+  uint32_t k_b = 0, k_h = 0, k_s = 0, pad0 = 0;
+  uint32_t v_b = 0, v_h = 0, v_s = 0, pad1 = 0;
+  uint32_t o_b = 0, o_h = 0, o_s = 0, pad2 = 0;
+  uint32_t m_b = 0, m_h = 0, m_s = 0, m_c = 0;
+};
+static_assert(sizeof(Params) == 128);
+
+enum class Route { Auto, Row, Entry };
+
+Route forced_route(const OpContext& oc) {
+  const auto& fr = oc.g.options().force_route;
+  auto it = fr.find("sdpa_qk");
+  if (it == fr.end() || it->second.empty()) return Route::Auto;
+  if (it->second == "row") return Route::Row;
+  if (it->second == "entry") return Route::Entry;
+  oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_qk must be \"row\" or \"entry\", got \"" + it->second + "\"");
+}
+
+uint32_t u32_of(const std::string& what, int64_t v) {
+  if (v < 0 || v > std::numeric_limits<uint32_t>::max())
+    throw Error(ErrorKind::Limit, what + " " + std::to_string(v) + " does not fit 32 bits");
+  return static_cast<uint32_t>(v);
+}
+
+// The three attention stages of one op. `plan` returns the live Params (shapes, strides, scale);
+// steps and uniforms are created once at load.
+struct Attention {
+  std::shared_ptr<Uniform<Params>> u;
+  size_t step_row = 0, step_entry = 0, step_softmax = 0, step_av = 0;
+  Route route = Route::Auto;
+  int64_t floor = 4096;
+  uint32_t max_per_dim = 65535;
+
+  // Checks grids and buffer limits for the maximum shapes before anything is allocated.
+  static void check_limits(const OpContext& oc, int64_t rows, int64_t skv, int64_t dv) {
+    Graph& g = oc.g;
+    const auto& info = g.ctx().info();
+    int64_t entries = rows * skv;
+    uint64_t max_wg = static_cast<uint64_t>(info.max_workgroups_per_dim) * info.max_workgroups_per_dim;
+    if (entries > std::numeric_limits<uint32_t>::max())
+      oc.fail(ErrorKind::Limit, "attention scratch of " + std::to_string(rows) + " rows x " + std::to_string(skv) +
+                                    " keys exceeds 2^32 entries");
+    uint64_t bytes = static_cast<uint64_t>(entries) * 4;
+    uint64_t lim = std::min<uint64_t>(info.max_storage_binding ? info.max_storage_binding : UINT64_MAX,
+                                      info.max_buffer_size ? info.max_buffer_size : UINT64_MAX);
+    if (bytes > lim)
+      oc.fail(ErrorKind::Limit, "attention scratch needs " + std::to_string(bytes) + " bytes; the device binds at most " +
+                                    std::to_string(lim));
+    if (static_cast<uint64_t>(rows) > max_wg || groups_for(static_cast<uint64_t>(entries)) > max_wg ||
+        groups_for(static_cast<uint64_t>(rows * dv)) > max_wg)
+      oc.fail(ErrorKind::Limit, "attention grid exceeds the device's workgroup limits");
+  }
+
+  // mask_kind: 0 none, 1 float, 2 bool. Binds q/k/v/out/mask and the scratch.
+  void build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind, int64_t max_rows,
+             int64_t max_skv, int64_t d) {
+    Graph& g = oc.g;
+    route = forced_route(oc);
+    floor = g.options().sdpa_occupancy_floor;
+    max_per_dim = g.ctx().info().max_workgroups_per_dim;
+    auto& scratch = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(max_rows * max_skv, 1)) * 4,
+                                   oc.call.name + ".attn");
+    u = std::make_shared<Uniform<Params>>();
+    u->init(g, oc.call.name);
+    const gpu::Buffer& mb = mask_kind ? g.buffer(mask) : g.dummy_buffer();
+    bool vec4 = d % 4 == 0;
+    const auto& p_row = g.ctx().pipeline(vec4 ? "sdpa_qk_row_vec4" : "sdpa_qk_row", "main", {{"MASK", mask_kind}});
+    const auto& p_entry = g.ctx().pipeline("sdpa_qk_entry", "main", {{"MASK", mask_kind}});
+    const auto& p_soft = g.ctx().pipeline("sdpa_softmax", "main");
+    const auto& p_av = g.ctx().pipeline("sdpa_av", "main");
+    auto& steps = oc.node.steps;
+    step_row = steps.size();
+    steps.push_back(g.make_step(p_row, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
+                                vec4 ? "qk_row_vec4" : "qk_row"));
+    step_entry = steps.size();
+    steps.push_back(g.make_step(p_entry, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
+                                "qk_entry"));
+    step_softmax = steps.size();
+    steps.push_back(g.make_step(p_soft, {{0, &scratch}, {1, u->buf}}, 0, "softmax"));
+    step_av = steps.size();
+    steps.push_back(g.make_step(p_av, {{0, &scratch}, {1, &g.buffer(v)}, {2, &g.buffer(out)}, {3, u->buf}}, 0, "av"));
+  }
+
+  // Writes the live uniform and re-targets the grids (rows = B*H*S_q).
+  void apply(Graph& g, Node& node, Params p) const {
+    p.rows = u32_of("attention rows", int64_t(p.b) * p.h * p.sq);
+    p.entries = u32_of("attention entries", int64_t(p.rows) * p.skv);
+    u->write(g, p);
+    bool use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
+    set_groups(g, node.steps[step_row], use_entry ? 0 : groups_for(p.rows, 64));
+    set_groups(g, node.steps[step_entry], use_entry ? groups_for(p.entries) : 0);
+    set_groups(g, node.steps[step_softmax], p.skv ? p.rows : 0);
+    set_groups(g, node.steps[step_av], groups_for(uint64_t(p.rows) * p.dv));
+  }
+};
+
+int64_t prod(const std::vector<int64_t>& v, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= v[i];
+  return n;
+}
+
+// ---------------------------------------------------------------- et_vk.sdpa
+// [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), out]; layout [B..., H, S, D].
+void build_sdpa(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t q = oc.arg(0), k = oc.arg(1), v = oc.arg(2), mask = oc.arg(3), out = oc.out();
+  for (int32_t id : {q, k, v, out}) require_dtype(oc, id, {VkDType::Float32, VkDType::Float16}, "q/k/v/out");
+  int mask_kind = 0;
+  if (!g.is_null(mask)) {
+    require_dtype(oc, mask, {VkDType::Float32, VkDType::Float16, VkDType::Bool}, "attn_mask");
+    mask_kind = g.tensor(mask).dtype == VkDType::Bool ? 2 : 1;
+  }
+  std::optional<double> scale_opt = g.opt_number(oc.arg(4));
+  const auto& tq = g.tensor(q);
+  int64_t r = tq.rank();
+  if (r < 2 || r > 8) oc.fail(ErrorKind::Unsupported, "q must have rank 2..8, got " + shape_str(tq.max_dims));
+  for (int32_t id : {k, v, out})
+    if (g.tensor(id).rank() != r)
+      oc.fail(ErrorKind::Unsupported, "q, k, v and out must have the same rank (no batch broadcasting)");
+  if (mask_kind && (g.tensor(mask).rank() < 2 || g.tensor(mask).rank() > r))
+    oc.fail(ErrorKind::InvalidArgument, "attn_mask " + shape_str(g.tensor(mask).max_dims) + " must be [..., S_q, S_kv]");
+  // Limits from the maximum shapes, before any buffer is allocated.
+  const auto& mq = tq.max_dims;
+  const auto& mk = g.tensor(k).max_dims;
+  const auto& mv = g.tensor(v).max_dims;
+  int64_t max_rows = prod(mq, 0, r - 1), max_skv = mk[r - 2];
+  if (mq.back() != mk.back()) oc.fail(ErrorKind::InvalidArgument, "q and k head dims differ: " + shape_str(mq) + " vs " + shape_str(mk));
+  Attention::check_limits(oc, max_rows, max_skv, mv.back());
+  if (g.tensor(out).max_numel() < max_rows * mv.back())
+    oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " is smaller than [.., S_q, D_v]");
+
+  auto att = std::make_shared<Attention>();
+  att->build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back());
+  Node* node = &oc.node;
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, node, att, q, k, v, out, mask, mask_kind, scale_opt, r, name] {
+    auto bad = [&](const std::string& m) { throw Error(ErrorKind::InvalidArgument, name + ": " + m); };
+    const auto& dq = g.tensor(q).dims;
+    const auto& dk = g.tensor(k).dims;
+    const auto& dv = g.tensor(v).dims;
+    size_t R = static_cast<size_t>(r);
+    int64_t H = R >= 3 ? dq[R - 3] : 1, Sq = dq[R - 2], D = dq[R - 1];
+    int64_t Hk = R >= 3 ? dk[R - 3] : 1, Skv = dk[R - 2];
+    if (dk[R - 1] != D) bad("q " + shape_str(dq) + " and k " + shape_str(dk) + " head dims differ");
+    if (dv[R - 2] != Skv || (R >= 3 && dv[R - 3] != Hk)) bad("k " + shape_str(dk) + " and v " + shape_str(dv) + " differ");
+    for (size_t i = 0; i + 3 < R; ++i)
+      if (dk[i] != dq[i] || dv[i] != dq[i]) bad("batch dims of q " + shape_str(dq) + " and k/v " + shape_str(dk) + " differ");
+    if (Hk != H && Hk != 1) bad("k/v heads " + std::to_string(Hk) + " must equal q heads " + std::to_string(H) + " or be 1");
+    int64_t B = prod(dq, 0, R >= 3 ? R - 3 : 0), Dv = dv[R - 1];
+    std::vector<int64_t> od = dq;
+    od[R - 1] = Dv;
+    Tensor& to = g.tensor(out);
+    if (numel(od) > to.max_numel()) bad("output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    to.dims = od;
+    Params p;
+    p.b = u32_of("batch", B);
+    p.h = u32_of("heads", H);
+    p.sq = u32_of("S_q", Sq);
+    p.skv = u32_of("S_kv", Skv);
+    p.d = u32_of("D", D);
+    p.dv = u32_of("D_v", Dv);
+    p.group = static_cast<uint32_t>(Hk == H ? 1 : H);  // k/v head = h / group
+    p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
+    p.q_s = u32_of("stride", D), p.q_h = u32_of("stride", Sq * D), p.q_b = u32_of("stride", H * Sq * D);
+    p.k_s = u32_of("stride", D), p.k_h = u32_of("stride", Skv * D), p.k_b = u32_of("stride", Hk * Skv * D);
+    p.v_s = u32_of("stride", Dv), p.v_h = u32_of("stride", Skv * Dv), p.v_b = u32_of("stride", Hk * Skv * Dv);
+    p.o_s = u32_of("stride", Dv), p.o_h = u32_of("stride", Sq * Dv), p.o_b = u32_of("stride", H * Sq * Dv);
+    if (mask_kind) {
+      // Broadcast the mask to [B..., H, S_q, S_kv]; folded batch dims must be all 1 or all full.
+      std::vector<int64_t> full(dq.begin(), dq.end() - 1);
+      full.push_back(Skv);
+      const auto& dm = g.tensor(mask).dims;
+      std::vector<int64_t> bs;
+      try {
+        if (broadcast_shape(dm, full) != full) bad("attn_mask " + shape_str(dm) + " does not broadcast to " + shape_str(full));
+        bs = broadcast_strides(dm, full);
+      } catch (const Error& e) {
+        bad(std::string("attn_mask: ") + e.what());
+      }
+      p.m_c = u32_of("stride", bs[R - 1]);
+      p.m_s = u32_of("stride", bs[R - 2]);
+      p.m_h = R >= 3 ? u32_of("stride", bs[R - 3]) : 0;
+      if (R > 3) {
+        bool all0 = true, contig = true;
+        int64_t expect = bs[R - 4];
+        for (int64_t i = static_cast<int64_t>(R) - 4; i >= 0; --i) {
+          all0 = all0 && bs[i] == 0;
+          contig = contig && bs[i] == expect;
+          expect *= full[i];
+        }
+        if (!all0 && !contig)
+          bad("attn_mask " + shape_str(dm) + " broadcasts over only some of the batch dims of " + shape_str(full));
+        p.m_b = all0 ? 0 : u32_of("stride", bs[R - 4]);
+      }
+    }
+    att->apply(g, *node, p);
+  };
+}
+
+// ---------------------------------------------------------------- KV cache
+// Copies value [1, S, Hkv, D] into cache [1, Cmax, Hkv, D] at row start_pos (a buffer copy step).
+struct CacheWrite {
+  size_t step = 0;
+  int32_t value = -1, cache = -1, start = -1;
+  void build(OpContext& oc, int32_t val, int32_t c, int32_t st) {
+    Graph& g = oc.g;
+    value = val, cache = c, start = st;
+    const auto& tv = g.tensor(val);
+    const auto& tc = g.tensor(c);
+    if (tv.rank() != 4 || tc.rank() != 4)
+      oc.fail(ErrorKind::Unsupported, "value " + shape_str(tv.max_dims) + " and cache " + shape_str(tc.max_dims) +
+                                          " must be [1, S, H, D] and [1, Cmax, H, D]");
+    if (tv.max_dims[0] != 1 || tc.max_dims[0] != 1) oc.fail(ErrorKind::Unsupported, "only batch 1 is supported");
+    if (tv.max_dims[2] != tc.max_dims[2] || tv.max_dims[3] != tc.max_dims[3])
+      oc.fail(ErrorKind::InvalidArgument, "value " + shape_str(tv.max_dims) + " does not match cache " + shape_str(tc.max_dims));
+    auto k = g.kind(st);
+    if (k != format::VkValueKind::Int && k != format::VkValueKind::SymInt && k != format::VkValueKind::Double)
+      oc.fail(ErrorKind::Format, "start_pos must be an Int or SymInt");
+    g.integer(st);
+    Step s;
+    s.copy_src = &g.buffer(val);
+    s.copy_dst = &g.buffer(c);
+    s.variant = "update_cache";
+    step = oc.node.steps.size();
+    oc.node.steps.push_back(std::move(s));
+  }
+  // Returns the live (start_pos, S).
+  std::pair<int64_t, int64_t> apply(Graph& g, Node& node, const std::string& name) const {
+    const auto& dv = g.tensor(value).dims;
+    const auto& tc = g.tensor(cache);
+    int64_t sp = g.integer(start);
+    int64_t S = dv[1];
+    if (dv[0] != 1 || dv[2] != tc.dims[2] || dv[3] != tc.dims[3])
+      throw Error(ErrorKind::InvalidArgument, name + ": value " + shape_str(dv) + " does not match cache " + shape_str(tc.dims));
+    if (sp < 0 || sp + S > tc.dims[1])
+      throw Error(ErrorKind::InvalidArgument, name + ": start_pos " + std::to_string(sp) + " + S " + std::to_string(S) +
+                                                  " exceeds the cache length " + std::to_string(tc.dims[1]));
+    uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * 4;
+    Step& s = node.steps[step];
+    s.copy_src_offset = 0;
+    s.copy_dst_offset = static_cast<uint64_t>(sp) * row;
+    s.copy_size = static_cast<uint64_t>(S) * row;
+    return {sp, S};
+  }
+};
+
+// update_cache.default [value, cache, start_pos, out]. The llama op mutates `cache` in place and
+// its returned tensor is a placeholder the CPU kernel leaves unwritten; we do the same.
+void build_update_cache(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t value = oc.arg(0), cache = oc.arg(1), start = oc.arg(2);
+  require_dtype(oc, value, {VkDType::Float32, VkDType::Float16}, "value");
+  require_dtype(oc, cache, {VkDType::Float32, VkDType::Float16}, "cache");
+  auto cw = std::make_shared<CacheWrite>();
+  cw->build(oc, value, cache, start);
+  Node* node = &oc.node;
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, node, cw, name] { cw->apply(g, *node, name); };
+}
+
+// sdpa_with_kv_cache.default [q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, drop_p,
+// is_causal, scale, out]: writes k/v into the caches at start_pos, then causal attention of
+// q [1, S, Hq, D] over cache rows [0, start_pos + S) with GQA (Hq % Hkv == 0).
+void build_sdpa_kv(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t q = oc.arg(0), k = oc.arg(1), v = oc.arg(2), kc = oc.arg(3), vc = oc.arg(4), start = oc.arg(5);
+  int32_t seq_len = oc.arg(6), mask = oc.arg(7), drop = oc.arg(8), causal = oc.arg(9), out = oc.out();
+  for (int32_t id : {q, k, v, kc, vc, out}) require_dtype(oc, id, {VkDType::Float32, VkDType::Float16}, "q/k/v/caches/out");
+  if (!g.is_null(mask)) oc.fail(ErrorKind::Unsupported, "attn_mask is not supported (causal attention only)");
+  if (!g.is_null(drop) && g.number(drop) != 0.0) oc.fail(ErrorKind::Unsupported, "dropout_p must be 0");
+  if (!g.is_null(causal) && !g.boolean(causal)) oc.fail(ErrorKind::Unsupported, "only is_causal=True is supported");
+  std::optional<double> scale_opt = g.opt_number(oc.arg(10));
+  const auto& tq = g.tensor(q);
+  const auto& tkc = g.tensor(kc);
+  if (tq.rank() != 4 || tq.max_dims[0] != 1) oc.fail(ErrorKind::Unsupported, "q must be [1, S, Hq, D], got " + shape_str(tq.max_dims));
+  int64_t Hq = tq.max_dims[2], D = tq.max_dims[3];
+  if (tkc.rank() != 4) oc.fail(ErrorKind::Unsupported, "k_cache must be [1, Cmax, Hkv, D]");
+  int64_t Cmax = tkc.max_dims[1], Hkv = tkc.max_dims[2];
+  if (tkc.max_dims[3] != D) oc.fail(ErrorKind::InvalidArgument, "q and k_cache head dims differ");
+  if (g.tensor(vc).max_dims != tkc.max_dims) oc.fail(ErrorKind::InvalidArgument, "k_cache and v_cache shapes differ");
+  if (Hkv <= 0 || Hq % Hkv) oc.fail(ErrorKind::InvalidArgument, "q heads " + std::to_string(Hq) + " must be a multiple of kv heads " + std::to_string(Hkv));
+  if (g.tensor(out).max_numel() < tq.max_numel()) oc.fail(ErrorKind::InvalidArgument, "out is smaller than q");
+  auto sk = g.kind(seq_len);
+  if (sk != format::VkValueKind::Int && sk != format::VkValueKind::SymInt && sk != format::VkValueKind::Double)
+    oc.fail(ErrorKind::Format, "seq_len must be an Int or SymInt");
+  int64_t max_rows = Hq * tq.max_dims[1];
+  Attention::check_limits(oc, max_rows, Cmax, D);
+
+  auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
+  kw->build(oc, k, kc, start);
+  vw->build(oc, v, vc, start);
+  auto att = std::make_shared<Attention>();
+  att->build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D);
+  Node* node = &oc.node;
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, node, att, kw, vw, q, k, out, seq_len, scale_opt, name] {
+    auto [sp, S] = kw->apply(g, *node, name);
+    vw->apply(g, *node, name);
+    const auto& dq = g.tensor(q).dims;
+    const auto& dk = g.tensor(k).dims;
+    if (dq[0] != 1 || dq[1] != S || dk[1] != S)
+      throw Error(ErrorKind::InvalidArgument, name + ": q " + shape_str(dq) + " and k " + shape_str(dk) +
+                                                  " must share batch 1 and sequence length");
+    if (g.integer(seq_len) != S)
+      throw Error(ErrorKind::InvalidArgument, name + ": seq_len " + std::to_string(g.integer(seq_len)) +
+                                                  " differs from q's sequence length " + std::to_string(S));
+    int64_t Hq = dq[2], D = dq[3], Hkv = dk[2];
+    Tensor& to = g.tensor(out);
+    to.dims = dq;
+    Params p;
+    p.b = 1, p.h = u32_of("heads", Hq), p.sq = u32_of("S", S), p.skv = u32_of("S_kv", sp + S);
+    p.d = p.dv = u32_of("D", D);
+    p.group = u32_of("group", Hq / Hkv);
+    p.causal = 1;
+    p.start = u32_of("start_pos", sp);
+    p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
+    // BSHD strides; the batch stride is unused (batch 1).
+    p.q_s = p.o_s = u32_of("stride", Hq * D), p.q_h = p.o_h = u32_of("stride", D);
+    p.k_s = p.v_s = u32_of("stride", Hkv * D), p.k_h = p.v_h = u32_of("stride", D);
+    att->apply(g, *node, p);
+  };
+}
+
+ETW_REGISTER_OP("et_vk.sdpa.default", build_sdpa);
+ETW_REGISTER_OP("sdpa_with_kv_cache.default", build_sdpa_kv);
+ETW_REGISTER_OP("update_cache.default", build_update_cache);
+
+}  // namespace
+}  // namespace etwebgpu::ops
