@@ -6,8 +6,8 @@ namespace {
 
 enum BinOp : uint32_t {
   kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kDivTrunc = 4, kDivFloor = 5, kPow = 6, kMin = 7, kMax = 8,
-  kEq = 10, kNe = 11, kLt = 12, kLe = 13, kGt = 14, kGe = 15, kLogicalAnd = 20, kLogicalOr = 21,
-  kBitAnd = 22, kBitOr = 23,
+  kEq = 10, kNe = 11, kLt = 12, kLe = 13, kGt = 14, kGe = 15, kLogicalXor = 16, kLogicalAnd = 20, kLogicalOr = 21,
+  kBitAnd = 22, kBitOr = 23, kBitXor = 24,
 };
 
 struct Params {
@@ -50,7 +50,7 @@ void build_binary(OpContext& oc, Form f) {
   bool compute_float = cmp ? (a_float || b_float) : out_float;
   if (!compute_float && (op == kDiv || op == kPow))
     oc.fail(ErrorKind::Unsupported, "integer true division / pow must produce a float output");
-  if (compute_float && (op == kBitAnd || op == kBitOr)) oc.fail(ErrorKind::Unsupported, "bitwise op on floats");
+  if (compute_float && (op == kBitAnd || op == kBitOr || op == kBitXor)) oc.fail(ErrorKind::Unsupported, "bitwise op on floats");
   if (!compute_float && !cmp && (a_float || b_float))
     oc.fail(ErrorKind::Unsupported, "float operands with an integer output");
   double alpha = f.alpha_arg >= 0 ? g.number(oc.arg(f.alpha_arg)) : 1.0;
@@ -124,6 +124,8 @@ ETW_REGISTER_OP("aten.logical_and.default", build<kLogicalAnd>);
 ETW_REGISTER_OP("aten.logical_or.default", build<kLogicalOr>);
 ETW_REGISTER_OP("aten.bitwise_and.Tensor", build<kBitAnd>);
 ETW_REGISTER_OP("aten.bitwise_or.Tensor", build<kBitOr>);
+ETW_REGISTER_OP("aten.bitwise_xor.Tensor", build<kBitXor>);
+ETW_REGISTER_OP("aten.logical_xor.default", build<kLogicalXor>);
 
 }  // namespace
 }  // namespace etwebgpu::ops

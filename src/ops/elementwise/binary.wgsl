@@ -73,6 +73,7 @@ fn i_op(x: i32, y: i32) -> i32 {
     case 8u: { return max(x, y); }
     case 22u: { return x & y; }
     case 23u: { return x | y; }
+    case 24u: { return x ^ y; }
     default: { return 0; }
   }
 }
@@ -85,6 +86,7 @@ fn cmp_f(x: f32, y: f32) -> bool {
     case 13u: { return x <= y; }
     case 14u: { return x > y; }
     case 15u: { return x >= y; }
+    case 16u: { return (x != 0.0) != (y != 0.0); }
     case 20u: { return x != 0.0 && y != 0.0; }
     case 21u: { return x != 0.0 || y != 0.0; }
     default: { return false; }
@@ -98,6 +100,7 @@ fn cmp_i(x: i32, y: i32) -> bool {
     case 13u: { return x <= y; }
     case 14u: { return x > y; }
     case 15u: { return x >= y; }
+    case 16u: { return (x != 0) != (y != 0); }
     case 20u: { return x != 0 && y != 0; }
     case 21u: { return x != 0 || y != 0; }
     default: { return false; }

@@ -100,6 +100,27 @@ TEST(OpBinary, LargeTensorPast65535WorkgroupsIsCorrect) {
   EXPECT_TRUE(Close(got, ref::binary(ref::BinaryOp::Add, a, b, 1.0)));
 }
 
+TEST(OpBinary, LogicalXorOnBoolAndFloatProducesBool) {
+  ETW_REQUIRE_GPU();
+  auto a = random_bool({4, 7}, 14), b = random_bool({1, 7}, 15);
+  EXPECT_TRUE(Close(run_binary("aten.logical_xor.default", a, b, DType::Bool, {4, 7}), ref::binary(ref::BinaryOp::LogicalXor, a, b, 1.0)));
+  auto fa = random_f32({3, 5}, 16), fb = random_f32({3, 5}, 17);
+  fa.as<float>()[0] = 0.f;
+  fb.as<float>()[1] = 0.f;
+  fa.as<float>()[2] = fb.as<float>()[2] = 0.f;
+  EXPECT_TRUE(Close(run_binary("aten.logical_xor.default", fa, fb, DType::Bool, {3, 5}), ref::binary(ref::BinaryOp::LogicalXor, fa, fb, 1.0)));
+}
+
+TEST(OpBinary, BitwiseAndOrXorOnInt32AndBool) {
+  ETW_REQUIRE_GPU();
+  auto a = random_i32({3, 9}, 18, -100000, 100000), b = random_i32({9}, 19, -100000, 100000);
+  auto ba = random_bool({5, 4}, 20), bb = random_bool({5, 1}, 21);
+  for (auto [op, c] : {std::pair{"aten.bitwise_and.Tensor", '&'}, {"aten.bitwise_or.Tensor", '|'}, {"aten.bitwise_xor.Tensor", '^'}}) {
+    EXPECT_TRUE(Close(run_binary(op, a, b, DType::Int32, {3, 9}), ref::bitwise(c, a, b))) << op;
+    EXPECT_TRUE(Close(run_binary(op, ba, bb, DType::Bool, {5, 4}), ref::bitwise(c, ba, bb))) << op;
+  }
+}
+
 TEST(OpBinary, NonBroadcastableShapesFailAtLoad) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({3, 4}, 1), b = random_f32({5}, 2);

@@ -56,10 +56,24 @@ HostTensor binary(BinaryOp op, const HostTensor& a, const HostTensor& b, double 
       case BinaryOp::Le: v = x <= y; break;
       case BinaryOp::Gt: v = x > y; break;
       case BinaryOp::Ge: v = x >= y; break;
+      case BinaryOp::LogicalXor: v = (x != 0) != (y != 0); break;
     }
     if (cmp) r.data[i] = v != 0;
     else if (ints) r.as<int32_t>()[i] = static_cast<int32_t>(v);
     else r.as<double>()[i] = v;
+  }
+  return r;
+}
+
+HostTensor bitwise(char op, const HostTensor& a, const HostTensor& b) {
+  auto o = broadcast(a.shape, b.shape);
+  auto av = a.to_f64(), bv = b.to_f64();
+  HostTensor r(a.dtype == DType::Bool ? DType::Bool : DType::Int32, o);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    int64_t x = static_cast<int64_t>(av[src_index(i, o, a.shape)]), y = static_cast<int64_t>(bv[src_index(i, o, b.shape)]);
+    int64_t v = op == '&' ? (x & y) : op == '|' ? (x | y) : (x ^ y);
+    if (r.dtype == DType::Bool) r.data[i] = v != 0;
+    else r.as<int32_t>()[i] = static_cast<int32_t>(v);
   }
   return r;
 }

@@ -4,10 +4,12 @@
 
 namespace etwebgpu::ref {
 
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Min, Max, Eq, Ne, Lt, Le, Gt, Ge };
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, LogicalXor };
 // a (op) b with broadcasting; alpha scales b for Add/Sub. Comparisons give Bool; integer inputs
 // with Add/Sub/Mul give Int32 results (exact); everything else Float64.
 HostTensor binary(BinaryOp op, const HostTensor& a, const HostTensor& b, double alpha);
+// Bitwise and/or/xor of int32 or bool tensors with broadcasting ('&', '|', '^'); result has a's dtype.
+HostTensor bitwise(char op, const HostTensor& a, const HostTensor& b);
 std::vector<int64_t> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 }  // namespace etwebgpu::ref

@@ -1,0 +1,201 @@
+// Tensor creation: full / full_like / zeros(_like) / ones(_like) / scalar_tensor / arange.
+// The output dtype is the output tensor's (dtype arguments are serialized as Null). One fill
+// kernel (creation_fill.wgsl) writes start + i*step, run every time since the output buffer may
+// be shared with other tensors.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+struct Params {
+  uint32_t n = 0;
+  int32_t i_start = 0, i_step = 0;
+  uint32_t pad = 0;
+  float f_start = 0.f, f_step = 0.f;
+  uint32_t pad2[2] = {0, 0};
+};
+static_assert(sizeof(Params) == 32);
+
+uint32_t dt_code(const OpContext& oc, int32_t out) {
+  VkDType t = oc.g.tensor(out).dtype;
+  if (t == VkDType::Float32) return 0;
+  if (t == VkDType::Int32 || t == VkDType::Int64) return 1;  // int64 lives as int32 words
+  if (t == VkDType::Bool) return 2;
+  oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(t) + " (float32, int32/int64 or bool)");
+}
+
+float to_f32(double v) {
+  if (std::isnan(v)) return std::numeric_limits<float>::quiet_NaN();
+  if (v > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+  if (v < -std::numeric_limits<float>::max()) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
+
+// Converts a value to an int32 word like a torch cast to an integer dtype (toward zero).
+int32_t to_i32(const std::string& op, double v, const char* what) {
+  if (!std::isfinite(v) || std::trunc(v) < -2147483648.0 || std::trunc(v) > 2147483647.0)
+    throw Error(ErrorKind::InvalidArgument, op + ": " + what + " " + std::to_string(v) + " does not fit an int32 tensor");
+  return static_cast<int32_t>(std::trunc(v));
+}
+
+// Live output dims and fill parameters, recomputed at every resize (SymInt sizes / bounds).
+struct Fill {
+  std::vector<int64_t> dims;
+  Params p;
+};
+
+// Shared tail: installs the fill step; `live` gives the output dims and parameters at each resize.
+void install(OpContext& oc, int32_t out, std::function<Fill()> live) {
+  Graph& g = oc.g;
+  uint32_t dt = dt_code(oc, out);
+  const auto& pipe = g.ctx().pipeline("creation_fill", "main", {{"DT", double(dt)}});
+  auto u = std::make_shared<Uniform<Params>>();
+  u->init(g, oc.call.name);
+  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(out)}, {1, u->buf}}, 0));
+  Step* s = &oc.node.steps.back();
+  std::string name = oc.call.name;
+  oc.node.resize = [&g, out, u, s, live, name] {
+    Fill f = live();
+    const auto& d = f.dims;
+    Tensor& to = g.tensor(out);
+    if (d.size() != to.max_dims.size() || numel(d) > to.max_numel())
+      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(d) + " does not fit the output tensor " +
+                                                  shape_str(to.max_dims));
+    to.dims = d;
+    Params q = f.p;
+    q.n = static_cast<uint32_t>(to.numel());
+    u->write(g, q);
+    set_groups(g, *s, groups_for(to.numel()));
+  };
+}
+
+// A constant fill value in the output's dtype.
+Params fill_params(const OpContext& oc, int32_t out, double v) {
+  Params p;
+  switch (dt_code(oc, out)) {
+    case 0: p.f_start = to_f32(v); break;
+    case 1: p.i_start = to_i32(oc.call.name, v, "fill value"); break;
+    default: p.i_start = (v != 0 || std::isnan(v)) ? 1 : 0; break;
+  }
+  return p;
+}
+
+// full/zeros/ones: the size list may hold SymInts (ValueList), read live at every resize.
+void build_sized_fill(OpContext& oc, std::optional<double> fixed) {
+  Graph& g = oc.g;
+  int32_t size = oc.arg(0), out = oc.out();
+  double v = fixed ? *fixed : g.number(oc.arg(1));
+  auto sz = g.int_list(size);
+  for (int64_t d : sz)
+    if (d < 0) oc.fail(ErrorKind::InvalidArgument, "negative size " + shape_str(sz));
+  if (g.kind(size) == format::VkValueKind::IntList && sz != g.tensor(out).max_dims)
+    oc.fail(ErrorKind::InvalidArgument, "size " + shape_str(sz) + " differs from the output tensor " +
+                                            shape_str(g.tensor(out).max_dims));
+  Params p = fill_params(oc, out, v);
+  install(oc, out, [&g, size, p] { return Fill{g.int_list(size), p}; });
+}
+
+// *_like: the output follows the live shape of self.
+void build_like_fill(OpContext& oc, std::optional<double> fixed) {
+  Graph& g = oc.g;
+  int32_t self = oc.arg(0), out = oc.out();
+  double v = fixed ? *fixed : g.number(oc.arg(1));
+  require_same_numel(oc, self, out);
+  Params p = fill_params(oc, out, v);
+  install(oc, out, [&g, self, p] { return Fill{g.tensor(self).dims, p}; });
+}
+
+void build_full(OpContext& oc) { build_sized_fill(oc, std::nullopt); }
+void build_zeros(OpContext& oc) { build_sized_fill(oc, 0.0); }
+void build_ones(OpContext& oc) { build_sized_fill(oc, 1.0); }
+void build_full_like(OpContext& oc) { build_like_fill(oc, std::nullopt); }
+void build_zeros_like(OpContext& oc) { build_like_fill(oc, 0.0); }
+void build_ones_like(OpContext& oc) { build_like_fill(oc, 1.0); }
+
+// scalar_tensor: [s, dtype, layout, device, pin_memory, out] -> 0-dim tensor.
+void build_scalar_tensor(OpContext& oc) {
+  int32_t out = oc.out();
+  if (oc.g.tensor(out).max_numel() != 1)
+    oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(oc.g.tensor(out).max_dims) + " is not a single element");
+  std::vector<int64_t> d = oc.g.tensor(out).max_dims;
+  Params p = fill_params(oc, out, oc.g.number(oc.arg(0)));
+  install(oc, out, [d, p] { return Fill{d, p}; });
+}
+
+// arange: element count ceil((end - start) / step), computed from live values (SymInts allowed).
+int64_t arange_count(const std::string& name, double start, double end, double step) {
+  if (!std::isfinite(start) || !std::isfinite(end))
+    throw Error(ErrorKind::InvalidArgument, name + ": start and end must be finite");
+  if (step == 0 || !std::isfinite(step)) throw Error(ErrorKind::InvalidArgument, name + ": step must be nonzero and finite");
+  if ((step > 0 && end < start) || (step < 0 && end > start))
+    throw Error(ErrorKind::InvalidArgument, name + ": upper bound and larger bound inconsistent with step sign");
+  return static_cast<int64_t>(std::ceil((end - start) / step));
+}
+
+void build_arange_impl(OpContext& oc, int32_t a_start, int32_t a_end, int32_t a_step) {
+  Graph& g = oc.g;
+  int32_t out = oc.out();
+  Tensor& to = g.tensor(out);
+  if (to.max_dims.size() != 1) oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(to.max_dims) + " is not 1-D");
+  uint32_t dt = dt_code(oc, out);
+  if (dt == 2) oc.fail(ErrorKind::Unsupported, "arange with a bool output");
+  auto val = [&g](int32_t id, double dflt) { return id < 0 ? dflt : g.number(id); };
+  bool live = false;  // any SymInt argument: count may change per run
+  for (int32_t id : {a_start, a_end, a_step})
+    if (id >= 0) {
+      if (g.kind(id) == format::VkValueKind::SymInt) live = true;
+      else if (!g.is_tensor(id) && g.kind(id) != format::VkValueKind::Int && g.kind(id) != format::VkValueKind::Double)
+        oc.fail(ErrorKind::Format, "arange bounds must be numbers");
+    }
+  double start = val(a_start, 0), end = val(a_end, 0), step = val(a_step, 1);
+  int64_t n;
+  try {
+    n = arange_count(oc.call.name, start, end, step);
+  } catch (const Error& e) {
+    oc.fail(ErrorKind::InvalidArgument, e.what());
+  }
+  if (!live && n != to.max_numel())
+    oc.fail(ErrorKind::InvalidArgument, "arange(" + std::to_string(start) + ", " + std::to_string(end) + ", " +
+                                            std::to_string(step) + ") has " + std::to_string(n) +
+                                            " elements but the output holds " + std::to_string(to.max_numel()));
+  if (dt == 1) {
+    // Integer arange of non-integral bounds is rejected: torch would compute in float then cast.
+    for (double v : {start, end, step})
+      if (v != std::trunc(v)) oc.fail(ErrorKind::Unsupported, "int arange with a non-integral bound");
+  }
+  bool int_out = dt == 1;
+  std::string name = oc.call.name;
+  // Everything is re-read from live values at each resize (SymInt bounds change per run).
+  install(oc, out, [&g, val, a_start, a_end, a_step, int_out, name] {
+    double st = val(a_start, 0), en = val(a_end, 0), sp = val(a_step, 1);
+    Fill f{{arange_count(name, st, en, sp)}, Params{}};
+    if (int_out) {
+      f.p.i_start = to_i32(name, st, "start");
+      f.p.i_step = to_i32(name, sp, "step");
+    } else {
+      f.p.f_start = to_f32(st);
+      f.p.f_step = to_f32(sp);
+    }
+    return f;
+  });
+}
+
+void build_arange_start_step(OpContext& oc) { build_arange_impl(oc, oc.arg(0), oc.arg(1), oc.arg(2)); }
+void build_arange(OpContext& oc) { build_arange_impl(oc, -1, oc.arg(0), -1); }
+
+ETW_REGISTER_OP("aten.full.default", build_full);
+ETW_REGISTER_OP("aten.full_like.default", build_full_like);
+ETW_REGISTER_OP("aten.zeros.default", build_zeros);
+ETW_REGISTER_OP("aten.zeros_like.default", build_zeros_like);
+ETW_REGISTER_OP("aten.ones.default", build_ones);
+ETW_REGISTER_OP("aten.ones_like.default", build_ones_like);
+ETW_REGISTER_OP("aten.scalar_tensor.default", build_scalar_tensor);
+ETW_REGISTER_OP("aten.arange.start_step", build_arange_start_step);
+ETW_REGISTER_OP("aten.arange.default", build_arange);
+
+}  // namespace
+}  // namespace etwebgpu::ops
