@@ -1,0 +1,240 @@
+// Gather-like indexing ops (embedding, index_select, gather, index.Tensor) through
+// indexing_gather.wgsl. Index tensors are int32/int64 (one i32 word each); negative indices wrap
+// once; indices still out of range produce 0 (the GPU cannot raise; documented).
+#include <functional>
+#include <memory>
+
+#include "ops/memory/mem_util.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using mem::fail_at;
+using mem::set_out;
+
+// WGSL: struct Params { o: Shape, s: Shape, x: Shape, dim, n_idx, inner, src_dim, stride, first, pad0, pad1: u32 }
+struct IndexParams {
+  ShapeU o, s, x;
+  uint32_t dim = 0, n_idx = 0, inner = 1, src_dim = 1, stride = 0, first = 0, pad0 = 0, pad1 = 0;
+};
+static_assert(sizeof(IndexParams) == 272);
+
+enum IndexMode : uint32_t { kSelect = 0, kGather = 1, kIndexAccum = 2, kIndexFinal = 3 };
+
+struct IStep {
+  size_t step = 0;
+  std::shared_ptr<Uniform<IndexParams>> u;
+};
+
+IStep add_index_step(OpContext& oc, IndexMode mode, const gpu::Buffer& src, const gpu::Buffer& idx,
+                     const gpu::Buffer& out, const char* variant) {
+  Graph& g = oc.g;
+  if (&src == &out || &idx == &out)
+    oc.fail(ErrorKind::Unsupported, "an input and the output share one memory object");
+  IStep s;
+  s.u = std::make_shared<Uniform<IndexParams>>();
+  s.u->init(g, oc.call.name);
+  const auto& p = g.ctx().pipeline("indexing_gather", "main", {{"MODE", static_cast<double>(mode)}});
+  oc.node.steps.push_back(g.make_step(p, {{0, &src}, {1, &idx}, {2, &out}, {3, s.u->buf}}, 0, variant));
+  s.step = oc.node.steps.size() - 1;
+  return s;
+}
+
+void write_index(Graph& g, Step& step, const IStep& s, const IndexParams& p) {
+  s.u->write(g, p);
+  set_groups(g, step, groups_for(p.o.numel));
+}
+
+uint32_t u32_of(const std::string& w, int64_t v, const char* what) {
+  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
+    fail_at(w, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
+  return static_cast<uint32_t>(v);
+}
+
+void require_index(const OpContext& oc, int32_t id, const char* what) {
+  mem::require_tensor(oc, id, what);
+  require_dtype(oc, id, {VkDType::Int32, VkDType::Int64}, what);
+}
+
+int64_t prod(const std::vector<int64_t>& d, size_t a, size_t b) {
+  int64_t p = 1;
+  for (size_t i = a; i < b; ++i) p *= d[i];
+  return p;
+}
+
+// MODE 0 over (outer, n_idx, inner); `geom(out_dims&, outer&, src_dim&, inner&)` from live dims.
+void build_select_like(OpContext& oc, int32_t src, int32_t idx, const char* variant,
+                       std::function<void(std::vector<int64_t>&, int64_t&, int64_t&, int64_t&)> geom) {
+  Graph& g = oc.g;
+  int32_t out = oc.out();
+  mem::require_same_words(oc, src, out, "the source");
+  IStep s = add_index_step(oc, kSelect, g.buffer(src), g.buffer(idx), g.buffer(out), variant);
+  graph::Node* node = &oc.node;
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, out, idx, s, node, w, geom] {
+    std::vector<int64_t> od;
+    int64_t outer = 1, src_dim = 1, inner = 1;
+    geom(od, outer, src_dim, inner);
+    set_out(g, w, out, od);
+    IndexParams p;
+    p.o = make_shape(od);
+    p.n_idx = u32_of(w, g.tensor(idx).numel(), "index count");
+    p.inner = u32_of(w, inner, "inner size");
+    p.src_dim = u32_of(w, src_dim, "indexed dim");
+    if (src_dim > INT32_MAX) fail_at(w, ErrorKind::Limit, "indexed dim exceeds int32");
+    write_index(g, node->steps[s.step], s, p);
+  };
+}
+
+// embedding [weight, indices, padding_idx, scale_grad_by_freq, sparse, out]: out = indices.shape + [D].
+// padding_idx / scale_grad_by_freq / sparse only affect gradients.
+void build_embedding(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t wt = oc.arg(0), ix = oc.arg(1);
+  mem::require_tensor(oc, wt, "weight");
+  require_index(oc, ix, "indices");
+  if (g.tensor(wt).rank() != 2)
+    oc.fail(ErrorKind::InvalidArgument, "weight must be 2-D, got " + shape_str(g.tensor(wt).max_dims));
+  build_select_like(oc, wt, ix, "embedding", [&g, wt, ix](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
+    const auto& wd = g.tensor(wt).dims;
+    od = g.tensor(ix).dims;
+    od.push_back(wd[1]);
+    outer = 1, sd = wd[0], inner = wd[1];
+  });
+}
+
+// index_select [self, dim, index (0-d or 1-D), out].
+void build_index_select(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), ix = oc.arg(2);
+  mem::require_tensor(oc, x, "self");
+  require_index(oc, ix, "index");
+  int64_t r = g.tensor(x).rank();
+  if (r == 0) oc.fail(ErrorKind::Unsupported, "0-d self is not supported");
+  if (g.tensor(ix).rank() > 1)
+    oc.fail(ErrorKind::InvalidArgument, "index must be 0-D or 1-D, got " + shape_str(g.tensor(ix).max_dims));
+  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r);
+  build_select_like(oc, x, ix, "index_select", [&g, x, ix, d](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
+    const auto& xd = g.tensor(x).dims;
+    od = xd;
+    od[d] = g.tensor(ix).numel();
+    outer = prod(xd, 0, d), sd = xd[d], inner = prod(xd, d + 1, xd.size());
+  });
+}
+
+// gather [self, dim, index, sparse_grad, out]: out has index's shape.
+void build_gather(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), ix = oc.arg(2), out = oc.out();
+  mem::require_tensor(oc, x, "self");
+  require_index(oc, ix, "index");
+  mem::require_same_words(oc, x, out, "self");
+  int64_t r = g.tensor(x).rank();
+  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r);
+  if (g.tensor(ix).rank() != std::max<int64_t>(r, 0) && !(r == 0 && g.tensor(ix).rank() <= 1))
+    oc.fail(ErrorKind::InvalidArgument, "index " + shape_str(g.tensor(ix).max_dims) + " and self " +
+                                            shape_str(g.tensor(x).max_dims) + " must have the same number of dims");
+  IStep s = add_index_step(oc, kGather, g.buffer(x), g.buffer(ix), g.buffer(out), "gather");
+  graph::Node* node = &oc.node;
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, x, ix, out, d, s, node, w] {
+    const auto& xd = g.tensor(x).dims;
+    const auto& id = g.tensor(ix).dims;
+    for (size_t i = 0; i < xd.size() && i < id.size(); ++i)
+      if (static_cast<int64_t>(i) != d && id[i] > xd[i])
+        fail_at(w, ErrorKind::InvalidArgument, "index " + shape_str(id) + " is larger than self " + shape_str(xd) +
+                                                   " outside dim " + std::to_string(d));
+    set_out(g, w, out, id);
+    IndexParams p;
+    p.o = make_shape(id);
+    p.s = make_shape(xd);
+    p.dim = xd.empty() ? 0xffffffffu : static_cast<uint32_t>(d);
+    p.src_dim = u32_of(w, xd.empty() ? 1 : xd[d], "indexed dim");
+    write_index(g, node->steps[s.step], s, p);
+  };
+}
+
+// index.Tensor [self, indices ValueList (tensor | Null), out]: index tensors for the leading k
+// dims (trailing Nulls allowed), broadcast together: out = broadcast(indices) + self.shape[k:].
+// Each index tensor adds its wrapped index * stride into a scratch offset per broadcast position;
+// a final pass copies the selected rows.
+void build_index(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  mem::require_tensor(oc, x, "self");
+  mem::require_same_words(oc, x, out, "self");
+  std::vector<int32_t> list = g.value_list(oc.arg(1));
+  std::vector<int32_t> idx;
+  bool tail = false;
+  for (int32_t v : list) {
+    if (g.is_null(v)) {
+      tail = true;
+      continue;
+    }
+    if (tail)
+      oc.fail(ErrorKind::Unsupported, "only index tensors for consecutive leading dims are supported "
+                                      "(a None precedes an index tensor)");
+    mem::require_tensor(oc, v, "each index");
+    if (is_boolish(g.tensor(v).dtype))
+      oc.fail(ErrorKind::Unsupported, "boolean mask indices (data-dependent output shape) are not supported");
+    require_index(oc, v, "each index");
+    idx.push_back(v);
+  }
+  if (idx.empty()) oc.fail(ErrorKind::InvalidArgument, "at least one index tensor is required");
+  int64_t r = g.tensor(x).rank();
+  if (static_cast<int64_t>(idx.size()) > r)
+    oc.fail(ErrorKind::InvalidArgument, "too many indices (" + std::to_string(idx.size()) + ") for a rank " +
+                                            std::to_string(r) + " tensor");
+  std::vector<int64_t> bmax;
+  for (int32_t v : idx) {
+    try {
+      bmax = broadcast_shape(bmax, g.tensor(v).max_dims);
+    } catch (const Error& e) {
+      oc.fail(ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
+    }
+  }
+  const gpu::Buffer& scratch =
+      g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(numel(bmax), 1)) * 4, oc.call.name + ".offsets");
+  std::vector<IStep> acc;
+  for (int32_t v : idx) acc.push_back(add_index_step(oc, kIndexAccum, g.dummy_buffer(), g.buffer(v), scratch, "index_offsets"));
+  IStep fin = add_index_step(oc, kIndexFinal, g.buffer(x), scratch, g.buffer(out), "index");
+  graph::Node* node = &oc.node;
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, x, out, idx, acc, fin, node, w] {
+    const auto& xd = g.tensor(x).dims;
+    std::vector<int64_t> b;
+    for (int32_t v : idx) {
+      try {
+        b = broadcast_shape(b, g.tensor(v).dims);
+      } catch (const Error& e) {
+        fail_at(w, ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
+      }
+    }
+    std::vector<int64_t> od = b;
+    od.insert(od.end(), xd.begin() + idx.size(), xd.end());
+    set_out(g, w, out, od);
+    auto cs = contiguous_strides(xd);
+    for (size_t j = 0; j < idx.size(); ++j) {
+      IndexParams p;
+      p.o = make_shape(b);
+      auto bs = broadcast_strides(g.tensor(idx[j]).dims, b);
+      p.x = make_shape(b, &bs);
+      p.src_dim = u32_of(w, xd[j], "indexed dim");
+      p.stride = u32_of(w, cs[j], "stride");
+      p.first = j == 0 ? 1 : 0;
+      write_index(g, node->steps[acc[j].step], acc[j], p);
+    }
+    IndexParams p;
+    p.o = make_shape(od);
+    p.inner = u32_of(w, std::max<int64_t>(prod(xd, idx.size(), xd.size()), 1), "inner size");
+    write_index(g, node->steps[fin.step], fin, p);
+  };
+}
+
+ETW_REGISTER_OP("aten.embedding.default", build_embedding);
+ETW_REGISTER_OP("aten.index_select.default", build_index_select);
+ETW_REGISTER_OP("aten.gather.default", build_gather);
+ETW_REGISTER_OP("aten.index.Tensor", build_index);
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,80 @@
+// Index-driven gathers (indexing family). Indices are i32 words; negative ones wrap once (+size);
+// an index still out of range yields a 0 word (PyTorch raises; the GPU cannot, see docs/ops/indexing.md).
+// MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
+// MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
+// MODE 2 index.Tensor, one per index tensor: OUT[b] (scratch) accumulates the source word offset
+//        of broadcast position b; P.x holds that index tensor's broadcast strides; first = 1 resets.
+// MODE 3 index.Tensor final: out[b, r] = SRC[IDX[b] + r] with IDX the scratch of MODE 2.
+struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+struct Params { o: Shape, s: Shape, x: Shape,
+                dim: u32, n_idx: u32, inner: u32, src_dim: u32, stride: u32, first: u32, pad0: u32, pad1: u32 };
+
+@group(0) @binding(0) var<storage, read> SRC: array<u32>;
+@group(0) @binding(1) var<storage, read> IDX: array<u32>;
+@group(0) @binding(2) var<storage, read_write> OUT: array<u32>;
+@group(0) @binding(3) var<uniform> P: Params;
+
+override MODE: u32 = 0u;
+override WG: u32 = 256u;
+const INVALID: u32 = 0xffffffffu;
+
+fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
+fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
+
+// Wrapped index in [0, n), or INVALID.
+fn wrap(w: u32, n: u32) -> u32 {
+  var v = bitcast<i32>(w);
+  if (v < 0) { v = v + i32(n); }
+  if (v < 0 || v >= i32(n)) { return INVALID; }
+  return u32(v);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= P.o.numel) { return; }
+  if (MODE == 0u) {
+    let r = i % P.inner;
+    let t = i / P.inner;
+    let k = t % P.n_idx;
+    let o = t / P.n_idx;
+    let v = wrap(IDX[k], P.src_dim);
+    if (v == INVALID) { OUT[i] = 0u; return; }
+    OUT[i] = SRC[(o * P.src_dim + v) * P.inner + r];
+  } else if (MODE == 1u) {
+    let v = wrap(IDX[i], P.src_dim);
+    if (v == INVALID) { OUT[i] = 0u; return; }
+    var rem = i;
+    var off = 0u;
+    for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
+      let du = u32(d);
+      let n = dim_of(P.o, du);
+      var c = rem % n;
+      rem = rem / n;
+      if (du == P.dim) { c = v; }
+      off = off + c * stride_of(P.s, du);
+    }
+    OUT[i] = SRC[off];
+  } else if (MODE == 2u) {
+    var rem = i;
+    var xo = 0u;
+    for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
+      let du = u32(d);
+      let n = dim_of(P.o, du);
+      xo = xo + (rem % n) * stride_of(P.x, du);
+      rem = rem / n;
+    }
+    let v = wrap(IDX[xo], P.src_dim);
+    var base = 0u;
+    if (P.first == 0u) { base = OUT[i]; }
+    if (v == INVALID || base == INVALID) { OUT[i] = INVALID; return; }
+    OUT[i] = base + v * P.stride;
+  } else {
+    let b = i / P.inner;
+    let r = i % P.inner;
+    let off = IDX[b];
+    if (off == INVALID) { OUT[i] = 0u; return; }
+    OUT[i] = SRC[off + r];
+  }
+}

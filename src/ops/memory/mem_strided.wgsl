@@ -1,0 +1,53 @@
+// Generic strided word copy for the memory family (permute, slice, select, split, cat, expand,
+// repeat, flip, pixel_(un)shuffle, constant_pad_nd). One invocation per element of the iteration
+// shape P.it: its coordinate c gives a destination word dst_base + sum(c * dst.strides) and a
+// source word chosen by MODE (see mem_util.h). Strides are two's-complement in u32: WGSL u32
+// arithmetic wraps, so negative strides (flip) work.
+struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+struct Params { it: Shape, src: Shape, dst: Shape, lo: array<vec4<i32>, 2>,
+                src_base: u32, dst_base: u32, fill: u32, pad: u32 };
+
+@group(0) @binding(0) var<storage, read> SRC: array<u32>;
+@group(0) @binding(1) var<storage, read_write> DST: array<u32>;
+@group(0) @binding(2) var<uniform> P: Params;
+
+override MODE: u32 = 0u;
+override WG: u32 = 256u;
+
+fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
+fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= P.it.numel) { return; }
+  var rem = i;
+  var so = P.src_base;
+  var dofs = P.dst_base;
+  var inside = true;
+  for (var d = i32(P.it.rank) - 1; d >= 0; d = d - 1) {
+    let du = u32(d);
+    let n = dim_of(P.it, du);
+    let c = rem % n;
+    rem = rem / n;
+    dofs = dofs + c * stride_of(P.dst, du);
+    if (MODE == 0u) {
+      so = so + c * stride_of(P.src, du);
+    } else if (MODE == 1u) {
+      so = so + (c % dim_of(P.src, du)) * stride_of(P.src, du);
+    } else {
+      let s = i32(c) - P.lo[du / 4u][du % 4u];
+      if (s < 0 || s >= i32(dim_of(P.src, du))) {
+        inside = false;
+      } else {
+        so = so + u32(s) * stride_of(P.src, du);
+      }
+    }
+  }
+  if (inside) {
+    DST[dofs] = SRC[so];
+  } else {
+    DST[dofs] = P.fill;
+  }
+}
