@@ -1,7 +1,7 @@
 // Numeric dtype conversion over a flat index (shapes are equal, so no stride math).
 // MODE 0: f32 -> i32 (truncates toward zero); 1: i32 (or bool 0/1) -> f32; 2: f32 -> bool (x != 0);
 // 3: i32 -> bool (x != 0).
-struct Params { n: u32, pad: vec3<u32> };
+struct Params { n: u32, p0: u32, p1: u32, p2: u32 };
 
 @group(0) @binding(0) var<storage, read> X: array<u32>;
 @group(0) @binding(1) var<storage, read_write> Y: array<u32>;
@@ -19,7 +19,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   switch MODE {
     case 0u: { Y[i] = bitcast<u32>(i32(trunc(bitcast<f32>(w)))); }
     case 1u: { Y[i] = bitcast<u32>(f32(bitcast<i32>(w))); }
-    case 2u: { Y[i] = select(0u, 1u, bitcast<f32>(w) != 0.0); }  // NaN != 0 -> true, like torch
+    // Bit test, not a float compare: NaN is nonzero (true, like torch) and compilers may fold NaN compares.
+    case 2u: { Y[i] = select(0u, 1u, (w & 0x7fffffffu) != 0u); }
     default: { Y[i] = select(0u, 1u, w != 0u); }
   }
 }

@@ -13,7 +13,11 @@ override DT: u32 = 0u;
 override IN_INT: u32 = 0u;
 override WG: u32 = 256u;
 
-fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+// NaN/inf built at run time from P.pad (always 0): WGSL constant evaluation rejects them.
+fn nan() -> f32 { return bitcast<f32>(0x7fc00000u | P.pad); }
+fn inf(neg: bool) -> f32 { return bitcast<f32>(select(0x7f800000u, 0xff800000u, neg) | P.pad); }
+// NaN test on the bits: `x != x` may be folded away by shader compilers.
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 
 // tanh without overflow in exp-based implementations: |x| >= 10 is +-1 in f32 anyway.
 fn safe_tanh(x: f32) -> f32 { return tanh(clamp(x, -10.0, 10.0)); }
@@ -27,6 +31,7 @@ fn erfc_pos(z: f32) -> f32 {
 
 // Clamp that keeps NaN and, like torch.clamp, gives `hi` everywhere when lo > hi.
 fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
+  if (is_nan(x)) { return x; }
   var r = select(x, lo, x < lo);
   return select(r, hi, r > hi);
 }
@@ -37,13 +42,13 @@ fn f_op(x: f32) -> f32 {
     case 1u: { return -x; }
     case 2u: { return exp(x); }
     case 3u: { if (x < 0.0) { return nan(); } return sqrt(x); }
-    case 4u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return bitcast<f32>(0x7f800000u); } return 1.0 / sqrt(x); }
+    case 4u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return inf(false); } return 1.0 / sqrt(x); }
     case 5u: { return sin(x); }
     case 6u: { return cos(x); }
-    case 7u: { if (x != x) { return x; } return safe_tanh(x); }
+    case 7u: { if (is_nan(x)) { return x; } return safe_tanh(x); }
     case 8u: { return round(x); }  // WGSL round() is round-half-to-even, as torch.round
     case 9u: { return 1.0 / (1.0 + exp(-x)); }
-    case 10u: { return select(x, 0.0, x < 0.0); }
+    case 10u: { if (is_nan(x)) { return x; } return select(x, 0.0, x < 0.0); }
     case 11u: {
       // 0.5 x (1 + erf(x / sqrt 2)), written with erfc so negative x keeps relative accuracy.
       let e = erfc_pos(abs(x) * 0.70710678118654752);
@@ -58,7 +63,7 @@ fn f_op(x: f32) -> f32 {
     case 14u: { return x * clamp_f(x + 3.0, 0.0, 6.0) / 6.0; }
     case 15u: { return clamp_f(x, P.f0, P.f1); }
     case 16u: { return select(P.f0 * x, x, x >= 0.0); }
-    case 17u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return bitcast<f32>(0xff800000u); } return log(x); }
+    case 17u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return inf(true); } return log(x); }
     case 18u: { return 1.0 / x; }
     case 19u: { return floor(x); }
     case 20u: { return ceil(x); }
@@ -89,7 +94,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let w = X[i];
   if (OP == 31u) {  // logical_not: bool output from any input
     var z = w == 0u;
-    if (DT == 0u) { z = bitcast<f32>(w) == 0.0; }  // -0.0 is zero too
+    if (DT == 0u) { z = (w & 0x7fffffffu) == 0u; }  // -0.0 is zero too; NaN is not (bit test)
     Y[i] = select(0u, 1u, z);
   } else if (DT == 2u) {  // bool: bitwise_not flips 0/1
     Y[i] = select(1u, 0u, w != 0u);

@@ -77,6 +77,14 @@ TEST(OpWhere, DynamicShapesRebroadcastOnRerun) {
   EXPECT_TRUE(Close(got, ref::where(c2, a2, b2), 0, 0));
 }
 
+TEST(OpWhere, Past65535WorkgroupsSpillsTo2DDispatch) {
+  ETW_REQUIRE_GPU();
+  int64_t n = 65536LL * 256 + 77;
+  auto c = random_bool({n}, 27);
+  auto a = random_f32({1}, 28), b = random_f32({n}, 29);
+  EXPECT_TRUE(Close(run_where(c, a, b, DType::Float32, {n}), ref::where(c, a, b), 0, 0));
+}
+
 TEST(OpWhere, BadConditionDtypeAndShapesFailAtLoad) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({3, 4}, 21), b = random_f32({3, 4}, 22);

@@ -1,0 +1,333 @@
+// aten.convolution / et_vk.conv_with_clamp against the fp64 reference (tests/reference/conv),
+// on both routes for groups == 1 (im2col GEMM and direct), grouped/depthwise, transposed and 1-D.
+#include <cfloat>
+#include <cmath>
+
+#include "reference/conv/conv_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+struct Conv {
+  std::vector<int64_t> stride{1, 1}, padding{0, 0}, dilation{1, 1}, output_padding{0, 0};
+  int64_t groups = 1;
+  bool transposed = false;
+  bool clamp = false;
+  std::optional<double> cmin, cmax;
+  bool int_min = false;  // encode output_min as Int (as exports do for 0)
+};
+
+ref::ConvArgs ref_args(const Conv& c) {
+  ref::ConvArgs a;
+  auto two = [](const std::vector<int64_t>& v, int i) { return v.size() == 1 ? v[0] : v[i]; };
+  bool one = c.stride.size() == 1 && c.padding.size() == 1 && c.dilation.size() == 1 && c.output_padding.size() == 1;
+  // 1-D lists have one element that applies to W.
+  a.sh = two(c.stride, 0), a.sw = two(c.stride, one ? 0 : 1);
+  a.ph = two(c.padding, 0), a.pw = two(c.padding, one ? 0 : 1);
+  a.dh = two(c.dilation, 0), a.dw = two(c.dilation, one ? 0 : 1);
+  a.oph = two(c.output_padding, 0), a.opw = two(c.output_padding, one ? 0 : 1);
+  a.groups = c.groups;
+  a.transposed = c.transposed;
+  if (c.cmin) a.out_min = *c.cmin;
+  if (c.cmax) a.out_max = *c.cmax;
+  return a;
+}
+
+struct Built {
+  std::unique_ptr<OpGraph> g;
+};
+
+std::unique_ptr<OpGraph> make_conv(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const Conv& c,
+                                   const std::vector<int64_t>& od, std::vector<int64_t> max_in = {},
+                                   std::vector<int64_t> max_out = {}) {
+  auto g = std::make_unique<OpGraph>();
+  Id xi = g->input(x, max_in, !max_in.empty());
+  Id wi = g->constant(w);
+  Id bi = bias ? g->constant(*bias) : g->gb.null();
+  Id o = g->output(DType::Float32, max_out.empty() ? od : max_out);
+  std::vector<Id> args{xi, wi, bi, g->gb.int_list(c.stride), g->gb.int_list(c.padding), g->gb.int_list(c.dilation),
+                       g->gb.boolean(c.transposed), g->gb.int_list(c.output_padding), g->gb.int_(c.groups)};
+  if (c.clamp) {
+    args.push_back(!c.cmin ? g->gb.null() : c.int_min ? g->gb.int_(static_cast<int64_t>(*c.cmin)) : g->gb.dbl(*c.cmin));
+    args.push_back(!c.cmax ? g->gb.null() : g->gb.dbl(*c.cmax));
+  }
+  args.push_back(o);
+  g->gb.op(c.clamp ? "et_vk.conv_with_clamp.default" : "aten.convolution.default", args);
+  return g;
+}
+
+HostTensor run_conv(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const Conv& c,
+                    const std::string& route = "", std::string* variant = nullptr) {
+  auto ref = ref::conv(x, w, bias, ref_args(c));
+  auto g = make_conv(x, w, bias, c, ref.shape);
+  LoadOptions o;
+  if (!route.empty()) o.force_route["conv"] = route;
+  auto out = g->run(o)[0];
+  if (variant) {
+    Profile p;
+    g->model()->run(g->inputs, &p);
+    *variant = p.dispatches.size() == 1 ? p.dispatches[0].variant : "?";
+  }
+  return out;
+}
+
+void expect_conv(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const Conv& c,
+                 const std::string& route, const std::string& want_variant) {
+  auto ref = ref::conv(x, w, bias, ref_args(c));
+  std::string v;
+  auto got = run_conv(x, w, bias, c, route, &v);
+  EXPECT_EQ(got.shape, ref.shape);
+  EXPECT_TRUE(Close(got, ref, 1e-4, 1e-4)) << "route " << route;
+  EXPECT_EQ(v, want_variant) << "route " << route;
+}
+
+std::string load_error(const HostTensor& x, const HostTensor& w, const Conv& c, std::vector<int64_t> od,
+                       const std::string& route = "") {
+  auto g = make_conv(x, w, nullptr, c, od);
+  LoadOptions o;
+  if (!route.empty()) o.force_route["conv"] = route;
+  try {
+    g->run(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OpConv, GemmAndDirectRoutesAgreeWithStridePaddingBias) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 5, 9, 11}, 1), w = random_f32({7, 5, 3, 3}, 2), b = random_f32({7}, 3);
+  Conv c;
+  c.stride = {2, 2};
+  c.padding = {1, 1};
+  expect_conv(x, w, &b, c, "", "conv_gemm");
+  expect_conv(x, w, &b, c, "gemm", "conv_gemm");
+  expect_conv(x, w, &b, c, "direct", "conv_direct");
+}
+
+TEST(OpConv, AsymmetricDilationPaddingStrideOnBothRoutes) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 8, 13, 10}, 4), w = random_f32({70, 8, 3, 2}, 5);  // OC 70: two M tiles
+  Conv c;
+  c.stride = {1, 2};
+  c.padding = {2, 1};
+  c.dilation = {2, 3};
+  expect_conv(x, w, nullptr, c, "gemm", "conv_gemm");
+  expect_conv(x, w, nullptr, c, "direct", "conv_direct_vec4");  // 8 channels: vec4 direct
+}
+
+TEST(OpConv, SingleElementListsBroadcastToBothDims) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 4, 10, 9}, 6), w = random_f32({6, 4, 3, 3}, 7), b = random_f32({6}, 8);
+  Conv c;
+  c.stride = {2};
+  c.padding = {1};
+  c.dilation = {1};
+  c.output_padding = {0};
+  auto ref = ref::conv(x, w, &b, [] { ref::ConvArgs a; a.sh = a.sw = 2; a.ph = a.pw = 1; return a; }());
+  EXPECT_TRUE(Close(run_conv(x, w, &b, c), ref, 1e-4, 1e-4));
+}
+
+TEST(OpConv, RgbStemWithThreeChannelsAndNoBias) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 3, 17, 15}, 9), w = random_f32({16, 3, 3, 3}, 10);
+  Conv c;
+  c.stride = {2, 2};
+  c.padding = {1, 1};
+  expect_conv(x, w, nullptr, c, "gemm", "conv_gemm");
+  expect_conv(x, w, nullptr, c, "direct", "conv_direct");
+}
+
+TEST(OpConv, PatchEmbedStrideEqualsKernel) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 3, 20, 20}, 11), w = random_f32({24, 3, 4, 4}, 12), b = random_f32({24}, 13);
+  Conv c;
+  c.stride = {4, 4};
+  expect_conv(x, w, &b, c, "", "conv_gemm");
+  expect_conv(x, w, &b, c, "direct", "conv_direct");
+}
+
+TEST(OpConv, GroupedUsesVec4DirectWhenChannelsPerGroupDivideBy4) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 16, 7, 9}, 14), w = random_f32({12, 8, 3, 3}, 15), b = random_f32({12}, 16);
+  Conv c;
+  c.groups = 2;
+  c.padding = {1, 1};
+  expect_conv(x, w, &b, c, "", "conv_direct_vec4");
+  expect_conv(x, w, &b, c, "gemm", "conv_direct_vec4");  // "gemm" is only for groups == 1
+  auto x3 = random_f32({1, 9, 8, 7}, 17), w3 = random_f32({6, 3, 2, 3}, 18);
+  Conv c3;
+  c3.groups = 3;
+  c3.stride = {2, 1};
+  c3.dilation = {2, 1};
+  expect_conv(x3, w3, nullptr, c3, "", "conv_direct");
+}
+
+TEST(OpConv, DepthwiseWithChannelMultiplier) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 6, 11, 10}, 19), w = random_f32({6, 1, 3, 3}, 20), b = random_f32({6}, 21);
+  Conv c;
+  c.groups = 6;
+  c.padding = {1, 1};
+  expect_conv(x, w, &b, c, "", "conv_direct");
+  auto w2 = random_f32({12, 1, 5, 5}, 22);  // 2 outputs per input channel
+  Conv c2;
+  c2.groups = 6;
+  c2.padding = {2, 2};
+  c2.stride = {2, 2};
+  expect_conv(x, w2, nullptr, c2, "", "conv_direct");
+}
+
+TEST(OpConv, Conv1dOnBothRoutesAndGrouped) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 6, 23}, 23), w = random_f32({5, 6, 4}, 24), b = random_f32({5}, 25);
+  Conv c;
+  c.stride = {2};
+  c.padding = {2};
+  c.dilation = {2};
+  c.output_padding = {0};
+  expect_conv(x, w, &b, c, "gemm", "conv_gemm");
+  expect_conv(x, w, &b, c, "direct", "conv_direct");
+  auto wg = random_f32({4, 3, 3}, 26);
+  Conv cg = c;
+  cg.groups = 2;
+  expect_conv(x, wg, nullptr, cg, "", "conv_direct");
+}
+
+TEST(OpConv, TransposedWithStrideOutputPaddingAndGroups) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 4, 5, 6}, 27), w = random_f32({4, 3, 3, 3}, 28), b = random_f32({3}, 29);
+  Conv c;
+  c.transposed = true;
+  c.stride = {2, 2};
+  c.padding = {1, 1};
+  c.output_padding = {1, 0};
+  expect_conv(x, w, &b, c, "", "conv_transpose");
+  auto wg = random_f32({6, 2, 3, 2}, 30);  // groups 3: OC = 6
+  auto xg = random_f32({1, 6, 4, 5}, 31);
+  Conv cg;
+  cg.transposed = true;
+  cg.groups = 3;
+  cg.stride = {3, 2};
+  cg.dilation = {2, 1};
+  cg.padding = {0, 1};
+  cg.output_padding = {1, 1};  // < stride
+  expect_conv(xg, wg, nullptr, cg, "", "conv_transpose");
+  auto x1 = random_f32({1, 3, 7}, 32), w1 = random_f32({3, 2, 4}, 33);  // 1-D transposed
+  Conv c1;
+  c1.transposed = true;
+  c1.stride = {2};
+  c1.padding = {1};
+  c1.dilation = {1};
+  c1.output_padding = {1};
+  expect_conv(x1, w1, nullptr, c1, "", "conv_transpose");
+}
+
+TEST(OpConv, ConvWithClampAppliesBoundsInEpilogue) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 4, 8, 8}, 34, -2.f, 2.f), w = random_f32({8, 4, 3, 3}, 35), b = random_f32({8}, 36);
+  Conv c;
+  c.clamp = true;
+  c.padding = {1, 1};
+  c.cmin = 0.0;
+  c.int_min = true;  // Int(0), as observed in exports
+  c.cmax = 0.5;
+  expect_conv(x, w, &b, c, "gemm", "conv_gemm");
+  expect_conv(x, w, &b, c, "direct", "conv_direct_vec4");
+  Conv hi = c;
+  hi.cmax = DBL_MAX;  // relu-like: no upper bound
+  expect_conv(x, w, &b, hi, "", "conv_gemm");
+  Conv lo = c;
+  lo.cmin.reset();  // Null min
+  lo.cmax = 0.25;
+  expect_conv(x, w, &b, lo, "", "conv_gemm");
+  Conv dw = c;
+  dw.groups = 4;
+  auto wd = random_f32({4, 1, 3, 3}, 37), bd = random_f32({4}, 38);
+  expect_conv(x, wd, &bd, dw, "", "conv_direct");
+  Conv tr = c;
+  tr.transposed = true;
+  tr.stride = {2, 2};
+  auto wt = random_f32({4, 3, 3, 3}, 39), bt = random_f32({3}, 40);
+  expect_conv(x, wt, &bt, tr, "", "conv_transpose");
+}
+
+TEST(OpConv, DynamicSpatialSizeRecomputesOutputOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({5, 3, 3, 3}, 41), b = random_f32({5}, 42);
+  Conv c;
+  c.stride = {2, 2};
+  c.padding = {1, 1};
+  for (const char* route : {"gemm", "direct"}) {
+    auto x0 = random_f32({2, 3, 16, 16}, 43);
+    auto ref0 = ref::conv(x0, w, &b, ref_args(c));
+    auto g = make_conv(x0, w, &b, c, ref0.shape, {2, 3, 16, 16}, ref0.shape);
+    LoadOptions o;
+    o.force_route["conv"] = route;
+    EXPECT_TRUE(Close(g->run(o)[0], ref0, 1e-4, 1e-4)) << route;
+    auto x1 = random_f32({1, 3, 9, 7}, 44);
+    auto ref1 = ref::conv(x1, w, &b, ref_args(c));
+    auto got = g->rerun({x1})[0];
+    EXPECT_EQ(got.shape, (std::vector<int64_t>{1, 5, 5, 4})) << route;
+    EXPECT_TRUE(Close(got, ref1, 1e-4, 1e-4)) << route;
+  }
+  // Transposed conv, dynamic too.
+  auto wt = random_f32({3, 2, 3, 3}, 45);
+  Conv ct;
+  ct.transposed = true;
+  ct.stride = {2, 2};
+  auto x0 = random_f32({1, 3, 6, 6}, 46);
+  auto ref0 = ref::conv(x0, wt, nullptr, ref_args(ct));
+  auto g = make_conv(x0, wt, nullptr, ct, ref0.shape, {1, 3, 6, 6}, ref0.shape);
+  EXPECT_TRUE(Close(g->run()[0], ref0, 1e-4, 1e-4));
+  auto x1 = random_f32({1, 3, 4, 5}, 47);
+  EXPECT_TRUE(Close(g->rerun({x1})[0], ref::conv(x1, wt, nullptr, ref_args(ct)), 1e-4, 1e-4));
+}
+
+TEST(OpConv, DirectKernelPast65535WorkgroupsIsCorrect) {
+  ETW_REQUIRE_GPU();
+  // Depthwise 1x1: 64 * 512 * 513 outputs > 65535 * 256, so the flat grid folds into 2-D.
+  auto x = random_f32({1, 64, 512, 513}, 48), w = random_f32({64, 1, 1, 1}, 49), b = random_f32({64}, 50);
+  Conv c;
+  c.groups = 64;
+  ASSERT_GT(64LL * 512 * 513, 65535LL * 256);
+  expect_conv(x, w, &b, c, "", "conv_direct");
+}
+
+TEST(OpConv, InvalidConfigurationsFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 4, 6, 6}, 51), w = random_f32({2, 4, 3, 3}, 52);
+  Conv op;
+  op.output_padding = {1, 1};
+  EXPECT_NE(load_error(x, w, op, {1, 2, 4, 4}).find("output_padding"), std::string::npos);
+  Conv st;
+  st.stride = {0, 1};
+  EXPECT_NE(load_error(x, w, st, {1, 2, 4, 4}).find("stride"), std::string::npos);
+  Conv l3;
+  l3.padding = {1, 1, 1};
+  EXPECT_NE(load_error(x, w, l3, {1, 2, 4, 4}).find("padding must have 1 or 2"), std::string::npos);
+  Conv gr;
+  gr.groups = 3;  // 4 input channels do not split into 3 groups
+  EXPECT_NE(load_error(x, w, gr, {1, 2, 4, 4}).find("groups"), std::string::npos);
+  auto w5 = random_f32({2, 5, 3, 3}, 53);  // channel mismatch
+  EXPECT_NE(load_error(x, w5, Conv{}, {1, 2, 4, 4}).find("does not match input channels"), std::string::npos);
+  auto x5 = random_f32({1, 2, 3, 4, 4}, 54), w3d = random_f32({2, 2, 1, 1, 1}, 55);
+  EXPECT_NE(load_error(x5, w3d, Conv{}, {1, 2, 3, 4, 4}).find("only 1-D"), std::string::npos);
+  auto wbig = random_f32({2, 4, 7, 7}, 56);  // kernel larger than the input
+  EXPECT_NE(load_error(x, wbig, Conv{}, {1, 2, 1, 1}).find("too small"), std::string::npos);
+  Conv tp;
+  tp.transposed = true;
+  tp.stride = {2, 2};
+  tp.output_padding = {2, 0};  // not smaller than stride or dilation
+  auto wt = random_f32({4, 2, 3, 3}, 57);
+  EXPECT_NE(load_error(x, wt, tp, {1, 2, 14, 13}).find("output_padding must be smaller"), std::string::npos);
+  EXPECT_NE(load_error(x, w, Conv{}, {1, 2, 4, 4}, "winograd").find("force_route"), std::string::npos);
+  auto xi = random_i32({1, 4, 6, 6}, 58, 0, 3);
+  EXPECT_NE(load_error(xi, w, Conv{}, {1, 2, 4, 4}).find("dtype"), std::string::npos);
+  EXPECT_NE(load_error(x, w, Conv{}, {1, 2, 3, 3}).find("exceeds its bound"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,345 @@
+// linear / mm / bmm / addmm / matmul against fp64 references (tests/reference/matmul), on every
+// GEMM route (tiled, vec4, gemv) via LoadOptions::force_route.
+#include <cmath>
+#include <optional>
+
+#include "reference/matmul/matmul_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+LoadOptions route(const std::string& r) {
+  LoadOptions o;
+  if (!r.empty()) o.force_route["matmul"] = r;
+  return o;
+}
+
+// Variants actually dispatched in a profiled rerun of `g` (inactive routes are not recorded).
+std::vector<std::string> variants(OpGraph& g) {
+  Profile p;
+  g.model()->run(g.inputs, &p);
+  std::vector<std::string> v;
+  for (auto& d : p.dispatches) v.push_back(d.variant);
+  return v;
+}
+
+// A 2-operand op (mm, bmm, matmul) with both operands as graph inputs.
+HostTensor run2(const std::string& op, const HostTensor& a, const HostTensor& b, const std::vector<int64_t>& od,
+                const std::string& r = "", std::vector<std::string>* used = nullptr) {
+  OpGraph g;
+  Id x = g.input(a), y = g.input(b);
+  Id o = g.output(DType::Float32, od);
+  g.gb.op(op, {x, y, o});
+  auto out = g.run(route(r))[0];
+  if (used) *used = variants(g);
+  return out;
+}
+
+HostTensor run_linear(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const std::string& r = "",
+                      std::vector<std::string>* used = nullptr) {
+  OpGraph g;
+  Id xi = g.input(x);
+  Id wi = g.constant(w);
+  Id bi = bias ? g.constant(*bias) : g.gb.null();
+  auto od = x.shape;
+  od.back() = w.shape[0];
+  Id o = g.output(DType::Float32, od);
+  g.gb.op("aten.linear.default", {xi, wi, bi, o});
+  auto out = g.run(route(r))[0];
+  if (used) *used = variants(g);
+  return out;
+}
+
+std::string load_error(OpGraph& g, const LoadOptions& o = {}) {
+  try {
+    g.run(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OpMatmul, MmOddShapesMatchReferenceOnTiledRoute) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({17, 19}, 1), b = random_f32({19, 33}, 2);
+  std::vector<std::string> used;
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {17, 33}, "", &used), ref::matmul(a, b), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_tiled"});  // K % 4 != 0: vec4 is not valid
+}
+
+TEST(OpMatmul, MmTiledAndVec4RoutesAgreeWhenKAndNAreMultiplesOf4) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({70, 36}, 3), b = random_f32({36, 68}, 4);  // two tiles each way, partial edges
+  auto ref = ref::matmul(a, b);
+  std::vector<std::string> used;
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "tiled", &used), ref, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_tiled"});
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "vec4", &used), ref, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "", &used), ref, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});  // automatic choice
+}
+
+TEST(OpMatmul, RowVectorGivesSameResultOnGemvTiledAndVec4Routes) {
+  ETW_REQUIRE_GPU();
+  // [1, K] @ [K, N]: B not transposed; K and N multiples of 4 so every route is valid.
+  auto a = random_f32({1, 132}, 5), b = random_f32({132, 300}, 6);
+  auto ref = ref::matmul(a, b);
+  std::vector<std::string> used;
+  for (auto [r, v] : {std::pair{"gemv", "gemv_vec4"}, std::pair{"tiled", "gemm_tiled"}, std::pair{"vec4", "gemm_vec4"}}) {
+    EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {1, 300}, r, &used), ref, 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{v}) << r;
+  }
+  // Odd K and N: scalar GEMV vs tiled.
+  auto a2 = random_f32({1, 37}, 7), b2 = random_f32({37, 29}, 8);
+  auto ref2 = ref::matmul(a2, b2);
+  EXPECT_TRUE(Close(run2("aten.mm.default", a2, b2, {1, 29}, "gemv", &used), ref2, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemv"});
+  EXPECT_TRUE(Close(run2("aten.mm.default", a2, b2, {1, 29}, "tiled", &used), ref2, 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, LinearEveryRouteMatchesOnTransposedWeight) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({10, 96}, 9), bias = random_f32({10}, 10);
+  auto x1 = random_f32({1, 96}, 11);
+  auto ref1 = ref::linear(x1, w, &bias);
+  std::vector<std::string> used;
+  EXPECT_TRUE(Close(run_linear(x1, w, &bias, "", &used), ref1, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemv_vec4"});
+  for (auto [r, v] : {std::pair{"tiled", "gemm_tiled"}, std::pair{"vec4", "gemm_vec4"}, std::pair{"gemv", "gemv_vec4"}}) {
+    EXPECT_TRUE(Close(run_linear(x1, w, &bias, r, &used), ref1, 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{v}) << r;
+  }
+  // K % 4 != 0: scalar gemv and tiled.
+  auto w2 = random_f32({21, 19}, 12), x2 = random_f32({1, 19}, 13);
+  auto ref2 = ref::linear(x2, w2, nullptr);
+  EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "gemv", &used), ref2, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemv"});
+  EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "tiled", &used), ref2, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_tiled"});
+}
+
+TEST(OpMatmul, LinearFlattensBatchDimsAndAddsBias) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 5, 3, 19}, 14), w = random_f32({33, 19}, 15), bias = random_f32({33}, 16);
+  EXPECT_TRUE(Close(run_linear(x, w, &bias), ref::linear(x, w, &bias), 1e-5, 1e-4));
+  auto x4 = random_f32({3, 7, 64}, 17), w4 = random_f32({40, 64}, 18);
+  EXPECT_TRUE(Close(run_linear(x4, w4, nullptr, "tiled"), ref::linear(x4, w4, nullptr), 1e-5, 1e-4));
+  EXPECT_TRUE(Close(run_linear(x4, w4, nullptr, "vec4"), ref::linear(x4, w4, nullptr), 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, LinearRank1InputGivesRank1Output) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({96}, 19), w = random_f32({10, 96}, 20);
+  auto got = run_linear(x, w, nullptr);
+  EXPECT_EQ(got.shape, (std::vector<int64_t>{10}));
+  EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, BmmOddShapesPerBatch) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({3, 17, 19}, 21), b = random_f32({3, 19, 33}, 22);
+  auto ref = ref::matmul(a, b);
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a, b, {3, 17, 33}), ref, 1e-5, 1e-4));
+  auto a2 = random_f32({2, 9, 20}, 23), b2 = random_f32({2, 20, 12}, 24);
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a2, b2, {2, 9, 12}, "vec4"), ref::matmul(a2, b2), 1e-5, 1e-4));
+  auto a3 = random_f32({4, 1, 20}, 25), b3 = random_f32({4, 20, 12}, 26);  // batched GEMV
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a3, b3, {4, 1, 12}, "gemv"), ref::matmul(a3, b3), 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, MatmulFollowsTorchRankRules) {
+  ETW_REQUIRE_GPU();
+  struct C { std::vector<int64_t> a, b; };
+  std::vector<C> cases = {
+      {{7}, {7}},                 // dot -> 0-dim
+      {{7}, {7, 5}},              // vector @ matrix -> [5]
+      {{6, 7}, {7}},              // matrix @ vector -> [6]
+      {{6, 7}, {7, 5}},           // mm
+      {{7}, {3, 7, 5}},           // 1-D first operand broadcast over batch -> [3, 5]
+      {{3, 6, 7}, {7}},           // batched matrix @ vector -> [3, 6]
+      {{2, 1, 5, 7}, {3, 7, 4}},  // broadcast batch dims -> [2, 3, 5, 4]
+      {{5, 7}, {2, 3, 7, 4}},     // 2-D first operand broadcast over 2 batch dims
+      {{2, 1, 3, 1, 5, 6}, {1, 4, 1, 2, 6, 3}},  // 4 batch dims with alternating broadcast
+  };
+  uint64_t seed = 30;
+  for (auto& c : cases) {
+    auto a = random_f32(c.a, seed++), b = random_f32(c.b, seed++);
+    auto ref = ref::matmul(a, b);
+    for (const char* r : {"", "tiled", "gemv"}) {
+      auto got = run2("aten.matmul.default", a, b, ref.shape, r);
+      EXPECT_EQ(got.shape, ref.shape) << shape_str(c.a) << " @ " << shape_str(c.b);
+      EXPECT_TRUE(Close(got, ref, 1e-5, 1e-4)) << shape_str(c.a) << " @ " << shape_str(c.b) << " route " << r;
+    }
+  }
+}
+
+TEST(OpMatmul, AddmmScalesWithBetaAlphaIntOrDoubleAndBroadcastsBias) {
+  ETW_REQUIRE_GPU();
+  auto m1 = random_f32({9, 13}, 40), m2 = random_f32({13, 11}, 41);
+  std::vector<std::vector<int64_t>> bias_shapes = {{11}, {9, 11}, {9, 1}, {1, 11}, {1}, {}};
+  uint64_t seed = 42;
+  for (auto& bs : bias_shapes) {
+    auto bias = random_f32(bs, seed++);
+    for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}, std::pair{2.0, -3.0}}) {
+      OpGraph g;
+      Id bi = g.constant(bias);
+      Id x = g.input(m1), y = g.input(m2);
+      Id o = g.output(DType::Float32, {9, 11});
+      // Integral scalars as Int, others as Double (both encodings occur in real exports).
+      auto num = [&](double v) { return v == std::floor(v) ? g.gb.int_(static_cast<int64_t>(v)) : g.gb.dbl(v); };
+      g.gb.op("aten.addmm.default", {bi, x, y, num(beta), num(alpha), o});
+      EXPECT_TRUE(Close(g.run()[0], ref::addmm(bias, m1, m2, beta, alpha), 1e-5, 1e-4))
+          << "bias " << shape_str(bs) << " beta " << beta << " alpha " << alpha;
+    }
+  }
+}
+
+TEST(OpMatmul, AddmmWithBetaZeroIgnoresNanBias) {
+  ETW_REQUIRE_GPU();
+  auto m1 = random_f32({4, 8}, 50), m2 = random_f32({8, 6}, 51);
+  auto bias = random_f32({6}, 52);
+  bias.as<float>()[2] = NAN;
+  OpGraph g;
+  Id bi = g.constant(bias);
+  Id x = g.input(m1), y = g.input(m2);
+  Id o = g.output(DType::Float32, {4, 6});
+  g.gb.op("aten.addmm.default", {bi, x, y, g.gb.dbl(0.0), g.gb.dbl(1.5), o});
+  auto got = g.run()[0];
+  EXPECT_TRUE(Close(got, ref::addmm(bias, m1, m2, 0.0, 1.5), 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, DynamicRowsSwitchBetweenTiledAndGemvOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({24, 20}, 60), bias = random_f32({24}, 61);
+  OpGraph g;
+  auto x0 = random_f32({8, 20}, 62);
+  Id xi = g.input(x0, {8, 20}, true);
+  Id o = g.output(DType::Float32, {8, 24});
+  g.gb.op("aten.linear.default", {xi, g.constant(w), g.constant(bias), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::linear(x0, w, &bias), 1e-5, 1e-4));
+  for (int64_t rows : {3, 1, 5}) {
+    auto x = random_f32({rows, 20}, 63 + rows);
+    auto got = g.rerun({x})[0];
+    EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 24}));
+    EXPECT_TRUE(Close(got, ref::linear(x, w, &bias), 1e-5, 1e-4)) << rows;
+    g.inputs = {x};
+    EXPECT_EQ(variants(g), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_vec4"}) << rows;
+  }
+}
+
+TEST(OpMatmul, DynamicBatchedMatmulWithBroadcastOperand) {
+  ETW_REQUIRE_GPU();
+  auto b = random_f32({9, 5}, 70);
+  OpGraph g;
+  auto a0 = random_f32({4, 6, 9}, 71);
+  Id ai = g.input(a0, {4, 6, 9}, true);
+  Id bi = g.input(b);
+  Id o = g.output(DType::Float32, {4, 6, 5});
+  g.gb.op("aten.matmul.default", {ai, bi, o});
+  EXPECT_TRUE(Close(g.run()[0], ref::matmul(a0, b), 1e-5, 1e-4));
+  auto a1 = random_f32({2, 3, 9}, 72);
+  auto got = g.rerun({a1, b})[0];
+  EXPECT_EQ(got.shape, (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_TRUE(Close(got, ref::matmul(a1, b), 1e-5, 1e-4));
+}
+
+TEST(OpMatmul, KZeroGivesBiasOnly) {
+  ETW_REQUIRE_GPU();
+  auto m1 = HostTensor(DType::Float32, {3, 0}), m2 = HostTensor(DType::Float32, {0, 4});
+  auto bias = random_f32({4}, 80);
+  OpGraph g;
+  Id bi = g.constant(bias);
+  Id x = g.input(m1), y = g.input(m2);
+  Id o = g.output(DType::Float32, {3, 4});
+  g.gb.op("aten.addmm.default", {bi, x, y, g.gb.int_(1), g.gb.int_(1), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::addmm(bias, m1, m2, 1.0, 1.0)));
+}
+
+TEST(OpMatmul, BatchPastMaxWorkgroupsPerDimensionIsALimitError) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({70000, 1, 1}, 81), b = random_f32({70000, 1, 1}, 82);
+  OpGraph g;
+  Id x = g.input(a), y = g.input(b);
+  Id o = g.output(DType::Float32, {70000, 1, 1});
+  g.gb.op("aten.bmm.default", {x, y, o});
+  try {
+    g.run();
+    FAIL() << "expected a limit error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();
+    EXPECT_NE(std::string(e.what()).find("maxComputeWorkgroupsPerDimension"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpMatmul, InvalidArgumentsFailAtLoadNamingTheProblem) {
+  ETW_REQUIRE_GPU();
+  {  // inner dims differ
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1)), y = g.input(random_f32({5, 6}, 2));
+    g.gb.op("aten.mm.default", {x, y, g.output(DType::Float32, {3, 6})});
+    EXPECT_NE(load_error(g).find("cannot be multiplied"), std::string::npos) << load_error(g);
+  }
+  {  // integer operands
+    OpGraph g;
+    Id x = g.input(random_i32({3, 4}, 1, 0, 5)), y = g.input(random_i32({4, 2}, 2, 0, 5));
+    g.gb.op("aten.mm.default", {x, y, g.output(DType::Int32, {3, 2})});
+    EXPECT_NE(load_error(g).find("dtype"), std::string::npos) << load_error(g);
+  }
+  {  // bmm with 2-D operands
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1)), y = g.input(random_f32({4, 2}, 2));
+    g.gb.op("aten.bmm.default", {x, y, g.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g).find("3-D"), std::string::npos) << load_error(g);
+  }
+  {  // bmm batch mismatch
+    OpGraph g;
+    Id x = g.input(random_f32({2, 3, 4}, 1)), y = g.input(random_f32({3, 4, 2}, 2));
+    g.gb.op("aten.bmm.default", {x, y, g.output(DType::Float32, {2, 3, 2})});
+    EXPECT_NE(load_error(g).find("cannot be batch-multiplied"), std::string::npos) << load_error(g);
+  }
+  {  // matmul batch dims that do not broadcast
+    OpGraph g;
+    Id x = g.input(random_f32({2, 3, 4}, 1)), y = g.input(random_f32({3, 4, 2}, 2));
+    g.gb.op("aten.matmul.default", {x, y, g.output(DType::Float32, {3, 3, 2})});
+    EXPECT_NE(load_error(g).find("broadcast"), std::string::npos) << load_error(g);
+  }
+  {  // linear weight of the wrong rank, and wrong in_features
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1));
+    g.gb.op("aten.linear.default", {x, g.constant(random_f32({2, 4, 1}, 2)), g.gb.null(), g.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g).find("weight must be 2-D"), std::string::npos) << load_error(g);
+    OpGraph g2;
+    Id x2 = g2.input(random_f32({3, 5}, 1));
+    g2.gb.op("aten.linear.default", {x2, g2.constant(random_f32({2, 4}, 2)), g2.gb.null(), g2.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g2).find("in_features"), std::string::npos) << load_error(g2);
+  }
+  {  // linear bias of the wrong size; addmm bias that does not broadcast
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1));
+    g.gb.op("aten.linear.default", {x, g.constant(random_f32({2, 4}, 2)), g.constant(random_f32({3}, 3)),
+                                    g.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g).find("bias"), std::string::npos) << load_error(g);
+    OpGraph g2;
+    Id x2 = g2.input(random_f32({3, 4}, 1)), y2 = g2.input(random_f32({4, 2}, 1));
+    g2.gb.op("aten.addmm.default", {g2.constant(random_f32({3, 3}, 3)), x2, y2, g2.gb.int_(1), g2.gb.int_(1),
+                                    g2.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g2).find("does not broadcast"), std::string::npos) << load_error(g2);
+  }
+  {  // unknown forced route
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1)), y = g.input(random_f32({4, 2}, 2));
+    g.gb.op("aten.mm.default", {x, y, g.output(DType::Float32, {3, 2})});
+    EXPECT_NE(load_error(g, route("fast")).find("force_route"), std::string::npos);
+  }
+  {  // output tensor too small for the product
+    OpGraph g;
+    Id x = g.input(random_f32({3, 4}, 1)), y = g.input(random_f32({4, 2}, 2));
+    g.gb.op("aten.mm.default", {x, y, g.output(DType::Float32, {2, 2})});
+    EXPECT_NE(load_error(g).find("exceeds its bound"), std::string::npos) << load_error(g);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,255 @@
+// Normalizations and softmax against fp64 references (tests/reference/norm).
+#include <cmath>
+
+#include "reference/norm/norm_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+template <class F>
+std::string load_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+HostTensor run_softmax(const char* op, const HostTensor& x, int64_t dim) {
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  g.gb.op(op, {in, g.gb.int_(dim), g.gb.boolean(false), o});
+  return g.run()[0];
+}
+
+TEST(OpSoftmax, LastDimOddSizesMatchReference) {
+  ETW_REQUIRE_GPU();
+  for (auto shape : std::vector<std::vector<int64_t>>{{3, 7, 50}, {5, 33}, {1}, {2, 257}}) {
+    auto x = random_f32(shape, 1, -4, 4);
+    EXPECT_TRUE(Close(run_softmax("aten._softmax.default", x, -1), ref::softmax(x, -1, false), 1e-6, 1e-4))
+        << shape_str(shape);
+  }
+}
+
+TEST(OpSoftmax, RowsOf4096UseTheWholeWorkgroup) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 4096}, 2, -8, 8);
+  EXPECT_TRUE(Close(run_softmax("aten._softmax.default", x, 1), ref::softmax(x, 1, false), 1e-7, 1e-4));
+}
+
+TEST(OpSoftmax, NonLastAndNegativeDimsMatchReference) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({4, 5, 6}, 3, -3, 3);
+  for (int64_t d : {0, 1, -2, -3}) EXPECT_TRUE(Close(run_softmax("aten._softmax.default", x, d), ref::softmax(x, d, false))) << d;
+}
+
+TEST(OpSoftmax, LargeLogitsStayFiniteBecauseTheMaxIsSubtracted) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({4, 19}, 4, 80, 120);  // exp(100) overflows f32 without the max shift
+  auto got = run_softmax("aten._softmax.default", x, -1);
+  EXPECT_TRUE(Close(got, ref::softmax(x, -1, false)));
+}
+
+TEST(OpLogSoftmax, MatchesReferenceOnLastAndFirstDim) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({6, 41}, 5, -60, 60);
+  EXPECT_TRUE(Close(run_softmax("aten._log_softmax.default", x, -1), ref::softmax(x, -1, true), 1e-4, 1e-5));
+  EXPECT_TRUE(Close(run_softmax("aten._log_softmax.default", x, 0), ref::softmax(x, 0, true), 1e-4, 1e-5));
+}
+
+TEST(OpSoftmax, DynamicShapeRerunsWithFewerRows) {
+  ETW_REQUIRE_GPU();
+  auto big = random_f32({6, 37}, 6), small = random_f32({2, 37}, 7);
+  OpGraph g;
+  Id in = g.input(big, {6, 37}, true);
+  Id o = g.output(DType::Float32, {6, 37});
+  g.gb.op("aten._softmax.default", {in, g.gb.int_(-1), g.gb.boolean(false), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::softmax(big, -1, false)));
+  auto got = g.rerun({small})[0];
+  EXPECT_TRUE(Close(got, ref::softmax(small, -1, false)));
+}
+
+TEST(OpSoftmax, MoreThan65535RowsFoldTheGrid) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({70001, 2}, 8);
+  EXPECT_TRUE(Close(run_softmax("aten._softmax.default", x, 1), ref::softmax(x, 1, false)));
+}
+
+TEST(OpSoftmax, IntegerInputAndBadDimFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] { run_softmax("aten._softmax.default", random_i32({3, 4}, 1, 0, 5), 1); });
+  EXPECT_TRUE(has(e, "dtype")) << e;
+  e = load_error([] { run_softmax("aten._softmax.default", random_f32({3, 4}, 1), 2); });
+  EXPECT_TRUE(has(e, "out of range")) << e;
+}
+
+std::vector<double> vec(const HostTensor& t) { return t.to_f64(); }
+
+// batch norm [input, weight, bias, mean, var, momentum, eps, VL(3)]
+HostTensor run_batch_norm(const HostTensor& x, const HostTensor* w, const HostTensor* b, const HostTensor& mean,
+                          const HostTensor& var, double eps) {
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  Id s1 = g.tensor(DType::Float32, {0}), s2 = g.tensor(DType::Float32, {0});
+  g.gb.op("aten._native_batch_norm_legit_no_training.default",
+          {in, w ? g.constant(*w) : g.gb.null(), b ? g.constant(*b) : g.gb.null(), g.constant(mean), g.constant(var),
+           g.gb.dbl(0.1), g.gb.dbl(eps), g.gb.value_list({o, s1, s2})});
+  return g.run()[0];
+}
+
+TEST(OpBatchNorm, AffineNchwMatchesReference) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 16, 7, 5}, 10), w = random_f32({16}, 11), b = random_f32({16}, 12);
+  auto m = random_f32({16}, 13), v = random_f32({16}, 14, 0.2f, 2.f);
+  EXPECT_TRUE(Close(run_batch_norm(x, &w, &b, m, v, 1e-5), ref::batch_norm(x, vec(m), vec(v), vec(w), vec(b), 1e-5)));
+}
+
+TEST(OpBatchNorm, NullWeightAndBiasMeanIdentityAffine) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 5, 9}, 15), m = random_f32({5}, 16), v = random_f32({5}, 17, 0.1f, 1.f);
+  EXPECT_TRUE(Close(run_batch_norm(x, nullptr, nullptr, m, v, 1e-3), ref::batch_norm(x, vec(m), vec(v), {}, {}, 1e-3)));
+}
+
+TEST(OpBatchNorm, Rank2InputNormalizesPerColumn) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({7, 3}, 18), w = random_f32({3}, 19), m = random_f32({3}, 20), v = random_f32({3}, 21, 0.5f, 1.f);
+  EXPECT_TRUE(Close(run_batch_norm(x, &w, nullptr, m, v, 1e-5), ref::batch_norm(x, vec(m), vec(v), vec(w), {}, 1e-5)));
+}
+
+TEST(OpBatchNorm, ChannelMismatchRankAndDtypeFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto m = random_f32({4}, 1), v = random_f32({4}, 2, 0.5f, 1.f);
+  auto e = load_error([&] { run_batch_norm(random_f32({2, 5, 3, 3}, 3), nullptr, nullptr, m, v, 1e-5); });
+  EXPECT_TRUE(has(e, "running_mean")) << e;
+  e = load_error([&] { run_batch_norm(random_f32({4}, 3), nullptr, nullptr, m, v, 1e-5); });
+  EXPECT_TRUE(has(e, "rank")) << e;
+  e = load_error([&] { run_batch_norm(random_i32({2, 4, 3}, 3, 0, 9), nullptr, nullptr, m, v, 1e-5); });
+  EXPECT_TRUE(has(e, "dtype")) << e;
+}
+
+TEST(OpLayerNorm, TrailingDimsWithAffineAndStatsMatchReference) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 10, 3, 16}, 30, -2, 3), w = random_f32({3, 16}, 31), b = random_f32({3, 16}, 32);
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  Id mean = g.output(DType::Float32, {2, 10, 1, 1}), rstd = g.output(DType::Float32, {2, 10, 1, 1});
+  g.gb.op("aten.native_layer_norm.default", {in, g.gb.int_list({3, 16}), g.constant(w), g.constant(b), g.gb.dbl(1e-5),
+                                             g.gb.value_list({o, mean, rstd})});
+  auto out = g.run();
+  std::vector<double> rm, rr;
+  auto ref = ref::layer_norm(x, 2, vec(w), vec(b), 1e-5, &rm, &rr);
+  EXPECT_TRUE(Close(out[0], ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(out[1], ref_tensor({2, 10, 1, 1}, rm)));
+  EXPECT_TRUE(Close(out[2], ref_tensor({2, 10, 1, 1}, rr), 1e-5, 1e-4));
+}
+
+TEST(OpLayerNorm, NullAffineAndUnusableStatSlotsStillNormalize) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({5, 4096}, 33, -1, 5);
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  Id s1 = g.tensor(DType::Float32, {1}), s2 = g.tensor(DType::Int32, {5});  // too small / wrong dtype
+  g.gb.op("aten.native_layer_norm.default",
+          {in, g.gb.int_list({4096}), g.gb.null(), g.gb.null(), g.gb.dbl(1e-6), g.gb.value_list({o, s1, s2})});
+  EXPECT_TRUE(Close(g.run()[0], ref::layer_norm(x, 1, {}, {}, 1e-6), 1e-5, 1e-4));
+}
+
+TEST(OpLayerNorm, DynamicShapeRerunsWithSmallerLeadingDim) {
+  ETW_REQUIRE_GPU();
+  auto big = random_f32({4, 9, 48}, 34), small = random_f32({4, 3, 48}, 35);
+  auto w = random_f32({48}, 36), b = random_f32({48}, 37);
+  OpGraph g;
+  Id in = g.input(big, {4, 9, 48}, true);
+  Id o = g.output(DType::Float32, {4, 9, 48});
+  Id s1 = g.tensor(DType::Float32, {4, 9, 1}), s2 = g.tensor(DType::Float32, {4, 9, 1});
+  g.gb.op("aten.native_layer_norm.default", {in, g.gb.int_list({48}), g.constant(w), g.constant(b), g.gb.dbl(1e-5),
+                                             g.gb.value_list({o, s1, s2})});
+  EXPECT_TRUE(Close(g.run()[0], ref::layer_norm(big, 1, vec(w), vec(b), 1e-5)));
+  auto got = g.rerun({small})[0];
+  EXPECT_TRUE(Close(got, ref::layer_norm(small, 1, vec(w), vec(b), 1e-5)));
+}
+
+TEST(OpLayerNorm, NormalizedShapeMustBeTheTrailingShape) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] {
+    OpGraph g;
+    Id in = g.input(random_f32({2, 6, 5}, 1));
+    Id o = g.output(DType::Float32, {2, 6, 5});
+    g.gb.op("aten.native_layer_norm.default",
+            {in, g.gb.int_list({6}), g.gb.null(), g.gb.null(), g.gb.dbl(1e-5), g.gb.value_list({o, o, o})});
+    g.run();
+  });
+  EXPECT_TRUE(has(e, "normalized_shape")) << e;
+}
+
+HostTensor run_group_norm(const HostTensor& x, int64_t groups, const HostTensor* w, const HostTensor* b, double eps,
+                          std::vector<HostTensor>* stats = nullptr) {
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  int64_t hw = x.numel() / (x.shape[0] * x.shape[1]);
+  Id m = stats ? g.output(DType::Float32, {x.shape[0], groups}) : g.tensor(DType::Float32, {x.shape[0], groups});
+  Id r = stats ? g.output(DType::Float32, {x.shape[0], groups}) : g.tensor(DType::Float32, {x.shape[0], groups});
+  g.gb.op("aten.native_group_norm.default",
+          {in, w ? g.constant(*w) : g.gb.null(), b ? g.constant(*b) : g.gb.null(), g.gb.int_(x.shape[0]),
+           g.gb.int_(x.shape[1]), g.gb.int_(hw), g.gb.int_(groups), g.gb.dbl(eps), g.gb.value_list({o, m, r})});
+  auto out = g.run();
+  if (stats) *stats = {out[1], out[2]};
+  return out[0];
+}
+
+TEST(OpGroupNorm, AffineWithStatsMatchesReference) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 12, 5, 7}, 40, -2, 2), w = random_f32({12}, 41), b = random_f32({12}, 42);
+  std::vector<HostTensor> st;
+  std::vector<double> rm, rr;
+  auto ref = ref::group_norm(x, 3, vec(w), vec(b), 1e-5, &rm, &rr);
+  EXPECT_TRUE(Close(run_group_norm(x, 3, &w, &b, 1e-5, &st), ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(st[0], ref_tensor({2, 3}, rm)));
+  EXPECT_TRUE(Close(st[1], ref_tensor({2, 3}, rr), 1e-5, 1e-4));
+}
+
+TEST(OpGroupNorm, OneGroupPerChannelWithoutAffineOnRank3) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 4, 11}, 43);
+  EXPECT_TRUE(Close(run_group_norm(x, 4, nullptr, nullptr, 1e-5), ref::group_norm(x, 4, {}, {}, 1e-5), 1e-5, 1e-4));
+}
+
+TEST(OpGroupNorm, GroupsThatDoNotDivideChannelsFail) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] { run_group_norm(random_f32({1, 6, 2, 2}, 1), 4, nullptr, nullptr, 1e-5); });
+  EXPECT_TRUE(has(e, "does not divide")) << e;
+}
+
+HostTensor run_rms(const HostTensor& x, const HostTensor& w, double eps) {
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  g.gb.op("et_vk.rms_norm.default", {in, g.constant(w), g.gb.dbl(eps), o});
+  return g.run()[0];
+}
+
+TEST(OpRmsNorm, LastDimMatchesReferenceForShortAndLongRows) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 3, 45}, 50, -3, 3), w = random_f32({45}, 51);
+  EXPECT_TRUE(Close(run_rms(x, w, 1e-6), ref::rms_norm(x, vec(w), 1e-6), 1e-5, 1e-4));
+  auto y = random_f32({2, 4096}, 52, -3, 3), wy = random_f32({4096}, 53);
+  EXPECT_TRUE(Close(run_rms(y, wy, 1e-5), ref::rms_norm(y, vec(wy), 1e-5), 1e-5, 1e-4));
+}
+
+TEST(OpRmsNorm, WeightOfWrongLengthFailsAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] { run_rms(random_f32({2, 8}, 1), random_f32({7}, 2), 1e-5); });
+  EXPECT_TRUE(has(e, "weight")) << e;
+}
+
+}  // namespace
