@@ -1,6 +1,8 @@
 // etwebgpu command-line tool: info, inspect, run, demo, example, bench.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,7 +14,9 @@
 #include "format/npy.h"
 #include "gpu/context.h"
 #include "gpu/selftest.h"
+#include "graph/conformance.h"
 #include "graph/op_registry.h"
+#include "graph/program_graph.h"
 #include "tools/commands.h"
 
 using namespace etwebgpu;
@@ -36,42 +40,17 @@ int cmd_info() {
 int cmd_inspect(const std::string& path, const std::string& method) {
   auto program = format::read_program(std::make_shared<const format::Bytes>(read_all(path)));
   std::printf("%s", format::describe_program(program).c_str());
-  const auto& plan = program.plan(method);
-  std::set<std::string> missing;
-  // Where each instruction runs.
-  std::printf("\nexecution of '%s':\n", method.c_str());
-  size_t k = 0;
-  for (const auto& chain : plan.chains)
-    for (const auto& ins : chain) {
-      std::string where, what;
-      if (ins.kind == format::InstrKind::DelegateCall) {
-        where = "delegate";
-        what = "VulkanBackend #" + std::to_string(ins.index);
-      } else if (ins.kind == format::InstrKind::KernelCall) {
-        what = plan.operators.at(ins.index).key();
-        where = "not supported";
-        missing.insert(what);
-      } else {
-        where = "not supported";
-        what = format::instr_kind_name(ins.kind);
-        missing.insert(what);
-      }
-      std::printf("  [%zu] %-14s %s\n", k++, where.c_str(), what.c_str());
-    }
-  for (size_t d = 0; d < plan.delegates.size(); ++d) {
-    if (plan.delegates[d].id != "VulkanBackend") {
-      missing.insert("backend " + plan.delegates[d].id);
-      continue;
-    }
-    auto ir = format::read_vkgraph(plan.delegates[d].blob, program);
-    std::printf("\ndelegate %zu (VulkanBackend):\n%s", d, format::describe_vkgraph(ir).c_str());
-    for (auto& m : graph::OpRegistry::global().missing(ir)) missing.insert(m);
+  auto merged = graph::merge_program(program, program.plan(method));
+  std::printf("\nexecution of '%s' (one GPU graph of %zu ops):\n", method.c_str(), merged.ir.chain.size());
+  for (size_t k = 0; k < merged.instructions.size(); ++k) {
+    const auto& i = merged.instructions[k];
+    std::printf("  [%zu] %-12s %s%s\n", k, i.kind.c_str(), i.what.c_str(), i.supported ? "" : "   <- NOT SUPPORTED");
   }
-  if (missing.empty()) {
+  if (merged.unsupported.empty()) {
     std::printf("\nall operators supported\n");
   } else {
-    std::printf("\nmissing operators (%zu):\n", missing.size());
-    for (auto& m : missing) std::printf("  %s\n", m.c_str());
+    std::printf("\nmissing operators (%zu):\n", merged.unsupported.size());
+    for (auto& m : merged.unsupported) std::printf("  %s\n", m.c_str());
   }
   return 0;
 }
@@ -105,6 +84,25 @@ int cmd_run(const std::string& path, const std::vector<std::string>& inputs, con
   return rc;
 }
 
+int cmd_conformance(std::string dir, const std::string& filter) {
+  if (dir.empty()) {
+    const char* e = std::getenv("ETWEBGPU_CONFORMANCE_DIR");
+    dir = e ? e : "../shared/conformance";
+  }
+  if (!std::filesystem::exists(dir + "/manifest.json")) {
+    std::printf("conformance: no fixtures at %s (set ETWEBGPU_CONFORMANCE_DIR); skipped\n", dir.c_str());
+    return 0;
+  }
+  auto s = run_conformance(dir, filter, [](const ConformanceResult& r) {
+    const char* st = r.status == ConformanceResult::Status::Passed ? "PASS" :
+                     r.status == ConformanceResult::Status::Unsupported ? "UNSUPPORTED" : "FAIL";
+    std::printf("%-12s %-28s %s\n", st, r.name.c_str(), r.message.c_str());
+    std::fflush(stdout);
+  });
+  std::printf("%s\n", s.line().c_str());
+  return s.failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,6 +128,10 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "run the embedded example model and check it against a CPU reference");
   auto* example = app.add_subcommand("example", "write the embedded example model");
   example->add_option("--write", dir, "folder for model.pte, input_0.npy and expected_0.npy")->required();
+  std::string conf_filter;
+  auto* conf = app.add_subcommand("conformance", "run the conformance fixtures and print passed/failed/unsupported");
+  conf->add_option("dir", dir, "fixture folder (default $ETWEBGPU_CONFORMANCE_DIR or ../shared/conformance)");
+  conf->add_option("--filter", conf_filter, "only cases whose name contains this");
   BenchArgs bench_args;
   auto* bench = add_bench_command(app, bench_args);
 
@@ -141,6 +143,7 @@ int main(int argc, char** argv) {
     if (*demo) return cmd_demo();
     if (*example) return cmd_example_write(dir);
     if (*bench) return cmd_bench(bench_args);
+    if (*conf) return cmd_conformance(dir, conf_filter);
   } catch (const Error& e) {
     std::fprintf(stderr, "etwebgpu: %s\n", e.what());
     return 2;

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the main job: the embedded example model on the
+# WebGPU device, checked against its float64 CPU reference.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh build
+./build/etwebgpu info
+./build/etwebgpu demo

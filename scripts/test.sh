@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite: unit, op, conformance and
+# error-path tests; then the same suite under ASan + UBSan; then a short deterministic fuzz run.
+# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 skip the later stages (local iteration only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+
+echo "== build + tests"
+bash scripts/build.sh build
+(cd build && ctest -j"$jobs" --output-on-failure --timeout 900)
+./build/etwebgpu conformance
+
+if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "== ASan + UBSan build + tests"
+  bash scripts/build.sh build-asan -DETWEBGPU_SANITIZE=ON -DETWEBGPU_BUILD_BENCH=OFF
+  # Dawn and the Vulkan driver are not instrumented; leaks inside them are not ours.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:suppressions=$PWD/scripts/lsan.supp
+  export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  (cd build-asan && ctest -j"$jobs" --output-on-failure --timeout 1800)
+fi
+
+if [ "${ETWEBGPU_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz (loader, ${ETWEBGPU_FUZZ_SECONDS:-60} s)"
+  bash scripts/fuzz.sh "${ETWEBGPU_FUZZ_SECONDS:-60}"
+fi
+echo "== all tests passed"

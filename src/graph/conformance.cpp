@@ -1,0 +1,86 @@
+#include "graph/conformance.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "etwebgpu/compare.h"
+#include "etwebgpu/etwebgpu.h"
+#include "format/npy.h"
+
+namespace etwebgpu {
+
+namespace {
+nlohmann::json read_manifest(const std::string& dir) {
+  std::ifstream f(dir + "/manifest.json");
+  if (!f) throw Error(ErrorKind::Io, "no manifest.json in '" + dir + "'");
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Format, std::string("manifest.json: ") + e.what());
+  }
+}
+}  // namespace
+
+std::string ConformanceSummary::line() const {
+  return "conformance: " + std::to_string(passed) + " passed, " + std::to_string(failed) + " failed, " +
+         std::to_string(unsupported) + " unsupported (" + std::to_string(cases.size()) + " cases)";
+}
+
+std::vector<std::string> conformance_case_names(const std::string& dir) {
+  std::vector<std::string> v;
+  auto manifest = read_manifest(dir);  // keep alive: items() refers into it
+  for (auto& [k, _] : manifest.at("cases").items()) v.push_back(k);
+  return v;
+}
+
+ConformanceResult run_conformance_case(const std::string& dir, const std::string& name) {
+  ConformanceResult r;
+  r.name = name;
+  try {
+    auto manifest = read_manifest(dir);
+    auto c = manifest.at("cases").at(name);
+    double atol = c.at("atol").get<double>(), rtol = c.at("rtol").get<double>();
+    std::string base = dir + "/" + name + "/";
+    std::vector<HostTensor> inputs;
+    for (auto& in : c.at("inputs")) inputs.push_back(format::read_npy(base + in.at("file").get<std::string>()));
+    auto model = Model::load(base + "model.pte");
+    auto outs = model->run(inputs);
+    const auto& exp = c.at("outputs");
+    if (outs.size() != exp.size()) {
+      r.message = "model produced " + std::to_string(outs.size()) + " outputs, expected " + std::to_string(exp.size());
+      return r;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      auto e = format::read_npy(base + exp[i].at("file").get<std::string>());
+      auto cr = compare_tensors(outs[i], e, atol, rtol);
+      ok = ok && cr.ok;
+      r.message += (i ? "; " : "") + std::string("out") + std::to_string(i) + " " + cr.message;
+    }
+    r.status = ok ? ConformanceResult::Status::Passed : ConformanceResult::Status::Failed;
+  } catch (const Error& e) {
+    r.status = e.kind() == ErrorKind::Unsupported ? ConformanceResult::Status::Unsupported
+                                                  : ConformanceResult::Status::Failed;
+    r.message = e.what();
+  } catch (const std::exception& e) {
+    r.message = std::string("internal error: ") + e.what();
+  }
+  return r;
+}
+
+ConformanceSummary run_conformance(const std::string& dir, const std::string& filter,
+                                   const std::function<void(const ConformanceResult&)>& on_case) {
+  ConformanceSummary s;
+  for (auto& name : conformance_case_names(dir)) {
+    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+    auto r = run_conformance_case(dir, name);
+    if (r.status == ConformanceResult::Status::Passed) ++s.passed;
+    else if (r.status == ConformanceResult::Status::Unsupported) ++s.unsupported;
+    else ++s.failed;
+    if (on_case) on_case(r);
+    s.cases.push_back(std::move(r));
+  }
+  return s;
+}
+
+}  // namespace etwebgpu

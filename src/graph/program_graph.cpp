@@ -1,0 +1,277 @@
+#include "graph/program_graph.h"
+
+#include <map>
+#include <set>
+
+#include "graph/op_registry.h"
+
+namespace etwebgpu::graph {
+
+using format::EValueKind;
+using format::InstrKind;
+using format::VkValue;
+using format::VkValueKind;
+
+namespace {
+
+format::VkDType vk_dtype_of(format::ScalarType t) {
+  switch (t) {
+    case format::ScalarType::Float: return format::VkDType::Float32;
+    case format::ScalarType::Double: return format::VkDType::Float64;
+    case format::ScalarType::Half: return format::VkDType::Float16;
+    case format::ScalarType::Int: return format::VkDType::Int32;
+    case format::ScalarType::Long: return format::VkDType::Int64;
+    case format::ScalarType::Bool: return format::VkDType::Bool;
+    case format::ScalarType::Byte: return format::VkDType::UInt8;
+    case format::ScalarType::Char: return format::VkDType::Int8;
+    default: throw Error(ErrorKind::Unsupported, std::string("tensor scalar type ") + format::scalar_type_name(t));
+  }
+}
+
+int32_t add_value(format::VkGraphIR& ir, VkValue v) {
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+int32_t add_null(format::VkGraphIR& ir) { return add_value(ir, VkValue{}); }
+
+// Program EValue -> VkValue (lists resolved to raw values; constants registered).
+VkValue convert_evalue(const format::ExecutionPlan& plan, const format::EValue& e, format::VkGraphIR& ir) {
+  VkValue v;
+  auto int_item = [&](int64_t id) -> int64_t {
+    if (id < 0 || static_cast<size_t>(id) >= plan.values.size() || plan.values[id].kind != EValueKind::Int)
+      throw Error(ErrorKind::Format, "IntList item " + std::to_string(id) + " is not an Int EValue");
+    return plan.values[id].int_val;
+  };
+  switch (e.kind) {
+    case EValueKind::None: case EValueKind::Null: v.kind = VkValueKind::Null; break;
+    case EValueKind::Int: v.kind = VkValueKind::Int; v.int_val = e.int_val; break;
+    case EValueKind::Bool: v.kind = VkValueKind::Bool; v.bool_val = e.bool_val; break;
+    case EValueKind::Double: v.kind = VkValueKind::Double; v.double_val = e.double_val; break;
+    case EValueKind::String: v.kind = VkValueKind::String; v.str = e.str; break;
+    case EValueKind::IntList:
+      v.kind = VkValueKind::IntList;
+      for (auto id : e.items) v.ints.push_back(int_item(id));
+      break;
+    case EValueKind::DoubleList: v.kind = VkValueKind::DoubleList; v.doubles = e.doubles; break;
+    case EValueKind::BoolList: v.kind = VkValueKind::BoolList; v.bools = e.bools; break;
+    case EValueKind::TensorList: case EValueKind::OptionalTensorList:
+      // Items are EValue ids (same ids in the merged graph); -1 (None) gets a Null filled in later.
+      v.kind = VkValueKind::ValueList;
+      for (auto id : e.items) v.ids.push_back(static_cast<int32_t>(id));
+      break;
+    case EValueKind::Tensor: {
+      v.kind = VkValueKind::Tensor;
+      v.tensor.dtype = vk_dtype_of(e.tensor.scalar_type);
+      v.tensor.dims = e.tensor.sizes;
+      v.tensor.mem_obj_id = -1;  // program-level planning is ignored: each tensor gets its own buffer
+      v.tensor.constant_id = -1;
+      for (size_t i = 0; i < e.tensor.dim_order.size(); ++i)
+        if (e.tensor.dim_order[i] != i)
+          throw Error(ErrorKind::Unsupported, "a tensor with non-contiguous dim_order (only contiguous is supported)");
+      if (e.tensor.is_constant()) {
+        v.tensor.constant_id = static_cast<int32_t>(ir.constants.size());
+        ir.constants.push_back(format::VkConstant{e.tensor.constant_data, {}});
+      }
+      break;
+    }
+  }
+  return v;
+}
+
+// Out-variant overloads whose functional form takes other arguments.
+struct Mapping { const char* op; std::vector<int> layout; };  // layout: source arg index, or -1 = Null
+const std::map<std::string, Mapping>& special_mappings() {
+  static const std::map<std::string, Mapping> m = {
+      {"aten::any.out", {"aten.any.dim", {0, 1, 2, 3}}},
+      {"aten::any.all_out", {"aten.any.default", {0, 1}}},
+      {"aten::all.out", {"aten.all.dim", {0, 1, 2, 3}}},
+      {"aten::mean.out", {"aten.mean.dim", {0, 1, 2, 3, 4}}},
+      {"aten::sum.IntList_out", {"aten.sum.dim_IntList", {0, 1, 2, 3, 4}}},
+      {"aten::add.out", {"aten.add.Tensor", {0, 1, 2, 3}}},
+      {"aten::sub.out", {"aten.sub.Tensor", {0, 1, 2, 3}}},
+      {"aten::mul.out", {"aten.mul.Tensor", {0, 1, 2}}},
+      {"aten::div.out", {"aten.div.Tensor", {0, 1, 2}}},
+      {"aten::div.out_mode", {"aten.div.Tensor_mode", {0, 1, 2, 3}}},
+      {"aten::scalar_tensor.out", {"aten.scalar_tensor.default", {0, -1, -1, -1, -1, 1}}},
+      {"aten::full.out", {"aten.full.default", {0, 1, -1, -1, -1, -1, 2}}},
+      {"aten::arange.start_out", {"aten.arange.start_step", {0, 1, 2, -1, -1, -1, -1, 3}}},
+      {"aten::arange.out", {"aten.arange.default", {0, -1, -1, -1, -1, 1}}},
+      {"aten::_softmax.out", {"aten._softmax.default", {0, 1, 2, 3}}},
+      {"aten::bmm.out", {"aten.bmm.default", {0, 1, 2}}},
+      {"aten::mm.out", {"aten.mm.default", {0, 1, 2}}},
+      {"aten::where.self_out", {"aten.where.self", {0, 1, 2, 3}}},
+      {"aten::clone.out", {"aten.clone.default", {0, 1, 2}}},
+      {"aten::_to_copy.out", {"aten._to_copy.default", {0, 1, -1, -1, -1, 2, 3}}},
+  };
+  return m;
+}
+
+}  // namespace
+
+bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
+                     format::VkGraphIR& ir) {
+  if (auto it = special_mappings().find(key); it != special_mappings().end()) {
+    std::vector<int32_t> a;
+    for (int src : it->second.layout) {
+      if (src >= static_cast<int>(args.size())) return false;
+      a.push_back(src < 0 ? add_null(ir) : args[src]);
+    }
+    args = std::move(a);
+    op_name = it->second.op;
+    return true;
+  }
+  // Generic rule: "ns::name.X_out" -> "ns.name.X", "ns::name.out" -> "ns.name.default"; the
+  // out-variant's arguments are the functional ones followed by out, which is the VkGraph layout.
+  auto colon = key.find("::");
+  auto dot = key.find('.', colon == std::string::npos ? 0 : colon + 2);
+  if (colon == std::string::npos || dot == std::string::npos) return false;
+  std::string ns = key.substr(0, colon), name = key.substr(colon + 2, dot - colon - 2), ov = key.substr(dot + 1);
+  if (ov == "out") ov = "default";
+  else if (ov.size() > 4 && ov.compare(ov.size() - 4, 4, "_out") == 0) ov = ov.substr(0, ov.size() - 4);
+  else return false;
+  op_name = ns + "." + name + "." + ov;
+  return true;
+}
+
+MergedProgram merge_program(const format::Program& program, const format::ExecutionPlan& plan) {
+  MergedProgram mp;
+  auto& ir = mp.ir;
+  ir.version = "merged";
+  std::set<std::string> unsupported;
+  size_t nvals = plan.values.size();
+  for (const auto& e : plan.values) ir.values.push_back(convert_evalue(plan, e, ir));
+  // None entries of optional tensor lists become Null values.
+  for (size_t i = 0; i < nvals; ++i)
+    for (auto& id : ir.values[i].ids)
+      if (id < 0) id = add_null(ir);
+      else if (static_cast<size_t>(id) >= nvals) throw Error(ErrorKind::Format, "tensor list item out of range");
+  for (int32_t id : plan.inputs) {
+    if (id < 0 || static_cast<size_t>(id) >= nvals) throw Error(ErrorKind::Format, "plan input id out of range");
+    ir.input_ids.push_back(static_cast<uint32_t>(id));
+  }
+  for (int32_t id : plan.outputs) {
+    if (id < 0 || static_cast<size_t>(id) >= nvals) throw Error(ErrorKind::Format, "plan output id out of range");
+    ir.output_ids.push_back(static_cast<uint32_t>(id));
+  }
+  std::map<int32_t, int32_t> moved;  // MoveCall: later uses of `to` read `from`
+  auto resolve = [&](int32_t id) {
+    auto it = moved.find(id);
+    return it == moved.end() ? id : it->second;
+  };
+  const auto& reg = OpRegistry::global();
+  uint32_t node = 0;
+  for (const auto& chain : plan.chains) {
+    for (const auto& ins : chain) {
+      for (int32_t a : ins.args)
+        if (a < 0 || static_cast<size_t>(a) >= nvals)
+          throw Error(ErrorKind::Format, "instruction argument EValue " + std::to_string(a) + " out of range");
+      if (ins.kind == InstrKind::DelegateCall) {
+        if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.delegates.size())
+          throw Error(ErrorKind::Format, "DelegateCall names delegate " + std::to_string(ins.index) + " of " +
+                                             std::to_string(plan.delegates.size()));
+        const auto& d = plan.delegates[ins.index];
+        if (d.id != "VulkanBackend") {
+          unsupported.insert("delegate backend " + d.id);
+          mp.instructions.push_back({"delegate", d.id + " #" + std::to_string(ins.index), false});
+          continue;
+        }
+        auto sub = format::read_vkgraph(d.blob, program);
+        if (ins.args.size() != sub.input_ids.size() + sub.output_ids.size())
+          throw Error(ErrorKind::Format, "DelegateCall " + std::to_string(ins.index) + " passes " +
+                                             std::to_string(ins.args.size()) + " values; its graph has " +
+                                             std::to_string(sub.input_ids.size()) + " inputs and " +
+                                             std::to_string(sub.output_ids.size()) + " outputs");
+        // Delegate value id -> merged id: its inputs/outputs are the program's EValues.
+        std::vector<int32_t> map(sub.values.size(), -1);
+        std::set<uint32_t> io;
+        for (size_t k = 0; k < sub.input_ids.size(); ++k) {
+          map[sub.input_ids[k]] = resolve(ins.args[k]);
+          io.insert(sub.input_ids[k]);
+        }
+        for (size_t k = 0; k < sub.output_ids.size(); ++k) {
+          if (io.count(sub.output_ids[k]))
+            throw Error(ErrorKind::Unsupported, "a delegate output that is also one of its inputs");
+          map[sub.output_ids[k]] = ins.args[sub.input_ids.size() + k];
+          moved.erase(ins.args[sub.input_ids.size() + k]);
+        }
+        for (uint32_t k : io) {
+          const auto& pv = ir.values[map[k]];
+          if (pv.kind != VkValueKind::Tensor)
+            throw Error(ErrorKind::Format, "delegate input EValue " + std::to_string(map[k]) + " is not a tensor");
+          if (numel(pv.tensor.dims) != numel(sub.values[k].tensor.dims))
+            throw Error(ErrorKind::Format, "delegate input %" + std::to_string(k) + " " +
+                                               shape_str(sub.values[k].tensor.dims) + " does not match program EValue " +
+                                               shape_str(pv.tensor.dims));
+        }
+        int32_t const_base = static_cast<int32_t>(ir.constants.size());
+        for (auto& c : sub.constants) ir.constants.push_back(c);
+        for (size_t v = 0; v < sub.values.size(); ++v) {
+          if (map[v] >= 0) continue;
+          VkValue val = sub.values[v];
+          if (val.kind == VkValueKind::Tensor && val.tensor.constant_id >= 0) val.tensor.constant_id += const_base;
+          map[v] = add_value(ir, std::move(val));
+        }
+        // Memory objects are per delegate: offset them so two delegates never share by accident.
+        int32_t mem_base = 0;
+        for (auto& v : ir.values)
+          if (v.kind == VkValueKind::Tensor) mem_base = std::max(mem_base, v.tensor.mem_obj_id + 1);
+        for (size_t v = 0; v < sub.values.size(); ++v) {
+          auto& mv = ir.values[map[v]];
+          if (static_cast<size_t>(map[v]) >= nvals) {
+            for (auto& id : mv.ids) id = map[id];
+            if (mv.kind == VkValueKind::Tensor && mv.tensor.mem_obj_id >= 0 && !io.count(static_cast<uint32_t>(v)))
+              mv.tensor.mem_obj_id += mem_base;
+          }
+        }
+        std::set<std::string> missing;
+        for (auto& c : sub.chain) {
+          format::VkOpCall oc{node++, c.name, {}};
+          for (int32_t a : c.args) oc.args.push_back(map[a]);
+          if (!reg.has(c.name)) missing.insert(c.name);
+          ir.chain.push_back(std::move(oc));
+        }
+        for (auto& m : missing) unsupported.insert(m);
+        mp.instructions.push_back({"delegate", "VulkanBackend #" + std::to_string(ins.index) + " (" +
+                                                   std::to_string(sub.chain.size()) + " ops)",
+                                   missing.empty()});
+      } else if (ins.kind == InstrKind::KernelCall) {
+        if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.operators.size())
+          throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
+        std::string key = plan.operators[ins.index].key();
+        if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
+        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - 1);  // drop the return entry (= out)
+        for (auto& a : args) a = resolve(a);
+        std::string op;
+        bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
+        if (!ok) {
+          unsupported.insert(key);
+          mp.instructions.push_back({"unsupported", key, false});
+          continue;
+        }
+        moved.erase(ins.args[ins.args.size() - 2]);
+        ir.chain.push_back(format::VkOpCall{node++, op, args});
+        mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});
+      } else if (ins.kind == InstrKind::MoveCall) {
+        if (ins.move_from < 0 || ins.move_to < 0 || static_cast<size_t>(ins.move_from) >= nvals ||
+            static_cast<size_t>(ins.move_to) >= nvals)
+          throw Error(ErrorKind::Format, "MoveCall ids out of range");
+        moved[ins.move_to] = resolve(ins.move_from);
+        mp.instructions.push_back({"move", "%" + std::to_string(ins.move_from) + " -> %" + std::to_string(ins.move_to), true});
+      } else if (ins.kind == InstrKind::FreeCall) {
+        mp.instructions.push_back({"free", "%" + std::to_string(ins.free_value) + " (no-op: buffers live with the model)", true});
+      } else {
+        unsupported.insert("JumpFalseCall (control flow)");
+        mp.instructions.push_back({"unsupported", "JumpFalseCall", false});
+      }
+    }
+  }
+  for (auto& o : ir.output_ids) {
+    o = static_cast<uint32_t>(resolve(static_cast<int32_t>(o)));
+    if (ir.values[o].kind != VkValueKind::Tensor)
+      throw Error(ErrorKind::Unsupported, "method output %" + std::to_string(o) + " is not a tensor");
+  }
+  mp.unsupported.assign(unsupported.begin(), unsupported.end());
+  return mp;
+}
+
+}  // namespace etwebgpu::graph
