@@ -1,0 +1,214 @@
+// aten.convolution.default and et_vk.conv_with_clamp.default: 2-D NCHW and 1-D (N, C, L as H = 1).
+// Routes: groups == 1 and not transposed -> implicit-im2col tiled GEMM (conv_gemm); grouped and
+// depthwise -> direct kernel (vec4 over input channels when IC/groups % 4 == 0); transposed ->
+// gather kernel. force_route["conv"] = "gemm" | "direct" picks either path for groups == 1.
+#include <cmath>
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+struct Params {
+  uint32_t B, IC, H, W;
+  uint32_t OC, OH, OW, KH;
+  uint32_t KW, sh, sw, ph;
+  uint32_t pw, dh, dw, groups;
+  uint32_t icg, ocg, K, N;
+  float out_min, out_max;
+  uint32_t total, pad;
+};
+static_assert(sizeof(Params) == 96);
+
+enum class Route { Gemm, Direct, Transposed };
+
+struct Conf {
+  bool conv1d = false, transposed = false;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oph = 0, opw = 0, groups = 1;
+  int64_t OC = 0, KH = 1, KW = 1, icg = 0, ocg = 0;
+};
+
+[[noreturn]] void fail_call(const format::VkOpCall& call, ErrorKind k, const std::string& msg) {
+  throw Error(k, call.name + ": " + msg);
+}
+
+// Reads a stride/padding/dilation list: 1 element broadcasts, else one per spatial dim.
+std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, const char* what) {
+  auto v = oc.g.int_list(id);
+  size_t sp = conv1d ? 1 : 2;
+  if (v.size() != 1 && v.size() != sp)
+    oc.fail(ErrorKind::InvalidArgument, std::string(what) + " must have 1 or " + std::to_string(sp) + " elements, got " +
+                                            std::to_string(v.size()));
+  if (conv1d) return {-1, v[0]};
+  return {v[0], v.size() == 1 ? v[0] : v[1]};
+}
+
+uint32_t u32v(const format::VkOpCall& call, int64_t v, const char* what) {
+  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
+    fail_call(call, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
+  return static_cast<uint32_t>(v);
+}
+
+void build_conv(OpContext& oc, bool with_clamp) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
+  for (auto [id, what] : {std::pair{x, "input"}, std::pair{w, "weight"}, std::pair{out, "output"}})
+    require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, what);
+  const Tensor& tx = g.tensor(x);
+  const Tensor& tw = g.tensor(w);
+  Conf c;
+  if (tx.rank() != 3 && tx.rank() != 4)
+    oc.fail(ErrorKind::Unsupported, "only 1-D (N, C, L) and 2-D (N, C, H, W) convolutions are supported, input is " +
+                                        shape_str(tx.dims));
+  c.conv1d = tx.rank() == 3;
+  if (tw.rank() != tx.rank())
+    oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.dims) + " must have the input's rank " +
+                                            std::to_string(tx.rank()));
+  auto [sh, sw] = pair_arg(oc, oc.arg(3), c.conv1d, "stride");
+  auto [ph, pw] = pair_arg(oc, oc.arg(4), c.conv1d, "padding");
+  auto [dh, dw] = pair_arg(oc, oc.arg(5), c.conv1d, "dilation");
+  c.transposed = g.boolean(oc.arg(6));
+  auto [oph, opw] = pair_arg(oc, oc.arg(7), c.conv1d, "output_padding");
+  c.groups = g.integer(oc.arg(8));
+  if (c.conv1d) sh = 1, ph = 0, dh = 1, oph = 0;
+  c.sh = sh, c.sw = sw, c.ph = ph, c.pw = pw, c.dh = dh, c.dw = dw, c.oph = oph, c.opw = opw;
+  if (sh < 1 || sw < 1) oc.fail(ErrorKind::InvalidArgument, "stride must be positive");
+  if (dh < 1 || dw < 1) oc.fail(ErrorKind::InvalidArgument, "dilation must be positive");
+  if (ph < 0 || pw < 0) oc.fail(ErrorKind::InvalidArgument, "padding must be non-negative");
+  if (oph < 0 || opw < 0) oc.fail(ErrorKind::InvalidArgument, "output_padding must be non-negative");
+  if (c.groups < 1) oc.fail(ErrorKind::InvalidArgument, "groups must be positive");
+  if (!c.transposed && (oph != 0 || opw != 0))
+    oc.fail(ErrorKind::InvalidArgument, "non-zero output_padding is only valid for a transposed convolution");
+  if (c.transposed && ((oph >= sh && oph >= dh) || (opw >= sw && opw >= dw)))
+    oc.fail(ErrorKind::InvalidArgument, "output_padding must be smaller than either stride or dilation");
+  c.KW = tw.dims.back();
+  c.KH = c.conv1d ? 1 : tw.dims[2];
+  int64_t IC = tx.dims[1];
+  if (c.transposed) {
+    if (tw.dims[0] != IC || IC % c.groups != 0)
+      oc.fail(ErrorKind::InvalidArgument, "transposed weight " + shape_str(tw.dims) + " does not match input channels " +
+                                              std::to_string(IC) + " with groups " + std::to_string(c.groups));
+    c.icg = IC / c.groups;
+    c.ocg = tw.dims[1];
+    c.OC = c.ocg * c.groups;
+  } else {
+    c.OC = tw.dims[0];
+    c.icg = tw.dims[1];
+    if (c.icg * c.groups != IC || c.OC % c.groups != 0)
+      oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.dims) + " does not match input channels " +
+                                              std::to_string(IC) + " with groups " + std::to_string(c.groups));
+    c.ocg = c.OC / c.groups;
+  }
+  bool has_bias = !g.is_null(bias);
+  if (has_bias) {
+    require_dtype(oc, bias, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "bias");
+    if (g.tensor(bias).rank() != 1 || g.tensor(bias).dims[0] != c.OC)
+      oc.fail(ErrorKind::InvalidArgument, "bias " + shape_str(g.tensor(bias).dims) + " must be [" + std::to_string(c.OC) + "]");
+  }
+  float out_min = -std::numeric_limits<float>::infinity(), out_max = std::numeric_limits<float>::infinity();
+  if (with_clamp) {
+    // DBL_MAX and friends turn into +-inf in f32, which clamps nothing, as intended.
+    if (auto v = g.opt_number(oc.arg(9))) out_min = static_cast<float>(*v);
+    if (auto v = g.opt_number(oc.arg(10))) out_max = static_cast<float>(*v);
+    if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
+  }
+
+  Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
+  if (auto it = g.options().force_route.find("conv"); it != g.options().force_route.end()) {
+    if (it->second != "gemm" && it->second != "direct")
+      oc.fail(ErrorKind::InvalidArgument, "force_route conv='" + it->second + "' (expected gemm or direct)");
+    if (!c.transposed && c.groups == 1) route = it->second == "gemm" ? Route::Gemm : Route::Direct;
+  }
+  gpu::Constants k{{"HAS_BIAS", has_bias ? 1.0 : 0.0}, {"HAS_CLAMP", with_clamp ? 1.0 : 0.0}};
+  const gpu::Pipeline* pipe;
+  std::string variant;
+  if (route == Route::Gemm) {
+    pipe = &g.ctx().pipeline("conv_gemm", "conv_gemm", k);
+    variant = "conv_gemm";
+  } else if (route == Route::Direct) {
+    bool v4 = c.icg % 4 == 0;
+    k["VEC4"] = v4 ? 1.0 : 0.0;
+    pipe = &g.ctx().pipeline("conv_direct", "conv_direct", k);
+    variant = v4 ? "conv_direct_vec4" : "conv_direct";
+  } else {
+    pipe = &g.ctx().pipeline("conv_transpose", "conv_transpose", k);
+    variant = "conv_transpose";
+  }
+  auto u = std::make_shared<Uniform<Params>>();
+  u->init(g, oc.call.name);
+  oc.node.steps.push_back(g.make_step(*pipe,
+                                      {{0, &g.buffer(x)}, {1, &g.buffer(w)}, {2, has_bias ? &g.buffer(bias) : &g.dummy_buffer()},
+                                       {3, &g.buffer(out)}, {4, u->buf}},
+                                      0, variant));
+  Step* st = &oc.node.steps.back();
+  const format::VkOpCall* call = &oc.call;
+  oc.node.resize = [&g, x, out, u, st, c, route, out_min, out_max, call] {
+    const auto& xd = g.tensor(x).dims;
+    int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
+    if (IC != c.icg * c.groups)
+      fail_call(*call, ErrorKind::InvalidArgument, "input " + shape_str(xd) + " has " + std::to_string(IC) +
+                                                       " channels, the weight expects " + std::to_string(c.icg * c.groups));
+    int64_t OH, OW;
+    if (c.transposed) {
+      OH = (H - 1) * c.sh - 2 * c.ph + c.dh * (c.KH - 1) + c.oph + 1;
+      OW = (W - 1) * c.sw - 2 * c.pw + c.dw * (c.KW - 1) + c.opw + 1;
+    } else {
+      OH = (H + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
+      OW = (W + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
+      // Integer division truncates toward zero: an effective kernel larger than the padded input.
+      if (H + 2 * c.ph < c.dh * (c.KH - 1) + 1) OH = 0;
+      if (W + 2 * c.pw < c.dw * (c.KW - 1) + 1) OW = 0;
+    }
+    if (OH < 1 || OW < 1)
+      fail_call(*call, ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
+                                                       std::to_string(OH) + "x" + std::to_string(OW));
+    std::vector<int64_t> od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
+    Tensor& to = g.tensor(out);
+    if (numel(od) > to.max_numel())
+      fail_call(*call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    to.dims = od;
+    Params p{};
+    p.B = u32v(*call, B, "batch");
+    p.IC = u32v(*call, IC, "channels");
+    p.H = u32v(*call, H, "H");
+    p.W = u32v(*call, W, "W");
+    p.OC = u32v(*call, c.OC, "OC");
+    p.OH = u32v(*call, OH, "OH");
+    p.OW = u32v(*call, OW, "OW");
+    p.KH = static_cast<uint32_t>(c.KH);
+    p.KW = static_cast<uint32_t>(c.KW);
+    p.sh = static_cast<uint32_t>(c.sh), p.sw = static_cast<uint32_t>(c.sw);
+    p.ph = static_cast<uint32_t>(c.ph), p.pw = static_cast<uint32_t>(c.pw);
+    p.dh = static_cast<uint32_t>(c.dh), p.dw = static_cast<uint32_t>(c.dw);
+    p.groups = static_cast<uint32_t>(c.groups);
+    p.icg = static_cast<uint32_t>(c.icg), p.ocg = static_cast<uint32_t>(c.ocg);
+    p.K = u32v(*call, c.icg * c.KH * c.KW, "K");
+    p.N = u32v(*call, B * OH * OW, "B*OH*OW");
+    p.total = u32v(*call, numel(od), "output numel");
+    // Input index arithmetic is 32-bit too.
+    u32v(*call, numel(xd), "input numel");
+    p.out_min = out_min;
+    p.out_max = out_max;
+    u->write(g, p);
+    if (route == Route::Gemm) {
+      uint64_t gx = ceil_div(p.N, 64), gy = ceil_div(p.OC, 64);
+      uint32_t lim = g.ctx().info().max_workgroups_per_dim;
+      if (gx > lim || gy > lim)
+        fail_call(*call, ErrorKind::Limit, "GEMM grid " + std::to_string(gx) + "x" + std::to_string(gy) +
+                                               " exceeds maxComputeWorkgroupsPerDimension " + std::to_string(lim));
+      st->grid = p.N == 0 ? gpu::Grid{0, 1, 1} : gpu::Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+    } else {
+      set_groups(g, *st, groups_for(p.total));
+    }
+  };
+}
+
+void build_convolution(OpContext& oc) { build_conv(oc, false); }
+void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true); }
+
+ETW_REGISTER_OP("aten.convolution.default", build_convolution);
+ETW_REGISTER_OP("et_vk.conv_with_clamp.default", build_conv_with_clamp);
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,67 @@
+// Direct convolution (grouped, depthwise, or any groups == 1 conv when forced): one invocation
+// per output element, summing its group's input channels over the kernel window. VEC4 = 1
+// (channels per group % 4 == 0) accumulates 4 input channels per step as a vec4 dot product.
+struct Params {
+  B: u32, IC: u32, H: u32, W: u32,
+  OC: u32, OH: u32, OW: u32, KH: u32,
+  KW: u32, sh: u32, sw: u32, ph: u32,
+  pw: u32, dh: u32, dw: u32, groups: u32,
+  icg: u32, ocg: u32, K: u32, N: u32,
+  out_min: f32, out_max: f32, total: u32, pad: u32,
+};
+
+@group(0) @binding(0) var<storage, read> X: array<f32>;
+@group(0) @binding(1) var<storage, read> Wt: array<f32>;
+@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
+@group(0) @binding(3) var<storage, read_write> O: array<f32>;
+@group(0) @binding(4) var<uniform> P: Params;
+
+override HAS_BIAS: u32 = 0u;
+override HAS_CLAMP: u32 = 0u;
+override VEC4: u32 = 0u;
+override WG: u32 = 256u;
+
+fn epilogue(v: f32) -> f32 {
+  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
+  return v;
+}
+
+@compute @workgroup_size(WG)
+fn conv_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= P.total) { return; }
+  let ow = i % P.OW;
+  let t = i / P.OW;
+  let oh = t % P.OH;
+  let t2 = t / P.OH;
+  let oc = t2 % P.OC;
+  let b = t2 / P.OC;
+  let ic0 = (oc / P.ocg) * P.icg;
+  let hw = P.H * P.W;
+  let khw = P.KH * P.KW;
+  let ih0 = i32(oh * P.sh) - i32(P.ph);
+  let iw0 = i32(ow * P.sw) - i32(P.pw);
+  var acc = 0.0;
+  for (var kh = 0u; kh < P.KH; kh = kh + 1u) {
+    let ih = ih0 + i32(kh * P.dh);
+    if (ih < 0 || ih >= i32(P.H)) { continue; }
+    for (var kw = 0u; kw < P.KW; kw = kw + 1u) {
+      let iw = iw0 + i32(kw * P.dw);
+      if (iw < 0 || iw >= i32(P.W)) { continue; }
+      let xo = (b * P.IC + ic0) * hw + u32(ih) * P.W + u32(iw);
+      let wo = oc * P.icg * khw + kh * P.KW + kw;
+      if (VEC4 == 1u) {
+        for (var c = 0u; c < P.icg; c = c + 4u) {
+          let x = vec4<f32>(X[xo + c * hw], X[xo + (c + 1u) * hw], X[xo + (c + 2u) * hw], X[xo + (c + 3u) * hw]);
+          let w = vec4<f32>(Wt[wo + c * khw], Wt[wo + (c + 1u) * khw], Wt[wo + (c + 2u) * khw], Wt[wo + (c + 3u) * khw]);
+          acc = acc + dot(x, w);
+        }
+      } else {
+        for (var c = 0u; c < P.icg; c = c + 1u) { acc = fma(X[xo + c * hw], Wt[wo + c * khw], acc); }
+      }
+    }
+  }
+  if (HAS_BIAS == 1u) { acc = acc + BIAS[oc]; }
+  O[i] = epilogue(acc);
+}

@@ -1,0 +1,96 @@
+// Convolution (groups == 1, not transposed) as an implicit-im2col tiled GEMM:
+// C[M = OC, N = B*OH*OW] = W[OC, K = IC*KH*KW] @ im2col(X)[K, N]; the im2col operand is sampled on
+// the fly (out-of-range taps read 0 = zero padding), then bias, optional clamp, NCHW store.
+// 64x64 output tile per 16x16 workgroup, 4x4 register block per invocation, K staged 16 at a time.
+// 1-D convolutions arrive with H = KH = 1.
+struct Params {
+  B: u32, IC: u32, H: u32, W: u32,
+  OC: u32, OH: u32, OW: u32, KH: u32,
+  KW: u32, sh: u32, sw: u32, ph: u32,
+  pw: u32, dh: u32, dw: u32, groups: u32,
+  icg: u32, ocg: u32, K: u32, N: u32,
+  out_min: f32, out_max: f32, total: u32, pad: u32,
+};
+
+@group(0) @binding(0) var<storage, read> X: array<f32>;
+@group(0) @binding(1) var<storage, read> Wt: array<f32>;
+@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
+@group(0) @binding(3) var<storage, read_write> O: array<f32>;
+@group(0) @binding(4) var<uniform> P: Params;
+
+override HAS_BIAS: u32 = 0u;
+override HAS_CLAMP: u32 = 0u;
+
+var<workgroup> As: array<vec4<f32>, 256>;  // [k][oc / 4]
+var<workgroup> Bs: array<vec4<f32>, 256>;  // [k][n / 4]
+
+fn epilogue(v: f32) -> f32 {
+  // clamp(min, max) as PyTorch: NaN stays NaN, min > max gives max.
+  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
+  return v;
+}
+
+@compute @workgroup_size(16, 16)
+fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+  let m0 = wid.y * 64u;
+  let n0 = wid.x * 64u;
+  let ohw = P.OH * P.OW;
+  let khw = P.KH * P.KW;
+  // The im2col column this invocation loads is the same for every k tile: decompose it once.
+  let bn = lid % 64u;
+  let gn = n0 + bn;
+  let n_ok = gn < P.N;
+  let bi = gn / ohw;
+  let sp = gn % ohw;
+  let ih0 = i32((sp / P.OW) * P.sh) - i32(P.ph);
+  let iw0 = i32((sp % P.OW) * P.sw) - i32(P.pw);
+  let xb = bi * P.IC * P.H * P.W;
+  var acc: array<vec4<f32>, 4>;
+  for (var k0 = 0u; k0 < P.K; k0 = k0 + 16u) {
+    for (var r = 0u; r < 4u; r = r + 1u) {
+      let e = lid + r * 256u;
+      let am = e / 16u;
+      let ak = e % 16u;
+      var av = 0.0;
+      if (m0 + am < P.OC && k0 + ak < P.K) { av = Wt[(m0 + am) * P.K + k0 + ak]; }
+      As[ak * 16u + am / 4u][am % 4u] = av;
+      let bk = e / 64u;
+      let gk = k0 + bk;
+      var bv = 0.0;
+      if (n_ok && gk < P.K) {
+        let ic = gk / khw;
+        let kr = gk % khw;
+        let ih = ih0 + i32((kr / P.KW) * P.dh);
+        let iw = iw0 + i32((kr % P.KW) * P.dw);
+        if (ih >= 0 && ih < i32(P.H) && iw >= 0 && iw < i32(P.W)) {
+          bv = X[xb + (ic * P.H + u32(ih)) * P.W + u32(iw)];
+        }
+      }
+      Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < 16u; k = k + 1u) {
+      let a = As[k * 16u + l.y];
+      let b = Bs[k * 16u + l.x];
+      acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
+      acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
+      acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
+      acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let oc = m0 + l.y * 4u + i;
+    if (oc >= P.OC) { break; }
+    var bias = 0.0;
+    if (HAS_BIAS == 1u) { bias = BIAS[oc]; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      let n = n0 + l.x * 4u + j;
+      if (n < P.N) {
+        let b = n / ohw;
+        O[(b * P.OC + oc) * ohw + n % ohw] = epilogue(acc[i][j] + bias);
+      }
+    }
+  }
+}

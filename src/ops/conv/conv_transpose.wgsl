@@ -1,0 +1,65 @@
+// Transposed convolution as a gather: each output (b, oc, oh, ow) sums x[b, ic, ih, iw] *
+// w[ic, oc % OCg, kh, kw] over its group's input channels and the taps with
+// oh = ih*stride - pad + kh*dilation (so ih = (oh + pad - kh*dilation) / stride when divisible).
+// Weight is [IC, OC/groups, KH, KW]; output_padding only enlarges OH/OW (host side).
+struct Params {
+  B: u32, IC: u32, H: u32, W: u32,
+  OC: u32, OH: u32, OW: u32, KH: u32,
+  KW: u32, sh: u32, sw: u32, ph: u32,
+  pw: u32, dh: u32, dw: u32, groups: u32,
+  icg: u32, ocg: u32, K: u32, N: u32,
+  out_min: f32, out_max: f32, total: u32, pad: u32,
+};
+
+@group(0) @binding(0) var<storage, read> X: array<f32>;
+@group(0) @binding(1) var<storage, read> Wt: array<f32>;
+@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
+@group(0) @binding(3) var<storage, read_write> O: array<f32>;
+@group(0) @binding(4) var<uniform> P: Params;
+
+override HAS_BIAS: u32 = 0u;
+override HAS_CLAMP: u32 = 0u;
+override WG: u32 = 256u;
+
+fn epilogue(v: f32) -> f32 {
+  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
+  return v;
+}
+
+@compute @workgroup_size(WG)
+fn conv_transpose(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= P.total) { return; }
+  let ow = i % P.OW;
+  let t = i / P.OW;
+  let oh = t % P.OH;
+  let t2 = t / P.OH;
+  let oc = t2 % P.OC;
+  let b = t2 / P.OC;
+  let g = oc / P.ocg;
+  let ocl = oc % P.ocg;
+  let ic0 = g * P.icg;
+  let hw = P.H * P.W;
+  let khw = P.KH * P.KW;
+  var acc = 0.0;
+  for (var kh = 0u; kh < P.KH; kh = kh + 1u) {
+    let nh = i32(oh) + i32(P.ph) - i32(kh * P.dh);
+    if (nh < 0 || nh % i32(P.sh) != 0) { continue; }
+    let ih = u32(nh) / P.sh;
+    if (ih >= P.H) { continue; }
+    for (var kw = 0u; kw < P.KW; kw = kw + 1u) {
+      let nw = i32(ow) + i32(P.pw) - i32(kw * P.dw);
+      if (nw < 0 || nw % i32(P.sw) != 0) { continue; }
+      let iw = u32(nw) / P.sw;
+      if (iw >= P.W) { continue; }
+      let xo = (b * P.IC + ic0) * hw + ih * P.W + iw;
+      let wo = (ic0 * P.ocg + ocl) * khw + kh * P.KW + kw;
+      for (var c = 0u; c < P.icg; c = c + 1u) {
+        acc = fma(X[xo + c * hw], Wt[wo + c * P.ocg * khw], acc);
+      }
+    }
+  }
+  if (HAS_BIAS == 1u) { acc = acc + BIAS[oc]; }
+  O[i] = epilogue(acc);
+}

@@ -1,0 +1,117 @@
+// GEMV for M == 1: c[b, n] = alpha * sum_k a[b, k] * op(B[b])[k, n] + beta * bias[n].
+// TRANS_B = 1 (B stored [N, K]): 4 outputs per workgroup, 64 invocations stride over K of one
+// weight row and reduce in workgroup memory. TRANS_B = 0 (B [K, N]): 64 columns (x4 for vec4) per
+// workgroup, 4 K-slices reduced at the end; reads stay coalesced along N.
+// `gemv_vec4` reads vec4s (along K for [N, K], along N for [K, N]); valid when K % 4 == 0 and,
+// for [K, N], N % 4 == 0.
+struct Params {
+  M: u32, N: u32, K: u32, batch: u32,
+  bdims: vec4<u32>, astr: vec4<u32>, bstr: vec4<u32>,
+  cstride: u32, bias_sm: u32, bias_sn: u32, pad0: u32,
+  alpha: f32, beta: f32, pad1: u32, pad2: u32,
+};
+
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<f32>;
+@group(0) @binding(0) var<storage, read> A4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> B4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
+@group(0) @binding(3) var<storage, read_write> C: array<f32>;
+@group(0) @binding(4) var<uniform> P: Params;
+
+override TRANS_B: u32 = 0u;
+override HAS_BIAS: u32 = 0u;
+
+var<workgroup> red: array<vec4<f32>, 256>;
+
+fn batch_offsets(z: u32) -> vec2<u32> {
+  var rem = z;
+  var oa = 0u;
+  var ob = 0u;
+  for (var d = 3; d >= 0; d = d - 1) {
+    let n = P.bdims[d];
+    let i = rem % n;
+    rem = rem / n;
+    oa = oa + i * P.astr[d];
+    ob = ob + i * P.bstr[d];
+  }
+  return vec2<u32>(oa, ob);
+}
+
+fn store_one(z: u32, n: u32, acc: f32) {
+  var v = P.alpha * acc;
+  if (HAS_BIAS == 1u) { v = v + P.beta * BIAS[n * P.bias_sn]; }
+  C[z * P.cstride + n] = v;
+}
+
+// Tree-reduces red[row*64 .. row*64+63] into red[row*64].
+fn reduce64(lid: u32) {
+  let t = lid % 64u;
+  for (var w = 32u; w > 0u; w = w >> 1u) {
+    if (t < w) { red[lid] = red[lid] + red[lid + w]; }
+    workgroupBarrier();
+  }
+}
+
+@compute @workgroup_size(256)
+fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let offs = batch_offsets(wid.z);
+  if (TRANS_B == 1u) {
+    let n = wid.x * 4u + lid / 64u;
+    var s = 0.0;
+    if (n < P.N) {
+      for (var k = lid % 64u; k < P.K; k = k + 64u) { s = fma(A[offs.x + k], B[offs.y + n * P.K + k], s); }
+    }
+    red[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    reduce64(lid);
+    if (lid % 64u == 0u && n < P.N) { store_one(wid.z, n, red[lid].x); }
+  } else {
+    let n = wid.x * 64u + lid % 64u;
+    var s = 0.0;
+    if (n < P.N) {
+      for (var k = lid / 64u; k < P.K; k = k + 4u) { s = fma(A[offs.x + k], B[offs.y + k * P.N + n], s); }
+    }
+    red[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    if (lid < 64u && n < P.N) { store_one(wid.z, n, red[lid].x + red[lid + 64u].x + red[lid + 128u].x + red[lid + 192u].x); }
+  }
+}
+
+@compute @workgroup_size(256)
+fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let offs = batch_offsets(wid.z);
+  let K4 = P.K / 4u;
+  if (TRANS_B == 1u) {
+    let n = wid.x * 4u + lid / 64u;
+    var s = vec4<f32>(0.0);
+    if (n < P.N) {
+      let ab = offs.x / 4u;
+      let bb = (offs.y + n * P.K) / 4u;
+      for (var k = lid % 64u; k < K4; k = k + 64u) { s = fma(A4[ab + k], B4[bb + k], s); }
+    }
+    red[lid] = vec4<f32>(s.x + s.y + s.z + s.w, 0.0, 0.0, 0.0);
+    workgroupBarrier();
+    reduce64(lid);
+    if (lid % 64u == 0u && n < P.N) { store_one(wid.z, n, red[lid].x); }
+  } else {
+    let q = wid.x * 64u + lid % 64u;  // quad of 4 columns
+    let n = q * 4u;
+    var s = vec4<f32>(0.0);
+    if (n < P.N) {
+      for (var k = lid / 64u; k < P.K; k = k + 4u) {
+        let ak = offs.x + k;
+        s = fma(vec4<f32>(A4[ak / 4u][ak % 4u]), B4[(offs.y + k * P.N) / 4u + q], s);
+      }
+    }
+    red[lid] = s;
+    workgroupBarrier();
+    if (lid < 64u && n < P.N) {
+      let t = red[lid] + red[lid + 64u] + red[lid + 128u] + red[lid + 192u];
+      store_one(wid.z, n, t.x);
+      store_one(wid.z, n + 1u, t.y);
+      store_one(wid.z, n + 2u, t.z);
+      store_one(wid.z, n + 3u, t.w);
+    }
+  }
+}
