@@ -146,8 +146,7 @@ void build_gemm(OpContext& oc, Spec s) {
     else if (force == "gemv" && gemv_ok) route = vec4_ok ? kGemvVec4 : kGemv;
     gpu::Grid grid;
     if (route == kTiled || route == kVec4) grid = {static_cast<uint32_t>(ceil_div(pr.N, 64)), static_cast<uint32_t>(ceil_div(pr.M, 64)), 1};
-    else if (s.trans_b) grid = {static_cast<uint32_t>(ceil_div(pr.N, 4)), 1, 1};
-    else grid = {static_cast<uint32_t>(ceil_div(pr.N, route == kGemvVec4 ? 256 : 64)), 1, 1};
+    else grid = g.ctx().grid(ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64));  // folds past the limit
     grid.z = static_cast<uint32_t>(nb);
     uint32_t lim = g.ctx().info().max_workgroups_per_dim;
     if (grid.x > lim || grid.y > lim || grid.z > lim)

@@ -54,10 +54,12 @@ fn reduce64(lid: u32) {
 }
 
 @compute @workgroup_size(256)
-fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let blk = wid.x + wid.y * nwg.x;  // column block, folded into 2-D past the per-dim limit
   let offs = batch_offsets(wid.z);
   if (TRANS_B == 1u) {
-    let n = wid.x * 4u + lid / 64u;
+    let n = blk * 4u + lid / 64u;
     var s = 0.0;
     if (n < P.N) {
       for (var k = lid % 64u; k < P.K; k = k + 64u) { s = fma(A[offs.x + k], B[offs.y + n * P.K + k], s); }
@@ -67,7 +69,7 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     reduce64(lid);
     if (lid % 64u == 0u && n < P.N) { store_one(wid.z, n, red[lid].x); }
   } else {
-    let n = wid.x * 64u + lid % 64u;
+    let n = blk * 64u + lid % 64u;
     var s = 0.0;
     if (n < P.N) {
       for (var k = lid / 64u; k < P.K; k = k + 4u) { s = fma(A[offs.x + k], B[offs.y + k * P.N + n], s); }
@@ -79,11 +81,13 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 @compute @workgroup_size(256)
-fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+  let blk = wid.x + wid.y * nwg.x;
   let offs = batch_offsets(wid.z);
   let K4 = P.K / 4u;
   if (TRANS_B == 1u) {
-    let n = wid.x * 4u + lid / 64u;
+    let n = blk * 4u + lid / 64u;
     var s = vec4<f32>(0.0);
     if (n < P.N) {
       let ab = offs.x / 4u;
@@ -95,7 +99,7 @@ fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     reduce64(lid);
     if (lid % 64u == 0u && n < P.N) { store_one(wid.z, n, red[lid].x); }
   } else {
-    let q = wid.x * 64u + lid % 64u;  // quad of 4 columns
+    let q = blk * 64u + lid % 64u;  // quad of 4 columns
     let n = q * 4u;
     var s = vec4<f32>(0.0);
     if (n < P.N) {

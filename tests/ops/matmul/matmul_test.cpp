@@ -258,6 +258,15 @@ TEST(OpMatmul, KZeroGivesBiasOnly) {
   EXPECT_TRUE(Close(g.run()[0], ref::addmm(bias, m1, m2, 1.0, 1.0)));
 }
 
+TEST(OpMatmul, GemvWithMoreThan65535ColumnBlocksFoldsItsGrid) {
+  ETW_REQUIRE_GPU();
+  // [N, K] weight: 4 outputs per workgroup, so N = 262147 needs 65537 workgroups.
+  auto w = random_f32({262147, 4}, 83), x = random_f32({1, 4}, 84), bias = random_f32({262147}, 85);
+  std::vector<std::string> used;
+  EXPECT_TRUE(Close(run_linear(x, w, &bias, "", &used), ref::linear(x, w, &bias), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemv_vec4"});
+}
+
 TEST(OpMatmul, BatchPastMaxWorkgroupsPerDimensionIsALimitError) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({70000, 1, 1}, 81), b = random_f32({70000, 1, 1}, 82);
