@@ -214,6 +214,16 @@ TEST(OpMemCat, Int32DynamicInputsAndMismatchError) {
             std::string::npos);
 }
 
+TEST(OpMemCat, OneDimEmptyInputIsSkippedLikePyTorch) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({2, 3}, 30), b = random_f32({2, 2}, 31);
+  OpGraph g;
+  Id x = g.input(a), e = g.input(HostTensor(DType::Float32, {0})), y = g.input(b);
+  Id o = g.output(DType::Float32, {2, 5});
+  g.gb.op("aten.cat.default", {g.gb.value_list({x, e, y}), g.gb.int_(1), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::cat({a, b}, 1), 0, 0));
+}
+
 TEST(OpMemPermute, RanksOneToSixAndPermuteAlias) {
   ETW_REQUIRE_GPU();
   std::vector<std::vector<int64_t>> perms = {{0}, {1, 0}, {2, 0, 1}, {3, 1, 0, 2}, {4, 2, 0, 3, 1}, {5, 0, 4, 1, 3, 2}};
