@@ -78,6 +78,12 @@ void build_copy(OpContext& oc, int dim_order_arg) {
     };
     return;
   }
+  // A dispatch cannot read and write one buffer through two bindings; memory planning never
+  // aliases a converting copy's input and output, so this only guards hand-made graphs.
+  if (&g.buffer(x) == &g.buffer(out))
+    oc.fail(ErrorKind::Unsupported, std::string("input and output share one buffer; an in-place ") +
+                                        format::vk_dtype_name(it) + " -> " + format::vk_dtype_name(ot) +
+                                        " conversion is not supported");
   const auto& pipe = g.ctx().pipeline("conversion_convert", "main", {{"MODE", double(mode)}});
   auto u = std::make_shared<Uniform<Params>>();
   u->init(g, name);

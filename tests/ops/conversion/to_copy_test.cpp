@@ -93,16 +93,34 @@ TEST(OpToCopy, SameDtypeIsABitExactCopy) {
   EXPECT_EQ(run_copy(xi, DType::Int32).data, xi.data);
 }
 
+// x -> neg -> t1 -> copy -> t2 -> neg -> out, with t1 and t2 in one memory object (delegate
+// inputs/outputs never share, intermediates do).
+HostTensor run_aliased_copy(const HostTensor& x, DType mid_out) {
+  OpGraph g;
+  Id in = g.input(x);
+  Id t1 = g.gb.tensor(x.dtype, x.shape, 0);
+  Id t2 = g.gb.tensor(mid_out, x.shape, 0);
+  Id o = g.output(mid_out, x.shape);
+  g.gb.op("aten.neg.default", {in, t1});
+  g.gb.op("aten._to_copy.default", args_for(g.gb, Form::ToCopy, t1, t2, nullptr));
+  g.gb.op("aten.neg.default", {t2, o});
+  return g.run()[0];
+}
+
 TEST(OpToCopy, SharedBufferCopyIsANoOpThatKeepsTheData) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({4, 5}, 8);
-  OpGraph g;
-  Id in = g.gb.input(DType::Float32, {4, 5}, false, 0);
-  g.inputs.push_back(x);
-  Id o = g.gb.tensor(DType::Float32, {4, 5}, 0);  // same memory object as the input
-  g.gb.output(o);
-  g.gb.op("aten._to_copy.default", args_for(g.gb, Form::ToCopy, in, o, nullptr));
-  EXPECT_EQ(g.run()[0].data, x.data);
+  EXPECT_EQ(run_aliased_copy(x, DType::Float32).data, x.data);  // -(-x) is bit-exact
+}
+
+TEST(OpToCopy, SharedBufferConversionFailsAtLoad) {
+  ETW_REQUIRE_GPU();
+  try {
+    run_aliased_copy(random_i32({4, 5}, 15, -9, 9), DType::Float32);
+    ADD_FAILURE() << "aliased conversion accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("share one buffer"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OpToCopy, DimOrderVariantsAcceptContiguousOrders) {
