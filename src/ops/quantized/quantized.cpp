@@ -1,0 +1,161 @@
+// 4-bit group-wise symmetric weights (Vulkan "q4gsw" layouts, backends/vulkan custom_ops_lib.py):
+// * et_vk.linear_q4gsw [input, weight, weight_scales, group_size, bias, out]:
+//   weight uint8 [N, K_pad/2] (K padded to a multiple of 8), byte = (q[2j+1]+8) << 4 | (q[2j]+8);
+//   weight_scales [num_groups, N_pad] (transposed, N padded to 8); w[n, k] = q[n, k] * s[k / gs, n].
+//   Routes: GEMV (one workgroup per output, used for one token) and a 16x16 tiled GEMM (prefill);
+//   force_route "linear_q4gsw" = "gemv" | "gemm".
+// * et_vk.embedding_q4gsw [weight, weight_scales, group_size, indices, is_linear_weight, out]:
+//   weight uint8 [V, D/2], byte = (q[2j]+8) << 4 | (q[2j+1]+8) (nibbles swapped when
+//   is_linear_weight); weight_scales [V, D/gs] or a single scale.
+// Packed bytes are uploaded as-is through Graph::raw_constant_buffer.
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using graph::Node;
+
+struct LinParams {
+  uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
+};
+
+void require_constant(const OpContext& oc, int32_t id, const char* what) {
+  if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
+}
+
+void build_linear_q4gsw(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), bias = oc.arg(4), out = oc.out();
+  require_dtype(oc, x, {VkDType::Float32, VkDType::Float16}, "input");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
+  require_dtype(oc, w, {VkDType::UInt8, VkDType::Int8}, "weight (packed int4)");
+  require_dtype(oc, sc, {VkDType::Float32, VkDType::Float16}, "weight_scales");
+  require_constant(oc, w, "weight");
+  require_constant(oc, sc, "weight_scales");
+  int64_t gs = g.integer(oc.arg(3));
+  bool has_bias = !g.is_null(bias);
+  const auto& tx = g.tensor(x);
+  const auto& tw = g.tensor(w);
+  const auto& ts = g.tensor(sc);
+  const auto& to = g.tensor(out);
+  if (tx.rank() < 1 || to.rank() != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
+  if (tw.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be [N, K/2], got " + shape_str(tw.max_dims));
+  if (ts.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight_scales must be [num_groups, N], got " + shape_str(ts.max_dims));
+  int64_t K = tx.max_dims.back(), N = to.max_dims.back();
+  if (gs <= 0) oc.fail(ErrorKind::InvalidArgument, "group_size must be positive, got " + std::to_string(gs));
+  if (tw.max_dims[0] < N) oc.fail(ErrorKind::InvalidArgument, "weight has " + std::to_string(tw.max_dims[0]) + " rows, out needs " + std::to_string(N));
+  if (tw.max_dims[1] * 2 < K)
+    oc.fail(ErrorKind::InvalidArgument, "weight packs " + std::to_string(tw.max_dims[1] * 2) + " input channels, input has " + std::to_string(K));
+  if (ts.max_dims[0] * gs < K)
+    oc.fail(ErrorKind::InvalidArgument, std::to_string(ts.max_dims[0]) + " scale groups of " + std::to_string(gs) +
+                                            " do not cover K = " + std::to_string(K));
+  if (ts.max_dims[1] < N) oc.fail(ErrorKind::InvalidArgument, "weight_scales has " + std::to_string(ts.max_dims[1]) + " columns, N = " + std::to_string(N));
+  if (has_bias) {
+    require_dtype(oc, bias, {VkDType::Float32, VkDType::Float16}, "bias");
+    if (g.tensor(bias).max_numel() < N) oc.fail(ErrorKind::InvalidArgument, "bias is shorter than N");
+  }
+  std::string route = "";
+  if (auto it = g.options().force_route.find("linear_q4gsw"); it != g.options().force_route.end()) route = it->second;
+  if (!route.empty() && route != "gemv" && route != "gemm")
+    oc.fail(ErrorKind::InvalidArgument, "force_route linear_q4gsw must be \"gemv\" or \"gemm\", got \"" + route + "\"");
+  int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
+  uint32_t lim = g.ctx().info().max_workgroups_per_dim;
+  if (ceil_div(max_m, 16) > lim || ceil_div(N, 16) > lim)
+    oc.fail(ErrorKind::Limit, "GEMM grid for " + std::to_string(max_m) + " x " + std::to_string(N) + " exceeds the device limit");
+  if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
+
+  auto u = std::make_shared<Uniform<LinParams>>();
+  u->init(g, oc.call.name);
+  const gpu::Buffer& bb = has_bias ? g.buffer(bias) : g.dummy_buffer();
+  std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.raw_constant_buffer(w)}, {2, &g.buffer(sc)}, {3, &bb},
+                              {4, &g.buffer(out)}, {5, u->buf}};
+  size_t s_gemv = oc.node.steps.size();
+  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("q4gsw_gemv", "main"), b, 0, "gemv"));
+  size_t s_gemm = oc.node.steps.size();
+  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("q4gsw_gemm", "main"), b, 0, "gemm"));
+  Node* node = &oc.node;
+  LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(gs),
+                 static_cast<uint32_t>(tw.max_dims[1]), static_cast<uint32_t>(ts.max_dims[1]), has_bias ? 1u : 0u, 0};
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, node, u, x, out, base, s_gemv, s_gemm, route, name] {
+    const auto& dx = g.tensor(x).dims;
+    if (dx.back() != base.k)
+      throw Error(ErrorKind::InvalidArgument, name + ": input " + shape_str(dx) + " must end in K = " + std::to_string(base.k));
+    std::vector<int64_t> od = dx;
+    od.back() = base.n;
+    Tensor& to = g.tensor(out);
+    if (numel(od) > to.max_numel())
+      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    to.dims = od;
+    LinParams p = base;
+    p.m = static_cast<uint32_t>(numel(dx) / base.k);
+    u->write(g, p);
+    bool gemv = route == "gemv" || (route.empty() && p.m == 1);
+    set_groups(g, node->steps[s_gemv], gemv ? uint64_t(p.m) * p.n : 0);
+    Step& gm = node->steps[s_gemm];
+    if (gemv || p.m == 0) gm.grid = gpu::Grid{0, 1, 1};
+    else gm.grid = gpu::Grid{static_cast<uint32_t>(ceil_div(p.n, 16)), static_cast<uint32_t>(ceil_div(p.m, 16)), 1};
+  };
+}
+
+struct EmbParams {
+  uint32_t n, d, v, gs, groups, wrow, pad0, pad1;
+};
+
+void build_embedding_q4gsw(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t w = oc.arg(0), sc = oc.arg(1), idx = oc.arg(3), out = oc.out();
+  require_dtype(oc, w, {VkDType::UInt8, VkDType::Int8}, "weight (packed int4)");
+  require_dtype(oc, sc, {VkDType::Float32, VkDType::Float16}, "weight_scales");
+  require_dtype(oc, idx, {VkDType::Int32, VkDType::Int64}, "indices");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
+  require_constant(oc, w, "weight");
+  int64_t gs = g.integer(oc.arg(2));
+  bool linear = g.is_null(oc.arg(4)) ? false : g.boolean(oc.arg(4));
+  const auto& tw = g.tensor(w);
+  const auto& ts = g.tensor(sc);
+  if (tw.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be [V, D/2], got " + shape_str(tw.max_dims));
+  int64_t V = tw.max_dims[0], D = tw.max_dims[1] * 2;
+  if (g.tensor(out).max_dims.back() != D)
+    oc.fail(ErrorKind::InvalidArgument, "out's last dim " + std::to_string(g.tensor(out).max_dims.back()) + " must be " + std::to_string(D));
+  int64_t groups = 0;  // 0: one scale for the whole table
+  if (ts.max_numel() == 1) {
+    groups = 0;
+  } else if (ts.rank() == 2 && ts.max_dims[0] == V) {
+    groups = ts.max_dims[1];
+    if (gs <= 0 || groups * gs != D)
+      oc.fail(ErrorKind::InvalidArgument, std::to_string(groups) + " groups of " + std::to_string(gs) + " do not cover D = " + std::to_string(D));
+  } else {
+    oc.fail(ErrorKind::InvalidArgument, "weight_scales must be [V, D/group_size] or one value, got " + shape_str(ts.max_dims));
+  }
+  if (g.tensor(out).max_numel() < g.tensor(idx).max_numel() * D) oc.fail(ErrorKind::InvalidArgument, "out is smaller than indices x D");
+  auto u = std::make_shared<Uniform<EmbParams>>();
+  u->init(g, oc.call.name);
+  const auto& pipe = g.ctx().pipeline("q4gsw_embedding", "main", {{"LINEAR", linear ? 1.0 : 0.0}});
+  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.raw_constant_buffer(w)}, {1, &g.buffer(sc)}, {2, &g.buffer(idx)},
+                                             {3, &g.buffer(out)}, {4, u->buf}}, 0));
+  Node* node = &oc.node;
+  EmbParams base{0, static_cast<uint32_t>(D), static_cast<uint32_t>(V), static_cast<uint32_t>(std::max<int64_t>(gs, 1)),
+                 static_cast<uint32_t>(groups), static_cast<uint32_t>(tw.max_dims[1]), 0, 0};
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  oc.node.resize = [&g, node, u, idx, out, base, name] {
+    std::vector<int64_t> od = g.tensor(idx).dims;
+    od.push_back(base.d);
+    Tensor& to = g.tensor(out);
+    if (numel(od) > to.max_numel())
+      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    to.dims = od;
+    EmbParams p = base;
+    p.n = static_cast<uint32_t>(numel(od));
+    u->write(g, p);
+    set_groups(g, node->steps[0], groups_for(p.n));
+  };
+}
+
+ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
+ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,176 @@
+// et_vk.linear_q4gsw / et_vk.embedding_q4gsw against fp64 references (tests/reference/quantized),
+// with weights packed as ExecuTorch's Vulkan quantizer packs them.
+#include <random>
+
+#include "reference/quantized/q4_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+std::vector<int8_t> random_q4(int64_t n, uint64_t seed) {
+  std::mt19937_64 r(seed);
+  std::vector<int8_t> q(n);
+  for (auto& v : q) v = static_cast<int8_t>(static_cast<int>(r() % 16) - 8);
+  return q;
+}
+std::vector<float> random_scales(int64_t n, uint64_t seed) {
+  auto t = random_f32({n}, seed, 0.01f, 0.2f);
+  return std::vector<float>(t.as<float>(), t.as<float>() + n);
+}
+
+struct Lin {
+  int64_t N, K, gs, kpad, npad;
+  std::vector<int8_t> q;
+  std::vector<float> scales, bias;
+  bool has_bias;
+  Lin(int64_t n, int64_t k, int64_t g, bool b, uint64_t seed)
+      : N(n), K(k), gs(g), kpad((k + 7) / 8 * 8), npad((n + 7) / 8 * 8), has_bias(b) {
+    q = random_q4(N * K, seed);
+    scales = random_scales(((K + gs - 1) / gs) * npad, seed + 1);
+    if (b) bias = random_scales(N, seed + 2);
+  }
+  Id add(OpGraph& g, Id x, Id out) const {
+    auto packed = ref::pack_q4_linear(q, N, K, 8);
+    Id w = g.gb.constant(DType::UInt8, {N, kpad / 2}, packed);
+    Id s = g.gb.constant_f32({(K + gs - 1) / gs, npad}, scales);
+    Id b = has_bias ? g.gb.constant_f32({N}, bias) : g.gb.null();
+    g.gb.op("et_vk.linear_q4gsw.default", {x, w, s, g.gb.int_(gs), b, out});
+    return out;
+  }
+  HostTensor ref(const HostTensor& x) const {
+    return ref::linear_q4gsw(x, q, N, K, scales, npad, gs, has_bias ? &bias : nullptr);
+  }
+};
+
+HostTensor run_lin(const Lin& l, const HostTensor& x, const std::string& route = "") {
+  OpGraph g;
+  Id xi = g.input(x);
+  auto os = x.shape;
+  os.back() = l.N;
+  l.add(g, xi, g.output(DType::Float32, os));
+  LoadOptions o;
+  if (!route.empty()) o.force_route["linear_q4gsw"] = route;
+  return g.run(o)[0];
+}
+
+TEST(OpQ4gswLinear, GemvOneTokenWithPaddedKAndNAndBias) {
+  ETW_REQUIRE_GPU();
+  Lin l(13, 36, 12, true, 1);  // K 36 packs to 40, N 13 scales padded to 16
+  auto x = random_f32({1, 36}, 2);
+  EXPECT_TRUE(Close(run_lin(l, x), l.ref(x), 1e-4, 1e-4));
+}
+
+TEST(OpQ4gswLinear, TiledGemmAndGemvAgreeOnPrefill) {
+  ETW_REQUIRE_GPU();
+  Lin l(37, 64, 16, false, 3);
+  auto x = random_f32({2, 19, 64}, 4);
+  auto ref = l.ref(x);
+  auto a = run_lin(l, x), b = run_lin(l, x, "gemv"), c = run_lin(l, x, "gemm");
+  EXPECT_TRUE(Close(a, ref, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(b, ref, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(c, ref, 1e-4, 1e-4));
+}
+
+TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
+  ETW_REQUIRE_GPU();
+  Lin l(24, 32, 32, true, 5);
+  OpGraph g;
+  auto x = random_f32({1, 9, 32}, 6);
+  Id xi = g.input(x, {1, 9, 32}, true);
+  l.add(g, xi, g.output(DType::Float32, {1, 9, 24}));
+  EXPECT_TRUE(Close(g.run()[0], l.ref(x), 1e-4, 1e-4));
+  auto x1 = random_f32({1, 1, 32}, 7);
+  auto out = g.rerun({x1});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{1, 1, 24}));
+  EXPECT_TRUE(Close(out[0], l.ref(x1), 1e-4, 1e-4));
+}
+
+TEST(OpQ4gswLinear, ScaleGroupsNotCoveringKAreRejected) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({1, 32}, 1));
+  Id w = g.gb.constant(DType::UInt8, {8, 16}, std::vector<uint8_t>(128, 0x88));
+  Id s = g.gb.constant_f32({1, 8}, std::vector<float>(8, 1.f));
+  g.gb.op("et_vk.linear_q4gsw.default", {x, w, s, g.gb.int_(16), g.gb.null(), g.output(DType::Float32, {1, 8})});
+  try {
+    g.run();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("do not cover K"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpQ4gswLinear, NonConstantWeightIsRejected) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({1, 16}, 1));
+  Id w = g.input(HostTensor(DType::UInt8, {4, 8}));
+  Id s = g.gb.constant_f32({1, 8}, std::vector<float>(8, 1.f));
+  g.gb.op("et_vk.linear_q4gsw.default", {x, w, s, g.gb.int_(16), g.gb.null(), g.output(DType::Float32, {1, 4})});
+  EXPECT_THROW(g.run(), Error);
+}
+
+HostTensor run_emb(const std::vector<uint8_t>& packed, int64_t V, int64_t D, const std::vector<float>& sc,
+                   std::vector<int64_t> sshape, int64_t gs, const HostTensor& idx, bool linear) {
+  OpGraph g;
+  Id w = g.gb.constant(DType::UInt8, {V, D / 2}, packed);
+  Id s = g.gb.constant_f32(sshape, sc);
+  Id i = g.input(idx);
+  auto os = idx.shape;
+  os.push_back(D);
+  g.gb.op("et_vk.embedding_q4gsw.default", {w, s, g.gb.int_(gs), i, g.gb.boolean(linear), g.output(DType::Float32, os)});
+  return g.run()[0];
+}
+
+TEST(OpQ4gswEmbedding, GroupScalesWithEmbeddingPacking) {
+  ETW_REQUIRE_GPU();
+  int64_t V = 11, D = 24, gs = 8;
+  auto q = random_q4(V * D, 10);
+  auto sc = random_scales(V * (D / gs), 11);
+  auto idx = random_i32({2, 5}, 12, 0, 10);
+  EXPECT_TRUE(Close(run_emb(ref::pack_q4_embedding(q, V, D), V, D, sc, {V, D / gs}, gs, idx, false),
+                    ref::embedding_q4gsw(q, V, D, sc, gs, false, idx), 1e-6, 1e-6));
+}
+
+TEST(OpQ4gswEmbedding, LinearWeightPackingSwapsNibbles) {
+  ETW_REQUIRE_GPU();
+  int64_t V = 7, D = 16, gs = 16;
+  auto q = random_q4(V * D, 13);
+  auto sc = random_scales(V, 14);
+  auto idx = random_i32({9}, 15, 0, 6);
+  EXPECT_TRUE(Close(run_emb(ref::pack_q4_linear(q, V, D, 2), V, D, sc, {V, 1}, gs, idx, true),
+                    ref::embedding_q4gsw(q, V, D, sc, gs, false, idx), 1e-6, 1e-6));
+}
+
+TEST(OpQ4gswEmbedding, SingleScaleForTheWholeTable) {
+  ETW_REQUIRE_GPU();
+  int64_t V = 5, D = 6;
+  auto q = random_q4(V * D, 16);
+  std::vector<float> sc{0.37f};
+  auto idx = random_i32({4}, 17, 0, 4);
+  EXPECT_TRUE(Close(run_emb(ref::pack_q4_embedding(q, V, D), V, D, sc, {1}, 6, idx, false),
+                    ref::embedding_q4gsw(q, V, D, sc, 6, true, idx), 1e-6, 1e-6));
+}
+
+TEST(OpQ4gswEmbedding, LargeOutputPast65535WorkgroupsIsCorrect) {
+  ETW_REQUIRE_GPU();
+  int64_t V = 3, D = 2048, gs = 64;
+  auto q = random_q4(V * D, 18);
+  auto sc = random_scales(V * (D / gs), 19);
+  auto idx = random_i32({8193}, 20, 0, 2);  // 8193 * 2048 outputs > 65535 * 256
+  EXPECT_TRUE(Close(run_emb(ref::pack_q4_embedding(q, V, D), V, D, sc, {V, D / gs}, gs, idx, false),
+                    ref::embedding_q4gsw(q, V, D, sc, gs, false, idx), 1e-6, 1e-6));
+}
+
+TEST(OpQ4gswEmbedding, ScalesNotMatchingGroupsAreRejected) {
+  ETW_REQUIRE_GPU();
+  auto q = random_q4(4 * 8, 21);
+  EXPECT_THROW(run_emb(ref::pack_q4_embedding(q, 4, 8), 4, 8, std::vector<float>(12, 1.f), {4, 3}, 4,
+                       random_i32({2}, 22, 0, 3), false),
+               Error);
+}
+
+}  // namespace
