@@ -465,8 +465,9 @@ void Graph::resize() {
 void Graph::record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {
   for (auto& n : nodes_) {
     for (auto& s : n.steps) {
-      if (s.pipeline) cmds.push_back(ctx_->dispatch(*s.pipeline, s.bind_group, s.grid));
-      else if (s.copy_src && s.copy_dst) cmds.push_back(gpu::Context::copy(*s.copy_src, s.copy_src_offset, *s.copy_dst,
+      // Steps a resize hook turned off this run (zero grid / zero bytes) are not recorded.
+      if (s.pipeline && s.grid.x && s.grid.y && s.grid.z) cmds.push_back(ctx_->dispatch(*s.pipeline, s.bind_group, s.grid));
+      else if (s.copy_src && s.copy_dst && s.copy_size) cmds.push_back(gpu::Context::copy(*s.copy_src, s.copy_src_offset, *s.copy_dst,
                                                                          s.copy_dst_offset, s.copy_size));
       else continue;
       if (labels) labels->push_back(n.op + (s.variant.empty() ? "" : "|" + s.variant));

@@ -1,0 +1,159 @@
+// Whole programs: delegate calls and kernel calls (operators left outside the delegate) run as one
+// GPU graph; results checked against fp64 references.
+#include <cmath>
+
+#include "etwebgpu/builder.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+// x + c, as a one-op delegate.
+GraphBuilder add_const_delegate(const std::vector<int64_t>& shape, const std::vector<float>& c) {
+  GraphBuilder g;
+  auto x = g.input(DType::Float32, shape);
+  auto k = g.constant_f32(shape, c);
+  auto y = g.tensor(DType::Float32, shape);
+  g.op("aten.add.Tensor", {x, k, g.int_(1), y});
+  g.output(y);
+  return g;
+}
+
+// a - b, as a one-op delegate with two inputs.
+GraphBuilder sub_delegate(const std::vector<int64_t>& shape) {
+  GraphBuilder g;
+  auto a = g.input(DType::Float32, shape);
+  auto b = g.input(DType::Float32, shape);
+  auto y = g.tensor(DType::Float32, shape);
+  g.op("aten.sub.Tensor", {a, b, g.int_(1), y});
+  g.output(y);
+  return g;
+}
+
+TEST(Program, TensorFlowsDelegateToKernelToDelegateOnTheGpu) {
+  ETW_REQUIRE_GPU();
+  std::vector<int64_t> shape{2, 3, 5};
+  auto xin = random_f32(shape, 21);
+  auto cin = random_f32(shape, 22);
+  std::vector<float> c(cin.as<float>(), cin.as<float>() + cin.numel());
+  ProgramBuilder p;
+  auto x = p.tensor(DType::Float32, shape), y = p.tensor(DType::Float32, shape);
+  auto z = p.tensor(DType::Float32, shape), w = p.tensor(DType::Float32, shape);
+  p.input(x);
+  p.delegate(add_const_delegate(shape, c), {x}, {y});     // y = x + c       (delegate)
+  p.kernel("aten::mul", "Scalar_out", {y, p.dbl(2.5), z});  // z = y * 2.5     (kernel call)
+  p.delegate(sub_delegate(shape), {z, x}, {w});           // w = z - x       (delegate)
+  p.output(w);
+  auto model = Model::load_bytes(p.serialize());
+  auto kinds = model->plan_summary();
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[0].kind, "delegate");
+  EXPECT_EQ(kinds[1].kind, "gpu-kernel");
+  EXPECT_EQ(kinds[2].kind, "delegate");
+  auto out = model->run({xin});
+  auto xv = xin.to_f64();
+  std::vector<double> ref(xv.size());
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = (xv[i] + c[i]) * 2.5 - xv[i];
+  EXPECT_TRUE(Close(out[0], ref_tensor(shape, ref)));
+  // A second run with other data reuses everything.
+  auto x2 = random_f32(shape, 23);
+  auto out2 = model->run({x2});
+  auto xv2 = x2.to_f64();
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = (xv2[i] + c[i]) * 2.5 - xv2[i];
+  EXPECT_TRUE(Close(out2[0], ref_tensor(shape, ref)));
+}
+
+TEST(Program, KernelCallsAloneRunWithoutAnyDelegate) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto a = p.tensor(DType::Float32, {4, 6}), b = p.tensor(DType::Float32, {4, 6}), o = p.tensor(DType::Float32, {4, 6});
+  p.input(a);
+  p.input(b);
+  p.kernel("aten::add", "out", {a, b, p.int_(2), o});  // add.out(self, other, *, alpha, out)
+  p.output(o);
+  auto model = Model::load_bytes(p.serialize());
+  auto av = random_f32({4, 6}, 1), bv = random_f32({4, 6}, 2);
+  auto out = model->run({av, bv});
+  auto x = av.to_f64(), y = bv.to_f64();
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = x[i] + 2 * y[i];
+  EXPECT_TRUE(Close(out[0], ref_tensor({4, 6}, ref)));
+}
+
+TEST(Program, AsStridedCopyKernelGathersLikePyTorch) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto a = p.tensor(DType::Float32, {3, 4}), o = p.tensor(DType::Float32, {2, 3});
+  p.input(a);
+  p.kernel("aten::as_strided_copy", "out", {a, p.int_list({2, 3}), p.int_list({4, 2}), p.int_(1), o});
+  p.output(o);
+  auto model = Model::load_bytes(p.serialize());
+  auto av = random_f32({3, 4}, 3);
+  auto out = model->run({av});
+  auto x = av.to_f64();
+  std::vector<double> ref;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) ref.push_back(x[1 + i * 4 + j * 2]);
+  EXPECT_TRUE(Close(out[0], ref_tensor({2, 3}, ref)));
+}
+
+TEST(Program, AsStridedOutOfBoundsIsRefusedAtLoad) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto a = p.tensor(DType::Float32, {3, 4}), o = p.tensor(DType::Float32, {2, 3});
+  p.input(a);
+  p.kernel("aten::as_strided_copy", "out", {a, p.int_list({2, 3}), p.int_list({8, 2}), p.int_(1), o});
+  p.output(o);
+  try {
+    Model::load_bytes(p.serialize());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("reads element"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Program, UnknownOperatorsAreAllNamedAtLoad) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto a = p.tensor(DType::Float32, {4}), b = p.tensor(DType::Float32, {4}), c = p.tensor(DType::Float32, {4});
+  p.input(a);
+  p.kernel("aten::frobnicate", "out", {a, b});
+  p.kernel("custom::warp", "Tensor_out", {b, c});
+  p.output(c);
+  try {
+    Model::load_bytes(p.serialize());
+    FAIL() << "expected an Unsupported error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    std::string m = e.what();
+    EXPECT_NE(m.find("aten::frobnicate.out"), std::string::npos) << m;
+    EXPECT_NE(m.find("custom::warp.Tensor_out"), std::string::npos) << m;
+  }
+}
+
+TEST(Program, WrongInputCountDtypeAndShapeAreClearErrorsAndModelStaysUsable) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto x = p.tensor(DType::Float32, {2, 3}), y = p.tensor(DType::Float32, {2, 3});
+  p.input(x);
+  p.delegate(add_const_delegate({2, 3}, std::vector<float>(6, 1.f)), {x}, {y});
+  p.output(y);
+  auto model = Model::load_bytes(p.serialize());
+  auto good = random_f32({2, 3}, 5);
+  EXPECT_THROW(model->run({}), Error);
+  EXPECT_THROW(model->run({good, good}), Error);
+  EXPECT_THROW(model->run({random_i32({2, 3}, 1, 0, 3)}), Error);
+  EXPECT_THROW(model->run({random_f32({3, 2}, 1)}), Error);
+  HostTensor short_data = good;
+  short_data.data.resize(8);  // not a contiguous [2,3] float32 tensor
+  EXPECT_THROW(model->run({short_data}), Error);
+  auto out = model->run({good});
+  auto g = good.to_f64();
+  for (auto& v : g) v += 1;
+  EXPECT_TRUE(Close(out[0], ref_tensor({2, 3}, g)));
+}
+
+}  // namespace
