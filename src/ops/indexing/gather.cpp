@@ -113,7 +113,7 @@ void build_index_select(OpContext& oc) {
   if (r == 0) oc.fail(ErrorKind::Unsupported, "0-d self is not supported");
   if (g.tensor(ix).rank() > 1)
     oc.fail(ErrorKind::InvalidArgument, "index must be 0-D or 1-D, got " + shape_str(g.tensor(ix).max_dims));
-  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r);
+  int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r);
   build_select_like(oc, x, ix, "index_select", [&g, x, ix, d](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
     const auto& xd = g.tensor(x).dims;
     od = xd;
@@ -130,8 +130,8 @@ void build_gather(OpContext& oc) {
   require_index(oc, ix, "index");
   mem::require_same_words(oc, x, out, "self");
   int64_t r = g.tensor(x).rank();
-  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r);
-  if (g.tensor(ix).rank() != std::max<int64_t>(r, 0) && !(r == 0 && g.tensor(ix).rank() <= 1))
+  int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r);
+  if (g.tensor(ix).rank() != r && !(r == 0 && g.tensor(ix).rank() <= 1))
     oc.fail(ErrorKind::InvalidArgument, "index " + shape_str(g.tensor(ix).max_dims) + " and self " +
                                             shape_str(g.tensor(x).max_dims) + " must have the same number of dims");
   IStep s = add_index_step(oc, kGather, g.buffer(x), g.buffer(ix), g.buffer(out), "gather");

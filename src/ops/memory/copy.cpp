@@ -13,7 +13,7 @@ namespace {
 using mem::fail_at;
 using mem::set_out;
 
-// Pushes the copy step and returns its index; `out_dims` computes the output's live dims.
+// Pushes the copy step and its resize hook; `out_dims` computes the output's live dims.
 void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<int64_t>()> out_dims) {
   Graph& g = oc.g;
   mem::require_tensor(oc, x, "self");
@@ -44,7 +44,7 @@ void build_view(OpContext& oc) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), size = oc.arg(1), out = oc.out();
   std::string w = mem::who(oc);
-  g.int_list(size);  // kind check at load
+  mem::list_arg(oc, size, "size");  // kind check at load
   add_copy(oc, x, out, [&g, x, size, w] {
     std::vector<int64_t> s = g.int_list(size);  // live: SymInt entries change between runs
     int64_t n = g.tensor(x).numel(), known = 1;
@@ -115,8 +115,8 @@ void build_squeeze_impl(OpContext& oc, std::vector<int64_t> listed, bool all) {
   });
 }
 
-void build_squeeze_dims(OpContext& oc) { build_squeeze_impl(oc, oc.g.int_list(oc.arg(1)), false); }
-void build_squeeze_dim(OpContext& oc) { build_squeeze_impl(oc, {oc.g.integer(oc.arg(1))}, false); }
+void build_squeeze_dims(OpContext& oc) { build_squeeze_impl(oc, mem::list_arg(oc, oc.arg(1), "dims"), false); }
+void build_squeeze_dim(OpContext& oc) { build_squeeze_impl(oc, {mem::int_arg(oc, oc.arg(1), "dim")}, false); }
 void build_squeeze_all(OpContext& oc) { build_squeeze_impl(oc, {}, true); }
 
 // unsqueeze_copy [self, dim, out]: dim in [-(r+1), r].
@@ -125,7 +125,7 @@ void build_unsqueeze(OpContext& oc) {
   int32_t x = oc.arg(0), out = oc.out();
   mem::require_tensor(oc, x, "self");
   int64_t r = g.tensor(x).rank();
-  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r + 1);
+  int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r + 1);
   add_copy(oc, x, out, [&g, x, d] {
     std::vector<int64_t> od = g.tensor(x).dims;
     od.insert(od.begin() + d, 1);

@@ -38,7 +38,7 @@ void build_permute(OpContext& oc) {
   Graph& g = oc.g;
   mem::require_tensor(oc, oc.arg(0), "self");
   int64_t r = g.tensor(oc.arg(0)).rank();
-  std::vector<int64_t> p = g.int_list(oc.arg(1));
+  std::vector<int64_t> p = mem::list_arg(oc, oc.arg(1), "dims");
   if (static_cast<int64_t>(p.size()) != r)
     oc.fail(ErrorKind::InvalidArgument, "dims " + shape_str(p) + " do not match the input rank " + std::to_string(r));
   std::set<int64_t> seen;
@@ -59,7 +59,7 @@ void build_permute(OpContext& oc) {
 void build_expand(OpContext& oc) {
   Graph& g = oc.g;
   int32_t size_id = oc.arg(1);
-  g.int_list(size_id);
+  mem::list_arg(oc, size_id, "size");
   std::string w = mem::who(oc);
   add_single(oc, mem::kAffine, "expand", [&g, size_id, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     std::vector<int64_t> s = g.int_list(size_id);
@@ -95,7 +95,7 @@ void build_expand(OpContext& oc) {
 // repeat [self, repeats, out]: input left-padded with 1s to len(repeats), tiled.
 void build_repeat(OpContext& oc) {
   Graph& g = oc.g;
-  std::vector<int64_t> reps = g.int_list(oc.arg(1));
+  std::vector<int64_t> reps = mem::list_arg(oc, oc.arg(1), "repeats");
   mem::require_tensor(oc, oc.arg(0), "self");
   if (reps.size() < static_cast<size_t>(g.tensor(oc.arg(0)).rank()))
     oc.fail(ErrorKind::InvalidArgument, "number of repeats " + std::to_string(reps.size()) +
@@ -120,7 +120,7 @@ void build_flip(OpContext& oc) {
   mem::require_tensor(oc, oc.arg(0), "self");
   int64_t r = g.tensor(oc.arg(0)).rank();
   std::set<int64_t> dims;
-  for (int64_t v : g.int_list(oc.arg(1)))
+  for (int64_t v : mem::list_arg(oc, oc.arg(1), "dims"))
     if (!dims.insert(norm_dim(oc, v, r)).second) oc.fail(ErrorKind::InvalidArgument, "dims has duplicates");
   add_single(oc, mem::kAffine, "flip", [dims, r](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     od = in;
@@ -143,7 +143,7 @@ void build_pixel(OpContext& oc, bool unshuffle) {
   mem::require_tensor(oc, oc.arg(0), "self");
   if (g.tensor(oc.arg(0)).rank() < 3)
     oc.fail(ErrorKind::InvalidArgument, "input must have at least 3 dims, got " + shape_str(g.tensor(oc.arg(0)).dims));
-  int64_t f = g.integer(oc.arg(1));
+  int64_t f = mem::int_arg(oc, oc.arg(1), "factor");
   if (f <= 0) oc.fail(ErrorKind::InvalidArgument, "factor must be positive, got " + std::to_string(f));
   std::string w = mem::who(oc);
   add_single(oc, mem::kAffine, unshuffle ? "pixel_unshuffle" : "pixel_shuffle",
@@ -183,7 +183,7 @@ void build_pixel_unshuffle(OpContext& oc) { build_pixel(oc, true); }
 void build_pad(OpContext& oc) {
   Graph& g = oc.g;
   mem::require_tensor(oc, oc.arg(0), "self");
-  std::vector<int64_t> pad = g.int_list(oc.arg(1));
+  std::vector<int64_t> pad = mem::list_arg(oc, oc.arg(1), "pad");
   int64_t r = g.tensor(oc.arg(0)).rank();
   if (pad.size() % 2 != 0) oc.fail(ErrorKind::InvalidArgument, "pad length must be even, got " + shape_str(pad));
   if (static_cast<int64_t>(pad.size()) > 2 * r)

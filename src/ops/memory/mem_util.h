@@ -63,6 +63,23 @@ inline void require_same_words(const OpContext& oc, int32_t a, int32_t b, const 
                                         format::vk_dtype_name(tb) + " (memory ops do not convert)");
 }
 
+// Integer / int-list arguments read at load; a malformed one (fractional Double, wrong kind)
+// becomes an error naming the op and the argument.
+inline int64_t int_arg(const OpContext& oc, int32_t id, const char* what) {
+  try {
+    return oc.g.integer(id);
+  } catch (const Error& e) {
+    oc.fail(ErrorKind::Format, std::string(what) + ": " + e.what());
+  }
+}
+inline std::vector<int64_t> list_arg(const OpContext& oc, int32_t id, const char* what) {
+  try {
+    return oc.g.int_list(id);
+  } catch (const Error& e) {
+    oc.fail(ErrorKind::Format, std::string(what) + ": " + e.what());
+  }
+}
+
 inline void require_tensor(const OpContext& oc, int32_t id, const char* what) {
   if (!oc.g.is_tensor(id))
     oc.fail(ErrorKind::Format, std::string(what) + " must be a tensor, got " +

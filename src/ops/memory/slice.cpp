@@ -28,7 +28,7 @@ SliceRange slice_range(std::optional<int64_t> start, std::optional<int64_t> end,
 // A dim argument: Int, or integral Double (0.0 interned before the dim); normalized for rank r.
 int64_t dim_arg(const OpContext& oc, int32_t id, int64_t r) {
   if (oc.g.is_null(id)) oc.fail(ErrorKind::Format, "dim must not be None");
-  return norm_dim(oc, oc.g.integer(id), r);
+  return norm_dim(oc, mem::int_arg(oc, id, "dim"), r);
 }
 
 // slice_copy.Tensor [self, dim, start, end, step, out].
@@ -41,11 +41,11 @@ void build_slice(OpContext& oc) {
   if (r == 0) oc.fail(ErrorKind::InvalidArgument, "cannot slice a 0-d tensor");
   int64_t d = dim_arg(oc, oc.arg(1), r);
   int32_t start_id = oc.arg(2), end_id = oc.arg(3), step_id = oc.arg(4);
-  int64_t step = g.is_null(step_id) ? 1 : g.integer(step_id);
+  int64_t step = g.is_null(step_id) ? 1 : mem::int_arg(oc, step_id, "step");
   if (step < 1) oc.fail(ErrorKind::InvalidArgument, "slice step must be positive, got " + std::to_string(step));
   // Read once at load so a malformed start/end (fractional Double, wrong kind) fails here.
-  if (!g.is_null(start_id)) g.integer(start_id);
-  if (!g.is_null(end_id)) g.integer(end_id);
+  if (!g.is_null(start_id)) mem::int_arg(oc, start_id, "start");
+  if (!g.is_null(end_id)) mem::int_arg(oc, end_id, "end");
   auto ss = mem::add_strided(oc, x, out, mem::kAffine, "slice");
   graph::Node* node = &oc.node;
   std::string w = mem::who(oc);
@@ -76,7 +76,7 @@ void build_select(OpContext& oc) {
   if (r == 0) oc.fail(ErrorKind::InvalidArgument, "select() cannot be applied to a 0-d tensor");
   int64_t d = dim_arg(oc, oc.arg(1), r);
   int32_t index_id = oc.arg(2);
-  g.integer(index_id);
+  mem::int_arg(oc, index_id, "index");
   auto ss = mem::add_strided(oc, x, out, mem::kAffine, "select");
   graph::Node* node = &oc.node;
   std::string w = mem::who(oc);
@@ -146,7 +146,7 @@ void build_split_impl(OpContext& oc, int32_t dim_id, std::function<std::vector<i
 
 // split_with_sizes_copy [self, split_sizes, dim, out ValueList].
 void build_split_with_sizes(OpContext& oc) {
-  std::vector<int64_t> sizes = oc.g.int_list(oc.arg(1));
+  std::vector<int64_t> sizes = mem::list_arg(oc, oc.arg(1), "split_sizes");
   for (int64_t s : sizes)
     if (s < 0) oc.fail(ErrorKind::InvalidArgument, "split size " + std::to_string(s) + " is negative");
   std::string w = mem::who(oc);
@@ -162,7 +162,7 @@ void build_split_with_sizes(OpContext& oc) {
 
 // split_copy.Tensor [self, split_size, dim, out ValueList]: equal pieces, the last one shorter.
 void build_split(OpContext& oc) {
-  int64_t ss = oc.g.integer(oc.arg(1));
+  int64_t ss = mem::int_arg(oc, oc.arg(1), "split_size");
   if (ss <= 0) oc.fail(ErrorKind::InvalidArgument, "split_size must be positive, got " + std::to_string(ss));
   build_split_impl(oc, oc.arg(2), [ss](int64_t n) {
     int64_t k = std::max<int64_t>((n + ss - 1) / ss, 1);
