@@ -52,7 +52,7 @@ TEST(OpMemView, DynamicInputResizesOutputThroughInferredDim) {
   EXPECT_TRUE(Close(out[0], ref::reshape(b, {12}), 0, 0));
 }
 
-TEST(OpMemView, SymIntEntryInValueListIsReadLive) {
+TEST(OpMemView, SymIntEntryInValueListUsesItsValue) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({2, 3, 5}, 5);
   OpGraph g;

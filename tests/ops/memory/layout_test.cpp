@@ -171,6 +171,30 @@ TEST(OpMemSplit, WithSizesProducesEachPieceAndChecksSum) {
   EXPECT_NE(error_of([&] { cnt.run(); }).find("output list has 1"), std::string::npos);
 }
 
+TEST(OpMemSplit, DynamicInputResplitsAndOutOfRangeDimFails) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({4, 6}, 40);
+  OpGraph g;
+  Id x = g.input(a, {4, 6}, true);
+  Id p = g.output(DType::Float32, {4, 2}), q = g.output(DType::Float32, {4, 4});
+  g.gb.op("aten.split_with_sizes_copy.default", {x, g.gb.int_list({2, 4}), g.gb.int_(1), g.gb.value_list({p, q})});
+  auto out = g.run();
+  EXPECT_TRUE(Close(out[0], ref::slice(a, 1, 0, 2, 1), 0, 0));
+  EXPECT_TRUE(Close(out[1], ref::slice(a, 1, 2, 6, 1), 0, 0));
+  auto b = random_f32({2, 6}, 41);  // fewer rows: both pieces shrink
+  out = g.rerun({b});
+  EXPECT_TRUE(Close(out[0], ref::slice(b, 1, 0, 2, 1), 0, 0));
+  EXPECT_TRUE(Close(out[1], ref::slice(b, 1, 2, 6, 1), 0, 0));
+  // a narrower split dim no longer matches the sizes: a run-time error, not a wrong answer
+  EXPECT_NE(error_of([&] { g.rerun({random_f32({2, 5}, 42)}); }).find("sum to 6"), std::string::npos);
+
+  OpGraph bad;
+  Id y = bad.input(a);
+  Id r = bad.output(DType::Float32, {4, 6});
+  bad.gb.op("aten.split_with_sizes_copy.default", {y, bad.gb.int_list({4}), bad.gb.int_(2), bad.gb.value_list({r})});
+  EXPECT_NE(error_of([&] { bad.run(); }).find("out of range"), std::string::npos);
+}
+
 TEST(OpMemSplit, SplitCopyTensorLastPieceIsShorter) {
   ETW_REQUIRE_GPU();
   auto a = random_i32({7, 2}, 12, -9, 9);
@@ -329,6 +353,20 @@ TEST(OpMemPixelShuffle, ShuffleAndUnshuffleWithBatchDims) {
   EXPECT_NE(error_of([&] { run1("aten.pixel_shuffle.default", b, {3, 6, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(2)}; }); })
                 .find("not divisible"),
             std::string::npos);
+}
+
+TEST(OpMemPixelShuffle, DynamicSpatialSizeIsRecomputed) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({1, 8, 3, 5}, 43);
+  OpGraph g;
+  Id x = g.input(a, {1, 8, 3, 5}, true);
+  Id o = g.output(DType::Float32, {1, 2, 6, 10});
+  g.gb.op("aten.pixel_shuffle.default", {x, g.gb.int_(2), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::pixel_shuffle(a, 2), 0, 0));
+  auto b = random_f32({1, 8, 2, 3}, 44);
+  auto out = g.rerun({b});
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{1, 2, 4, 6}));
+  EXPECT_TRUE(Close(out[0], ref::pixel_shuffle(b, 2), 0, 0));
 }
 
 }  // namespace
