@@ -22,12 +22,6 @@ struct BatchParams {
   float eps = 0.f;
 };
 
-void check_fits(const OpContext& oc, int32_t out, const std::vector<int64_t>& dims) {
-  Tensor& t = oc.g.tensor(out);
-  if (numel(dims) > t.max_numel())
-    oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(dims) + " exceeds its bound " + shape_str(t.max_dims));
-}
-
 int64_t prod(const std::vector<int64_t>& d, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];

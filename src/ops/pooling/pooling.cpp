@@ -70,8 +70,8 @@ void set_out(Graph& g, const format::VkOpCall& call, int32_t out, const std::vec
 }
 
 struct PoolSetup {
-  PoolMode mode;
-  int32_t x, out, idx = -1;
+  PoolMode mode = kAvg;
+  int32_t x = -1, out = -1, idx = -1;
   Window w;
   int32_t divisor = 0;
   bool count_pad = true;
@@ -145,7 +145,8 @@ Window read_window(OpContext& oc, int k_arg, int s_arg, int p_arg, int d_arg, in
 
 void build_avg_pool(OpContext& oc) {
   Graph& g = oc.g;
-  PoolSetup s{kAvg, oc.arg(0), oc.out()};
+  PoolSetup s;
+  s.mode = kAvg, s.x = oc.arg(0), s.out = oc.out();
   s.w = read_window(oc, 1, 2, 3, -1, 4);
   s.count_pad = g.boolean(oc.arg(5));
   if (!g.is_null(oc.arg(6))) {
@@ -166,14 +167,16 @@ void build_max_pool(OpContext& oc, bool with_indices) {
     out = items[0];
     idx = items[1];
   }
-  PoolSetup s{kMax, oc.arg(0), out, idx};
+  PoolSetup s;
+  s.mode = kMax, s.x = oc.arg(0), s.out = out, s.idx = idx;
   s.w = read_window(oc, 1, 2, 3, 4, 5);
   // PyTorch bounds max-pool padding by half the (undilated) kernel, like avg.
   build_pool(oc, s);
 }
 
 void build_adaptive_avg(OpContext& oc) {
-  PoolSetup s{kAdaptive, oc.arg(0), oc.out()};
+  PoolSetup s;
+  s.mode = kAdaptive, s.x = oc.arg(0), s.out = oc.out();
   s.adaptive_out = pair_arg(oc, oc.arg(1), "output_size");
   build_pool(oc, s);
 }

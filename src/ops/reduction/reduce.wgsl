@@ -83,7 +83,7 @@ fn combine(a: Acc, b: Acc) -> Acc {
       var a_wins = false;
       var tie = false;
       if (CT == 1u) {
-        a_wins = select(a.i < b.i, a.i > b.i, OP == 4u);
+        a_wins = select((a.i < b.i), (a.i > b.i), OP == 4u);
         tie = a.i == b.i;
       } else {
         let an = is_nan(a.f);
@@ -92,12 +92,13 @@ fn combine(a: Acc, b: Acc) -> Acc {
           tie = an && bn;
           a_wins = an && !bn;
         } else {
-          a_wins = select(a.f < b.f, a.f > b.f, OP == 4u);
+          a_wins = select((a.f < b.f), (a.f > b.f), OP == 4u);
           tie = a.f == b.f;
         }
       }
-      if (tie) { return select(b, a, a.k < b.k); }
-      return select(b, a, a_wins);
+      if (tie) { a_wins = a.k < b.k; }
+      if (a_wins) { return a; }
+      return b;
     }
   }
 }

@@ -1,4 +1,6 @@
 // 2D pooling against fp64 references (tests/reference/pooling).
+#include <cmath>
+
 #include "reference/pooling/pooling_ref.h"
 #include "support/op_harness.h"
 
@@ -17,13 +19,6 @@ std::string load_error(F&& f) {
   return "";
 }
 bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
-
-std::vector<int64_t> hw_shape(const HostTensor& x, int64_t oh, int64_t ow) {
-  std::vector<int64_t> s(x.shape.begin(), x.shape.end() - 2);
-  s.push_back(oh);
-  s.push_back(ow);
-  return s;
-}
 
 // avg_pool2d [self, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, out]
 HostTensor run_avg(const HostTensor& x, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
