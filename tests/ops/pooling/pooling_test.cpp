@@ -41,8 +41,8 @@ TEST(OpAvgPool2d, EmptyStrideMeansKernelAndPaddingCountsByDefault) {
 
 TEST(OpAvgPool2d, CeilModeDropsAWindowThatStartsInThePadding) {
   ETW_REQUIRE_GPU();
-  // H=6, k=2, s=2, pad=1: ceil gives 4 rows but the 4th would start at 6 >= 6+1? no: (4-1)*2=6 < 7 keeps it;
-  // W=5, k=3, s=2, pad=1: ceil gives 3 (window 3 starts at 4 < 6).  H=5,k=2,s=3,p=0 -> last start 6 >= 5: dropped.
+  // Case 1 (pad 1) keeps a partial last window; case 2 (H=5, k=2, s=3, pad 0) drops the ceil window
+  // that would start at 6 >= 5, so its output has 2 rows, not 3.
   for (auto [shape, p] : std::vector<std::pair<std::vector<int64_t>, ref::Pool2d>>{
            {{1, 2, 6, 5}, {2, 3, 2, 2, 1, 1, 1, 1, true}}, {{1, 3, 5, 8}, {2, 2, 3, 3, 0, 0, 1, 1, true}}}) {
     auto x = random_f32(shape, 2);
