@@ -84,6 +84,12 @@ ExampleModel make_example_model() {
   ExampleModel em;
   em.pte = gb.serialize();
   em.input = HostTensor::from<float>(DType::Float32, {1, C0, H, W}, xin);
+  em.weights = {{"w1", HostTensor::from<float>(DType::Float32, {C1, C0, 3, 3}, w1)},
+                {"b1", HostTensor::from<float>(DType::Float32, {C1}, b1)},
+                {"w2", HostTensor::from<float>(DType::Float32, {C2, C1, 3, 3}, w2)},
+                {"b2", HostTensor::from<float>(DType::Float32, {C2}, b2)},
+                {"wl", HostTensor::from<float>(DType::Float32, {K, C2}, wl)},
+                {"bl", HostTensor::from<float>(DType::Float32, {K}, bl)}};
 
   // float64 reference
   std::vector<double> xd(xin.begin(), xin.end());

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Runs our microbenchmarks and PyTorch eager CUDA fp32 (TF32 off) on the same shapes in the same
+command, checks both give the same numbers, and prints one table.
+
+usage: python3 bench/compare_torch.py --bin build/etwebgpu_microbench [--iters 20] [--case NAME ...]
+
+Kernel cases compare GPU time (our timestamp queries vs CUDA events around the torch op); whole
+models (small_cnn) compare wall-clock latency of one batch-1 inference, as a user sees it.
+ratio = torch time / our time: above 1 we are faster, 0.5 means half PyTorch's speed.
+"""
+import argparse, json, os, subprocess, sys, tempfile
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = "cuda"
+
+
+def load(d, name):
+    return torch.from_numpy(np.load(os.path.join(d, name))).to(dev)
+
+
+def build(d, meta):
+    op, p = meta["op"], meta.get("params") or {}
+    x = load(d, "input_0.npy")
+    if op == "add":
+        y = load(d, "input_1.npy"); return lambda: x + y
+    if op == "mm":
+        y = load(d, "input_1.npy"); return lambda: x @ y
+    if op == "linear":
+        w = load(d, "weight.npy"); return lambda: F.linear(x, w)
+    if op == "conv2d":
+        w, b = load(d, "weight.npy"), load(d, "bias.npy")
+        return lambda: F.conv2d(x, w, b, stride=p["stride"], padding=p["padding"])
+    if op == "upsample_bilinear":
+        s = (x.shape[2] * 4, x.shape[3] * 4)
+        return lambda: F.interpolate(x, size=s, mode="bilinear", align_corners=False)
+    if op == "softmax":
+        return lambda: torch.softmax(x, -1)
+    if op == "sdpa":
+        k, v = load(d, "input_1.npy"), load(d, "input_2.npy")
+        return lambda: F.scaled_dot_product_attention(x, k, v)
+    if op == "small_cnn":
+        w = {n: load(d, n + ".npy") for n in ["w1", "b1", "w2", "b2", "wl", "bl"]}
+        def f():
+            y = F.relu(F.conv2d(x, w["w1"], w["b1"], padding=1))
+            y = F.max_pool2d(y, 2)
+            y = F.hardtanh(F.conv2d(y, w["w2"], w["b2"], padding=1))
+            y = F.linear(y.mean((2, 3)), w["wl"], w["bl"])
+            return torch.softmax(y, 1)
+        return f
+    raise ValueError(op)
+
+
+def time_gpu(fn, iters):
+    for _ in range(3): fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); torch.cuda.synchronize()
+        ts.append(a.elapsed_time(b))
+    return float(np.median(ts))
+
+
+def time_wall(fn, iters):
+    import time
+    for _ in range(3): fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter(); fn(); torch.cuda.synchronize(); ts.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ts))
+
+
+def peaks():
+    n = 8192
+    a = torch.randn(n, n, device=dev); b = torch.randn(n, n, device=dev)
+    ms = time_gpu(lambda: a @ b, 5)
+    flops = 2 * n ** 3 / (ms * 1e6)
+    x = torch.empty(1 << 28, device=dev); y = torch.empty_like(x)
+    ms = time_gpu(lambda: y.copy_(x), 10)
+    bw = 2 * x.numel() * 4 / (ms * 1e6)
+    return flops, bw
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--case", action="append", default=[])
+    a = ap.parse_args()
+    out = tempfile.mkdtemp(prefix="etw_bench_")
+    cmd = [a.bin, "--out", out, "--iters", str(a.iters)] + sum((["--case", c] for c in a.case), [])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print(r.stdout, end=""); print(r.stderr, end="", file=sys.stderr)
+    peak_flops, peak_bw = peaks()
+    print(f"\nmeasured device peak (PyTorch): fp32 GEMM {peak_flops:.0f} GFLOP/s (TF32 off), copy {peak_bw:.0f} GB/s")
+    print(f"{'case':22} {'torch ms':>10} {'ours ms':>10} {'ratio':>7} {'ours GFLOP/s':>13} {'ours GB/s':>10} {'%peak':>6}  check")
+    for name in sorted(os.listdir(out)):
+        d = os.path.join(out, name)
+        meta = json.load(open(os.path.join(d, "meta.json")))
+        fn = build(d, meta)
+        whole = meta["op"] == "small_cnn"
+        with torch.no_grad():
+            t = time_wall(fn, a.iters) if whole else time_gpu(fn, a.iters)
+            ref = fn().float().cpu().numpy()
+        ours_ms = meta["wall_ms"] if whole else meta["gpu_ms"]
+        ours = np.load(os.path.join(d, "ours.npy")).astype(np.float32)
+        scale = float(np.abs(ref).max()) or 1.0
+        err = float(np.abs(ours - ref).max()) if ours.shape == ref.shape else float("inf")
+        ok = err <= 2e-3 * scale
+        gf = meta["flops"] / (ours_ms * 1e6) if meta["flops"] else 0
+        gb = meta["bytes"] / (ours_ms * 1e6) if meta["bytes"] else 0
+        pk = 100 * (gf / peak_flops if gf else gb / peak_bw if gb else 0)
+        label = name + (" (wall)" if whole else "")
+        print(f"{label:22} {t:10.4f} {ours_ms:10.4f} {t / ours_ms:7.2f} {gf:13.0f} {gb:10.0f} {pk:6.1f}  "
+              f"{'same' if ok else 'DIFFERENT'} (max |err| {err:.2e}, max |ref| {scale:.2e})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+// Microbenchmarks through our own kernels: each case is a one-op (or small) graph built with
+// GraphBuilder and run through Model like any exported file. Prints GPU time per run (timestamp
+// queries, median) and effective GB/s or GFLOP/s. With --out DIR it also writes, per case,
+// meta.json, the inputs/weights and our output as .npy, so bench/compare_torch.py can rebuild the
+// case in PyTorch, time it in the same command and check both give the same numbers.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "etwebgpu/builder.h"
+#include "etwebgpu/etwebgpu.h"
+#include "format/npy.h"
+#include "models/example_model.h"
+
+using namespace etwebgpu;
+using Id = GraphBuilder::Id;
+
+namespace {
+
+HostTensor rnd(std::vector<int64_t> shape, uint64_t seed, float scale = 1.f) {
+  HostTensor t(DType::Float32, std::move(shape));
+  std::mt19937_64 r(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = scale * (static_cast<float>(r() >> 40) / 8388608.f - 1.f);
+  return t;
+}
+std::vector<float> vec(const HostTensor& t) { return {t.as<float>(), t.as<float>() + t.numel()}; }
+
+struct Case {
+  std::string name, op;
+  nlohmann::json params;
+  std::vector<uint8_t> pte;
+  std::vector<HostTensor> inputs;                              // run-time inputs, in order
+  std::vector<std::pair<std::string, HostTensor>> weights;    // constants, for the torch rebuild
+  double flops = 0, bytes = 0;                                 // per run
+};
+
+Case make_case(const std::string& name, bool small) {
+  Case c;
+  c.name = name;
+  GraphBuilder g;
+  auto out = [&](std::vector<int64_t> d) { Id o = g.tensor(DType::Float32, d); g.output(o); return o; };
+  if (name == "add") {
+    int64_t n = small ? (1 << 20) : (64LL << 20);
+    c.inputs = {rnd({n}, 1), rnd({n}, 2)};
+    Id a = g.input(DType::Float32, {n}), b = g.input(DType::Float32, {n});
+    g.op("aten.add.Tensor", {a, b, g.int_(1), out({n})});
+    c.op = "add";
+    c.bytes = 3.0 * n * 4;
+  } else if (name.rfind("gemm", 0) == 0) {
+    int64_t n = std::stoll(name.substr(5));
+    if (small) n = std::min<int64_t>(n, 256);
+    c.inputs = {rnd({n, n}, 3), rnd({n, n}, 4)};
+    Id a = g.input(DType::Float32, {n, n}), b = g.input(DType::Float32, {n, n});
+    g.op("aten.mm.default", {a, b, out({n, n})});
+    c.op = "mm";
+    c.flops = 2.0 * n * n * n;
+  } else if (name == "gemv_4096") {
+    int64_t n = small ? 512 : 4096;
+    auto w = rnd({n, n}, 5, 0.05f);
+    c.inputs = {rnd({1, n}, 6)};
+    c.weights = {{"weight", w}};
+    Id x = g.input(DType::Float32, {1, n});
+    g.op("aten.linear.default", {x, g.constant_f32({n, n}, vec(w)), g.null(), out({1, n})});
+    c.op = "linear";
+    c.flops = 2.0 * n * n;
+    c.bytes = 4.0 * n * n;
+  } else if (name == "conv3x3_64" || name == "conv_stem") {
+    bool stem = name == "conv_stem";
+    int64_t ic = stem ? 3 : 64, oc = stem ? 32 : 64, hw = small ? 56 : 224, s = stem ? 2 : 1;
+    int64_t ohw = (hw + 2 - 3) / s + 1;
+    auto w = rnd({oc, ic, 3, 3}, 7, 0.1f), b = rnd({oc}, 8, 0.1f);
+    c.inputs = {rnd({1, ic, hw, hw}, 9)};
+    c.weights = {{"weight", w}, {"bias", b}};
+    c.params = {{"stride", s}, {"padding", 1}};
+    Id x = g.input(DType::Float32, {1, ic, hw, hw});
+    g.op("aten.convolution.default", {x, g.constant_f32({oc, ic, 3, 3}, vec(w)), g.constant_f32({oc}, vec(b)),
+                                      g.int_list({s, s}), g.int_list({1, 1}), g.int_list({1, 1}), g.boolean(false),
+                                      g.int_list({0, 0}), g.int_(1), out({1, oc, ohw, ohw})});
+    c.op = "conv2d";
+    c.flops = 2.0 * oc * ic * 9 * ohw * ohw;
+  } else if (name == "upsample_bilinear_4x") {
+    int64_t ch = small ? 8 : 64, hw = 128;
+    c.inputs = {rnd({1, ch, hw, hw}, 10)};
+    Id x = g.input(DType::Float32, {1, ch, hw, hw});
+    g.op("aten.upsample_bilinear2d.vec", {x, g.int_list({hw * 4, hw * 4}), g.boolean(false), g.null(),
+                                          out({1, ch, hw * 4, hw * 4})});
+    c.op = "upsample_bilinear";
+    c.bytes = 4.0 * ch * hw * hw * 17;
+  } else if (name == "softmax_4096") {
+    int64_t rows = small ? 64 : 4096, cols = 4096;
+    c.inputs = {rnd({rows, cols}, 11, 4.f)};
+    Id x = g.input(DType::Float32, {rows, cols});
+    g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), out({rows, cols})});
+    c.op = "softmax";
+    c.bytes = 2.0 * rows * cols * 4;
+  } else if (name == "sdpa_1x8x1024x64" || name == "sdpa_1x8x32x4096") {
+    bool chan = name == "sdpa_1x8x32x4096";
+    int64_t s = chan ? 32 : (small ? 128 : 1024), d = chan ? (small ? 512 : 4096) : 64;
+    c.inputs = {rnd({1, 8, s, d}, 12), rnd({1, 8, s, d}, 13), rnd({1, 8, s, d}, 14)};
+    Id q = g.input(DType::Float32, {1, 8, s, d}), k = g.input(DType::Float32, {1, 8, s, d}),
+       v = g.input(DType::Float32, {1, 8, s, d});
+    g.op("et_vk.sdpa.default", {q, k, v, g.null(), g.null(), out({1, 8, s, d})});
+    c.op = "sdpa";
+    c.flops = 4.0 * 8 * s * s * d;
+  } else if (name == "small_cnn") {
+    auto em = models::make_example_model();
+    c.pte = em.pte;
+    c.inputs = {em.input};
+    c.weights = em.weights;
+    c.op = "small_cnn";
+    return c;
+  } else {
+    throw Error(ErrorKind::InvalidArgument, "unknown case " + name);
+  }
+  c.pte = g.serialize();
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> cases = {"add", "gemm_1024", "gemm_2048", "gemm_4096", "gemv_4096", "conv3x3_64",
+                                    "conv_stem", "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64",
+                                    "sdpa_1x8x32x4096", "small_cnn"};
+  std::string out_dir;
+  int iters = 20;
+  bool small = false;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    else if (a == "--iters" && i + 1 < argc) iters = std::stoi(argv[++i]);
+    else if (a == "--small") small = true;
+    else if (a == "--case" && i + 1 < argc) only.push_back(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--small] [--out DIR]\n");
+      return 2;
+    }
+  }
+  if (!only.empty()) cases = only;
+  std::printf("adapter: %s\n", Model::device_summary().c_str());
+  std::printf("%-22s %12s %12s %12s %12s  %s\n", "case", "GPU ms", "wall ms", "GFLOP/s", "GB/s", "kernels");
+  int rc = 0;
+  for (auto& name : cases) {
+    try {
+      Case c = make_case(name, small);
+      auto model = Model::load_bytes(c.pte);
+      std::vector<HostTensor> outs;
+      for (int i = 0; i < 3; ++i) outs = model->run(c.inputs);
+      std::vector<double> gpu, wall;
+      std::map<std::string, int> variants;
+      for (int i = 0; i < iters; ++i) {
+        Profile p;
+        auto t0 = std::chrono::steady_clock::now();
+        model->run(c.inputs, &p);
+        wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        double ns = 0;
+        for (auto& d : p.dispatches) {
+          ns += static_cast<double>(d.gpu_ns);
+          if (i == 0) variants[d.op + (d.variant.empty() ? "" : "[" + d.variant + "]")]++;
+        }
+        gpu.push_back(ns / 1e6);
+      }
+      std::sort(gpu.begin(), gpu.end());
+      std::sort(wall.begin(), wall.end());
+      double g_ms = gpu[gpu.size() / 2], w_ms = wall[wall.size() / 2];
+      std::string kern;
+      for (auto& [k, n] : variants) kern += (kern.empty() ? "" : " ") + k + (n > 1 ? "x" + std::to_string(n) : "");
+      std::printf("%-22s %12.4f %12.3f %12.1f %12.1f  %s\n", name.c_str(), g_ms, w_ms,
+                  c.flops ? c.flops / (g_ms * 1e6) : 0.0, c.bytes ? c.bytes / (g_ms * 1e6) : 0.0, kern.c_str());
+      std::fflush(stdout);
+      if (!out_dir.empty()) {
+        std::string d = out_dir + "/" + name;
+        std::filesystem::create_directories(d);
+        nlohmann::json meta = {{"case", name}, {"op", c.op}, {"params", c.params}, {"gpu_ms", g_ms},
+                               {"wall_ms", w_ms}, {"flops", c.flops}, {"bytes", c.bytes}, {"small", small}};
+        for (size_t i = 0; i < c.inputs.size(); ++i) format::write_npy(d + "/input_" + std::to_string(i) + ".npy", c.inputs[i]);
+        for (auto& [wn, wt] : c.weights) format::write_npy(d + "/" + wn + ".npy", wt);
+        format::write_npy(d + "/ours.npy", outs[0]);
+        std::ofstream(d + "/meta.json") << meta.dump(1);
+      }
+    } catch (const std::exception& e) {
+      std::printf("%-22s FAILED: %s\n", name.c_str(), e.what());
+      rc = 1;
+    }
+  }
+  return rc;
+}
