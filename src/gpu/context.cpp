@@ -88,14 +88,13 @@ BindGroup::~BindGroup() {
 
 std::shared_ptr<Context> Context::get() {
   static std::mutex m;
-  static std::weak_ptr<Context> weak;
-  static std::shared_ptr<Context> keep;  // the device lives for the process: creating one is slow
+  // The device lives for the process and is never torn down: at exit, GPU drivers (NVIDIA's
+  // Vulkan driver) may already have run their own exit handlers, and releasing Dawn objects
+  // then crashes. The OS reclaims everything.
+  static auto* keep = new std::shared_ptr<Context>();
   std::lock_guard<std::mutex> lock(m);
-  if (auto c = weak.lock()) return c;
-  auto c = std::shared_ptr<Context>(new Context());
-  weak = c;
-  keep = c;
-  return c;
+  if (!*keep) *keep = std::shared_ptr<Context>(new Context());
+  return *keep;
 }
 
 Context::Context() {
