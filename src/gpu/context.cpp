@@ -248,7 +248,7 @@ Command Context::clear(const Buffer& dst, uint64_t off, uint64_t size) {
   return c;
 }
 
-void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations) {
+void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations, const std::vector<Read>& reads) {
   std::vector<Command> live;
   live.reserve(cmds.size());
   std::vector<size_t> index;
@@ -268,7 +268,14 @@ void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* du
   bool timed = durations && info_.timestamp_query;
   std::vector<uint64_t> d(live.size(), 0);
   char err[kErrLen] = {0};
-  if (ewgpu_submit(live.data(), live.size(), timed ? 1 : 0, timed ? d.data() : nullptr, err, sizeof err))
+  std::vector<EwRead> rd;
+  for (auto& r : reads) {
+    if (r.offset % 4 || r.size % 4 || r.offset + r.size > r.buffer->size())
+      throw Error(ErrorKind::Internal, "read-back region out of range or misaligned");
+    rd.push_back(EwRead{r.buffer->handle(), r.offset, r.size, r.dst});
+  }
+  if (ewgpu_submit(live.data(), live.size(), timed ? 1 : 0, timed ? d.data() : nullptr, err, sizeof err, rd.data(),
+                   rd.size()))
     fail(classify(err), "submit", err);
   if (durations) {
     durations->assign(cmds.size(), 0);

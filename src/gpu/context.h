@@ -120,7 +120,10 @@ class Context {
 
   // Submits everything at once and waits; with `durations_ns` and timestamp support, fills the
   // GPU time of each dispatch (0 for others).
-  void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr);
+  // `reads` regions are copied to host memory at the end of the same submit.
+  struct Read { const Buffer* buffer; uint64_t offset; uint64_t size; void* dst; };
+  void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr,
+              const std::vector<Read>& reads = {});
 
   struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0; };
   CacheStats cache_stats() const;

@@ -493,7 +493,8 @@ void ewgpu_bind_group_destroy(uint32_t h) {
   if (auto b = s.bind_groups.take(h)) wgpuBindGroupRelease(b);
 }
 
-int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* durations, char* err, size_t n) {
+int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* durations, char* err, size_t n,
+                 const EwRead* reads, size_t n_reads) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   if (!check_device(err, n, "submitting work")) return 1;
@@ -515,9 +516,22 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
       bd.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
       bd.size = timed.size() * 16;
       resolve = wgpuDeviceCreateBuffer(s.device, &bd);
-      if (!ensure_staging(bd.size, err, n)) return 1;
     }
   }
+  // Staging layout: each read at an 8-byte aligned offset, then the resolved timestamps.
+  std::vector<uint64_t> read_at(n_reads);
+  uint64_t staging_need = 0;
+  for (size_t r = 0; r < n_reads; ++r) {
+    if (!s.buffers.get(reads[r].buffer) || reads[r].offset % 4 || reads[r].size % 4) {
+      set_err(err, n, "read-back region names an unknown buffer or is not 4-byte aligned");
+      return 1;
+    }
+    read_at[r] = staging_need;
+    staging_need += (reads[r].size + 7) & ~uint64_t(7);
+  }
+  uint64_t ts_at = staging_need;
+  staging_need += timed.size() * 16;
+  if (staging_need && !ensure_staging(staging_need, err, n)) return 1;
   WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
   WGPUComputePassEncoder pass = nullptr;
   size_t next_timed = 0;
@@ -566,9 +580,13 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
     }
   }
   end_pass();
+  for (size_t r = 0; r < n_reads; ++r)
+    if (reads[r].size)
+      wgpuCommandEncoderCopyBufferToBuffer(enc, s.buffers.get(reads[r].buffer), reads[r].offset, s.staging, read_at[r],
+                                           reads[r].size);
   if (qs) {
     wgpuCommandEncoderResolveQuerySet(enc, qs, 0, static_cast<uint32_t>(timed.size() * 2), resolve, 0);
-    wgpuCommandEncoderCopyBufferToBuffer(enc, resolve, 0, s.staging, 0, timed.size() * 16);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, resolve, 0, s.staging, ts_at, timed.size() * 16);
   }
   auto cleanup = [&] {
     if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
@@ -581,15 +599,23 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
   }
   if (!submit_and_wait(enc, err, n, "running GPU work")) { cleanup(); return 1; }
   if (durations) for (size_t i = 0; i < count; ++i) durations[i] = 0;
-  if (qs) {
-    std::vector<uint64_t> ts(timed.size() * 2);
-    bool ok = read_staging(ts.data(), ts.size() * 8, err, n);
-    if (ok && durations)
-      for (size_t k = 0; k < timed.size(); ++k) durations[timed[k]] = ts[2 * k + 1] >= ts[2 * k] ? ts[2 * k + 1] - ts[2 * k] : 0;
-    cleanup();
-    if (!ok) return 1;
+  bool ok = true;
+  if (staging_need) {
+    std::vector<uint8_t> host(staging_need);
+    ok = read_staging(host.data(), staging_need, err, n);
+    if (ok) {
+      for (size_t r = 0; r < n_reads; ++r) std::memcpy(reads[r].dst, host.data() + read_at[r], reads[r].size);
+      if (qs && durations)
+        for (size_t k = 0; k < timed.size(); ++k) {
+          uint64_t t0, t1;
+          std::memcpy(&t0, host.data() + ts_at + 16 * k, 8);
+          std::memcpy(&t1, host.data() + ts_at + 16 * k + 8, 8);
+          durations[timed[k]] = t1 >= t0 ? t1 - t0 : 0;
+        }
+    }
   }
-  return 0;
+  cleanup();
+  return ok ? 0 : 1;
 }
 
 }  // extern "C"

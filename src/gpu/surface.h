@@ -60,10 +60,16 @@ void ewgpu_pipeline_destroy(uint32_t pipeline);
 uint32_t ewgpu_bind_group_create(uint32_t pipeline, const EwBinding* bindings, size_t n, char* err, size_t err_len);
 void ewgpu_bind_group_destroy(uint32_t bind_group);
 
+// A region of a storage buffer copied to host memory at the end of a submit.
+struct EwRead { uint32_t buffer; uint64_t offset; uint64_t size; void* dst; };
+
 // Records all commands into one encoder, submits once and waits for completion. With
 // `timestamps` != 0 (requires has_timestamp_query) every dispatch gets its own compute pass with
 // begin/end timestamps and their nanosecond difference is written to durations_ns[i] for the
 // i-th command (0 for non-dispatch commands).
-int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len);
+// After the commands, the `n_reads` regions (offset and size multiples of 4) are copied into host
+// memory in the same submit, so a run costs one queue round trip.
+int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len,
+                 const EwRead* reads, size_t n_reads);
 
 }  // extern "C"

@@ -482,6 +482,28 @@ void Graph::execute(std::vector<uint64_t>* durations, std::vector<std::string>* 
   ctx_->submit(cmds, durations);
 }
 
+std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations,
+                                                std::vector<std::string>* labels) {
+  if (dtypes.size() != ir_.output_ids.size()) throw Error(ErrorKind::Internal, "output dtype count mismatch");
+  resize();
+  std::vector<gpu::Command> cmds;
+  record(cmds, labels);
+  std::vector<std::vector<uint32_t>> words(dtypes.size());
+  std::vector<gpu::Context::Read> reads;
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
+    words[i].resize(static_cast<size_t>(tensor(id).numel()));
+    reads.push_back({&buffer(id), 0, words[i].size() * 4, words[i].data()});
+  }
+  ctx_->submit(cmds, durations, reads);
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    const Tensor& t = tensors_[ir_.output_ids[i]];
+    out.push_back(from_gpu_words(words[i], t.dtype, dtypes[i], t.dims));
+  }
+  return out;
+}
+
 Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
                       std::string variant) {
   Step s;

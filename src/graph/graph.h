@@ -137,6 +137,10 @@ class Graph {
   void resize();                                  // re-run every resize hook in chain order
   void record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels = nullptr);
   void execute(std::vector<uint64_t>* durations = nullptr, std::vector<std::string>* labels = nullptr);
+  // resize + record + one submit that also reads every output back (one queue round trip);
+  // outputs converted to `dtypes` (one per output).
+  std::vector<HostTensor> execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations = nullptr,
+                                           std::vector<std::string>* labels = nullptr);
   const std::vector<Node>& nodes() const { return nodes_; }
   uint64_t allocated_bytes() const { return allocated_bytes_; }
 

@@ -133,7 +133,7 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
   for (size_t i = 0; i < inputs.size(); ++i) g.set_input(i, inputs[i]);
   std::vector<uint64_t> durations;
   std::vector<std::string> labels;
-  g.execute(profile ? &durations : nullptr, profile ? &labels : nullptr);
+  auto out = g.execute_and_read(m.output_dtypes, profile ? &durations : nullptr, profile ? &labels : nullptr);
   if (profile) {
     profile->dispatches.clear();
     profile->has_gpu_times = m.ctx->info().timestamp_query;
@@ -143,8 +143,6 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
                                      k < durations.size() ? durations[k] : 0});
     }
   }
-  std::vector<HostTensor> out;
-  for (size_t j = 0; j < m.output_dtypes.size(); ++j) out.push_back(g.get_output(j, m.output_dtypes[j]));
   return out;
 }
 

@@ -1,0 +1,493 @@
+// The browser implementation of src/gpu/surface.h over navigator.gpu: an emscripten
+// --js-library for the web build (scripts/web_build.sh). It mirrors src/gpu/dawn_surface.cpp:
+// objects are small integer handles into JS tables (0 = none); every failure writes a message
+// into `err` and returns 0 / nonzero status; pipeline and bind group creation (and buffer
+// creation, submission) run inside validation + out-of-memory error scopes; a lost device turns
+// every later call into an error. The asynchronous steps (requestAdapter/requestDevice,
+// popErrorScope, onSubmittedWorkDone, mapAsync) suspend the wasm through ASYNCIFY: those
+// functions are listed in -sASYNCIFY_IMPORTS. wasm32 without WASM_BIGINT: every uint64_t
+// argument arrives as two i32 halves (low, high); size_t and pointers are one i32.
+//
+// Struct layouts (checked by static_asserts in web/etwebgpu_web.cpp):
+//   EwAdapterInfo (344 bytes): description[256] @0, u32 backend_type @256, adapter_type @260,
+//     vendor_id @264, subgroup_min @268, subgroup_max @272, has_timestamp_query @276,
+//     has_subgroups @280, has_shader_f16 @284, u64 max_buffer_size @288,
+//     max_storage_buffer_binding_size @296, max_uniform_buffer_binding_size @304,
+//     u32 max_storage_buffers_per_stage @312, max_compute_workgroup_storage_size @316,
+//     max_compute_invocations_per_workgroup @320, max_compute_workgroup_size_x/y/z @324/328/332,
+//     max_compute_workgroups_per_dimension @336, min_storage_buffer_offset_alignment @340
+//   EwConstant (16): const char* key @0, double value @8
+//   EwBinding (24): u32 binding @0, u32 buffer @4, u64 offset @8, u64 size @16
+//   EwCommand (56): u32 kind @0, pipeline @4, bind_group @8, groups_x/y/z @12/16/20, src @24,
+//     dst @28, u64 src_offset @32, dst_offset @40, size @48
+
+var LibraryEwgpu = {
+  $EW__deps: ['$Asyncify'],
+  $EW: {
+    adapter: null,
+    device: null,
+    queue: null,
+    shuttingDown: false,
+    hasTimestamps: false,
+    pendingError: '',   // uncaptured errors since the last check
+    lostMessage: '',    // non-empty once the device is lost
+    buffers: [null], freeBuffers: [],
+    pipelines: [null], freePipelines: [],
+    bindGroups: [null], freeBindGroups: [],
+    staging: null,      // MAP_READ buffer reused by reads and timestamp readback
+    stagingSize: 0,
+
+    add: function(items, free, v) {
+      if (free.length) { var h = free.pop(); items[h] = v; return h; }
+      items.push(v);
+      return items.length - 1;
+    },
+    get: function(items, h) { return (h > 0 && h < items.length) ? items[h] : null; },
+    take: function(items, free, h) {
+      var v = EW.get(items, h);
+      if (v) { items[h] = null; free.push(h); }
+      return v;
+    },
+    u64: function(lo, hi) { return (lo >>> 0) + (hi >>> 0) * 4294967296; },
+    readU64: function(ptr) { return HEAPU32[ptr >> 2] + HEAPU32[(ptr >> 2) + 1] * 4294967296; },
+    writeU64: function(ptr, v) {  // v: Number (< 2^53) or BigInt
+      if (typeof v === 'bigint') {
+        HEAPU32[ptr >> 2] = Number(BigInt.asUintN(32, v));
+        HEAPU32[(ptr >> 2) + 1] = Number(BigInt.asUintN(32, v >> BigInt(32)));
+      } else {
+        HEAPU32[ptr >> 2] = v >>> 0;
+        HEAPU32[(ptr >> 2) + 1] = Math.floor(v / 4294967296) >>> 0;
+      }
+    },
+    setErr: function(err, len, msg) {
+      if (err && len) stringToUTF8(String(msg), err, len);
+    },
+    str: function(ptr) { return ptr ? UTF8ToString(ptr) : ''; },
+    message: function(e) { return (e && e.message) ? e.message : String(e); },
+
+    // False (with the message) when the device reported an error or was lost.
+    checkDevice: function(err, len, what) {
+      if (EW.lostMessage) { EW.setErr(err, len, what + ': device lost: ' + EW.lostMessage); return false; }
+      if (EW.pendingError) {
+        EW.setErr(err, len, what + ': ' + EW.pendingError);
+        EW.pendingError = '';
+        return false;
+      }
+      return true;
+    },
+    pushScopes: function() {
+      EW.device.pushErrorScope('out-of-memory');
+      EW.device.pushErrorScope('validation');
+    },
+    // Pops the two scopes pushed by pushScopes; null when clean, else the message.
+    popScopes: async function(what) {
+      var msgs = [];
+      for (var i = 0; i < 2; ++i) {
+        try {
+          var e = await EW.device.popErrorScope();
+          if (e) msgs.push(e.message);
+        } catch (x) {
+          msgs.push('could not pop error scope: ' + EW.message(x));
+        }
+      }
+      if (!msgs.length) return null;
+      return what + ': ' + msgs.join('; ');
+    },
+    // Runs fn() (synchronous WebGPU calls) inside the error scopes; returns {value, error}.
+    scoped: async function(what, fn) {
+      EW.pushScopes();
+      var value = null, thrown = null;
+      try { value = fn(); } catch (x) { thrown = what + ': ' + EW.message(x); }
+      var scopeErr = await EW.popScopes(what);
+      return {value: value, error: thrown || scopeErr};
+    },
+    ensureStaging: async function(size) {
+      if (EW.staging && EW.stagingSize >= size) return null;
+      if (EW.staging) { EW.staging.destroy(); EW.staging = null; EW.stagingSize = 0; }
+      var sz = 256;
+      while (sz < size) sz *= 2;
+      var r = await EW.scoped('creating read-back buffer', function() {
+        return EW.device.createBuffer({label: 'etwebgpu.staging', size: sz,
+                                       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+      });
+      if (r.error) { if (r.value) r.value.destroy(); return r.error; }
+      EW.staging = r.value;
+      EW.stagingSize = sz;
+      return null;
+    },
+    // Submits the encoder's work and waits for the queue; null or the message.
+    submitAndWait: async function(encoder, what) {
+      var r = await EW.scoped(what, function() { EW.queue.submit([encoder.finish()]); });
+      if (r.error) return r.error;
+      try {
+        await EW.queue.onSubmittedWorkDone();
+      } catch (x) {
+        return what + ': queue work failed: ' + EW.message(x);
+      }
+      if (EW.lostMessage) return what + ': device lost: ' + EW.lostMessage;
+      if (EW.pendingError) { var m = what + ': ' + EW.pendingError; EW.pendingError = ''; return m; }
+      return null;
+    },
+    // Maps the staging buffer and returns a copy of its first `size` bytes (Uint8Array) or a message.
+    readStaging: async function(size) {
+      var mapSize = Math.ceil(size / 4) * 4;
+      try {
+        await EW.staging.mapAsync(GPUMapMode.READ, 0, mapSize);
+      } catch (x) {
+        return 'mapping read-back buffer failed: ' + EW.message(x);
+      }
+      var out = new Uint8Array(size);
+      try {
+        out.set(new Uint8Array(EW.staging.getMappedRange(0, mapSize), 0, size));
+      } catch (x) {
+        EW.staging.unmap();
+        return 'read-back buffer mapped range unavailable: ' + EW.message(x);
+      }
+      EW.staging.unmap();
+      return out;
+    },
+  },
+
+  ewgpu_init__deps: ['$EW'],
+  ewgpu_init: function(out, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      try {
+        if (EW.device) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        if (typeof navigator === 'undefined' || !navigator.gpu) {
+          EW.setErr(err, errLen, 'WebGPU is not available in this browser (navigator.gpu is missing); ' +
+                    'use a WebGPU-capable browser (Chromium: --enable-unsafe-webgpu on Linux) over http://localhost or https');
+          return 1;
+        }
+        var adapter = await navigator.gpu.requestAdapter({powerPreference: 'high-performance'});
+        if (!adapter) {
+          EW.setErr(err, errLen, 'no WebGPU adapter (navigator.gpu.requestAdapter returned null)');
+          return 1;
+        }
+        EW.adapter = adapter;
+        var info = adapter.info;
+        if (!info && adapter.requestAdapterInfo) info = await adapter.requestAdapterInfo();
+        info = info || {};
+        var features = [];
+        ['timestamp-query', 'subgroups', 'shader-f16'].forEach(function(f) {
+          if (adapter.features.has(f)) features.push(f);
+        });
+        // The adapter's full limits: the defaults would mean 256 invocations and 128 MiB bindings.
+        var limits = {};
+        for (var k in adapter.limits) {
+          var v = adapter.limits[k];
+          if (typeof v === 'number') limits[k] = v;
+        }
+        var device;
+        try {
+          device = await adapter.requestDevice({label: 'etwebgpu', requiredFeatures: features, requiredLimits: limits});
+        } catch (x) {
+          EW.setErr(err, errLen, 'device creation failed: ' + EW.message(x));
+          return 1;
+        }
+        if (!device) { EW.setErr(err, errLen, 'device creation failed'); return 1; }
+        EW.device = device;
+        EW.queue = device.queue;
+        EW.shuttingDown = false;
+        device.onuncapturederror = function(ev) {
+          var e = ev.error;
+          var kind = (typeof GPUOutOfMemoryError !== 'undefined' && e instanceof GPUOutOfMemoryError) ? 'out of memory' :
+                     (typeof GPUValidationError !== 'undefined' && e instanceof GPUValidationError) ? 'validation error' :
+                     (typeof GPUInternalError !== 'undefined' && e instanceof GPUInternalError) ? 'internal error' : 'error';
+          if (EW.pendingError) EW.pendingError += '; ';
+          EW.pendingError += 'WebGPU ' + kind + ': ' + e.message;
+        };
+        device.lost.then(function(l) {
+          if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
+          EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
+        });
+
+        var vendor = info.vendor || '', dev = info.device || info.architecture || '', desc = info.description || '';
+        HEAPU8.fill(0, out, out + 344);
+        stringToUTF8(vendor + ' / ' + dev + ' / ' + desc, out, 256);
+        var cpu = info.isFallbackAdapter || adapter.isFallbackAdapter ||
+                  /swiftshader|llvmpipe|lavapipe|software/i.test(vendor + ' ' + dev + ' ' + desc);
+        var p = out >> 2, dl = device.limits;
+        HEAPU32[p + 64] = 0;            // backend_type: not known to a page
+        HEAPU32[p + 65] = cpu ? 3 : 4;  // adapter_type: CPU or unknown
+        HEAPU32[p + 66] = 0;            // vendor_id: browsers give a name only
+        HEAPU32[p + 67] = info.subgroupMinSize || 0;
+        HEAPU32[p + 68] = info.subgroupMaxSize || 0;
+        HEAPU32[p + 69] = device.features.has('timestamp-query') ? 1 : 0;
+        HEAPU32[p + 70] = device.features.has('subgroups') ? 1 : 0;
+        HEAPU32[p + 71] = device.features.has('shader-f16') ? 1 : 0;
+        EW.writeU64(out + 288, dl.maxBufferSize);
+        EW.writeU64(out + 296, dl.maxStorageBufferBindingSize);
+        EW.writeU64(out + 304, dl.maxUniformBufferBindingSize);
+        HEAPU32[p + 78] = dl.maxStorageBuffersPerShaderStage;
+        HEAPU32[p + 79] = dl.maxComputeWorkgroupStorageSize;
+        HEAPU32[p + 80] = dl.maxComputeInvocationsPerWorkgroup;
+        HEAPU32[p + 81] = dl.maxComputeWorkgroupSizeX;
+        HEAPU32[p + 82] = dl.maxComputeWorkgroupSizeY;
+        HEAPU32[p + 83] = dl.maxComputeWorkgroupSizeZ;
+        HEAPU32[p + 84] = dl.maxComputeWorkgroupsPerDimension;
+        HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
+        EW.hasTimestamps = device.features.has('timestamp-query');
+        return 0;
+      } catch (x) {
+        EW.setErr(err, errLen, 'WebGPU init failed: ' + EW.message(x));
+        return 1;
+      }
+    });
+  },
+
+  ewgpu_shutdown__deps: ['$EW'],
+  ewgpu_shutdown: function() {
+    if (!EW.device) return;
+    EW.bindGroups = [null]; EW.freeBindGroups = [];
+    EW.pipelines = [null]; EW.freePipelines = [];
+    EW.buffers.forEach(function(b) { if (b) b.destroy(); });
+    EW.buffers = [null]; EW.freeBuffers = [];
+    if (EW.staging) { EW.staging.destroy(); EW.staging = null; EW.stagingSize = 0; }
+    EW.shuttingDown = true;
+    var d = EW.device;
+    EW.device = null;
+    EW.queue = null;
+    d.destroy();
+    EW.adapter = null;
+  },
+
+  ewgpu_buffer_create__deps: ['$EW'],
+  ewgpu_buffer_create: function(sizeLo, sizeHi, kind, label, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      try {
+        if (!EW.device) { EW.setErr(err, errLen, 'creating buffer: WebGPU is not initialised'); return 0; }
+        if (!EW.checkDevice(err, errLen, 'creating buffer')) return 0;
+        var size = EW.u64(sizeLo, sizeHi);
+        var usage = kind == 2 ? (GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST)
+                              : (GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+        var lbl = EW.str(label);
+        var r = await EW.scoped('creating buffer', function() {
+          return EW.device.createBuffer({label: lbl, size: size, usage: usage});
+        });
+        if (r.error) { if (r.value) r.value.destroy(); EW.setErr(err, errLen, r.error); return 0; }
+        return EW.add(EW.buffers, EW.freeBuffers, r.value);
+      } catch (x) {
+        EW.setErr(err, errLen, 'creating buffer: ' + EW.message(x));
+        return 0;
+      }
+    });
+  },
+
+  ewgpu_buffer_destroy__deps: ['$EW'],
+  ewgpu_buffer_destroy: function(h) {
+    var b = EW.take(EW.buffers, EW.freeBuffers, h);
+    if (b) b.destroy();
+  },
+
+  ewgpu_buffer_write__deps: ['$EW'],
+  ewgpu_buffer_write: function(h, offLo, offHi, data, sizeLo, sizeHi, err, errLen) {
+    var b = EW.get(EW.buffers, h);
+    if (!b) { EW.setErr(err, errLen, 'write to an unknown buffer'); return 1; }
+    try {
+      EW.queue.writeBuffer(b, EW.u64(offLo, offHi), HEAPU8, data, EW.u64(sizeLo, sizeHi));
+    } catch (x) {
+      EW.setErr(err, errLen, 'writing buffer: ' + EW.message(x));
+      return 1;
+    }
+    return EW.checkDevice(err, errLen, 'writing buffer') ? 0 : 1;
+  },
+
+  ewgpu_buffer_read__deps: ['$EW'],
+  ewgpu_buffer_read: function(h, offLo, offHi, dst, sizeLo, sizeHi, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      try {
+        var b = EW.get(EW.buffers, h);
+        if (!b) { EW.setErr(err, errLen, 'read from an unknown buffer'); return 1; }
+        var size = EW.u64(sizeLo, sizeHi), offset = EW.u64(offLo, offHi);
+        if (size == 0) return 0;
+        if (!EW.checkDevice(err, errLen, 'reading buffer')) return 1;
+        var copy = Math.ceil(size / 4) * 4;
+        var e = await EW.ensureStaging(copy);
+        if (e) { EW.setErr(err, errLen, e); return 1; }
+        var enc = EW.device.createCommandEncoder();
+        enc.copyBufferToBuffer(b, offset, EW.staging, 0, copy);
+        e = await EW.submitAndWait(enc, 'reading buffer');
+        if (e) { EW.setErr(err, errLen, e); return 1; }
+        var bytes = await EW.readStaging(size);
+        if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
+        HEAPU8.set(bytes, dst);  // HEAPU8 as of now: memory may have grown while we waited
+        return 0;
+      } catch (x) {
+        EW.setErr(err, errLen, 'reading buffer: ' + EW.message(x));
+        return 1;
+      }
+    });
+  },
+
+  ewgpu_pipeline_create__deps: ['$EW'],
+  ewgpu_pipeline_create: function(wgsl, wgslLen, entry, constants, nConstants, label, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      var lbl = EW.str(label);
+      try {
+        if (!EW.device) { EW.setErr(err, errLen, 'creating pipeline: WebGPU is not initialised'); return 0; }
+        if (!EW.checkDevice(err, errLen, 'creating pipeline')) return 0;
+        var code = new TextDecoder().decode(HEAPU8.subarray(wgsl, wgsl + wgslLen));
+        var ep = EW.str(entry);
+        var consts = {};
+        for (var i = 0; i < nConstants; ++i) {
+          var c = constants + 16 * i;
+          consts[EW.str(HEAPU32[c >> 2])] = HEAPF64[(c + 8) >> 3];
+        }
+        var r = await EW.scoped(lbl || 'pipeline', function() {
+          var mod = EW.device.createShaderModule({label: lbl, code: code});
+          var desc = {label: lbl, layout: 'auto', compute: {module: mod, entryPoint: ep}};
+          if (nConstants) desc.compute.constants = consts;
+          return EW.device.createComputePipeline(desc);
+        });
+        if (r.error) { EW.setErr(err, errLen, r.error); return 0; }
+        return EW.add(EW.pipelines, EW.freePipelines, r.value);
+      } catch (x) {
+        EW.setErr(err, errLen, (lbl || 'pipeline') + ': ' + EW.message(x));
+        return 0;
+      }
+    });
+  },
+
+  ewgpu_pipeline_destroy__deps: ['$EW'],
+  ewgpu_pipeline_destroy: function(h) {
+    EW.take(EW.pipelines, EW.freePipelines, h);  // GPUComputePipeline has no destroy(): the GC frees it
+  },
+
+  ewgpu_bind_group_create__deps: ['$EW'],
+  ewgpu_bind_group_create: function(pipeline, bindings, count, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      try {
+        var p = EW.get(EW.pipelines, pipeline);
+        if (!p) { EW.setErr(err, errLen, 'bind group for an unknown pipeline'); return 0; }
+        var entries = [];
+        for (var i = 0; i < count; ++i) {
+          var e = bindings + 24 * i;
+          var buf = EW.get(EW.buffers, HEAPU32[(e + 4) >> 2]);
+          if (!buf) { EW.setErr(err, errLen, 'bind group entry names an unknown buffer'); return 0; }
+          entries.push({binding: HEAPU32[e >> 2],
+                        resource: {buffer: buf, offset: EW.readU64(e + 8), size: EW.readU64(e + 16)}});
+        }
+        var r = await EW.scoped('creating bind group', function() {
+          return EW.device.createBindGroup({layout: p.getBindGroupLayout(0), entries: entries});
+        });
+        if (r.error) { EW.setErr(err, errLen, r.error); return 0; }
+        return EW.add(EW.bindGroups, EW.freeBindGroups, r.value);
+      } catch (x) {
+        EW.setErr(err, errLen, 'creating bind group: ' + EW.message(x));
+        return 0;
+      }
+    });
+  },
+
+  ewgpu_bind_group_destroy__deps: ['$EW'],
+  ewgpu_bind_group_destroy: function(h) {
+    EW.take(EW.bindGroups, EW.freeBindGroups, h);
+  },
+
+  ewgpu_submit__deps: ['$EW'],
+  ewgpu_submit: function(cmds, count, timestamps, durations, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      var qs = null, resolve = null;
+      function cleanup() {
+        if (qs) { qs.destroy(); qs = null; }
+        if (resolve) { resolve.destroy(); resolve = null; }
+      }
+      try {
+        if (!EW.device) { EW.setErr(err, errLen, 'submitting work: WebGPU is not initialised'); return 1; }
+        if (!EW.checkDevice(err, errLen, 'submitting work')) return 1;
+        if (timestamps && !EW.hasTimestamps) {
+          EW.setErr(err, errLen, 'timestamp queries are not supported by this device');
+          return 1;
+        }
+        // Timed runs: each dispatch is its own pass with begin/end timestamps (4096 queries per set).
+        var kMaxTimed = 2048;
+        var timed = [];  // command index of each timed dispatch
+        var i, c;
+        if (timestamps) {
+          for (i = 0; i < count && timed.length < kMaxTimed; ++i)
+            if (HEAPU32[(cmds + 56 * i) >> 2] == 1) timed.push(i);
+          if (timed.length) {
+            var tr = await EW.scoped('creating timestamp queries', function() {
+              return [EW.device.createQuerySet({type: 'timestamp', count: timed.length * 2}),
+                      EW.device.createBuffer({size: timed.length * 16,
+                                              usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC})];
+            });
+            if (tr.value) { qs = tr.value[0]; resolve = tr.value[1]; }
+            if (tr.error) { cleanup(); EW.setErr(err, errLen, tr.error); return 1; }
+            var se = await EW.ensureStaging(timed.length * 16);
+            if (se) { cleanup(); EW.setErr(err, errLen, se); return 1; }
+          }
+        }
+        var enc = EW.device.createCommandEncoder();
+        var pass = null, nextTimed = 0, bad = null;
+        function endPass() { if (pass) { pass.end(); pass = null; } }
+        EW.pushScopes();
+        try {
+          for (i = 0; i < count && !bad; ++i) {
+            c = (cmds + 56 * i) >> 2;
+            var kind = HEAPU32[c];
+            if (kind == 1) {
+              var p = EW.get(EW.pipelines, HEAPU32[c + 1]);
+              var bg = EW.get(EW.bindGroups, HEAPU32[c + 2]);
+              if (!p || !bg) { bad = 'dispatch names an unknown pipeline or bind group'; break; }
+              var isTimed = qs && nextTimed < timed.length && timed[nextTimed] == i;
+              if (isTimed) {
+                endPass();
+                pass = enc.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: nextTimed * 2,
+                                                              endOfPassWriteIndex: nextTimed * 2 + 1}});
+                ++nextTimed;
+              } else if (!pass) {
+                pass = enc.beginComputePass();
+              }
+              pass.setPipeline(p);
+              pass.setBindGroup(0, bg);
+              pass.dispatchWorkgroups(HEAPU32[c + 3], HEAPU32[c + 4], HEAPU32[c + 5]);
+              if (isTimed) endPass();
+            } else if (kind == 2 || kind == 3) {
+              endPass();
+              var dst = EW.get(EW.buffers, HEAPU32[c + 7]);
+              var src = kind == 2 ? EW.get(EW.buffers, HEAPU32[c + 6]) : null;
+              if (!dst || (kind == 2 && !src)) { bad = 'copy names an unknown buffer'; break; }
+              var so = EW.readU64((c + 8) << 2), dof = EW.readU64((c + 10) << 2), sz = EW.readU64((c + 12) << 2);
+              if (kind == 2) enc.copyBufferToBuffer(src, so, dst, dof, sz);
+              else enc.clearBuffer(dst, dof, sz);
+            } else {
+              bad = 'unknown command kind ' + kind;
+            }
+          }
+          endPass();
+          if (qs && !bad) {
+            enc.resolveQuerySet(qs, 0, timed.length * 2, resolve, 0);
+            enc.copyBufferToBuffer(resolve, 0, EW.staging, 0, timed.length * 16);
+          }
+        } catch (x) {
+          if (!bad) bad = 'recording GPU work: ' + EW.message(x);
+        }
+        var recErr = await EW.popScopes('recording GPU work');
+        if (bad || recErr) { cleanup(); EW.setErr(err, errLen, bad || recErr); return 1; }
+        var e = await EW.submitAndWait(enc, 'running GPU work');
+        if (e) { cleanup(); EW.setErr(err, errLen, e); return 1; }
+        if (durations) for (i = 0; i < count; ++i) EW.writeU64(durations + 8 * i, 0);
+        if (qs) {
+          var bytes = await EW.readStaging(timed.length * 16);
+          cleanup();
+          if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
+          if (durations) {
+            var ts = new BigUint64Array(bytes.buffer, 0, timed.length * 2);
+            for (var k = 0; k < timed.length; ++k) {
+              var d = ts[2 * k + 1] >= ts[2 * k] ? ts[2 * k + 1] - ts[2 * k] : BigInt(0);
+              EW.writeU64(durations + 8 * timed[k], d);
+            }
+          }
+        }
+        return 0;
+      } catch (x) {
+        cleanup();
+        EW.setErr(err, errLen, 'submitting work: ' + EW.message(x));
+        return 1;
+      }
+    });
+  },
+};
+
+mergeInto(LibraryManager.library, LibraryEwgpu);
