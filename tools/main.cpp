@@ -29,10 +29,17 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-int cmd_info() {
+int cmd_info(bool lose_device) {
   auto ctx = gpu::Context::get();
   std::printf("adapter: %s\n", ctx->info().summary().c_str());
   std::printf("self-test: %s\n", gpu::self_test(*ctx).c_str());
+  if (lose_device) {
+    // Proves device loss is an error, not a crash: lose the device, then try to run a model.
+    ctx->debug_lose_device();
+    std::printf("device destroyed; running the example model now must fail cleanly\n");
+    std::fflush(stdout);
+    return cmd_demo();
+  }
   std::printf("operators: %zu registered\n", graph::OpRegistry::global().names().size());
   return 0;
 }
@@ -114,6 +121,8 @@ int main(int argc, char** argv) {
   LoadOptions lo;
 
   auto* info = app.add_subcommand("info", "print the WebGPU adapter and run a verified device self-test");
+  bool lose_device = false;
+  info->add_flag("--simulate-device-loss", lose_device, "destroy the device afterwards and show the error a run then gets");
   auto* inspect = app.add_subcommand("inspect", "decode a .pte: inputs, outputs, instructions, delegate graphs");
   inspect->add_option("model", model_path, "path to .pte")->required();
   inspect->add_option("--method", method, "method name");
@@ -137,7 +146,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*info) return cmd_info();
+    if (*info) return cmd_info(lose_device);
     if (*inspect) return cmd_inspect(model_path, method);
     if (*run) return cmd_run(model_path, inputs, out_dir, expects, atol, rtol, lo);
     if (*demo) return cmd_demo();

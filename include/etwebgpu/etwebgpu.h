@@ -18,6 +18,9 @@ struct LoadOptions {
   int64_t sdpa_occupancy_floor = 4096;
   // Forces kernel routes (tests, benchmarks): e.g. {"conv", "direct"}; see docs/OPS.md.
   std::map<std::string, std::string> force_route;
+  // Refuse (before allocating anything) a model whose tensors, constants and scratch need more
+  // device memory than this.
+  uint64_t max_gpu_bytes = 16ull << 30;
 };
 
 struct IoInfo {

@@ -125,6 +125,9 @@ class Context {
   void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr,
               const std::vector<Read>& reads = {});
 
+  // Test hook: destroys the device (as a driver reset would); every later call fails with an Error.
+  void debug_lose_device() { ewgpu_debug_lose_device(); }
+
   struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0; };
   CacheStats cache_stats() const;
 

@@ -368,6 +368,12 @@ void ewgpu_shutdown(void) {
   wgpuInstanceRelease(s.instance);
 }
 
+void ewgpu_debug_lose_device(void) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (s.device) wgpuDeviceDestroy(s.device);  // fires the device-lost callback (reason Destroyed)
+}
+
 uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, char* err, size_t n) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);

@@ -72,4 +72,8 @@ struct EwRead { uint32_t buffer; uint64_t offset; uint64_t size; void* dst; };
 int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len,
                  const EwRead* reads, size_t n_reads);
 
+// Destroys the device as a driver reset would, so tests can prove that device loss surfaces as an
+// error on every later call instead of a crash.
+void ewgpu_debug_lose_device(void);
+
 }  // extern "C"

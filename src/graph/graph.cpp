@@ -219,6 +219,21 @@ void Graph::build() {
     if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0)
       mem_need[tensors_[i].mem_obj_id] =
           std::max<uint64_t>(mem_need[tensors_[i].mem_obj_id], static_cast<uint64_t>(tensors_[i].max_numel()) * 4);
+  // Limits are checked for the whole graph before anything is allocated.
+  uint64_t planned = 0;
+  for (auto b : mem_need) planned += b;
+  for (size_t i = 0; i < n; ++i) {
+    if (ir_.values[i].kind != VkValueKind::Tensor) continue;
+    uint64_t bytes = static_cast<uint64_t>(tensors_[i].max_numel()) * 4;
+    if (bytes > ctx_->info().max_storage_binding)
+      throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
+                                        std::to_string(bytes) + " bytes, above the device's maxStorageBufferBindingSize of " +
+                                        std::to_string(ctx_->info().max_storage_binding));
+    if (tensors_[i].mem_obj_id < 0) planned += bytes;
+  }
+  if (planned > opts_.max_gpu_bytes)
+    throw Error(ErrorKind::Limit, "the graph needs " + std::to_string(planned) + " bytes of tensor storage, above the " +
+                                      "limit of " + std::to_string(opts_.max_gpu_bytes) + " (LoadOptions::max_gpu_bytes)");
   for (size_t m = 0; m < mem_need.size(); ++m) {
     if (!mem_need[m]) continue;
     mem_obj_buffer_[m] = static_cast<int>(buffers_.size());

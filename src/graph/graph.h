@@ -31,6 +31,7 @@ struct GraphOptions {
   // Forces kernel routes for tests ("" = automatic). Known keys are op-specific, e.g.
   // "conv" = "gemm" | "direct", "sdpa_qk" = "row" | "entry", "matmul" = "tiled" | "vec4" | "gemv".
   std::map<std::string, std::string> force_route;
+  uint64_t max_gpu_bytes = 16ull << 30;  // planned tensor storage above this is refused up front
 };
 
 struct Tensor {

@@ -20,6 +20,7 @@
 //   EwBinding (24): u32 binding @0, u32 buffer @4, u64 offset @8, u64 size @16
 //   EwCommand (56): u32 kind @0, pipeline @4, bind_group @8, groups_x/y/z @12/16/20, src @24,
 //     dst @28, u64 src_offset @32, dst_offset @40, size @48
+//   EwRead (32): u32 buffer @0, u64 offset @8, u64 size @16, void* dst @24
 
 var LibraryEwgpu = {
   $EW__deps: ['$Asyncify'],
@@ -36,6 +37,16 @@ var LibraryEwgpu = {
     bindGroups: [null], freeBindGroups: [],
     staging: null,      // MAP_READ buffer reused by reads and timestamp readback
     stagingSize: 0,
+    // Counts and wall milliseconds of the asynchronous calls (Module.ewgpuStats, for the pages).
+    stats: {pipelines: 0, pipelineMs: 0, bindGroups: 0, bindGroupMs: 0, buffers: 0, bufferMs: 0,
+            submits: 0, submitMs: 0, reads: 0, readMs: 0},
+    timed: async function(key, fn) {
+      var t0 = performance.now();
+      try { return await fn(); } finally {
+        EW.stats[key] += 1;
+        EW.stats[key.replace(/s$/, '') + 'Ms'] += performance.now() - t0;
+      }
+    },
 
     add: function(items, free, v) {
       if (free.length) { var h = free.pop(); items[h] = v; return h; }
@@ -198,7 +209,7 @@ var LibraryEwgpu = {
         };
         device.lost.then(function(l) {
           if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
-          EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
+          if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
         });
 
         var vendor = info.vendor || '', dev = info.device || info.architecture || '', desc = info.description || '';
@@ -227,6 +238,7 @@ var LibraryEwgpu = {
         HEAPU32[p + 84] = dl.maxComputeWorkgroupsPerDimension;
         HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
         EW.hasTimestamps = device.features.has('timestamp-query');
+        Module['ewgpuStats'] = EW.stats;
         return 0;
       } catch (x) {
         EW.setErr(err, errLen, 'WebGPU init failed: ' + EW.message(x));
@@ -251,6 +263,14 @@ var LibraryEwgpu = {
     EW.adapter = null;
   },
 
+  // Destroys the device as a driver reset would: every later call reports the loss.
+  ewgpu_debug_lose_device__deps: ['$EW'],
+  ewgpu_debug_lose_device: function() {
+    if (!EW.device) return;
+    if (!EW.lostMessage) EW.lostMessage = 'reason destroyed: device destroyed (ewgpu_debug_lose_device)';
+    EW.device.destroy();
+  },
+
   ewgpu_buffer_create__deps: ['$EW'],
   ewgpu_buffer_create: function(sizeLo, sizeHi, kind, label, err, errLen) {
     return Asyncify.handleAsync(async function() {
@@ -261,9 +281,9 @@ var LibraryEwgpu = {
         var usage = kind == 2 ? (GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST)
                               : (GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
         var lbl = EW.str(label);
-        var r = await EW.scoped('creating buffer', function() {
+        var r = await EW.timed('buffers', () => EW.scoped('creating buffer', function() {
           return EW.device.createBuffer({label: lbl, size: size, usage: usage});
-        });
+        }));
         if (r.error) { if (r.value) r.value.destroy(); EW.setErr(err, errLen, r.error); return 0; }
         return EW.add(EW.buffers, EW.freeBuffers, r.value);
       } catch (x) {
@@ -306,7 +326,7 @@ var LibraryEwgpu = {
         if (e) { EW.setErr(err, errLen, e); return 1; }
         var enc = EW.device.createCommandEncoder();
         enc.copyBufferToBuffer(b, offset, EW.staging, 0, copy);
-        e = await EW.submitAndWait(enc, 'reading buffer');
+        e = await EW.timed('reads', () => EW.submitAndWait(enc, 'reading buffer'));
         if (e) { EW.setErr(err, errLen, e); return 1; }
         var bytes = await EW.readStaging(size);
         if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
@@ -333,12 +353,12 @@ var LibraryEwgpu = {
           var c = constants + 16 * i;
           consts[EW.str(HEAPU32[c >> 2])] = HEAPF64[(c + 8) >> 3];
         }
-        var r = await EW.scoped(lbl || 'pipeline', function() {
+        var r = await EW.timed('pipelines', () => EW.scoped(lbl || 'pipeline', function() {
           var mod = EW.device.createShaderModule({label: lbl, code: code});
           var desc = {label: lbl, layout: 'auto', compute: {module: mod, entryPoint: ep}};
           if (nConstants) desc.compute.constants = consts;
           return EW.device.createComputePipeline(desc);
-        });
+        }));
         if (r.error) { EW.setErr(err, errLen, r.error); return 0; }
         return EW.add(EW.pipelines, EW.freePipelines, r.value);
       } catch (x) {
@@ -367,9 +387,9 @@ var LibraryEwgpu = {
           entries.push({binding: HEAPU32[e >> 2],
                         resource: {buffer: buf, offset: EW.readU64(e + 8), size: EW.readU64(e + 16)}});
         }
-        var r = await EW.scoped('creating bind group', function() {
+        var r = await EW.timed('bindGroups', () => EW.scoped('creating bind group', function() {
           return EW.device.createBindGroup({layout: p.getBindGroupLayout(0), entries: entries});
-        });
+        }));
         if (r.error) { EW.setErr(err, errLen, r.error); return 0; }
         return EW.add(EW.bindGroups, EW.freeBindGroups, r.value);
       } catch (x) {
@@ -385,7 +405,7 @@ var LibraryEwgpu = {
   },
 
   ewgpu_submit__deps: ['$EW'],
-  ewgpu_submit: function(cmds, count, timestamps, durations, err, errLen) {
+  ewgpu_submit: function(cmds, count, timestamps, durations, err, errLen, reads, nReads) {
     return Asyncify.handleAsync(async function() {
       var qs = null, resolve = null;
       function cleanup() {
@@ -414,9 +434,27 @@ var LibraryEwgpu = {
             });
             if (tr.value) { qs = tr.value[0]; resolve = tr.value[1]; }
             if (tr.error) { cleanup(); EW.setErr(err, errLen, tr.error); return 1; }
-            var se = await EW.ensureStaging(timed.length * 16);
-            if (se) { cleanup(); EW.setErr(err, errLen, se); return 1; }
           }
+        }
+        // Staging layout: each read at an 8-byte aligned offset, then the resolved timestamps.
+        var rd = [], stagingNeed = 0;
+        for (i = 0; i < nReads; ++i) {
+          var rp = reads + 32 * i;
+          var rb = EW.get(EW.buffers, HEAPU32[rp >> 2]);
+          var ro = EW.readU64(rp + 8), rs = EW.readU64(rp + 16);
+          if (!rb || ro % 4 || rs % 4) {
+            cleanup();
+            EW.setErr(err, errLen, 'read-back region names an unknown buffer or is not 4-byte aligned');
+            return 1;
+          }
+          rd.push({buffer: rb, offset: ro, size: rs, dst: HEAPU32[(rp + 24) >> 2], at: stagingNeed});
+          stagingNeed += Math.ceil(rs / 8) * 8;
+        }
+        var tsAt = stagingNeed;
+        stagingNeed += timed.length * 16;
+        if (stagingNeed) {
+          var se = await EW.ensureStaging(stagingNeed);
+          if (se) { cleanup(); EW.setErr(err, errLen, se); return 1; }
         }
         var enc = EW.device.createCommandEncoder();
         var pass = null, nextTimed = 0, bad = null;
@@ -456,30 +494,38 @@ var LibraryEwgpu = {
             }
           }
           endPass();
+          if (!bad) {
+            rd.forEach(function(r) {
+              if (r.size) enc.copyBufferToBuffer(r.buffer, r.offset, EW.staging, r.at, r.size);
+            });
+          }
           if (qs && !bad) {
             enc.resolveQuerySet(qs, 0, timed.length * 2, resolve, 0);
-            enc.copyBufferToBuffer(resolve, 0, EW.staging, 0, timed.length * 16);
+            enc.copyBufferToBuffer(resolve, 0, EW.staging, tsAt, timed.length * 16);
           }
         } catch (x) {
           if (!bad) bad = 'recording GPU work: ' + EW.message(x);
         }
         var recErr = await EW.popScopes('recording GPU work');
         if (bad || recErr) { cleanup(); EW.setErr(err, errLen, bad || recErr); return 1; }
-        var e = await EW.submitAndWait(enc, 'running GPU work');
+        var e = await EW.timed('submits', () => EW.submitAndWait(enc, 'running GPU work'));
         if (e) { cleanup(); EW.setErr(err, errLen, e); return 1; }
         if (durations) for (i = 0; i < count; ++i) EW.writeU64(durations + 8 * i, 0);
-        if (qs) {
-          var bytes = await EW.readStaging(timed.length * 16);
+        if (stagingNeed) {
+          var bytes = await EW.readStaging(stagingNeed);
           cleanup();
           if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
-          if (durations) {
-            var ts = new BigUint64Array(bytes.buffer, 0, timed.length * 2);
+          // HEAPU8 as of now: memory may have grown while we waited.
+          rd.forEach(function(r) { HEAPU8.set(bytes.subarray(r.at, r.at + r.size), r.dst); });
+          if (qs && durations) {
+            var ts = new BigUint64Array(bytes.buffer, tsAt, timed.length * 2);
             for (var k = 0; k < timed.length; ++k) {
               var d = ts[2 * k + 1] >= ts[2 * k] ? ts[2 * k + 1] - ts[2 * k] : BigInt(0);
               EW.writeU64(durations + 8 * timed[k], d);
             }
           }
         }
+        cleanup();
         return 0;
       } catch (x) {
         cleanup();
