@@ -1,7 +1,10 @@
 // aten.convolution.default and et_vk.conv_with_clamp.default: 2-D NCHW and 1-D (N, C, L as H = 1).
-// Routes: groups == 1 and not transposed -> implicit-im2col tiled GEMM (conv_gemm); grouped and
-// depthwise -> direct kernel (vec4 over input channels when IC/groups % 4 == 0); transposed ->
-// gather kernel. force_route["conv"] = "gemm" | "direct" picks either path for groups == 1.
+// Routes: groups == 1 and not transposed -> implicit-im2col GEMM: the large-tile kernel
+// (conv_gemm_large, 128x128 or 64x128 tiles) when OC > 32, K >= 32 and the output gives enough
+// tiles to fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
+// over input channels when IC/groups % 4 == 0); transposed -> gather kernel.
+// force_route["conv"] = "gemm" (64x64) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) |
+// "direct" picks that path for groups == 1.
 #include <cmath>
 #include <limits>
 
@@ -22,6 +25,9 @@ struct Params {
 static_assert(sizeof(Params) == 96);
 
 enum class Route { Gemm, Direct, Transposed };
+
+// Large-tile conv GEMM: taken when it still gives at least this many workgroups (see matmul.cpp).
+constexpr uint64_t kLargeMinTiles = 128;
 
 struct Conf {
   bool conv1d = false, transposed = false;
@@ -115,10 +121,17 @@ void build_conv(OpContext& oc, bool with_clamp) {
   }
 
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
+  // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 8 / 4 = large TM forced.
+  int gemm_force = 0;
   if (auto it = g.options().force_route.find("conv"); it != g.options().force_route.end()) {
-    if (it->second != "gemm" && it->second != "direct")
-      oc.fail(ErrorKind::InvalidArgument, "force_route conv='" + it->second + "' (expected gemm or direct)");
-    if (!c.transposed && c.groups == 1) route = it->second == "gemm" ? Route::Gemm : Route::Direct;
+    const std::string& f = it->second;
+    if (f != "gemm" && f != "gemm_large" && f != "gemm_large_m64" && f != "direct")
+      oc.fail(ErrorKind::InvalidArgument,
+              "force_route conv='" + f + "' (expected gemm, gemm_large, gemm_large_m64 or direct)");
+    if (!c.transposed && c.groups == 1) {
+      route = f == "direct" ? Route::Direct : Route::Gemm;
+      gemm_force = f == "gemm" ? 1 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
+    }
   }
   gpu::Constants k{{"HAS_BIAS", has_bias ? 1.0 : 0.0}, {"HAS_CLAMP", with_clamp ? 1.0 : 0.0}};
   const gpu::Pipeline* pipe;
@@ -137,13 +150,35 @@ void build_conv(OpContext& oc, bool with_clamp) {
   }
   auto u = std::make_shared<Uniform<Params>>();
   u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(*pipe,
-                                      {{0, &g.buffer(x)}, {1, &g.buffer(w)}, {2, has_bias ? &g.buffer(bias) : &g.dummy_buffer()},
-                                       {3, &g.buffer(out)}, {4, u->buf}},
-                                      0, variant));
-  Step* st = &oc.node.steps.back();
+  std::vector<gpu::Binding> binds{{0, &g.buffer(x)}, {1, &g.buffer(w)},
+                                  {2, has_bias ? &g.buffer(bias) : &g.dummy_buffer()}, {3, &g.buffer(out)}, {4, u->buf}};
+  size_t first = oc.node.steps.size();
+  oc.node.steps.push_back(g.make_step(*pipe, binds, 0, variant));
+  // Large-tile steps (Gemm route): [TM 8, TM 8 aligned, TM 4, TM 4 aligned]; the TM follows OC
+  // unless forced. KH/KW are constants so the im2col index split divides by constants.
+  int large_tm = 0;
+  if (route == Route::Gemm && gemm_force != 1) {
+    int64_t K = c.icg * c.KH * c.KW;
+    if (gemm_force) large_tm = gemm_force;
+    else if (c.OC > 32 && K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
+  }
+  if (large_tm) {
+    for (bool aligned : {false, true}) {
+      gpu::Constants lk = k;
+      lk["TM"] = large_tm;
+      lk["ALIGNED"] = aligned ? 1.0 : 0.0;
+      lk["KHC"] = static_cast<double>(c.KH);
+      lk["KWC"] = static_cast<double>(c.KW);
+      std::string name = large_tm == 8 ? "conv_gemm_128x128" : "conv_gemm_64x128";
+      oc.node.steps.push_back(g.make_step(g.ctx().pipeline("conv_gemm_large", "conv_gemm_large", lk), binds, 0,
+                                          aligned ? name + "_aligned" : name));
+    }
+  }
+  graph::Node* node = &oc.node;
   const format::VkOpCall* call = &oc.call;
-  oc.node.resize = [&g, x, out, u, st, c, route, out_min, out_max, call] {
+  // Steps keep their pipeline; an inactive one gets grid x = 0 and is neither recorded nor profiled.
+  oc.node.resize = [&g, x, out, u, node, first, large_tm, gemm_force, c, route, out_min, out_max, call] {
+    Step* st = &node->steps[first];
     const auto& xd = g.tensor(x).dims;
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -192,12 +227,18 @@ void build_conv(OpContext& oc, bool with_clamp) {
     p.out_max = out_max;
     u->write(g, p);
     if (route == Route::Gemm) {
-      uint64_t gx = ceil_div(p.N, 64), gy = ceil_div(p.OC, 64);
+      int sel = -1;  // large step index, -1: the 64x64 kernel
+      uint32_t bm = 16u * static_cast<uint32_t>(large_tm);
+      if (large_tm && (gemm_force || ceil_div(p.N, 128) * ceil_div(p.OC, bm) >= kLargeMinTiles))
+        sel = (p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0;
+      uint64_t gx = sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128), gy = ceil_div(p.OC, sel < 0 ? 64 : bm);
       uint32_t lim = g.ctx().info().max_workgroups_per_dim;
       if (gx > lim || gy > lim)
         fail_call(*call, ErrorKind::Limit, "GEMM grid " + std::to_string(gx) + "x" + std::to_string(gy) +
                                                " exceeds maxComputeWorkgroupsPerDimension " + std::to_string(lim));
-      st->grid = p.N == 0 ? gpu::Grid{0, 1, 1} : gpu::Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+      gpu::Grid grid = p.N == 0 ? gpu::Grid{0, 1, 1} : gpu::Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
+      st->grid = sel < 0 ? grid : gpu::Grid{0, 1, 1};
+      for (int i = 0; i < (large_tm ? 2 : 0); ++i) node->steps[first + 1 + i].grid = i == sel ? grid : gpu::Grid{0, 1, 1};
     } else {
       set_groups(g, *st, groups_for(p.total));
     }

@@ -1,4 +1,5 @@
-// aten.linear / mm / bmm / addmm / matmul: one GEMM family (tiled, tiled vec4-over-K, GEMV).
+// aten.linear / mm / bmm / addmm / matmul: one GEMM family (tiled, tiled vec4-over-K, GEMV, and the
+// large-tile kernels 128x128 / 64x128 for big problems, see matmul_gemm_large.wgsl).
 // Every op reduces to C[b] = alpha * A[b] @ op(B[b]) + beta * bias with A [M, K], B [K, N] or
 // [N, K] (TRANS_B, the linear weight read in place), up to 4 collapsed batch dims (stride 0 =
 // broadcast) and a bias broadcast over [M, N]. The route is chosen per run from live shapes
@@ -68,7 +69,12 @@ void collapse_batch(const format::VkOpCall& call, const Problem& pr, Params& p) 
   }
 }
 
-enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3 };
+enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLargeAligned = 5, kLargeM64 = 6,
+             kLargeM64Aligned = 7, kRoutes = 8 };
+
+// Large-tile routes need a whole wave of workgroups to beat the 64x64 kernel: pick the biggest tile
+// that still gives at least this many workgroups (a GPU has tens to ~150 compute units).
+constexpr int64_t kLargeMinTiles = 128;
 
 struct Spec {
   int32_t a = -1, b = -1, bias = -1;  // bias -1: none
@@ -93,31 +99,48 @@ void build_gemm(OpContext& oc, Spec s) {
   std::string force;
   if (auto it = g.options().force_route.find("matmul"); it != g.options().force_route.end()) {
     force = it->second;
-    if (force != "tiled" && force != "vec4" && force != "gemv")
-      oc.fail(ErrorKind::InvalidArgument, "force_route matmul='" + force + "' (expected tiled, vec4 or gemv)");
+    if (force != "tiled" && force != "vec4" && force != "gemv" && force != "large" && force != "large_m64")
+      oc.fail(ErrorKind::InvalidArgument,
+              "force_route matmul='" + force + "' (expected tiled, vec4, gemv, large or large_m64)");
   }
   gpu::Constants c{{"TRANS_B", s.trans_b ? 1.0 : 0.0}, {"HAS_BIAS", has_bias ? 1.0 : 0.0}};
-  const gpu::Pipeline* pipes[4] = {&g.ctx().pipeline("matmul_gemm", "gemm", c),
-                                   &g.ctx().pipeline("matmul_gemm", "gemm_vec4", c),
-                                   &g.ctx().pipeline("matmul_gemv", "gemv", c),
-                                   &g.ctx().pipeline("matmul_gemv", "gemv_vec4", c)};
-  const char* names[4] = {"gemm_tiled", "gemm_vec4", "gemv", "gemv_vec4"};
+  auto large = [&](int tm, bool aligned) {
+    gpu::Constants lc = c;
+    lc["TM"] = tm;
+    lc["ALIGNED"] = aligned ? 1.0 : 0.0;
+    return &g.ctx().pipeline("matmul_gemm_large", "gemm_large", lc);
+  };
+  const gpu::Pipeline* pipes[kRoutes] = {&g.ctx().pipeline("matmul_gemm", "gemm", c),
+                                         &g.ctx().pipeline("matmul_gemm", "gemm_vec4", c),
+                                         &g.ctx().pipeline("matmul_gemv", "gemv", c),
+                                         &g.ctx().pipeline("matmul_gemv", "gemv_vec4", c),
+                                         nullptr, nullptr, nullptr, nullptr};
+  const char* names[kRoutes] = {"gemm_tiled", "gemm_vec4", "gemv", "gemv_vec4",
+                                "gemm_128x128", "gemm_128x128_aligned", "gemm_64x128", "gemm_64x128_aligned"};
   auto u = std::make_shared<Uniform<Params>>();
   u->init(g, oc.call.name);
   const gpu::Buffer& bias_buf = has_bias ? g.buffer(s.bias) : g.dummy_buffer();
   size_t first = oc.node.steps.size();
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them.
   bool vec4_bindable = g.buffer(s.a).size() >= 16 && g.buffer(s.b).size() >= 16;
-  for (int r = 0; r < 4; ++r)
+  // The large-tile kernels only bind vec4 operands; without them those routes are never taken.
+  if (vec4_bindable) {
+    pipes[kLarge] = large(8, false);
+    pipes[kLargeAligned] = large(8, true);
+    pipes[kLargeM64] = large(4, false);
+    pipes[kLargeM64Aligned] = large(4, true);
+  }
+  int nroutes = vec4_bindable ? kRoutes : 4;
+  for (int r = 0; r < nroutes; ++r)
     oc.node.steps.push_back(g.make_step(*pipes[(r == kVec4 || r == kGemvVec4) && !vec4_bindable ? r - 1 : r],
                                         {{0, &g.buffer(s.a)}, {1, &g.buffer(s.b)}, {2, &bias_buf},
                                          {3, &g.buffer(out)}, {4, u->buf}},
                                         0, names[r]));
   graph::Node* node = &oc.node;
   const format::VkOpCall* call = &oc.call;
-  auto pipe_arr = std::make_shared<std::array<const gpu::Pipeline*, 4>>();
-  for (int r = 0; r < 4; ++r) (*pipe_arr)[r] = pipes[r];
-  oc.node.resize = [&g, s, out, u, node, first, call, force, has_bias, pipe_arr, vec4_bindable] {
+  auto pipe_arr = std::make_shared<std::array<const gpu::Pipeline*, kRoutes>>();
+  for (int r = 0; r < kRoutes; ++r) (*pipe_arr)[r] = pipes[r];
+  oc.node.resize = [&g, s, out, u, node, first, call, force, has_bias, pipe_arr, vec4_bindable, nroutes] {
     Problem pr = s.shape(g);
     Tensor& to = g.tensor(out);
     if (numel(pr.out_dims) > to.max_numel())
@@ -141,11 +164,25 @@ void build_gemm(OpContext& oc, Spec s) {
     bool vec4_ok = vec4_bindable && pr.K % 4 == 0 && (s.trans_b || pr.N % 4 == 0);
     bool gemv_ok = pr.M == 1;
     Route route = gemv_ok ? (vec4_ok ? kGemvVec4 : kGemv) : (vec4_ok ? kVec4 : kTiled);
-    if (force == "tiled") route = kTiled;
-    else if (force == "vec4" && vec4_ok) route = kVec4;
-    else if (force == "gemv" && gemv_ok) route = vec4_ok ? kGemvVec4 : kGemv;
+    // Large tiles: 128x128 when that still fills the GPU, else 64x128, else the 64x64 kernels.
+    int64_t tiles128 = int64_t(ceil_div(pr.M, 128) * ceil_div(pr.N, 128)) * nb;
+    int64_t tiles64 = int64_t(ceil_div(pr.M, 64) * ceil_div(pr.N, 128)) * nb;
+    bool large_ok = vec4_ok && !gemv_ok && pr.K >= 32 && pr.N >= 128;
+    int tm = 0;
+    if (large_ok && pr.M >= 128 && tiles128 >= kLargeMinTiles) tm = 8;
+    else if (large_ok && pr.M >= 64 && tiles64 >= kLargeMinTiles) tm = 4;
+    if (force == "tiled") tm = 0, route = kTiled;
+    else if (force == "vec4" && vec4_ok) tm = 0, route = kVec4;
+    else if (force == "gemv" && gemv_ok) tm = 0, route = vec4_ok ? kGemvVec4 : kGemv;
+    else if (force == "large" && vec4_ok) tm = 8;
+    else if (force == "large_m64" && vec4_ok) tm = 4;
+    if (tm && vec4_bindable) {
+      bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
+      route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
+    }
     gpu::Grid grid;
-    if (route == kTiled || route == kVec4) grid = {static_cast<uint32_t>(ceil_div(pr.N, 64)), static_cast<uint32_t>(ceil_div(pr.M, 64)), 1};
+    if (route >= kLarge) grid = {static_cast<uint32_t>(ceil_div(pr.N, 128)), static_cast<uint32_t>(ceil_div(pr.M, 16 * tm)), 1};
+    else if (route == kTiled || route == kVec4) grid = {static_cast<uint32_t>(ceil_div(pr.N, 64)), static_cast<uint32_t>(ceil_div(pr.M, 64)), 1};
     else grid = g.ctx().grid(ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64));  // folds past the limit
     grid.z = static_cast<uint32_t>(nb);
     uint32_t lim = g.ctx().info().max_workgroups_per_dim;
@@ -156,7 +193,7 @@ void build_gemm(OpContext& oc, Spec s) {
                                             " exceeds maxComputeWorkgroupsPerDimension " + std::to_string(lim));
     bool empty = pr.M == 0 || pr.N == 0 || nb == 0;
     // Inactive routes get no pipeline so they are neither recorded nor profiled.
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < nroutes; ++r) {
       Step& st = node->steps[first + r];
       bool on = r == route && !empty;
       st.pipeline = on ? (*pipe_arr)[r] : nullptr;

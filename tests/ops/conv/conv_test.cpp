@@ -297,6 +297,90 @@ TEST(OpConv, DirectKernelPast65535WorkgroupsIsCorrect) {
   expect_conv(x, w, &b, c, "", "conv_direct");
 }
 
+// Large-tile implicit GEMM (conv_gemm_large.wgsl): 128x128 ("gemm_large") and 64x128
+// ("gemm_large_m64") tiles agree with the reference and with the 64x64 kernel on edge tiles.
+TEST(OpConv, LargeTileGemmMatchesSmallTileOnOddEdgesStridePaddingDilation) {
+  ETW_REQUIRE_GPU();
+  // OC 70 (partial row tile), N = 2 * 7 * 9 = 126 (partial column tile), K = 5 * 9 = 45 (K % 8 != 0).
+  auto x = random_f32({2, 5, 13, 17}, 60), w = random_f32({70, 5, 3, 3}, 61), b = random_f32({70}, 62);
+  Conv c;
+  c.stride = {2, 2};
+  c.padding = {1, 2};
+  c.dilation = {1, 2};
+  auto small = run_conv(x, w, &b, c, "gemm");
+  for (auto [r, v] : {std::pair{"gemm_large", "conv_gemm_128x128"}, std::pair{"gemm_large_m64", "conv_gemm_64x128"}}) {
+    expect_conv(x, w, &b, c, r, v);
+    EXPECT_TRUE(Close(run_conv(x, w, &b, c, r), small, 1e-4, 1e-4)) << r;
+  }
+  // Non-square kernel (KH 3, KW 2), asymmetric stride, no bias, OC past two 64-row tiles.
+  auto x2 = random_f32({1, 8, 21, 30}, 63), w2 = random_f32({130, 8, 3, 2}, 64);
+  Conv c2;
+  c2.stride = {1, 2};
+  c2.padding = {2, 1};
+  c2.dilation = {2, 3};
+  expect_conv(x2, w2, nullptr, c2, "gemm_large", "conv_gemm_128x128");
+  expect_conv(x2, w2, nullptr, c2, "gemm_large_m64", "conv_gemm_64x128");
+  // RGB stem (K = 27) and 1x1 (K = IC) kernels.
+  auto x3 = random_f32({1, 3, 19, 23}, 65), w3 = random_f32({32, 3, 3, 3}, 66);
+  Conv c3;
+  c3.stride = {2, 2};
+  c3.padding = {1, 1};
+  expect_conv(x3, w3, nullptr, c3, "gemm_large", "conv_gemm_128x128");
+  auto w4 = random_f32({48, 3, 1, 1}, 67);
+  expect_conv(x3, w4, nullptr, Conv{}, "gemm_large_m64", "conv_gemm_64x128");
+}
+
+TEST(OpConv, LargeTileGemmAlignedVariantAndDefaultRouting) {
+  ETW_REQUIRE_GPU();
+  // OC 64, N = 16 * 8 = 128, K = 8 * 9 = 72: every tile is whole.
+  auto x = random_f32({1, 8, 16, 8}, 68), w = random_f32({64, 8, 3, 3}, 69), b = random_f32({64}, 70);
+  Conv c;
+  c.padding = {1, 1};
+  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned");
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128");  // OC 64 < 128: edge checks
+  expect_conv(x, w, &b, c, "", "conv_gemm");                     // 1 tile: too small for large tiles
+  // 128 x 128 output = 128 column tiles: the default route takes the large kernel (64 rows for OC 64).
+  auto xl = random_f32({1, 8, 128, 128}, 71), wl = random_f32({64, 8, 3, 3}, 72), bl = random_f32({64}, 73);
+  expect_conv(xl, wl, &bl, c, "", "conv_gemm_64x128_aligned");
+  // OC 32 (stem-like) stays on the 64x64 kernel whatever the size.
+  auto ws = random_f32({32, 8, 3, 3}, 74);
+  expect_conv(xl, ws, nullptr, c, "", "conv_gemm");
+}
+
+TEST(OpConv, LargeTileGemmClampConv1dAndDynamicRerun) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 4, 8, 8}, 75, -2.f, 2.f), w = random_f32({40, 4, 3, 3}, 76), b = random_f32({40}, 77);
+  Conv c;
+  c.clamp = true;
+  c.padding = {1, 1};
+  c.cmin = -0.25;
+  c.cmax = 0.5;
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128");
+  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128");
+  auto x1 = random_f32({2, 6, 150}, 78), w1 = random_f32({66, 6, 5}, 79), b1 = random_f32({66}, 80);
+  Conv c1;
+  c1.stride = {1};
+  c1.padding = {2};
+  c1.dilation = {1};
+  c1.output_padding = {0};
+  expect_conv(x1, w1, &b1, c1, "gemm_large_m64", "conv_gemm_64x128");
+  expect_conv(x1, w1, &b1, c1, "gemm", "conv_gemm");
+  // Dynamic spatial size on the large kernel: aligned at the bound (N = 16 * 16 = 256), edges after.
+  auto wd = random_f32({64, 3, 3, 3}, 81);
+  Conv cd;
+  cd.padding = {1, 1};
+  auto x0 = random_f32({1, 3, 16, 16}, 82);
+  auto ref0 = ref::conv(x0, wd, nullptr, ref_args(cd));
+  auto g = make_conv(x0, wd, nullptr, cd, ref0.shape, {1, 3, 16, 16}, ref0.shape);
+  LoadOptions o;
+  o.force_route["conv"] = "gemm_large_m64";
+  EXPECT_TRUE(Close(g->run(o)[0], ref0, 1e-4, 1e-4));
+  auto xs = random_f32({1, 3, 9, 7}, 83);
+  auto got = g->rerun({xs})[0];
+  EXPECT_EQ(got.shape, (std::vector<int64_t>{1, 64, 9, 7}));
+  EXPECT_TRUE(Close(got, ref::conv(xs, wd, nullptr, ref_args(cd)), 1e-4, 1e-4));
+}
+
 TEST(OpConv, InvalidConfigurationsFailAtLoad) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({1, 4, 6, 6}, 51), w = random_f32({2, 4, 3, 3}, 52);

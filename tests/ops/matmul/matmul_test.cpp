@@ -1,5 +1,5 @@
 // linear / mm / bmm / addmm / matmul against fp64 references (tests/reference/matmul), on every
-// GEMM route (tiled, vec4, gemv) via LoadOptions::force_route.
+// GEMM route (tiled, vec4, gemv, large, large_m64) via LoadOptions::force_route.
 #include <cmath>
 #include <optional>
 
@@ -280,6 +280,127 @@ TEST(OpMatmul, BatchPastMaxWorkgroupsPerDimensionIsALimitError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();
     EXPECT_NE(std::string(e.what()).find("maxComputeWorkgroupsPerDimension"), std::string::npos) << e.what();
+  }
+}
+
+// Large-tile kernels (matmul_gemm_large.wgsl): 128x128 ("large") and 64x128 ("large_m64") tiles,
+// with edge checks, or the ALIGNED variant when M, N, K are multiples of the tile.
+TEST(OpMatmul, LargeTileRoutesMatchReferenceAndTiledOnOddEdges) {
+  ETW_REQUIRE_GPU();
+  // M 130 (two row tiles, 2 rows in the second), N 132 (4 columns past a tile), K 36 (K % 8 != 0).
+  auto a = random_f32({130, 36}, 90), b = random_f32({36, 132}, 91);
+  auto ref = ref::matmul(a, b);
+  std::vector<std::string> used;
+  auto tiled = run2("aten.mm.default", a, b, {130, 132}, "tiled", &used);
+  EXPECT_TRUE(Close(tiled, ref, 1e-5, 1e-4));
+  for (auto [r, v] : {std::pair{"large", "gemm_128x128"}, std::pair{"large_m64", "gemm_64x128"}}) {
+    auto got = run2("aten.mm.default", a, b, {130, 132}, r, &used);
+    EXPECT_TRUE(Close(got, ref, 1e-5, 1e-4)) << r;
+    EXPECT_TRUE(Close(got, tiled, 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{v}) << r;
+  }
+  // Fewer rows and columns than one tile, K below one K step.
+  auto a2 = random_f32({5, 4}, 92), b2 = random_f32({4, 12}, 93);
+  for (const char* r : {"large", "large_m64"}) {
+    EXPECT_TRUE(Close(run2("aten.mm.default", a2, b2, {5, 12}, r, &used), ref::matmul(a2, b2), 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{std::string(r) == "large" ? "gemm_128x128" : "gemm_64x128"});
+  }
+  // K % 4 != 0 cannot take vec4 loads: the forced large route falls back to the tiled kernel.
+  auto a3 = random_f32({20, 19}, 94), b3 = random_f32({19, 24}, 95);
+  EXPECT_TRUE(Close(run2("aten.mm.default", a3, b3, {20, 24}, "large", &used), ref::matmul(a3, b3), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_tiled"});
+}
+
+TEST(OpMatmul, LargeTileAlignedVariantsWhenShapesAreTileMultiples) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({128, 48}, 96), b = random_f32({48, 256}, 97);
+  auto ref = ref::matmul(a, b);
+  std::vector<std::string> used;
+  for (auto [r, v] : {std::pair{"large", "gemm_128x128_aligned"}, std::pair{"large_m64", "gemm_64x128_aligned"},
+                      std::pair{"vec4", "gemm_vec4"}}) {
+    EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {128, 256}, r, &used), ref, 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{v}) << r;
+  }
+  // M 64: aligned for 64x128 only.
+  auto a2 = random_f32({64, 16}, 98), b2 = random_f32({16, 128}, 99);
+  EXPECT_TRUE(Close(run2("aten.mm.default", a2, b2, {64, 128}, "large", &used), ref::matmul(a2, b2), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_128x128"});
+  EXPECT_TRUE(Close(run2("aten.mm.default", a2, b2, {64, 128}, "large_m64", &used), ref::matmul(a2, b2), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_64x128_aligned"});
+}
+
+TEST(OpMatmul, LargeTileLinearReadsTransposedWeightAndAddsBias) {
+  ETW_REQUIRE_GPU();
+  // [N, K] weight with N 131 (tail) and batch dims flattened into M = 2 * 67.
+  auto x = random_f32({2, 67, 40}, 100), w = random_f32({131, 40}, 101), bias = random_f32({131}, 102);
+  auto ref = ref::linear(x, w, &bias);
+  std::vector<std::string> used;
+  auto tiled = run_linear(x, w, &bias, "tiled", &used);
+  EXPECT_TRUE(Close(tiled, ref, 1e-5, 1e-4));
+  for (auto [r, v] : {std::pair{"large", "gemm_128x128"}, std::pair{"large_m64", "gemm_64x128"}}) {
+    auto got = run_linear(x, w, &bias, r, &used);
+    EXPECT_TRUE(Close(got, ref, 1e-5, 1e-4)) << r;
+    EXPECT_TRUE(Close(got, tiled, 1e-5, 1e-4)) << r;
+    EXPECT_EQ(used, std::vector<std::string>{v}) << r;
+  }
+  // Aligned transposed weight: M 128, N 128, K 32.
+  auto x2 = random_f32({128, 32}, 103), w2 = random_f32({128, 32}, 104);
+  EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "large", &used),
+                    ref::linear(x2, w2, nullptr), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_128x128_aligned"});
+}
+
+TEST(OpMatmul, LargeTileBatchedBroadcastAndAddmmScaling) {
+  ETW_REQUIRE_GPU();
+  // Broadcast batch: [2, 1, 70, 36] @ [3, 36, 132] -> [2, 3, 70, 132] (batch stride 0 on both sides).
+  auto a = random_f32({2, 1, 70, 36}, 105), b = random_f32({3, 36, 132}, 106);
+  auto ref = ref::matmul(a, b);
+  for (const char* r : {"large", "large_m64"})
+    EXPECT_TRUE(Close(run2("aten.matmul.default", a, b, ref.shape, r), ref, 1e-5, 1e-4)) << r;
+  auto m1 = random_f32({65, 24}, 107), m2 = random_f32({24, 130}, 108), bias = random_f32({65, 1}, 109);
+  for (const char* r : {"large", "large_m64"}) {
+    OpGraph g;
+    Id bi = g.constant(bias);
+    Id x = g.input(m1), y = g.input(m2);
+    Id o = g.output(DType::Float32, {65, 130});
+    g.gb.op("aten.addmm.default", {bi, x, y, g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
+    EXPECT_TRUE(Close(g.run(route(r))[0], ref::addmm(bias, m1, m2, 0.5, -2.0), 1e-5, 1e-4)) << r;
+  }
+}
+
+TEST(OpMatmul, DefaultRouteTakesLargeTilesOnlyWhenTheyFillTheGpu) {
+  ETW_REQUIRE_GPU();
+  std::vector<std::string> used;
+  // 128 batches of 128x128 tiles: 128 workgroups of 128x128 -> the large kernel, aligned.
+  auto a = random_f32({128, 128, 32}, 110), b = random_f32({128, 32, 128}, 111);
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a, b, {128, 128, 128}, "", &used), ref::matmul(a, b), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_128x128_aligned"});
+  // 64 batches: 64 tiles of 128x128 but 128 of 64x128.
+  auto a2 = random_f32({64, 128, 32}, 112), b2 = random_f32({64, 32, 128}, 113);
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a2, b2, {64, 128, 128}, "", &used), ref::matmul(a2, b2), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_64x128_aligned"});
+  // Small problems keep the 64x64 kernels.
+  auto a3 = random_f32({4, 128, 32}, 114), b3 = random_f32({4, 32, 128}, 115);
+  EXPECT_TRUE(Close(run2("aten.bmm.default", a3, b3, {4, 128, 128}, "", &used), ref::matmul(a3, b3), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+}
+
+TEST(OpMatmul, DynamicRowsSwitchBetweenLargeAndSmallTilesOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({136, 32}, 120);
+  OpGraph g;
+  auto x0 = random_f32({128, 32}, 121);
+  Id xi = g.input(x0, {128, 32}, true);
+  Id o = g.output(DType::Float32, {128, 136});
+  g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), o});
+  EXPECT_TRUE(Close(g.run(route("large"))[0], ref::linear(x0, w, nullptr), 1e-5, 1e-4));
+  for (int64_t rows : {77, 1, 128}) {
+    auto x = random_f32({rows, 32}, 122 + rows);
+    auto got = g.rerun({x})[0];
+    EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 136}));
+    EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-5, 1e-4)) << rows;
+    g.inputs = {x};
+    EXPECT_EQ(variants(g), std::vector<std::string>{"gemm_128x128"}) << rows;
   }
 }
 
