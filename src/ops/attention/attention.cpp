@@ -2,10 +2,13 @@
 // sdpa_with_kv_cache / update_cache ([1, S, H, D] with caches [1, Cmax, Hkv, D]).
 // Three stages, QK -> row softmax -> AV, through a scratch attn[B, H, S_q, S_kv] sized for the
 // maximum shapes. The kernels are layout-generic (strides in the uniform), so both ops share them.
-// QK has two routes giving the same numbers: one invocation per query row (vec4 loads when
-// D % 4 == 0), or one per attention entry when B*H*S_q < GraphOptions::sdpa_occupancy_floor
-// (too few rows to occupy the GPU, e.g. channel attention). The route is chosen per run from live
-// shapes; force_route "sdpa_qk" = "row" | "entry" pins it.
+// QK has two routes giving the same numbers: the per-row route is a tiled batched GEMM (a
+// workgroup owns a 64-row x 64-key block, 4x4 per invocation, Q/K tiles in workgroup memory);
+// the per-entry route, taken when B*H*S_q < GraphOptions::sdpa_occupancy_floor (too few rows to
+// fill the GPU, e.g. channel attention with S_q = 32 and D = 4096), gives each attention entry
+// TPE invocations that split the D-long dot product and reduce in workgroup memory. The route is
+// chosen per run from live shapes; force_route "sdpa_qk" = "row" | "entry" pins it. Softmax is
+// one workgroup per row with an online (max, sum); AV is a tiled batched GEMM like QK.
 #include <cmath>
 #include <limits>
 
@@ -52,6 +55,7 @@ struct Attention {
   std::shared_ptr<Uniform<Params>> u;
   size_t step_row = 0, step_entry = 0, step_softmax = 0, step_av = 0;
   Route route = Route::Auto;
+  uint32_t tpe = 1;
   int64_t floor = 4096;
   uint32_t max_per_dim = 65535;
 
@@ -87,15 +91,17 @@ struct Attention {
     u = std::make_shared<Uniform<Params>>();
     u->init(g, oc.call.name);
     const gpu::Buffer& mb = mask_kind ? g.buffer(mask) : g.dummy_buffer();
-    bool vec4 = d % 4 == 0;
-    const auto& p_row = g.ctx().pipeline(vec4 ? "sdpa_qk_row_vec4" : "sdpa_qk_row", "main", {{"MASK", mask_kind}});
-    const auto& p_entry = g.ctx().pipeline("sdpa_qk_entry", "main", {{"MASK", mask_kind}});
+    const auto& p_row = g.ctx().pipeline("sdpa_qk_row", "main", {{"MASK", mask_kind}});
+    // Invocations per entry: about 32 products each, a power of two in [1, 256].
+    tpe = 1;
+    while (tpe < 256 && tpe * 32 < d) tpe *= 2;
+    const auto& p_entry = g.ctx().pipeline("sdpa_qk_entry", "main", {{"MASK", mask_kind}, {"TPE", double(tpe)}});
     const auto& p_soft = g.ctx().pipeline("sdpa_softmax", "main");
     const auto& p_av = g.ctx().pipeline("sdpa_av", "main");
     auto& steps = oc.node.steps;
     step_row = steps.size();
     steps.push_back(g.make_step(p_row, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
-                                vec4 ? "qk_row_vec4" : "qk_row"));
+                                "qk_tiled"));
     step_entry = steps.size();
     steps.push_back(g.make_step(p_entry, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
                                 "qk_entry"));
@@ -111,10 +117,16 @@ struct Attention {
     p.entries = u32_of("attention entries", int64_t(p.rows) * p.skv);
     u->write(g, p);
     bool use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
-    set_groups(g, node.steps[step_row], use_entry ? 0 : groups_for(p.rows, 64));
-    set_groups(g, node.steps[step_entry], use_entry ? groups_for(p.entries) : 0);
-    set_groups(g, node.steps[step_softmax], p.skv ? p.rows : 0);
-    set_groups(g, node.steps[step_av], groups_for(uint64_t(p.rows) * p.dv));
+    uint64_t bh = uint64_t(p.b) * p.h, tq = ceil_div(p.sq, 64), tk = ceil_div(p.skv, 64), tv = ceil_div(p.dv, 64);
+    if (bh > max_per_dim || tq > max_per_dim || tk > max_per_dim || tv > max_per_dim)
+      throw Error(ErrorKind::Limit, "attention grid (" + std::to_string(bh) + " batch*heads, " + std::to_string(p.sq) +
+                                        " queries) exceeds the device's workgroup limits");
+    bool empty = p.rows == 0 || p.skv == 0;
+    node.steps[step_row].grid = use_entry || empty ? gpu::Grid{0, 1, 1} : gpu::Grid{uint32_t(tk), uint32_t(tq), uint32_t(bh)};
+    set_groups(g, node.steps[step_entry], use_entry && !empty ? groups_for(p.entries, 256 / tpe) : 0);
+    set_groups(g, node.steps[step_softmax], empty ? 0 : p.rows);
+    node.steps[step_av].grid = p.rows == 0 || p.dv == 0 ? gpu::Grid{0, 1, 1}
+                                                        : gpu::Grid{uint32_t(tv), uint32_t(tq), uint32_t(bh)};
   }
 };
 

@@ -1,5 +1,7 @@
-// SDPA stage 3: out[b, h, s, d] = sum_c attn[b, h, s, c] * v[b, h / group, c, d]; one invocation
-// per output element (flat index with 2D folding), written through the output strides.
+// SDPA stage 3: out[b, h, s, :] = attn[b, h, s, :] . V[b, h / group] as a tiled batched GEMM
+// (S_q x S_kv) . (S_kv x D_v): each 16x16 workgroup owns 64 query rows x 64 value columns (4x4 per
+// invocation), staging 64x16 attn tiles and 16x64 V tiles in workgroup memory. Grid
+// (ceil(D_v/64), ceil(S_q/64), B*H). Written through the output strides.
 struct Params {
   b: u32, h: u32, sq: u32, skv: u32,
   d: u32, dv: u32, group: u32, causal: u32,
@@ -16,21 +18,60 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> O: array<f32>;
 @group(0) @binding(3) var<uniform> P: Params;
 
-override WG: u32 = 256u;
+const BK: u32 = 16u;
+const LS: u32 = 17u;
+var<workgroup> As: array<vec4<f32>, 272>;  // As[k * LS + m / 4][m % 4] = attn[s0 + m, c0 + k]
+var<workgroup> Vs: array<vec4<f32>, 272>;  // Vs[k * LS + n / 4][n % 4] = v[c0 + k, n0 + n]
 
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let i = (wid.x + wid.y * nwg.x) * WG + lid;
-  if (i >= P.rows * P.dv) { return; }
-  let d = i % P.dv;
-  let r = i / P.dv;
-  let s = r % P.sq;
-  let h = (r / P.sq) % P.h;
-  let b = r / (P.sq * P.h);
-  let vo = b * P.v_b + (h / P.group) * P.v_h + d;
-  let ao = r * P.skv;
-  var acc = 0.0;
-  for (var c = 0u; c < P.skv; c = c + 1u) { acc = acc + A[ao + c] * V[vo + c * P.v_s]; }
-  O[b * P.o_b + h * P.o_h + s * P.o_s + d] = acc;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+  let bh = wid.z;
+  let h = bh % P.h;
+  let b = bh / P.h;
+  let s0 = wid.y * 64u;
+  let n0 = wid.x * 64u;
+  let ao = bh * P.sq * P.skv;
+  let vo = b * P.v_b + (h / P.group) * P.v_h;
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
+  for (var c0 = 0u; c0 < P.skv; c0 = c0 + BK) {
+    for (var t = 0u; t < 4u; t = t + 1u) {
+      let e = li + 256u * t;
+      // attn tile: 16 consecutive keys of a row per 16 invocations
+      let kk = e % BK;
+      let row = e / BK;
+      var av = 0.0;
+      if (c0 + kk < P.skv && s0 + row < P.sq) { av = A[ao + (s0 + row) * P.skv + c0 + kk]; }
+      As[kk * LS + row / 4u][row % 4u] = av;
+      // V tile: 64 consecutive columns of a key row per 64 invocations
+      let n = e % 64u;
+      let kv = e / 64u;
+      var vv = 0.0;
+      if (c0 + kv < P.skv && n0 + n < P.dv) { vv = V[vo + (c0 + kv) * P.v_s + n0 + n]; }
+      Vs[kv * LS + n / 4u][n % 4u] = vv;
+    }
+    workgroupBarrier();
+    for (var k = 0u; k < BK; k = k + 1u) {
+      let a = As[k * LS + l.y];
+      let bv = Vs[k * LS + l.x];
+      acc0 = acc0 + a.x * bv;
+      acc1 = acc1 + a.y * bv;
+      acc2 = acc2 + a.z * bv;
+      acc3 = acc3 + a.w * bv;
+    }
+    workgroupBarrier();
+  }
+  var accs = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let s = s0 + l.y * 4u + i;
+    if (s >= P.sq) { break; }
+    let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      let n = n0 + l.x * 4u + j;
+      if (n < P.dv) { O[oo + n] = accs[i][j]; }
+    }
+  }
 }

@@ -1,6 +1,7 @@
-// SDPA stage 1, per-entry route: one invocation per attention entry (b, h, s, c), flat index with
-// 2D folding. Used when B*H*S_q is too small to fill the GPU with rows (channel attention:
-// S_q ~ 32 queries against a long S_kv).
+// SDPA stage 1, per-entry route (B*H*S_q below the occupancy floor, e.g. channel attention with
+// S_q ~ 32 queries and a long head dim): TPE invocations share one attention entry (b, h, s, c)
+// and split the D-long dot product, then reduce in workgroup memory. 256 / TPE entries per
+// workgroup, flat entry index with 2D folding. Any head dim; coalesced scalar loads.
 struct Params {
   b: u32, h: u32, sq: u32, skv: u32,
   d: u32, dv: u32, group: u32, causal: u32,
@@ -19,7 +20,10 @@ struct Params {
 @group(0) @binding(4) var<uniform> P: Params;
 
 override MASK: u32 = 0u;
-override WG: u32 = 256u;
+override TPE: u32 = 64u;  // invocations per entry: a power of two, 1..256
+const WG: u32 = 256u;
+
+var<workgroup> red: array<f32, 256>;
 
 // Additive bias of entry (b, h, s, c): mask (MASK 1 float, 2 bool keep=true) and causal limit
 // (key c visible to query s iff c <= start + s).
@@ -32,19 +36,35 @@ fn bias(b: u32, h: u32, s: u32, c: u32) -> f32 {
   return select(neg_inf, 0.0, w != 0u);
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let e = (wid.x + wid.y * nwg.x) * WG + lid;
-  if (e >= P.entries) { return; }
-  let c = e % P.skv;
-  let r = e / P.skv;
-  let s = r % P.sq;
-  let h = (r / P.sq) % P.h;
-  let b = r / (P.sq * P.h);
-  let qo = b * P.q_b + h * P.q_h + s * P.q_s;
-  let kc = b * P.k_b + (h / P.group) * P.k_h + c * P.k_s;
+  let e = (wid.x + wid.y * nwg.x) * (WG / TPE) + lid / TPE;
+  let t = lid % TPE;
+  let live = e < P.entries;
   var acc = 0.0;
-  for (var d = 0u; d < P.d; d = d + 1u) { acc = acc + Q[qo + d] * K[kc + d]; }
-  A[e] = acc * P.scale + bias(b, h, s, c);
+  var c = 0u;
+  var s = 0u;
+  var h = 0u;
+  var b = 0u;
+  if (live) {
+    c = e % P.skv;
+    let r = e / P.skv;
+    s = r % P.sq;
+    h = (r / P.sq) % P.h;
+    b = r / (P.sq * P.h);
+    let qo = b * P.q_b + h * P.q_h + s * P.q_s;
+    let kc = b * P.k_b + (h / P.group) * P.k_h + c * P.k_s;
+    for (var d = t; d < P.d; d = d + TPE) { acc = acc + Q[qo + d] * K[kc + d]; }
+  }
+  if (TPE > 1u) {
+    red[lid] = acc;
+    workgroupBarrier();
+    for (var k = TPE / 2u; k > 0u; k = k / 2u) {
+      if (t < k) { red[lid] = red[lid] + red[lid + k]; }
+      workgroupBarrier();
+    }
+    acc = red[lid];
+  }
+  if (live && t == 0u) { A[e] = acc * P.scale + bias(b, h, s, c); }
 }

@@ -1,4 +1,6 @@
-// SDPA stage 2: in-place softmax of each attn row (one workgroup per row, 2D-folded grid).
+// SDPA stage 2: in-place softmax of each attn row, one 256-wide workgroup per row (2D-folded
+// grid). One read pass keeps a running (max, sum) per invocation with online rescaling, a
+// workgroup tree merges them, and a second pass (an L2 hit) writes exp(x - max) / sum.
 // A row whose entries are all -inf gives NaN, as PyTorch does.
 struct Params {
   b: u32, h: u32, sq: u32, skv: u32,
@@ -14,33 +16,39 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> A: array<f32>;
 @group(0) @binding(1) var<uniform> P: Params;
 
-const WG: u32 = 128u;
-var<workgroup> red: array<f32, 128>;
+const WG: u32 = 256u;
+var<workgroup> red_m: array<f32, 256>;
+var<workgroup> red_s: array<f32, 256>;
 
-@compute @workgroup_size(128)
+// Merges two running (max, sum) pairs; a pair whose max is -inf holds nothing.
+fn merge(m: f32, s: f32, m2: f32, s2: f32, neg_inf: f32) -> vec2<f32> {
+  if (m2 == neg_inf) { return vec2<f32>(m, s); }
+  if (m == neg_inf) { return vec2<f32>(m2, s2); }
+  let mn = max(m, m2);
+  return vec2<f32>(mn, s * exp(m - mn) + s2 * exp(m2 - mn));
+}
+
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let row = wid.x + wid.y * nwg.x;
-  if (row >= P.rows) { return; }
+  if (row >= P.rows) { return; }  // workgroup-uniform
   let base = row * P.skv;
-  var m = bitcast<f32>(P.neg_inf_bits);
-  for (var c = lid; c < P.skv; c = c + WG) { m = max(m, A[base + c]); }
-  red[lid] = m;
+  let neg_inf = bitcast<f32>(P.neg_inf_bits);
+  var ms = vec2<f32>(neg_inf, 0.0);
+  for (var c = lid; c < P.skv; c = c + WG) { ms = merge(ms.x, ms.y, A[base + c], 1.0, neg_inf); }
+  red_m[lid] = ms.x;
+  red_s[lid] = ms.y;
   workgroupBarrier();
   for (var k = WG / 2u; k > 0u; k = k / 2u) {
-    if (lid < k) { red[lid] = max(red[lid], red[lid + k]); }
+    if (lid < k) {
+      let r = merge(red_m[lid], red_s[lid], red_m[lid + k], red_s[lid + k], neg_inf);
+      red_m[lid] = r.x;
+      red_s[lid] = r.y;
+    }
     workgroupBarrier();
   }
-  m = red[0];
-  workgroupBarrier();
-  var sum = 0.0;
-  for (var c = lid; c < P.skv; c = c + WG) { sum = sum + exp(A[base + c] - m); }
-  red[lid] = sum;
-  workgroupBarrier();
-  for (var k = WG / 2u; k > 0u; k = k / 2u) {
-    if (lid < k) { red[lid] = red[lid] + red[lid + k]; }
-    workgroupBarrier();
-  }
-  let inv = 1.0 / red[0];
+  let m = red_m[0];
+  let inv = 1.0 / red_s[0];
   for (var c = lid; c < P.skv; c = c + WG) { A[base + c] = exp(A[base + c] - m) * inv; }
 }

@@ -1,14 +1,28 @@
 // aten binary elementwise ops (arithmetic, comparison, logic) with PyTorch broadcasting.
+// Routes (chosen per run from live shapes; force_route "binary" = "vec4" | "general" pins them
+// where the vec4 kernel exists): float add/sub/mul/div whose operands are contiguous with the
+// output's shape (or a scalar) and whose element count divides by 4 take
+// elementwise_binary_vec4.wgsl (array<vec4<f32>>, 4 vec4 per invocation); everything else takes
+// the general broadcasting kernel binary.wgsl. Both compute the same f32 expressions.
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
+
+using graph::Node;
 
 enum BinOp : uint32_t {
   kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kDivTrunc = 4, kDivFloor = 5, kPow = 6, kMin = 7, kMax = 8,
   kEq = 10, kNe = 11, kLt = 12, kLe = 13, kGt = 14, kGe = 15, kLogicalXor = 16, kLogicalAnd = 20, kLogicalOr = 21,
   kBitAnd = 22, kBitOr = 23, kBitXor = 24,
 };
+
+struct Vec4Params {
+  uint32_t n4 = 0;
+  float alpha = 1.f, scalar = 0.f;
+  uint32_t pad = 0;
+};
+constexpr uint32_t kVec4Per = 4;  // vec4 per invocation
 
 struct Params {
   ShapeU o, a, b;
@@ -65,9 +79,31 @@ void build_binary(OpContext& oc, Form f) {
   const gpu::Buffer& bb = f.scalar_other ? g.dummy_buffer() : g.buffer(b);
   oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(a)}, {1, &bb}, {2, &g.buffer(out)}, {3, u->buf}}, 0,
                                       f.scalar_other ? "scalar" : "tensor"));
-  Step* step = &oc.node.steps.back();
+  size_t general = oc.node.steps.size() - 1;
+  // vec4 fast path: float arithmetic without int->float promotion of an operand.
+  std::string forced;
+  if (auto it = g.options().force_route.find("binary"); it != g.options().force_route.end()) forced = it->second;
+  if (!forced.empty() && forced != "vec4" && forced != "general")
+    oc.fail(ErrorKind::InvalidArgument, "force_route binary must be \"vec4\" or \"general\", got \"" + forced + "\"");
+  bool vec4_ok = compute_float && !cmp && (op == kAdd || op == kSub || op == kMul || op == kDiv) && a_float &&
+                 (f.scalar_other || b_float) && forced != "general" &&
+                 // vec4 bindings need 16 bytes: only when the maximum shapes hold at least a vec4
+                 ta.max_numel() >= 4 && to.max_numel() >= 4 && (f.scalar_other || g.tensor(b).max_numel() >= 4);
+  std::shared_ptr<Uniform<Vec4Params>> u4;
+  size_t fast = SIZE_MAX;
+  if (vec4_ok) {
+    const auto& p4 = g.ctx().pipeline("elementwise_binary_vec4", "main",
+                                      {{"OP", op}, {"B_SCALAR", f.scalar_other ? 1.0 : 0.0}, {"PER", kVec4Per}});
+    u4 = std::make_shared<Uniform<Vec4Params>>();
+    u4->init(g, oc.call.name + ".vec4");
+    fast = oc.node.steps.size();
+    oc.node.steps.push_back(
+        g.make_step(p4, {{0, &g.buffer(a)}, {1, &bb}, {2, &g.buffer(out)}, {3, u4->buf}}, 0, "vec4"));
+  }
+  Node* node = &oc.node;
   bool scalar_other = f.scalar_other;
-  oc.node.resize = [&g, a, b, out, u, step, alpha, scalar, scalar_other, &oc_call = oc.call] {
+  oc.node.resize = [&g, a, b, out, u, u4, node, general, fast, alpha, scalar, scalar_other, &oc_call = oc.call] {
+    Step* step = &node->steps[general];
     Tensor& ta = g.tensor(a);
     std::vector<int64_t> bd = scalar_other ? std::vector<int64_t>{} : g.tensor(b).dims;
     std::vector<int64_t> od = broadcast_shape(ta.dims, bd);
@@ -86,7 +122,13 @@ void build_binary(OpContext& oc, Form f) {
     p.scalar = static_cast<float>(scalar);
     p.contiguous = (ta.dims == od && (scalar_other || bd == od)) ? 1u : 0u;
     u->write(g, p);
-    set_groups(g, *step, groups_for(numel(od)));
+    bool use_vec4 = fast != SIZE_MAX && p.contiguous && numel(od) % 4 == 0;
+    set_groups(g, *step, use_vec4 ? 0 : groups_for(numel(od)));
+    if (fast != SIZE_MAX) {
+      uint64_t n4 = static_cast<uint64_t>(numel(od)) / 4;
+      if (use_vec4) u4->write(g, Vec4Params{static_cast<uint32_t>(n4), p.alpha, p.scalar, 0});
+      set_groups(g, node->steps[fast], use_vec4 ? groups_for(n4, kWorkgroupSize * kVec4Per) : 0);
+    }
   };
 }
 

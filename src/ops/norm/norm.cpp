@@ -1,5 +1,8 @@
 // Normalizations and softmax: batch_norm (inference), layer_norm, group_norm, rms_norm,
-// softmax, log_softmax. Row-wise ops use one workgroup per row (norm_row.wgsl).
+// softmax, log_softmax. Row-wise ops use one workgroup per row (norm_row.wgsl); softmax and
+// log_softmax over contiguous rows (inner == 1) whose length divides by 4 take the vec4 kernel
+// softmax_row_vec4.wgsl instead (online max/sum, one read pass + one write pass), chosen per run
+// from live shapes; force_route "softmax" = "vec4" | "general" pins it where both exist.
 #include <functional>
 #include <numeric>
 
@@ -69,8 +72,22 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
                                        {5, &rb},
                                        {6, u->buf}},
                                       0, "row"));
-  Step* step = &oc.node.steps.back();
-  oc.node.resize = [&g, s, u, step, stats, shape, &call = oc.call] {
+  size_t general = oc.node.steps.size() - 1, fast = SIZE_MAX;
+  if (s.mode == kSoftmax || s.mode == kLogSoftmax) {
+    std::string forced;
+    if (auto it = g.options().force_route.find("softmax"); it != g.options().force_route.end()) forced = it->second;
+    if (!forced.empty() && forced != "vec4" && forced != "general")
+      oc.fail(ErrorKind::InvalidArgument, "force_route softmax must be \"vec4\" or \"general\", got \"" + forced + "\"");
+    // vec4 bindings need 16 bytes: only when the maximum shapes hold at least a vec4.
+    if (forced != "general" && g.tensor(s.x).max_numel() >= 4 && g.tensor(s.out).max_numel() >= 4) {
+      const auto& p4 = g.ctx().pipeline("softmax_row_vec4", "main", {{"MODE", s.mode}});
+      fast = oc.node.steps.size();
+      oc.node.steps.push_back(g.make_step(p4, {{0, &g.buffer(s.x)}, {1, &g.buffer(s.out)}, {2, u->buf}}, 0, "row_vec4"));
+    }
+  }
+  graph::Node* node = &oc.node;
+  oc.node.resize = [&g, s, u, node, general, fast, stats, shape, &call = oc.call] {
+    Step* step = &node->steps[general];
     auto& in = g.tensor(s.x).dims;
     std::vector<int64_t> sd;
     RowParams p = shape(in, &sd);
@@ -85,7 +102,9 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
       g.tensor(s.rstd).dims = sd;
     }
     u->write(g, p);
-    set_groups(g, *step, p.len == 0 ? 0 : p.rows);
+    bool use_vec4 = fast != SIZE_MAX && p.inner == 1 && p.len % 4 == 0;
+    set_groups(g, *step, p.len == 0 || use_vec4 ? 0 : p.rows);
+    if (fast != SIZE_MAX) set_groups(g, node->steps[fast], p.len == 0 || !use_vec4 ? 0 : p.rows);
   };
 }
 

@@ -1,4 +1,8 @@
 // upsample_bilinear2d.vec / upsample_nearest2d.vec on NCHW (or CHW) float tensors.
+// Routes, chosen per run from the live output width (force_route "upsample" = "vec4" | "general"
+// pins them where both exist): output width % 4 == 0 takes upsample2d_vec4.wgsl (4 adjacent
+// outputs per invocation, one vec4 store); others upsample2d.wgsl (one output per invocation).
+// Both evaluate the same f32 formulas.
 #include <cmath>
 
 #include "ops/op_common.h"
@@ -55,8 +59,20 @@ void build_upsample(OpContext& oc, bool bilinear) {
   u->init(g, oc.call.name);
   oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0,
                                       bilinear ? "bilinear" : "nearest"));
-  Step* step = &oc.node.steps.back();
-  oc.node.resize = [&g, x, out, u, step, osize, sf, align, &call = oc.call] {
+  size_t general = oc.node.steps.size() - 1, fast = SIZE_MAX;
+  std::string forced;
+  if (auto it = g.options().force_route.find("upsample"); it != g.options().force_route.end()) forced = it->second;
+  if (!forced.empty() && forced != "vec4" && forced != "general")
+    oc.fail(ErrorKind::InvalidArgument, "force_route upsample must be \"vec4\" or \"general\", got \"" + forced + "\"");
+  if (forced != "general" && g.tensor(out).max_numel() >= 4) {  // a vec4 binding needs 16 bytes
+    const auto& p4 = g.ctx().pipeline("upsample2d_vec4", "main", {{"MODE", bilinear ? 0.0 : 1.0}});
+    fast = oc.node.steps.size();
+    oc.node.steps.push_back(g.make_step(p4, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0,
+                                        bilinear ? "bilinear_vec4" : "nearest_vec4"));
+  }
+  graph::Node* node = &oc.node;
+  oc.node.resize = [&g, x, out, u, node, general, fast, osize, sf, align, &call = oc.call] {
+    Step* step = &node->steps[general];
     auto in = g.tensor(x).dims;
     int64_t H = in[in.size() - 2], W = in[in.size() - 1];
     int64_t oh, ow;
@@ -82,7 +98,9 @@ void build_upsample(OpContext& oc, bool bilinear) {
     p.scale_h = pixel_scale(H, oh, align, sf ? std::optional<double>(sf->first) : std::nullopt);
     p.scale_w = pixel_scale(W, ow, align, sf ? std::optional<double>(sf->second) : std::nullopt);
     u->write(g, p);
-    set_groups(g, *step, groups_for(p.total));
+    bool use_vec4 = fast != SIZE_MAX && ow % 4 == 0;
+    set_groups(g, *step, use_vec4 ? 0 : groups_for(p.total));
+    if (fast != SIZE_MAX) set_groups(g, node->steps[fast], use_vec4 ? groups_for(p.total / 4) : 0);
   };
 }
 

@@ -62,7 +62,7 @@ TEST(OpSdpa, BoolMaskKeepsTruePositions) {
   EXPECT_TRUE(Close(run_sdpa(s), reference(s), 1e-5, 1e-4));
 }
 
-TEST(OpSdpa, OddHeadDimAndValueDimUseScalarRowKernel) {
+TEST(OpSdpa, OddHeadDimAndValueDimMatchReference) {
   ETW_REQUIRE_GPU();
   Sdpa s{random_f32({3, 7, 5}, 16), random_f32({3, 9, 5}, 17), random_f32({3, 9, 3}, 18)};
   EXPECT_TRUE(Close(run_sdpa(s), reference(s), 1e-5, 1e-4));
@@ -90,6 +90,41 @@ TEST(OpSdpa, RowAndEntryRoutesGiveTheSameNumbers) {
   EXPECT_TRUE(Close(b, ref, 1e-5, 1e-4));
   EXPECT_TRUE(Close(c, ref, 1e-5, 1e-4));
   EXPECT_TRUE(Close(d, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(a, b, 1e-6, 1e-5));
+}
+
+TEST(OpSdpa, TiledRowRouteWithSeveralTilesAndTailsMatchesEntryRoute) {
+  ETW_REQUIRE_GPU();
+  // 70 queries x 67 keys: two 64-row blocks and two 64-key blocks with tails; D = 20 is not a
+  // multiple of the 16-wide D tile; D_v = 70 spans two 64-column AV tiles.
+  Sdpa s{random_f32({1, 2, 70, 20}, 50), random_f32({1, 2, 67, 20}, 51), random_f32({1, 2, 67, 70}, 52),
+         random_f32({1, 1, 70, 67}, 53, -2.f, 2.f), 0.3};
+  auto ref = reference(s);
+  LoadOptions row, entry;
+  row.force_route["sdpa_qk"] = "row";
+  entry.force_route["sdpa_qk"] = "entry";
+  auto a = run_sdpa(s, row), b = run_sdpa(s, entry);
+  EXPECT_TRUE(Close(a, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(b, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(a, b, 1e-6, 1e-5));
+}
+
+TEST(OpSdpa, ChannelAttentionLongHeadDimSplitsTheDotProductInBothRoutes) {
+  ETW_REQUIRE_GPU();
+  // Channel-attention-like: few queries, D = 2050 (128 invocations per entry, not a multiple of 4),
+  // and a bool mask in which every query row keeps its diagonal key.
+  auto m = random_bool({6, 6}, 54);
+  for (int r = 0; r < 6; ++r) m.data[r * 6 + r] = 1;
+  Sdpa s{random_f32({1, 3, 6, 2050}, 55, -0.1f, 0.1f), random_f32({1, 3, 6, 2050}, 56, -0.1f, 0.1f),
+         random_f32({1, 3, 6, 2050}, 57), m, std::nullopt};
+  auto ref = reference(s);
+  LoadOptions row, entry;
+  row.force_route["sdpa_qk"] = "row";
+  entry.force_route["sdpa_qk"] = "entry";
+  auto a = run_sdpa(s, row), b = run_sdpa(s, entry), c = run_sdpa(s);  // 18 rows < floor: entry
+  EXPECT_TRUE(Close(a, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(b, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(c, b, 0, 0));
   EXPECT_TRUE(Close(a, b, 1e-6, 1e-5));
 }
 

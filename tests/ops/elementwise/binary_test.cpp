@@ -11,7 +11,8 @@ using namespace etwebgpu::testing;
 namespace {
 
 HostTensor run_binary(const std::string& op, const HostTensor& a, const HostTensor& b, DType out_t,
-                      std::vector<int64_t> out_dims, std::optional<double> alpha = std::nullopt) {
+                      std::vector<int64_t> out_dims, std::optional<double> alpha = std::nullopt,
+                      const LoadOptions& opts = {}) {
   OpGraph g;
   Id x = g.input(a), y = g.input(b);
   Id o = g.output(out_t, out_dims);
@@ -19,7 +20,13 @@ HostTensor run_binary(const std::string& op, const HostTensor& a, const HostTens
   if (alpha) args.push_back(*alpha == static_cast<int64_t>(*alpha) ? g.gb.int_(static_cast<int64_t>(*alpha)) : g.gb.dbl(*alpha));
   args.push_back(o);
   g.gb.op(op, args);
-  return g.run()[0];
+  return g.run(opts)[0];
+}
+
+LoadOptions binary_route(const char* r) {
+  LoadOptions o;
+  o.force_route["binary"] = r;
+  return o;
 }
 
 TEST(OpBinary, AddBroadcastsAcrossRanksOneToSix) {
@@ -130,6 +137,65 @@ TEST(OpBinary, NonBroadcastableShapesFailAtLoad) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("broadcast"), std::string::npos) << e.what();
   }
+}
+
+TEST(OpBinary, Vec4RouteMatchesGeneralRouteAndReferenceWithTails) {
+  ETW_REQUIRE_GPU();
+  // 5 * 1024 + 12 floats: several workgroups of 4 vec4 per invocation plus a partial last one.
+  std::vector<int64_t> shape{4, 1283};
+  auto a = random_f32(shape, 40, 0.5f, 2.f), b = random_f32(shape, 41, 0.5f, 2.f);
+  struct C { const char* op; ref::BinaryOp r; std::optional<double> alpha; } cs[] = {
+      {"aten.add.Tensor", ref::BinaryOp::Add, 1.0}, {"aten.add.Tensor", ref::BinaryOp::Add, 0.5},
+      {"aten.sub.Tensor", ref::BinaryOp::Sub, 2.5}, {"aten.mul.Tensor", ref::BinaryOp::Mul, std::nullopt},
+      {"aten.div.Tensor", ref::BinaryOp::Div, std::nullopt}};
+  for (auto& c : cs) {
+    auto ref = ref::binary(c.r, a, b, c.alpha.value_or(1.0));
+    auto fast = run_binary(c.op, a, b, DType::Float32, shape, c.alpha, binary_route("vec4"));
+    auto slow = run_binary(c.op, a, b, DType::Float32, shape, c.alpha, binary_route("general"));
+    EXPECT_TRUE(Close(fast, ref, 1e-6, 1e-5)) << c.op;
+    EXPECT_TRUE(Close(fast, slow, 0, 0)) << c.op;  // same f32 expression, bit-identical
+  }
+}
+
+TEST(OpBinary, Vec4RouteWithScalarOtherMatchesGeneralRoute) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({3, 8, 12}, 42, 0.5f, 2.f);
+  for (const char* op : {"aten.add.Scalar", "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar"}) {
+    std::vector<HostTensor> outs;
+    for (const char* r : {"vec4", "general"}) {
+      OpGraph g;
+      Id x = g.input(a);
+      Id o = g.output(DType::Float32, a.shape);
+      std::vector<Id> args{x, g.gb.dbl(1.75)};
+      if (std::string(op).find("add") != std::string::npos || std::string(op).find("sub") != std::string::npos)
+        args.push_back(g.gb.dbl(0.5));
+      args.push_back(o);
+      g.gb.op(op, args);
+      outs.push_back(g.run(binary_route(r))[0]);
+    }
+    EXPECT_TRUE(Close(outs[0], outs[1], 0, 0)) << op;
+    HostTensor s = HostTensor(DType::Float32, {1});
+    s.as<float>()[0] = 1.75f;
+    ref::BinaryOp r = op[5] == 'a' ? ref::BinaryOp::Add : op[5] == 's' ? ref::BinaryOp::Sub
+                      : op[5] == 'm' ? ref::BinaryOp::Mul : ref::BinaryOp::Div;
+    double alpha = (r == ref::BinaryOp::Add || r == ref::BinaryOp::Sub) ? 0.5 : 1.0;
+    EXPECT_TRUE(Close(outs[0], ref::binary(r, a, s, alpha), 1e-6, 1e-5)) << op;
+  }
+}
+
+TEST(OpBinary, DynamicShapeSwitchesBetweenVec4AndGeneralRoutes) {
+  ETW_REQUIRE_GPU();
+  // Max shape [6, 10] takes the vec4 route (60 % 4 == 0); the rerun [3, 7] (21) cannot.
+  OpGraph g;
+  auto a = random_f32({6, 10}, 43), b = random_f32({6, 10}, 44);
+  Id x = g.input(a, {6, 10}, true), y = g.input(b, {6, 10}, true);
+  Id o = g.output(DType::Float32, {6, 10});
+  g.gb.op("aten.mul.Tensor", {x, y, o});
+  EXPECT_TRUE(Close(g.run()[0], ref::binary(ref::BinaryOp::Mul, a, b, 1.0)));
+  auto c = random_f32({3, 7}, 45), d = random_f32({3, 7}, 46);
+  EXPECT_TRUE(Close(g.rerun({c, d})[0], ref::binary(ref::BinaryOp::Mul, c, d, 1.0)));
+  auto e = random_f32({2, 10}, 47), f = random_f32({2, 10}, 48);
+  EXPECT_TRUE(Close(g.rerun({e, f})[0], ref::binary(ref::BinaryOp::Mul, e, f, 1.0)));
 }
 
 }  // namespace

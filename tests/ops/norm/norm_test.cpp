@@ -1,5 +1,6 @@
 // Normalizations and softmax against fp64 references (tests/reference/norm).
 #include <cmath>
+#include <limits>
 
 #include "reference/norm/norm_ref.h"
 #include "support/op_harness.h"
@@ -20,12 +21,14 @@ std::string load_error(F&& f) {
 }
 bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
-HostTensor run_softmax(const char* op, const HostTensor& x, int64_t dim) {
+HostTensor run_softmax(const char* op, const HostTensor& x, int64_t dim, const char* route = "") {
   OpGraph g;
   Id in = g.input(x);
   Id o = g.output(DType::Float32, x.shape);
   g.gb.op(op, {in, g.gb.int_(dim), g.gb.boolean(false), o});
-  return g.run()[0];
+  LoadOptions opts;
+  if (*route) opts.force_route["softmax"] = route;
+  return g.run(opts)[0];
 }
 
 TEST(OpSoftmax, LastDimOddSizesMatchReference) {
@@ -41,6 +44,35 @@ TEST(OpSoftmax, RowsOf4096UseTheWholeWorkgroup) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({3, 4096}, 2, -8, 8);
   EXPECT_TRUE(Close(run_softmax("aten._softmax.default", x, 1), ref::softmax(x, 1, false), 1e-7, 1e-4));
+}
+
+TEST(OpSoftmax, Vec4AndGeneralRoutesAgreeWithReferenceOnLongAndShortRows) {
+  ETW_REQUIRE_GPU();
+  // Row lengths divisible by 4 take the vec4 kernel: shorter than, equal to and longer than
+  // 4 * 256, plus a single vec4.
+  for (auto shape : std::vector<std::vector<int64_t>>{{5, 4}, {3, 1024}, {2, 4100}, {7, 36}}) {
+    auto x = random_f32(shape, 9, -8, 8);
+    for (const char* op : {"aten._softmax.default", "aten._log_softmax.default"}) {
+      bool log = op[6] == 'l';
+      auto ref = ref::softmax(x, -1, log);
+      auto fast = run_softmax(op, x, -1, "vec4"), slow = run_softmax(op, x, -1, "general");
+      EXPECT_TRUE(Close(fast, ref, 1e-6, 1e-4)) << op << shape_str(shape);
+      EXPECT_TRUE(Close(fast, slow, 1e-6, 1e-5)) << op << shape_str(shape);
+    }
+  }
+}
+
+TEST(OpSoftmax, Vec4RouteHandlesMinusInfinityLikePyTorch) {
+  ETW_REQUIRE_GPU();
+  // Row 0: leading -inf entries (the online max starts at -inf); row 1: all -inf (NaN in PyTorch).
+  auto x = random_f32({2, 8}, 10, -2, 2);
+  float ninf = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < 5; ++i) x.as<float>()[i] = ninf;
+  for (int i = 8; i < 16; ++i) x.as<float>()[i] = ninf;
+  auto fast = run_softmax("aten._softmax.default", x, -1, "vec4");
+  auto ref = ref::softmax(x, -1, false);
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(fast.as<float>()[i], ref.as<double>()[i], 1e-6) << i;
+  for (int i = 8; i < 16; ++i) EXPECT_TRUE(std::isnan(fast.as<float>()[i])) << i;
 }
 
 TEST(OpSoftmax, NonLastAndNegativeDimsMatchReference) {

@@ -24,7 +24,7 @@ struct Up {
 };
 
 HostTensor run_up(bool bilinear, const HostTensor& x, Up u, bool align, std::vector<int64_t> out_shape,
-                  const HostTensor* rerun = nullptr, std::vector<int64_t> max_in = {}) {
+                  const HostTensor* rerun = nullptr, std::vector<int64_t> max_in = {}, const char* route = "") {
   OpGraph g;
   Id in = g.input(x, max_in, !max_in.empty());
   Id o = g.output(DType::Float32, out_shape);
@@ -32,7 +32,9 @@ HostTensor run_up(bool bilinear, const HostTensor& x, Up u, bool align, std::vec
   Id sf = u.scales ? g.gb.double_list(*u.scales) : g.gb.null();
   if (bilinear) g.gb.op("aten.upsample_bilinear2d.vec", {in, size, g.gb.boolean(align), sf, o});
   else g.gb.op("aten.upsample_nearest2d.vec", {in, size, sf, o});
-  auto out = g.run()[0];
+  LoadOptions opts;
+  if (*route) opts.force_route["upsample"] = route;
+  auto out = g.run(opts)[0];
   if (rerun) return g.rerun({*rerun})[0];
   return out;
 }
@@ -74,7 +76,33 @@ TEST(OpUpsampleBilinear2d, LargeOutputPast65535Workgroups) {
   // 64 planes of 128 x 2080 = 17M outputs: more than 65535 workgroups of 256.
   auto y = random_f32({64, 1, 64, 1040}, 7);
   auto ref = ref::upsample_bilinear2d(y, 128, 2080, false);
-  EXPECT_TRUE(Close(run_up(true, y, {std::vector<int64_t>{128, 2080}, {}}, false, {64, 1, 128, 2080}), ref));
+  EXPECT_TRUE(Close(run_up(true, y, {std::vector<int64_t>{128, 2080}, {}}, false, {64, 1, 128, 2080}, nullptr, {}, "general"), ref));
+}
+
+TEST(OpUpsample2d, Vec4RouteMatchesGeneralRouteAndReference) {
+  ETW_REQUIRE_GPU();
+  // Output widths divisible by 4 take the vec4 route: 4x, non-integer ratios, downsampling,
+  // align_corners, and a rerun to a width that does not divide by 4 (general route).
+  auto x = random_f32({2, 3, 7, 9}, 20);
+  struct C { int64_t oh, ow; bool align; } cs[] = {{28, 36, false}, {28, 36, true}, {11, 20, false}, {5, 4, true}, {3, 8, false}};
+  for (auto& c : cs) {
+    Up u{std::vector<int64_t>{c.oh, c.ow}, {}};
+    std::vector<int64_t> os{2, 3, c.oh, c.ow};
+    auto fast = run_up(true, x, u, c.align, os, nullptr, {}, "vec4");
+    auto slow = run_up(true, x, u, c.align, os, nullptr, {}, "general");
+    EXPECT_TRUE(Close(fast, ref::upsample_bilinear2d(x, c.oh, c.ow, c.align))) << c.oh << "x" << c.ow << " " << c.align;
+    EXPECT_TRUE(Close(fast, slow, 0, 0)) << c.oh << "x" << c.ow;
+    auto nf = run_up(false, x, u, false, os, nullptr, {}, "vec4");
+    auto ns = run_up(false, x, u, false, os, nullptr, {}, "general");
+    EXPECT_TRUE(Close(nf, ref::upsample_nearest2d(x, c.oh, c.ow))) << c.oh << "x" << c.ow;
+    EXPECT_TRUE(Close(nf, ns, 0, 0)) << c.oh << "x" << c.ow;
+  }
+  auto big = random_f32({1, 2, 6, 6}, 21), small = random_f32({1, 2, 3, 5}, 22);
+  auto got = run_up(true, big, {{}, std::vector<double>{4.0, 4.0}}, false, {1, 2, 24, 24}, &small, {1, 2, 6, 6});
+  EXPECT_TRUE(Close(got, ref::upsample_bilinear2d(small, 12, 20, false, 4.0, 4.0)));
+  auto odd = random_f32({1, 2, 3, 3}, 23);
+  got = run_up(true, big, {{}, std::vector<double>{2.0, 2.0}}, false, {1, 2, 12, 12}, &odd, {1, 2, 6, 6});
+  EXPECT_TRUE(Close(got, ref::upsample_bilinear2d(odd, 6, 6, false, 2.0, 2.0)));
 }
 
 TEST(OpUpsampleNearest2d, ExactTwoAndNonIntegerRatios) {
