@@ -42,6 +42,9 @@ def build(d, meta):
     if op == "sdpa":
         k, v = load(d, "input_1.npy"), load(d, "input_2.npy")
         return lambda: F.scaled_dot_product_attention(x, k, v)
+    if op == "net":
+        model = NETS[os.path.basename(p["dir"])]
+        return lambda: model(x)
     if op == "small_cnn":
         w = {n: load(d, n + ".npy") for n in ["w1", "b1", "w2", "b2", "wl", "bl"]}
         def f():
@@ -52,6 +55,62 @@ def build(d, meta):
             return torch.softmax(y, 1)
         return f
     raise ValueError(op)
+
+
+NETS = {}
+
+
+def fold_bn(conv, bn):
+    s = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+    w = conv.weight * s.reshape(-1, 1, 1, 1)
+    b = bn.bias - bn.running_mean * s + (conv.bias * s if conv.bias is not None else 0)
+    return w.detach().float().cpu().numpy(), b.detach().float().cpu().numpy()
+
+
+def export_mobilenet_v2(root):
+    """torchvision MobileNetV2 (random init, eval) as a layer list with BN folded into the convs,
+    the way ExecuTorch's Vulkan preprocessing fuses conv+BN(+ReLU6 -> conv_with_clamp)."""
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.mobilenet_v2(weights=None).eval()
+    # Non-trivial BN statistics so the folding is exercised.
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.1, 0.1); mod.running_var.uniform_(0.5, 1.5)
+    d = os.path.join(root, "mobilenet_v2"); os.makedirs(d, exist_ok=True)
+    layers, n = [], [0]
+
+    def conv_bn(seq, inp, relu6):
+        conv, bn = seq[0], seq[1]
+        w, b = fold_bn(conv, bn)
+        k = n[0]; n[0] += 1
+        np.save(os.path.join(d, f"w{k}.npy"), w); np.save(os.path.join(d, f"b{k}.npy"), b)
+        l = {"op": "conv", "in": inp, "out": f"t{k}", "w": f"w{k}.npy", "b": f"b{k}.npy",
+             "stride": conv.stride[0], "pad": conv.padding[0], "groups": conv.groups}
+        if relu6: l["clamp"] = [0.0, 6.0]
+        layers.append(l)
+        return f"t{k}"
+
+    cur = "x"
+    for f in m.features:
+        if isinstance(f, torchvision.ops.misc.Conv2dNormActivation):
+            cur = conv_bn(f, cur, True)
+        else:  # InvertedResidual
+            inp, mods = cur, list(f.conv)
+            for mod in mods[:-2]:
+                cur = conv_bn(mod, cur, True)
+            cur = conv_bn(torch.nn.Sequential(mods[-2], mods[-1]), cur, False)
+            if f.use_res_connect:
+                layers.append({"op": "add", "a": cur, "b": inp, "out": cur + "r"}); cur = cur + "r"
+    layers.append({"op": "mean_hw", "in": cur, "out": "pool"})
+    lin = m.classifier[1]
+    np.save(os.path.join(d, "wl.npy"), lin.weight.detach().numpy()); np.save(os.path.join(d, "bl.npy"), lin.bias.detach().numpy())
+    layers.append({"op": "linear", "in": "pool", "out": "logits", "w": "wl.npy", "b": "bl.npy"})
+    x = torch.randn(1, 3, 224, 224)
+    np.save(os.path.join(d, "input_0.npy"), x.numpy())
+    json.dump({"input": [1, 3, 224, 224], "layers": layers}, open(os.path.join(d, "net.json"), "w"))
+    NETS["mobilenet_v2"] = m.to(dev)
+    return d
 
 
 def time_gpu(fn, iters):
@@ -93,7 +152,16 @@ def main():
     ap.add_argument("--case", action="append", default=[])
     a = ap.parse_args()
     out = tempfile.mkdtemp(prefix="etw_bench_")
-    cmd = [a.bin, "--out", out, "--iters", str(a.iters)] + sum((["--case", c] for c in a.case), [])
+    cases = list(a.case)
+    if not cases or "mobilenet_v2" in cases:
+        nets = tempfile.mkdtemp(prefix="etw_nets_")
+        mv2 = export_mobilenet_v2(nets)
+        cases = [c for c in cases if c != "mobilenet_v2"]
+        if not a.case:
+            cases = ["add", "gemm_1024", "gemm_2048", "gemm_4096", "gemv_4096", "conv3x3_64", "conv_stem",
+                     "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64", "sdpa_1x8x32x4096", "small_cnn"]
+        cases.append("net:" + mv2)
+    cmd = [a.bin, "--out", out, "--iters", str(a.iters)] + sum((["--case", c] for c in cases), [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout, end=""); print(r.stderr, end="", file=sys.stderr)
     peak_flops, peak_bw = peaks()
@@ -103,7 +171,7 @@ def main():
         d = os.path.join(out, name)
         meta = json.load(open(os.path.join(d, "meta.json")))
         fn = build(d, meta)
-        whole = meta["op"] == "small_cnn"
+        whole = meta["op"] in ("small_cnn", "net")
         with torch.no_grad():
             t = time_wall(fn, a.iters) if whole else time_gpu(fn, a.iters)
             ref = fn().float().cpu().numpy()

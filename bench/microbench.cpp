@@ -111,6 +111,73 @@ Case make_case(const std::string& name, bool small) {
     g.op("et_vk.sdpa.default", {q, k, v, g.null(), g.null(), out({1, 8, s, d})});
     c.op = "sdpa";
     c.flops = 4.0 * 8 * s * s * d;
+  } else if (name.rfind("net:", 0) == 0) {
+    // A whole network described by bench/compare_torch.py (layer list + weight .npy files).
+    std::string dir = name.substr(4);
+    std::ifstream f(dir + "/net.json");
+    if (!f) throw Error(ErrorKind::Io, "no net.json in " + dir);
+    auto net = nlohmann::json::parse(f);
+    std::map<std::string, std::pair<Id, std::vector<int64_t>>> t;
+    std::vector<int64_t> in_shape = net.at("input").get<std::vector<int64_t>>();
+    c.inputs = {format::read_npy(dir + "/input_0.npy")};
+    t["x"] = {g.input(DType::Float32, in_shape), in_shape};
+    std::string last = "x";
+    auto load_const = [&](const std::string& file) {
+      auto w = format::read_npy(dir + "/" + file);
+      return std::make_pair(g.constant_f32(w.shape, vec(w)), w.shape);
+    };
+    for (auto& l : net.at("layers")) {
+      std::string op = l.at("op"), out_name = l.at("out");
+      if (op == "conv") {
+        auto [x, xs] = t.at(l.at("in").get<std::string>());
+        auto [w, ws] = load_const(l.at("w"));
+        auto [b, bs] = load_const(l.at("b"));
+        int64_t st = l.at("stride"), pd = l.at("pad"), gr = l.at("groups");
+        int64_t oh = (xs[2] + 2 * pd - ws[2]) / st + 1, ow = (xs[3] + 2 * pd - ws[3]) / st + 1;
+        std::vector<int64_t> os{xs[0], ws[0], oh, ow};
+        Id o = g.tensor(DType::Float32, os);
+        std::vector<Id> args{x, w, b, g.int_list({st, st}), g.int_list({pd, pd}), g.int_list({1, 1}), g.boolean(false),
+                             g.int_list({0, 0}), g.int_(gr)};
+        if (l.contains("clamp")) {
+          args.push_back(g.dbl(l["clamp"][0].get<double>()));
+          args.push_back(g.dbl(l["clamp"][1].get<double>()));
+          args.push_back(o);
+          g.op("et_vk.conv_with_clamp.default", args);
+        } else {
+          args.push_back(o);
+          g.op("aten.convolution.default", args);
+        }
+        c.flops += 2.0 * os[1] * os[2] * os[3] * ws[1] * ws[2] * ws[3];
+        t[out_name] = {o, os};
+      } else if (op == "add") {
+        auto [a, as] = t.at(l.at("a").get<std::string>());
+        auto [b, bs] = t.at(l.at("b").get<std::string>());
+        Id o = g.tensor(DType::Float32, as);
+        g.op("aten.add.Tensor", {a, b, g.int_(1), o});
+        t[out_name] = {o, as};
+      } else if (op == "mean_hw") {
+        auto [x, xs] = t.at(l.at("in").get<std::string>());
+        std::vector<int64_t> os{xs[0], xs[1]};
+        Id o = g.tensor(DType::Float32, os);
+        g.op("aten.mean.dim", {x, g.int_list({-1, -2}), g.boolean(false), g.null(), o});
+        t[out_name] = {o, os};
+      } else if (op == "linear") {
+        auto [x, xs] = t.at(l.at("in").get<std::string>());
+        auto [w, ws] = load_const(l.at("w"));
+        auto [b, bs] = load_const(l.at("b"));
+        std::vector<int64_t> os{xs[0], ws[0]};
+        Id o = g.tensor(DType::Float32, os);
+        g.op("aten.linear.default", {x, w, b, o});
+        c.flops += 2.0 * ws[0] * ws[1];
+        t[out_name] = {o, os};
+      } else {
+        throw Error(ErrorKind::InvalidArgument, "net.json: unknown layer op " + op);
+      }
+      last = out_name;
+    }
+    g.output(t.at(last).first);
+    c.op = "net";
+    c.params = {{"dir", dir}};
   } else if (name == "small_cnn") {
     auto em = models::make_example_model();
     c.pte = em.pte;
@@ -179,7 +246,7 @@ int main(int argc, char** argv) {
                   c.flops ? c.flops / (g_ms * 1e6) : 0.0, c.bytes ? c.bytes / (g_ms * 1e6) : 0.0, kern.c_str());
       std::fflush(stdout);
       if (!out_dir.empty()) {
-        std::string d = out_dir + "/" + name;
+        std::string d = out_dir + "/" + (name.rfind("net:", 0) == 0 ? std::filesystem::path(name.substr(4)).filename().string() : name);
         std::filesystem::create_directories(d);
         nlohmann::json meta = {{"case", name}, {"op", c.op}, {"params", c.params}, {"gpu_ms", g_ms},
                                {"wall_ms", w_ms}, {"flops", c.flops}, {"bytes", c.bytes}, {"small", small}};
