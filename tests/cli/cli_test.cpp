@@ -1,0 +1,86 @@
+// The etwebgpu command-line tool end to end, as a user runs it.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "format/npy.h"
+#include "graph/conformance.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+
+namespace {
+
+int run_cli(const std::string& args, std::string* out) {
+  std::string cmd = std::string(ETWEBGPU_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[1024];
+  out->clear();
+  while (p && fgets(buf, sizeof buf, p)) *out += buf;
+  int st = p ? pclose(p) : -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+std::string tmpdir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("etwebgpu_cli_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+TEST(Cli, ExampleWriteThenRunMatchesItsGolden) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("example"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/expected_0.npy -o " + d + "/out", &out), 0)
+      << out;
+  EXPECT_NE(out.find("ok:"), std::string::npos) << out;
+  auto written = format::read_npy(d + "/out/output_0.npy");
+  EXPECT_EQ(written.shape, (std::vector<int64_t>{1, 10}));
+  std::filesystem::remove_all(d);
+}
+
+TEST(Cli, RunExitsNonZeroAndNamesTheWorstElementOnMismatch) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("mismatch"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  HostTensor wrong(DType::Float32, {1, 10});
+  format::write_npy(d + "/wrong.npy", wrong);
+  EXPECT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/wrong.npy", &out), 1) << out;
+  EXPECT_NE(out.find("MISMATCH"), std::string::npos) << out;
+  std::filesystem::remove_all(d);
+}
+
+TEST(Cli, BadFilesAndBadInputsGiveAClearErrorAndExitCode) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("bad"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  EXPECT_EQ(run_cli("run " + d + "/input_0.npy", &out), 2) << out;  // a .npy is not a .pte
+  EXPECT_NE(out.find("Format error"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/expected_0.npy", &out), 2) << out;  // wrong shape/dtype
+  EXPECT_NE(out.find("input 0"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("inspect /nonexistent.pte", &out), 2) << out;
+  std::filesystem::remove_all(d);
+}
+
+TEST(Cli, InspectDecodesEveryConformanceFixture) {
+  auto dir = etwebgpu::testing::conformance_dir();
+  if (!std::filesystem::exists(dir + "/manifest.json")) GTEST_SKIP() << "no fixtures at " << dir;
+  for (auto& name : conformance_case_names(dir)) {
+    std::string out;
+    EXPECT_EQ(run_cli("inspect " + dir + "/" + name + "/model.pte", &out), 0) << name << "\n" << out;
+    EXPECT_NE(out.find("all operators supported"), std::string::npos) << name << "\n" << out;
+    EXPECT_NE(out.find("delegate"), std::string::npos) << name;
+  }
+}
+
+TEST(Cli, InspectShowsWhereEachInstructionOfAPartlyDelegatedProgramRuns) {
+  auto dir = etwebgpu::testing::conformance_dir();
+  if (!std::filesystem::exists(dir + "/sdpa_standard/model.pte")) GTEST_SKIP() << "no fixtures at " << dir;
+  std::string out;
+  ASSERT_EQ(run_cli("inspect " + dir + "/sdpa_standard/model.pte", &out), 0) << out;
+  EXPECT_NE(out.find("gpu-kernel   aten::mul.Scalar_out -> aten.mul.Scalar"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpu-kernel   aten::any.out -> aten.any.dim"), std::string::npos) << out;
+}
+
+}  // namespace
