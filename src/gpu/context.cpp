@@ -146,6 +146,8 @@ Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view l
   Buffer b;
   b.handle_ = h;
   b.size_ = size;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++buffers_created_;
   return b;
 }
 
@@ -216,6 +218,8 @@ BindGroup Context::bind_group(const Pipeline& p, const std::vector<Binding>& bin
   if (!h) fail(ErrorKind::Gpu, ("bind group for " + p.label).c_str(), err);
   BindGroup bg;
   bg.handle_ = h;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++bind_groups_created_;
   return bg;
 }
 
@@ -285,7 +289,7 @@ void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* du
 
 Context::CacheStats Context::cache_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CacheStats{cache_.size(), hits_, misses_};
+  return CacheStats{cache_.size(), hits_, misses_, bind_groups_created_, buffers_created_};
 }
 
 }  // namespace etwebgpu::gpu

@@ -128,7 +128,7 @@ class Context {
   // Test hook: destroys the device (as a driver reset would); every later call fails with an Error.
   void debug_lose_device() { ewgpu_debug_lose_device(); }
 
-  struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0; };
+  struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0, bind_groups_created = 0, buffers_created = 0; };
   CacheStats cache_stats() const;
 
   Context(const Context&) = delete;
@@ -142,7 +142,7 @@ class Context {
   DeviceInfo info_;
   mutable std::mutex mu_;
   std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
-  size_t hits_ = 0, misses_ = 0;
+  size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0;
 };
 
 // Source of an embedded shader; throws Error(Internal) when unknown.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "etwebgpu/builder.h"
+#include "gpu/context.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -154,6 +155,35 @@ TEST(Program, WrongInputCountDtypeAndShapeAreClearErrorsAndModelStaysUsable) {
   auto g = good.to_f64();
   for (auto& v : g) v += 1;
   EXPECT_TRUE(Close(out[0], ref_tensor({2, 3}, g)));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Program, SteadyStateRunsCreateNoBufferPipelineOrBindGroup) {
+  ETW_REQUIRE_GPU();
+  auto em_model = [] {
+    GraphBuilder g;
+    auto x = g.input(DType::Float32, {4, 8, 8}, /*dynamic=*/true);
+    auto y = g.tensor(DType::Float32, {4, 8, 8});
+    g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), y});
+    auto z = g.tensor(DType::Float32, {4, 8, 8});
+    g.op("aten.mul.Tensor", {y, x, z});
+    g.output(z);
+    return g.serialize();
+  }();
+  auto model = Model::load_bytes(em_model);
+  auto ctx = gpu::Context::get();
+  model->run({random_f32({4, 8, 8}, 1)});
+  auto before = ctx->cache_stats();
+  uint64_t bytes = model->gpu_bytes();
+  for (int i = 0; i < 3; ++i) model->run({random_f32({4, 8 - i, 8}, 2 + i)});  // dynamic shapes too
+  auto after = ctx->cache_stats();
+  EXPECT_EQ(after.misses, before.misses);
+  EXPECT_EQ(after.bind_groups_created, before.bind_groups_created);
+  EXPECT_EQ(after.buffers_created, before.buffers_created);
+  EXPECT_EQ(model->gpu_bytes(), bytes);
 }
 
 }  // namespace

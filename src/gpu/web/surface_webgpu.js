@@ -513,8 +513,7 @@ var LibraryEwgpu = {
         if (durations) for (i = 0; i < count; ++i) EW.writeU64(durations + 8 * i, 0);
         if (stagingNeed) {
           var bytes = await EW.readStaging(stagingNeed);
-          cleanup();
-          if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
+          if (typeof bytes === 'string') { cleanup(); EW.setErr(err, errLen, bytes); return 1; }
           // HEAPU8 as of now: memory may have grown while we waited.
           rd.forEach(function(r) { HEAPU8.set(bytes.subarray(r.at, r.at + r.size), r.dst); });
           if (qs && durations) {
