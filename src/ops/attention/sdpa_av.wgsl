@@ -23,6 +23,23 @@ const LS: u32 = 17u;
 var<workgroup> As: array<vec4<f32>, 272>;  // As[k * LS + m / 4][m % 4] = attn[s0 + m, c0 + k]
 var<workgroup> Vs: array<vec4<f32>, 272>;  // Vs[k * LS + n / 4][n % 4] = v[c0 + k, n0 + n]
 
+// Element e (0..1023) of the attn tile at key offset c0: 16 consecutive keys of a row per 16
+// invocations; zero outside the live shape.
+fn load_a(ao: u32, s0: u32, c0: u32, e: u32) -> f32 {
+  let kk = e % BK;
+  let row = e / BK;
+  if (c0 + kk < P.skv && s0 + row < P.sq) { return A[ao + (s0 + row) * P.skv + c0 + kk]; }
+  return 0.0;
+}
+
+// Element e of the V tile at key offset c0: 64 consecutive columns of a key row per 64 invocations.
+fn load_v(vo: u32, n0: u32, c0: u32, e: u32) -> f32 {
+  let n = e % 64u;
+  let kv = e / 64u;
+  if (c0 + kv < P.skv && n0 + n < P.dv) { return V[vo + (c0 + kv) * P.v_s + n0 + n]; }
+  return 0.0;
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
@@ -37,23 +54,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);
   var acc3 = vec4<f32>(0.0);
+  // Register prefetch: the next tiles' global loads are issued before this tile's math.
+  var pa = vec4<f32>(0.0);
+  var pv = vec4<f32>(0.0);
+  for (var t = 0u; t < 4u; t = t + 1u) {
+    pa[t] = load_a(ao, s0, 0u, li + 256u * t);
+    pv[t] = load_v(vo, n0, 0u, li + 256u * t);
+  }
   for (var c0 = 0u; c0 < P.skv; c0 = c0 + BK) {
     for (var t = 0u; t < 4u; t = t + 1u) {
       let e = li + 256u * t;
-      // attn tile: 16 consecutive keys of a row per 16 invocations
-      let kk = e % BK;
       let row = e / BK;
-      var av = 0.0;
-      if (c0 + kk < P.skv && s0 + row < P.sq) { av = A[ao + (s0 + row) * P.skv + c0 + kk]; }
-      As[kk * LS + row / 4u][row % 4u] = av;
-      // V tile: 64 consecutive columns of a key row per 64 invocations
+      As[(e % BK) * LS + row / 4u][row % 4u] = pa[t];
       let n = e % 64u;
-      let kv = e / 64u;
-      var vv = 0.0;
-      if (c0 + kv < P.skv && n0 + n < P.dv) { vv = V[vo + (c0 + kv) * P.v_s + n0 + n]; }
-      Vs[kv * LS + n / 4u][n % 4u] = vv;
+      Vs[(e / 64u) * LS + n / 4u][n % 4u] = pv[t];
     }
     workgroupBarrier();
+    if (c0 + BK < P.skv) {
+      for (var t = 0u; t < 4u; t = t + 1u) {
+        pa[t] = load_a(ao, s0, c0 + BK, li + 256u * t);
+        pv[t] = load_v(vo, n0, c0 + BK, li + 256u * t);
+      }
+    }
     for (var k = 0u; k < BK; k = k + 1u) {
       let a = As[k * LS + l.y];
       let bv = Vs[k * LS + l.x];

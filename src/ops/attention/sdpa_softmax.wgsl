@@ -36,7 +36,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = row * P.skv;
   let neg_inf = bitcast<f32>(P.neg_inf_bits);
   var ms = vec2<f32>(neg_inf, 0.0);
-  for (var c = lid; c < P.skv; c = c + WG) { ms = merge(ms.x, ms.y, A[base + c], 1.0, neg_inf); }
+  var c = lid;
+  for (; c + 3u * WG < P.skv; c = c + 4u * WG) {  // four loads in flight
+    let x0 = A[base + c];
+    let x1 = A[base + c + WG];
+    let x2 = A[base + c + 2u * WG];
+    let x3 = A[base + c + 3u * WG];
+    ms = merge(ms.x, ms.y, x0, 1.0, neg_inf);
+    ms = merge(ms.x, ms.y, x1, 1.0, neg_inf);
+    ms = merge(ms.x, ms.y, x2, 1.0, neg_inf);
+    ms = merge(ms.x, ms.y, x3, 1.0, neg_inf);
+  }
+  for (; c < P.skv; c = c + WG) { ms = merge(ms.x, ms.y, A[base + c], 1.0, neg_inf); }
   red_m[lid] = ms.x;
   red_s[lid] = ms.y;
   workgroupBarrier();
@@ -50,5 +61,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let m = red_m[0];
   let inv = 1.0 / red_s[0];
-  for (var c = lid; c < P.skv; c = c + WG) { A[base + c] = exp(A[base + c] - m) * inv; }
+  var q = lid;
+  for (; q + 3u * WG < P.skv; q = q + 4u * WG) {  // four loads before four stores
+    let x0 = A[base + q];
+    let x1 = A[base + q + WG];
+    let x2 = A[base + q + 2u * WG];
+    let x3 = A[base + q + 3u * WG];
+    A[base + q] = exp(x0 - m) * inv;
+    A[base + q + WG] = exp(x1 - m) * inv;
+    A[base + q + 2u * WG] = exp(x2 - m) * inv;
+    A[base + q + 3u * WG] = exp(x3 - m) * inv;
+  }
+  for (; q < P.skv; q = q + WG) { A[base + q] = exp(A[base + q] - m) * inv; }
 }

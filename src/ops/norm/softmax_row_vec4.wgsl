@@ -30,6 +30,22 @@ fn merge(m: f32, s: f32, m2: f32, s2: f32, neg_inf: f32) -> vec2<f32> {
   return vec2<f32>(mn, s * exp(m - mn) + s2 * exp(m2 - mn));
 }
 
+fn finish(v: vec4<f32>, m: vec4<f32>, inv: f32, ls: vec4<f32>) -> vec4<f32> {
+  if (MODE == 0u) { return exp(v - m) * inv; }
+  return v - m - ls;
+}
+
+// Folds one vec4 into a running (max, sum).
+fn accum(ms: vec2<f32>, v: vec4<f32>, neg_inf: f32) -> vec2<f32> {
+  let mv = nmax(nmax(v.x, v.y), nmax(v.z, v.w));
+  var sv = 0.0;
+  if (mv != neg_inf) {
+    let e = exp(v - vec4<f32>(mv));
+    sv = e.x + e.y + e.z + e.w;
+  }
+  return merge(ms.x, ms.y, mv, sv, neg_inf);
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -40,22 +56,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n4 = P.len / 4u;
   let base = r * n4;
   var ms = vec2<f32>(neg_inf, 0.0);
-  for (var k = lid; k < n4; k = k + WG) {
-    let v = X[base + k];
-    let mv = nmax(nmax(v.x, v.y), nmax(v.z, v.w));
-    var sv = 0.0;
-    if (mv != neg_inf) {
-      let e = exp(v - vec4<f32>(mv));
-      sv = e.x + e.y + e.z + e.w;
-    }
-    ms = merge(ms.x, ms.y, mv, sv, neg_inf);
+  var k = lid;
+  // Four vec4 loads in flight per step, then the tail one at a time.
+  for (; k + 3u * WG < n4; k = k + 4u * WG) {
+    let v0 = X[base + k];
+    let v1 = X[base + k + WG];
+    let v2 = X[base + k + 2u * WG];
+    let v3 = X[base + k + 3u * WG];
+    ms = accum(ms, v0, neg_inf);
+    ms = accum(ms, v1, neg_inf);
+    ms = accum(ms, v2, neg_inf);
+    ms = accum(ms, v3, neg_inf);
   }
+  for (; k < n4; k = k + WG) { ms = accum(ms, X[base + k], neg_inf); }
   red_m[lid] = ms.x;
   red_s[lid] = ms.y;
   workgroupBarrier();
-  for (var k = WG / 2u; k > 0u; k = k / 2u) {
-    if (lid < k) {
-      let m2 = merge(red_m[lid], red_s[lid], red_m[lid + k], red_s[lid + k], neg_inf);
+  for (var h = WG / 2u; h > 0u; h = h / 2u) {
+    if (lid < h) {
+      let m2 = merge(red_m[lid], red_s[lid], red_m[lid + h], red_s[lid + h], neg_inf);
       red_m[lid] = m2.x;
       red_s[lid] = m2.y;
     }
@@ -63,11 +82,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let m = vec4<f32>(red_m[0]);
   let s = red_s[0];
-  if (MODE == 0u) {
-    let inv = 1.0 / s;
-    for (var k = lid; k < n4; k = k + WG) { O[base + k] = exp(X[base + k] - m) * inv; }
-  } else {
-    let ls = vec4<f32>(log(s));
-    for (var k = lid; k < n4; k = k + WG) { O[base + k] = X[base + k] - m - ls; }
+  // Output pass: four loads before four stores (X and O may alias as far as the compiler knows).
+  let inv = 1.0 / s;
+  let ls = vec4<f32>(log(s));
+  var q = lid;
+  for (; q + 3u * WG < n4; q = q + 4u * WG) {
+    let v0 = X[base + q];
+    let v1 = X[base + q + WG];
+    let v2 = X[base + q + 2u * WG];
+    let v3 = X[base + q + 3u * WG];
+    O[base + q] = finish(v0, m, inv, ls);
+    O[base + q + WG] = finish(v1, m, inv, ls);
+    O[base + q + 2u * WG] = finish(v2, m, inv, ls);
+    O[base + q + 3u * WG] = finish(v3, m, inv, ls);
   }
+  for (; q < n4; q = q + WG) { O[base + q] = finish(X[base + q], m, inv, ls); }
 }
