@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for etwebgpu on Debian 12. Idempotent: a second run does nothing.
 # Sources: Debian packages (bookworm + bookworm-backports for Mesa 25 lavapipe) and npm (Dawn).
+# --web: also what the WebAssembly build and its browser tests need (and only then): Debian's
+# emscripten and chromium, and playwright-core from npm into tests/web/node_modules.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+want_web=0
+for a in "$@"; do
+  case "$a" in
+    --web) want_web=1 ;;
+    *) echo "usage: scripts/setup.sh [--web]" >&2; exit 2 ;;
+  esac
+done
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
@@ -55,5 +64,25 @@ if ! echo "$SO_SHA  $DAWN_DIR/libwebgpu_wrapper.so" | sha256sum -c --quiet - >/d
   echo "$SO_SHA  $tmp/package/libwebgpu_wrapper.so" | sha256sum -c --quiet - \
     || { echo "setup: libwebgpu_wrapper.so sha256 mismatch" >&2; exit 1; }
   mkdir -p "$DAWN_DIR"; mv "$tmp/package/libwebgpu_wrapper.so" "$DAWN_DIR/"
+fi
+
+# --web: emscripten + chromium (Debian) and the browser tests' npm packages (package-lock.json).
+if [ "$want_web" = 1 ]; then
+  web_pkgs=()
+  for p in emscripten chromium; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || web_pkgs+=("$p")
+  done
+  if [ ${#web_pkgs[@]} -gt 0 ]; then
+    [ "$updated" = 1 ] || $SUDO apt-get update -qq
+    echo "setup: installing ${web_pkgs[*]}"
+    $SUDO apt-get install -y -qq --no-install-recommends "${web_pkgs[@]}"
+  fi
+  want_pw=$(node -p "require('$here/tests/web/package.json').dependencies['playwright-core']")
+  have_pw=$(node -p "require('$here/tests/web/node_modules/playwright-core/package.json').version" 2>/dev/null || true)
+  if [ "$want_pw" != "$have_pw" ]; then
+    echo "setup: installing playwright-core $want_pw into tests/web/node_modules"
+    (cd "$here/tests/web" && npm ci --no-audit --no-fund --silent)
+  fi
+  echo "setup: web ok (emscripten $(dpkg-query -W -f='${Version}' emscripten), chromium $(dpkg-query -W -f='${Version}' chromium), playwright-core $want_pw)"
 fi
 echo "setup: ok (Dawn at $DAWN_DIR)"

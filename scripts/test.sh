@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: unit, op, conformance and
 # error-path tests; then the same suite under ASan + UBSan; then a short deterministic fuzz run.
-# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 skip the later stages (local iteration only).
+# Last, the WebAssembly build and its browser tests in headless Chromium (scripts/web_build.sh,
+# tests/web/run_web_tests.mjs).
+# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,5 +28,11 @@ fi
 if [ "${ETWEBGPU_SKIP_FUZZ:-0}" != 1 ]; then
   echo "== fuzz (loader, ${ETWEBGPU_FUZZ_SECONDS:-60} s)"
   bash scripts/fuzz.sh "${ETWEBGPU_FUZZ_SECONDS:-60}"
+fi
+if [ "${ETWEBGPU_SKIP_WEB:-0}" != 1 ]; then
+  echo "== web build + browser tests"
+  bash scripts/setup.sh --web
+  bash scripts/web_build.sh build-web
+  node tests/web/run_web_tests.mjs --build build-web
 fi
 echo "== all tests passed"

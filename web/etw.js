@@ -1,0 +1,104 @@
+// A small promise API over the wasm runtime (etwebgpu_web.js, built by scripts/web_build.sh).
+// Every call is queued: the wasm may suspend on WebGPU (ASYNCIFY) and must not be re-entered
+// while it waits. Used by index.html (app.js), example.html and the browser tests (tests.html).
+//
+//   const rt = await loadRuntime({log});
+//   await rt.init()                   -> {adapter}
+//   await rt.load(bytes)              -> {id, inputs, outputs, plan, gpu_bytes}
+//   await rt.setInputRandom(id, i, seed) / rt.setInputNpy(id, i, bytes) -> {input: stats}
+//   await rt.run(id, {profile})       -> {outputs: [stats], wall_ms, profile}
+//   await rt.outputNpy(id, i)         -> Uint8Array (.npy)
+//   await rt.example()                -> the embedded model's check against its reference
+//   await rt.gpuChecks()              -> checks of the WebGPU surface (compute, copies, errors)
+//   await rt.conformanceCase({pte, inputs, expected, atol, rtol}) -> {status, message, ms}
+// Failures reject with an Error whose message is the runtime's (e.g. "Unsupported error: ...").
+
+export async function loadRuntime({log = () => {}, scriptUrl = 'etwebgpu_web.js'} = {}) {
+  if (typeof globalThis.createEtwebgpu !== 'function') {
+    await new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.src = scriptUrl;
+      s.onload = resolve;
+      s.onerror = () => reject(new Error('could not load ' + scriptUrl + ' (build it with scripts/web_build.sh)'));
+      document.head.appendChild(s);
+    });
+  }
+  const M = await globalThis.createEtwebgpu({print: (t) => log(t), printErr: (t) => log(t)});
+  let queue = Promise.resolve();
+  const serial = (fn) => {
+    const p = queue.then(fn);
+    queue = p.catch(() => {});
+    return p;
+  };
+  const callRaw = (name, ret, types, args) => M.ccall(name, ret, types, args, {async: true});
+  // Calls a function returning JSON; rejects when it reports {"ok": false}.
+  const callJson = async (name, types, args) => {
+    const text = await callRaw(name, 'string', types, args);
+    const r = JSON.parse(text);
+    if (!r.ok) {
+      const e = new Error(r.error);
+      e.kind = r.kind;
+      throw e;
+    }
+    return r;
+  };
+  // Copies bytes into wasm memory for the duration of fn(ptr, len).
+  const withBytes = async (bytes, fn) => {
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    const ptr = M._malloc(Math.max(1, u8.length));
+    if (!ptr) throw new Error('out of wasm memory for ' + u8.length + ' bytes');
+    M.HEAPU8.set(u8, ptr);
+    try {
+      return await fn(ptr, u8.length);
+    } finally {
+      M._free(ptr);
+    }
+  };
+
+  return {
+    module: M,
+    init: () => serial(() => callJson('etw_init', [], [])),
+    load: (bytes) => serial(() => withBytes(bytes, (p, n) => callJson('etw_load', ['number', 'number'], [p, n]))),
+    free: (id) => serial(() => callRaw('etw_free', null, ['number'], [id])),
+    setInputRandom: (id, idx, seed) =>
+      serial(() => callJson('etw_set_input_random', ['number', 'number', 'number'], [id, idx, seed >>> 0])),
+    setInputNpy: (id, idx, bytes) => serial(() => withBytes(bytes, (p, n) =>
+      callJson('etw_set_input_npy', ['number', 'number', 'number', 'number'], [id, idx, p, n]))),
+    run: (id, {profile = false} = {}) => serial(() => callJson('etw_run', ['number', 'number'], [id, profile ? 1 : 0])),
+    outputNpy: (id, idx) => serial(async () => {
+      const p = await callRaw('etw_output_npy', 'number', ['number', 'number'], [id, idx]);
+      if (!p) throw new Error('no output ' + idx + ' (run the model first)');
+      const n = await callRaw('etw_result_size', 'number', [], []);
+      return M.HEAPU8.slice(p, p + n);
+    }),
+    example: () => serial(() => callJson('etw_example', [], [])),
+    gpuChecks: () => serial(() => callJson('etw_gpu_checks', [], [])),
+    conformanceCase: ({pte, inputs, expected, atol, rtol}) => serial(async () => {
+      await callRaw('etw_case_begin', null, [], []);
+      for (const b of inputs) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [0, p, n]));
+      for (const b of expected) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [1, p, n]));
+      return withBytes(pte, (p, n) =>
+        callJson('etw_case_run', ['number', 'number', 'number', 'number'], [p, n, atol, rtol]));
+    }),
+  };
+}
+
+// Fetches one conformance case (manifest entry + files under base/name/) and runs it.
+export async function runConformanceCase(rt, base, name, entry) {
+  const get = async (f) => {
+    const r = await fetch(`${base}/${name}/${f}`);
+    if (!r.ok) throw new Error(`fetching ${base}/${name}/${f}: HTTP ${r.status}`);
+    return new Uint8Array(await r.arrayBuffer());
+  };
+  const pte = await get('model.pte');
+  const inputs = [], expected = [];
+  for (const i of entry.inputs) inputs.push(await get(i.file));
+  for (const o of entry.outputs) expected.push(await get(o.file));
+  return rt.conformanceCase({pte, inputs, expected, atol: entry.atol, rtol: entry.rtol});
+}
+
+export function formatNs(ns) {
+  if (ns >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
+  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
+  return ns + ' ns';
+}
