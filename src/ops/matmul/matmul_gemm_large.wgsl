@@ -58,12 +58,20 @@ fn store_c(coff: u32, m: u32, n: u32, v: vec4<f32>) {
 }
 
 @compute @workgroup_size(256)
-fn gemm_large(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn gemm_large(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
   let BM = 16u * TM;
   let tx = lid % 16u;
   let ty = lid / 16u;
-  let m0 = wid.y * BM;
-  let n0 = wid.x * 128u;
+  // Grouped tile order for L2 reuse: consecutive workgroups walk 8 row tiles down a column
+  // group before moving right, so the A and B panels in flight stay small.
+  let lin = wid.y * nwg.x + wid.x;
+  let per_group = 8u * nwg.x;
+  let first_m = (lin / per_group) * 8u;
+  let gsz = min(nwg.y - first_m, 8u);
+  let in_group = lin % per_group;
+  let m0 = (first_m + in_group % gsz) * BM;
+  let n0 = (in_group / gsz) * 128u;
   let offs = batch_offsets(wid.z);
   let K = P.K;
 
