@@ -161,9 +161,11 @@ def main():
             cases = ["add", "gemm_1024", "gemm_2048", "gemm_4096", "gemv_4096", "conv3x3_64", "conv_stem",
                      "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64", "sdpa_1x8x32x4096", "small_cnn"]
         cases.append("net:" + mv2)
-    cmd = [a.bin, "--out", out, "--iters", str(a.iters)] + sum((["--case", c] for c in cases), [])
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    print(r.stdout, end=""); print(r.stderr, end="", file=sys.stderr)
+    # One process per case: a large case (64M-float uploads, 4096^3 GEMM) must not slow the next.
+    for i, c in enumerate(cases):
+        r = subprocess.run([a.bin, "--out", out, "--iters", str(a.iters), "--case", c], capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        print("\n".join(lines if i == 0 else lines[2:])); print(r.stderr, end="", file=sys.stderr)
     peak_flops, peak_bw = peaks()
     print(f"\nmeasured device peak (PyTorch): fp32 GEMM {peak_flops:.0f} GFLOP/s (TF32 off), copy {peak_bw:.0f} GB/s")
     print(f"{'case':22} {'torch ms':>10} {'ours ms':>10} {'ratio':>7} {'ours GFLOP/s':>13} {'ours GB/s':>10} {'%peak':>6}  check")
