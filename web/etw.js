@@ -73,6 +73,7 @@ export async function loadRuntime({log = () => {}, scriptUrl = 'etwebgpu_web.js'
     }),
     example: () => serial(() => callJson('etw_example', [], [])),
     gpuChecks: () => serial(() => callJson('etw_gpu_checks', [], [])),
+    deviceLossCheck: () => serial(() => callJson('etw_device_loss_check', [], [])),  // leaves the device lost
     conformanceCase: ({pte, inputs, expected, atol, rtol}) => serial(async () => {
       await callRaw('etw_case_begin', null, [], []);
       for (const b of inputs) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [0, p, n]));

@@ -416,4 +416,23 @@ EMSCRIPTEN_KEEPALIVE const char* etw_gpu_checks() {
   });
 }
 
+// Device loss: destroys the page's device (as a driver reset would) and checks that a model run
+// then fails with an error naming the loss. The device stays lost: the page must be reloaded.
+EMSCRIPTEN_KEEPALIVE const char* etw_device_loss_check() {
+  return guarded([] {
+    auto em = models::make_example_model();
+    auto model = Model::load_bytes(em.pte);
+    model->run({em.input});
+    gpu::Context::get()->debug_lose_device();
+    try {
+      model->run({em.input});
+    } catch (const Error& e) {
+      std::string m = e.what();
+      bool pass = m.find("lost") != std::string::npos;
+      return ret(json{{"ok", true}, {"pass", pass}, {"message", m}});
+    }
+    return ret(json{{"ok", true}, {"pass", false}, {"message", "a run after device loss succeeded"}});
+  });
+}
+
 }  // extern "C"

@@ -2,8 +2,8 @@
 // Browser tests of the WebAssembly build: serves the build dir (and the conformance fixtures) on
 // 127.0.0.1, drives Debian's headless Chromium (WebGPU on its bundled SwiftShader) with
 // playwright-core, and runs inside the page: the WebGPU surface checks, the embedded example
-// model against its float64 reference, and every conformance case with the manifest's
-// tolerances. A case that does not finish within --case-timeout seconds (SwiftShader is about
+// model against its float64 reference, example.html and index.html end to end, every
+// conformance case with the manifest's tolerances, and last a device-loss check. A case that does not finish within --case-timeout seconds (SwiftShader is about
 // 0.4 GFLOP/s) is reported as skipped by name and the page is reloaded. Exit code 1 on any failure.
 //
 //   node tests/web/run_web_tests.mjs [--build build-web] [--conformance ../shared/conformance]
@@ -189,6 +189,16 @@ try {
     const skipped = results.cases.filter((c) => c.status === 'skipped').map((c) => c.name);
     if (skipped.length) console.log(`skipped: ${skipped.join(', ')}`);
   }
+  // Last (it leaves the page's device lost): a lost device must surface as an error.
+  console.log('== device loss');
+  await openPage();
+  const dl = await evaluateWithin(120, () => window.etwTest.deviceLossCheck());
+  const dlPass = !dl.timeout && dl.value.pass;
+  const dlMsg = dl.timeout ? 'did not finish within 120 s' : (dl.value.message || dl.value.error);
+  console.log(`${dlPass ? 'ok  ' : 'FAIL'}  run after device loss fails with: ${dlMsg.split('\n')[0]}`);
+  results.checks.push({name: 'device loss', pass: dlPass, message: dlMsg});
+  if (!dlPass) ++failures;
+
   const out = path.join(build, 'web_test_results.json');
   fs.writeFileSync(out, JSON.stringify({adapter, ...results}, null, 1));
   const checksFailed = results.checks.filter((c) => !c.pass).length;
