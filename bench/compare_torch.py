@@ -158,7 +158,7 @@ def main():
         mv2 = export_mobilenet_v2(nets)
         cases = [c for c in cases if c != "mobilenet_v2"]
         if not a.case:
-            cases = ["add", "gemm_1024", "gemm_2048", "gemm_4096", "gemv_4096", "conv3x3_64", "conv_stem",
+            cases = ["add", "gemm_1024", "gemm_2048", "gemm_4096", "linear_4096", "gemv_4096", "conv3x3_64", "conv_stem",
                      "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64", "sdpa_1x8x32x4096", "small_cnn"]
         cases.append("net:" + mv2)
     # One process per case: a large case (64M-float uploads, 4096^3 GEMM) must not slow the next.

@@ -1,6 +1,4 @@
 // The etwebgpu command-line tool end to end, as a user runs it.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <filesystem>
 
@@ -12,15 +10,7 @@ using namespace etwebgpu;
 
 namespace {
 
-int run_cli(const std::string& args, std::string* out) {
-  std::string cmd = std::string(ETWEBGPU_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[1024];
-  out->clear();
-  while (p && fgets(buf, sizeof buf, p)) *out += buf;
-  int st = p ? pclose(p) : -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
+using etwebgpu::testing::run_cli;
 
 std::string tmpdir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("etwebgpu_cli_" + name + "_" + std::to_string(getpid()));

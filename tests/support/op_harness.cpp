@@ -1,5 +1,8 @@
 #include "support/op_harness.h"
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -82,6 +85,17 @@ bool gpu_available(std::string* why) {
 std::string conformance_dir() {
   if (const char* e = std::getenv("ETWEBGPU_CONFORMANCE_DIR")) return e;
   return std::string(ETWEBGPU_SOURCE_DIR) + "/../shared/conformance";
+}
+
+int run_cli(const std::string& args, std::string* out) {
+  const char* env = std::getenv("ETWEBGPU_CLI");
+  std::string cmd = std::string(env ? env : ETWEBGPU_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[1024];
+  out->clear();
+  while (p && fgets(buf, sizeof buf, p)) *out += buf;
+  int st = p ? pclose(p) : -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
 }  // namespace etwebgpu::testing

@@ -60,4 +60,8 @@ bool gpu_available(std::string* why = nullptr);
 // $ETWEBGPU_CONFORMANCE_DIR, defaulting to <source>/../shared/conformance.
 std::string conformance_dir();
 
+// Runs the etwebgpu CLI ($ETWEBGPU_CLI, defaulting to the one this build made) with `args`;
+// returns its exit code (128 when killed by a signal) and its stdout+stderr in `out`.
+int run_cli(const std::string& args, std::string* out);
+
 }  // namespace etwebgpu::testing
