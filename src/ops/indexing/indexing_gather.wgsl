@@ -1,5 +1,5 @@
 // Index-driven gathers (indexing family). Indices are i32 words; negative ones wrap once (+size);
-// an index still out of range yields a 0 word (PyTorch raises; the GPU cannot, see docs/ops/indexing.md).
+// an index still out of range yields a 0 word (PyTorch raises; the GPU cannot, see docs/OPS.md).
 // MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
 // MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
 // MODE 2 index.Tensor, one per index tensor: OUT[b] (scratch) accumulates the source word offset

@@ -1,7 +1,7 @@
 // et_vk.embedding_q4gsw: out[t, d] = dequant(weight[indices[t], d]); one invocation per output
 // element (flat index, 2D folding). LINEAR = 0: byte = (q[2j] + 8) << 4 | (q[2j+1] + 8);
 // LINEAR = 1 (is_linear_weight): byte = (q[2j+1] + 8) << 4 | (q[2j] + 8).
-// Indices outside [0, V) produce zeros (the GPU cannot raise; documented in docs/ops/quantized.md).
+// Indices outside [0, V) produce zeros (the GPU cannot raise; documented in docs/OPS.md).
 struct Params { n: u32, d: u32, v: u32, gs: u32, groups: u32, wrow: u32, pad0: u32, pad1: u32 };
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
