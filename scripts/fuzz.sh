@@ -18,7 +18,7 @@ conf=${ETWEBGPU_CONFORMANCE_DIR:-../shared/conformance}
 if [ -d "$conf" ]; then
   for d in "$conf"/*/; do [ -f "$d/model.pte" ] && cp "$d/model.pte" "$corpus/$(basename "$d").pte"; done
 fi
-export ASAN_OPTIONS=detect_leaks=1:suppressions=$PWD/scripts/lsan.supp
+export ASAN_OPTIONS=detect_leaks=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 regs=(fuzz/regressions/*)
 if [ -e "${regs[0]}" ]; then ./build-fuzz/pte_loader_fuzz "${regs[@]}"; fi

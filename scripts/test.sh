@@ -19,7 +19,7 @@ if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "== ASan + UBSan build + tests"
   bash scripts/build.sh build-asan -DETWEBGPU_SANITIZE=ON -DETWEBGPU_BUILD_BENCH=OFF
   # Dawn and the Vulkan driver are not instrumented; leaks inside them are not ours.
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:suppressions=$PWD/scripts/lsan.supp
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest -j"$jobs" --output-on-failure --timeout 1800)
