@@ -49,6 +49,18 @@ HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);
 ::testing::AssertionResult Close(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,
                                  double rtol = 1e-4);
 
+// The message of the etwebgpu::Error `f` throws ("" when it throws none).
+template <class F>
+std::string load_error(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+inline bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
 // True when a WebGPU device is present; GPU tests call ETW_REQUIRE_GPU() first.
 bool gpu_available(std::string* why = nullptr);
 #define ETW_REQUIRE_GPU()                                          \

@@ -10,16 +10,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-template <class F>
-std::string load_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 HostTensor run_softmax(const char* op, const HostTensor& x, int64_t dim, const char* route = "") {
   OpGraph g;

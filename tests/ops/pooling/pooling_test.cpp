@@ -9,16 +9,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-template <class F>
-std::string load_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 // avg_pool2d [self, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, out]
 HostTensor run_avg(const HostTensor& x, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,

@@ -10,16 +10,6 @@ using ref::Reduce;
 
 namespace {
 
-template <class F>
-std::string load_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 // sum/mean [self, dim, keepdim, dtype, out]; amax/amin [self, dim, keepdim, out]
 HostTensor run_dims(const char* op, const HostTensor& x, std::optional<std::vector<int64_t>> dims, bool keepdim,

@@ -7,16 +7,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-template <class F>
-std::string load_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 struct Up {
   std::optional<std::vector<int64_t>> size;
