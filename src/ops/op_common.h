@@ -39,6 +39,9 @@ ShapeU make_shape(const std::vector<int64_t>& dims, const std::vector<int64_t>* 
 std::vector<int64_t> broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 // Strides of `in` viewed at the broadcast `out` shape (0 on broadcast dims), right-aligned.
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+// Throws Error(k) naming the op and node. For resize hooks, which outlive their OpContext.
+[[noreturn]] void fail_call(const format::VkOpCall& call, ErrorKind k, const std::string& msg);
+
 // Normalizes dim d for rank r (negative counts from the end); throws naming the op.
 int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r);
 

@@ -35,10 +35,6 @@ struct Conf {
   int64_t OC = 0, KH = 1, KW = 1, icg = 0, ocg = 0;
 };
 
-[[noreturn]] void fail_call(const format::VkOpCall& call, ErrorKind k, const std::string& msg) {
-  throw Error(k, call.name + ": " + msg);
-}
-
 // Reads a stride/padding/dilation list: 1 element broadcasts, else one per spatial dim.
 std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, const char* what) {
   auto v = oc.g.int_list(id);

@@ -32,10 +32,6 @@ struct Problem {
   int64_t bias_sm = 0, bias_sn = 0;
 };
 
-[[noreturn]] void fail_call(const format::VkOpCall& call, ErrorKind k, const std::string& msg) {
-  throw Error(k, call.name + ": " + msg);
-}
-
 uint32_t u32_of(const format::VkOpCall& call, int64_t v, const char* what) {
   if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
     fail_call(call, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");

@@ -59,13 +59,9 @@ std::vector<int64_t> with_hw(const std::vector<int64_t>& in, int64_t oh, int64_t
 }
 
 // Resize-time failure naming the op and node (the hook does not hold an OpContext).
-[[noreturn]] void live_fail(const format::VkOpCall& call, const std::string& msg) {
-  throw Error(ErrorKind::InvalidArgument, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
-}
-
 void set_out(Graph& g, const format::VkOpCall& call, int32_t out, const std::vector<int64_t>& dims) {
   Tensor& t = g.tensor(out);
-  if (numel(dims) > t.max_numel()) live_fail(call, "output " + shape_str(dims) + " exceeds its bound " + shape_str(t.max_dims));
+  if (numel(dims) > t.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(dims) + " exceeds its bound " + shape_str(t.max_dims));
   t.dims = dims;
 }
 
@@ -108,12 +104,12 @@ void build_pool(OpContext& oc, PoolSetup s) {
     if (s.mode == kAdaptive) {
       oh = s.adaptive_out.first;
       ow = s.adaptive_out.second;
-      if (H <= 0 || W <= 0) live_fail(call, "input " + shape_str(in) + " has an empty plane");
+      if (H <= 0 || W <= 0) fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " has an empty plane");
     } else {
       oh = out_size(H, w.kh, w.ph, w.sh, w.dh, w.ceil_mode);
       ow = out_size(W, w.kw, w.pw, w.sw, w.dw, w.ceil_mode);
       if (oh < 1 || ow < 1)
-        live_fail(call, "input " + shape_str(in) + " is too small: output " + std::to_string(oh) +
+        fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " is too small: output " + std::to_string(oh) +
                                                  "x" + std::to_string(ow));
     }
     auto od = with_hw(in, oh, ow);

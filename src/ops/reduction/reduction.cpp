@@ -19,10 +19,6 @@ static_assert(sizeof(Params) == 176);
 // Reductions at least this long use a workgroup per output; shorter ones a thread per output.
 constexpr int64_t kGroupRouteMin = 64;
 
-[[noreturn]] void live_fail(const format::VkOpCall& call, const std::string& msg) {
-  throw Error(ErrorKind::InvalidArgument, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
-}
-
 const char* op_label(RedOp op) {
   static const char* n[] = {"sum", "mean", "amax", "amin", "argmax", "argmin", "any", "all"};
   return n[op];
@@ -99,9 +95,9 @@ void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepd
     }
     int64_t count = numel(rd);
     if (count == 0 && op != kSum && op != kMean && op != kAny && op != kAll)
-      live_fail(call, std::string(op_label(op)) + " over an empty dimension of " + shape_str(in));
+      fail_call(call, ErrorKind::InvalidArgument, std::string(op_label(op)) + " over an empty dimension of " + shape_str(in));
     Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel()) live_fail(call, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
     to.dims = od;
     Params p;
     p.o = make_shape(kd, &ks);
@@ -183,7 +179,7 @@ void build_cumsum(OpContext& oc) {
   oc.node.resize = [&g, x, out, u, s, dim, &call = oc.call] {
     auto& in = g.tensor(x).dims;
     Tensor& to = g.tensor(out);
-    if (numel(in) > to.max_numel()) live_fail(call, "output " + shape_str(in) + " exceeds its bound " + shape_str(to.max_dims));
+    if (numel(in) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(in) + " exceeds its bound " + shape_str(to.max_dims));
     to.dims = in;
     CumParams p;
     int64_t len = in.empty() ? 1 : in[dim], inner = 1;

@@ -16,10 +16,6 @@ struct Params {
 };
 static_assert(sizeof(Params) == 32);
 
-[[noreturn]] void live_fail(const format::VkOpCall& call, const std::string& msg) {
-  throw Error(ErrorKind::InvalidArgument, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
-}
-
 // PyTorch's area_pixel_compute_scale (float, as its CPU kernels compute it).
 float pixel_scale(int64_t in, int64_t out, bool align, std::optional<double> sf) {
   if (align) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f;
@@ -83,12 +79,12 @@ void build_upsample(OpContext& oc, bool bilinear) {
       ow = static_cast<int64_t>(std::floor(static_cast<double>(W) * sf->second));
     }
     if (H <= 0 || W <= 0 || oh <= 0 || ow <= 0)
-      live_fail(call, "input " + shape_str(in) + " gives an empty output " + std::to_string(oh) + "x" + std::to_string(ow));
+      fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " gives an empty output " + std::to_string(oh) + "x" + std::to_string(ow));
     std::vector<int64_t> od(in.begin(), in.end() - 2);
     od.push_back(oh);
     od.push_back(ow);
     Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel()) live_fail(call, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+    if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
     to.dims = od;
     Params p;
     p.total = static_cast<uint32_t>(numel(od));
