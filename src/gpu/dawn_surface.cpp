@@ -610,7 +610,8 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
     std::vector<uint8_t> host(staging_need);
     ok = read_staging(host.data(), staging_need, err, n);
     if (ok) {
-      for (size_t r = 0; r < n_reads; ++r) std::memcpy(reads[r].dst, host.data() + read_at[r], reads[r].size);
+      for (size_t r = 0; r < n_reads; ++r)
+        if (reads[r].size) std::memcpy(reads[r].dst, host.data() + read_at[r], reads[r].size);
       if (qs && durations)
         for (size_t k = 0; k < timed.size(); ++k) {
           uint64_t t0, t1;

@@ -85,7 +85,9 @@ std::vector<uint32_t> to_gpu_words(const HostTensor& t, VkDType dst) {
   std::vector<uint32_t> w(static_cast<size_t>(n));
   const uint8_t* p = t.data.data();
   bool ok = false;
-  if (is_float_vk(dst) && (t.dtype == DType::Float32)) {
+  if (n == 0) {
+    ok = true;  // empty tensors: nothing to convert (and no pointer to copy from)
+  } else if (is_float_vk(dst) && (t.dtype == DType::Float32)) {
     std::memcpy(w.data(), p, n * 4);
     ok = true;
   } else if (is_float_vk(dst) && t.dtype == DType::Float64) {
@@ -126,7 +128,9 @@ HostTensor from_gpu_words(const std::vector<uint32_t>& w, VkDType src, DType hos
   int64_t n = t.numel();
   uint8_t* p = t.data.data();
   bool ok = true;
-  if (is_float_vk(src) && host == DType::Float32) std::memcpy(p, w.data(), n * 4);
+  if (n == 0) {
+    // empty: nothing to copy
+  } else if (is_float_vk(src) && host == DType::Float32) std::memcpy(p, w.data(), n * 4);
   else if (is_float_vk(src) && host == DType::Float64)
     for (int64_t i = 0; i < n; ++i) { float f; std::memcpy(&f, &w[i], 4); double d = f; std::memcpy(p + 8 * i, &d, 8); }
   else if (is_int_vk(src) && host == DType::Int32) std::memcpy(p, w.data(), n * 4);

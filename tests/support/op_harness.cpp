@@ -22,7 +22,7 @@ HostTensor random_f32(std::vector<int64_t> shape, uint64_t seed, float lo, float
 HostTensor random_i32(std::vector<int64_t> shape, uint64_t seed, int32_t lo, int32_t hi) {
   HostTensor t(DType::Int32, std::move(shape));
   std::mt19937_64 rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) t.as<int32_t>()[i] = lo + static_cast<int32_t>(rng() % uint64_t(hi - lo + 1));
+  for (int64_t i = 0; i < t.numel(); ++i) t.as<int32_t>()[i] = static_cast<int32_t>(lo + static_cast<int64_t>(rng() % uint64_t(int64_t(hi) - lo + 1)));
   return t;
 }
 

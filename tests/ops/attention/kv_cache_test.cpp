@@ -17,7 +17,7 @@ constexpr int64_t kPosMax = kCmax - kSmax;
 // Appends rows [1, S, H, D] of `src` to the history `hist` (kept as [1, L, H, D]).
 void append(HostTensor& hist, const HostTensor& src) {
   HostTensor n(DType::Float32, {1, hist.shape[1] + src.shape[1], hist.shape[2], hist.shape[3]});
-  std::memcpy(n.data.data(), hist.data.data(), hist.data.size());
+  if (!hist.data.empty()) std::memcpy(n.data.data(), hist.data.data(), hist.data.size());
   std::memcpy(n.data.data() + hist.data.size(), src.data.data(), src.data.size());
   hist = std::move(n);
 }
