@@ -21,6 +21,6 @@ fi
 export ASAN_OPTIONS=detect_leaks=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 regs=(fuzz/regressions/*)
-if [ -e "${regs[0]}" ]; then ./build-fuzz/pte_loader_fuzz "${regs[@]}"; fi
-./build-fuzz/pte_loader_fuzz "$corpus" -seed=1 -max_total_time="$secs" -max_len=262144 -rss_limit_mb=2048 \
+if [ -e "${regs[0]}" ]; then ./build-fuzz/fuzz/pte_loader_fuzz "${regs[@]}"; fi
+./build-fuzz/fuzz/pte_loader_fuzz "$corpus" -seed=1 -max_total_time="$secs" -max_len=262144 -rss_limit_mb=2048 \
   -artifact_prefix=build-fuzz/crashes/ -print_final_stats=1 2>&1 | tail -15
