@@ -192,7 +192,6 @@ void Graph::build() {
   symints_.assign(n, 0);
   symint_buffer_.assign(n, -1);
   raw_constant_.assign(n, -1);
-  int32_t max_mem = -1;
   for (size_t i = 0; i < n; ++i) {
     const auto& v = ir_.values[i];
     if (v.kind == VkValueKind::Tensor) {
@@ -211,21 +210,21 @@ void Graph::build() {
       if (t.constant_id >= 0 && static_cast<size_t>(t.constant_id) >= ir_.constants.size())
         throw Error(ErrorKind::Format, "tensor %" + std::to_string(i) + " names constant " + std::to_string(t.constant_id) +
                                            " but the graph has " + std::to_string(ir_.constants.size()));
-      if (t.mem_obj_id > max_mem) max_mem = t.mem_obj_id;
     } else if (v.kind == VkValueKind::SymInt) {
       symints_[i] = v.int_val;
     }
   }
   // Shared memory objects are sized for the largest tensor that uses them.
-  mem_obj_buffer_.assign(static_cast<size_t>(max_mem + 1), -1);
-  std::vector<uint64_t> mem_need(static_cast<size_t>(max_mem + 1), 0);
+  std::map<int32_t, uint64_t> mem_need;
   for (size_t i = 0; i < n; ++i)
-    if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0)
-      mem_need[tensors_[i].mem_obj_id] =
-          std::max<uint64_t>(mem_need[tensors_[i].mem_obj_id], static_cast<uint64_t>(tensors_[i].max_numel()) * 4);
+    if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0) {
+      auto& need = mem_need[tensors_[i].mem_obj_id];
+      need = std::max<uint64_t>(need, static_cast<uint64_t>(tensors_[i].max_numel()) * 4);
+    }
   // Limits are checked for the whole graph before anything is allocated.
   uint64_t planned = 0;
-  for (auto b : mem_need) planned += b;
+  auto add_planned = [&planned](uint64_t b) { planned = planned > UINT64_MAX - b ? UINT64_MAX : planned + b; };
+  for (auto& [m, b] : mem_need) add_planned(b);
   for (size_t i = 0; i < n; ++i) {
     if (ir_.values[i].kind != VkValueKind::Tensor) continue;
     uint64_t bytes = static_cast<uint64_t>(tensors_[i].max_numel()) * 4;
@@ -233,16 +232,15 @@ void Graph::build() {
       throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
                                         std::to_string(bytes) + " bytes, above the device's maxStorageBufferBindingSize of " +
                                         std::to_string(ctx_->info().max_storage_binding));
-    if (tensors_[i].mem_obj_id < 0) planned += bytes;
+    if (tensors_[i].mem_obj_id < 0) add_planned(bytes);
   }
   if (planned > opts_.max_gpu_bytes)
     throw Error(ErrorKind::Limit, "the graph needs " + std::to_string(planned) + " bytes of tensor storage, above the " +
                                       "limit of " + std::to_string(opts_.max_gpu_bytes) + " (LoadOptions::max_gpu_bytes)");
-  for (size_t m = 0; m < mem_need.size(); ++m) {
-    if (!mem_need[m]) continue;
+  for (auto& [m, need] : mem_need) {
     mem_obj_buffer_[m] = static_cast<int>(buffers_.size());
     buffers_.push_back(nullptr);
-    buffer_need_.push_back(mem_need[m]);
+    buffer_need_.push_back(need);
   }
   for (auto id : ir_.input_ids)
     if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
@@ -384,7 +382,7 @@ const gpu::Buffer& Graph::buffer(int32_t id) {
   if (t.buffer_index >= 0) return *buffers_[t.buffer_index];
   std::string label = "t%" + std::to_string(id);
   if (t.mem_obj_id >= 0) {
-    int bi = mem_obj_buffer_[t.mem_obj_id];
+    int bi = mem_obj_buffer_.at(t.mem_obj_id);
     if (!buffers_[bi]) {
       buffers_[bi] = std::make_unique<gpu::Buffer>(
           ctx_->create_buffer(buffer_need_[bi], gpu::BufferKind::Storage, "mem_obj" + std::to_string(t.mem_obj_id)));

@@ -160,7 +160,7 @@ class Graph {
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
   std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
-  std::vector<int> mem_obj_buffer_;      // mem_obj_id -> buffer index
+  std::map<int32_t, int> mem_obj_buffer_;  // mem_obj_id -> buffer index (ids may be sparse)
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

@@ -153,6 +153,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
     if (id < 0 || static_cast<size_t>(id) >= nvals) throw Error(ErrorKind::Format, "plan output id out of range");
     ir.output_ids.push_back(static_cast<uint32_t>(id));
   }
+  int32_t next_mem = 0;               // next free memory-object id in the merged graph
   std::map<int32_t, int32_t> moved;  // MoveCall: later uses of `to` read `from`
   auto resolve = [&](int32_t id) {
     auto it = moved.find(id);
@@ -211,16 +212,18 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           if (val.kind == VkValueKind::Tensor && val.tensor.constant_id >= 0) val.tensor.constant_id += const_base;
           map[v] = add_value(ir, std::move(val));
         }
-        // Memory objects are per delegate: offset them so two delegates never share by accident.
-        int32_t mem_base = 0;
-        for (auto& v : ir.values)
-          if (v.kind == VkValueKind::Tensor) mem_base = std::max(mem_base, v.tensor.mem_obj_id + 1);
+        // Memory objects are per delegate: renumber them densely after every id already used, so
+        // two delegates never share by accident (and hostile ids cannot overflow or blow up tables).
+        std::map<int32_t, int32_t> mem_map;
         for (size_t v = 0; v < sub.values.size(); ++v) {
           auto& mv = ir.values[map[v]];
           if (static_cast<size_t>(map[v]) >= nvals) {
             for (auto& id : mv.ids) id = map[id];
-            if (mv.kind == VkValueKind::Tensor && mv.tensor.mem_obj_id >= 0 && !io.count(static_cast<uint32_t>(v)))
-              mv.tensor.mem_obj_id += mem_base;
+            if (mv.kind == VkValueKind::Tensor && mv.tensor.mem_obj_id >= 0) {
+              auto [it, fresh] = mem_map.emplace(mv.tensor.mem_obj_id, next_mem);
+              if (fresh) ++next_mem;
+              mv.tensor.mem_obj_id = it->second;
+            }
           }
         }
         std::set<std::string> missing;

@@ -76,6 +76,24 @@ TEST(Robustness, GraphAboveTheMemoryBudgetIsRefusedUpFront) {
   EXPECT_NO_THROW(Model::load_bytes(add_model({16, 16})));
 }
 
+TEST(Robustness, HugeSparseMemoryObjectIdsAreRenumberedNotTabulated) {
+  ETW_REQUIRE_GPU();
+  // Regression (fuzz/regressions/mem_obj_id_overflow.pte): ids near INT32_MAX once overflowed the
+  // merge's id offset and would have sized a dense table by the largest id.
+  GraphBuilder g;
+  auto a = g.input(DType::Float32, {4}, false, 2000000000);
+  auto b = g.input(DType::Float32, {4}, false, 1610612742);
+  auto o = g.tensor(DType::Float32, {4}, 2000000000);  // shares the input's memory, as planners do
+  g.op("aten.add.Tensor", {a, b, g.int_(1), o});
+  g.output(o);
+  auto m = Model::load_bytes(g.serialize());
+  auto x = random_f32({4}, 1), y = random_f32({4}, 2);
+  auto out = m->run({x, y});
+  auto xv = x.to_f64(), yv = y.to_f64();
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] += yv[i];
+  EXPECT_TRUE(Close(out[0], ref_tensor({4}, xv)));
+}
+
 TEST(Robustness, RankAboveEightIsRefused) {
   ETW_REQUIRE_GPU();
   try {
