@@ -1,6 +1,7 @@
 // The etwebgpu command-line tool end to end, as a user runs it.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "format/npy.h"
 #include "graph/conformance.h"
@@ -50,6 +51,23 @@ TEST(Cli, BadFilesAndBadInputsGiveAClearErrorAndExitCode) {
   EXPECT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/expected_0.npy", &out), 2) << out;  // wrong shape/dtype
   EXPECT_NE(out.find("input 0"), std::string::npos) << out;
   EXPECT_EQ(run_cli("inspect /nonexistent.pte", &out), 2) << out;
+  std::filesystem::remove_all(d);
+}
+
+TEST(Cli, BenchPrintsWallAndPerOpGpuTimesAndWritesAChromeTrace) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("bench"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("bench " + d + "/model.pte --warmup 1 --iters 3 --trace " + d + "/trace.json", &out), 0) << out;
+  EXPECT_NE(out.find("wall per run: median"), std::string::npos) << out;
+  if (out.find("no timestamp queries") == std::string::npos) {
+    EXPECT_NE(out.find("aten.convolution.default"), std::string::npos) << out;
+    EXPECT_NE(out.find("GPU total"), std::string::npos) << out;
+    std::ifstream f(d + "/trace.json");
+    std::string trace((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(trace.find("\"traceEvents\""), std::string::npos);
+    EXPECT_NE(trace.find("aten._softmax.default"), std::string::npos);
+  }
   std::filesystem::remove_all(d);
 }
 
