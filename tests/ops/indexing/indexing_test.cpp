@@ -8,15 +8,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 HostTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return HostTensor::from<int64_t>(DType::Int64, shape, v); }
 HostTensor i32(std::vector<int64_t> shape, std::vector<int32_t> v) { return HostTensor::from<int32_t>(DType::Int32, shape, v); }
 
@@ -67,7 +58,7 @@ TEST(OpIdxEmbedding, DynamicIndicesAndBadWeightRank) {
   Id y = bad.input(i32({2}, {0, 1}));
   Id p = bad.output(DType::Float32, {2, 4});
   bad.gb.op("aten.embedding.default", {w3, y, bad.gb.int_(-1), bad.gb.boolean(false), bad.gb.boolean(false), p});
-  EXPECT_NE(error_of([&] { bad.run(); }).find("2-D"), std::string::npos);
+  EXPECT_NE(load_error([&] { bad.run(); }).find("2-D"), std::string::npos);
 }
 
 TEST(OpIdxEmbedding, LargeOutputPast65535WorkgroupsIsCorrect) {
@@ -112,14 +103,14 @@ TEST(OpIdxIndexSelect, TwoDimIndexAndFloatIndexFail) {
     Id x = g.input(a), y = g.input(i32({2, 2}, {0, 1, 2, 0}));
     Id o = g.output(DType::Float32, {3, 4});
     g.gb.op("aten.index_select.default", {x, g.gb.int_(1), y, o});
-    EXPECT_NE(error_of([&] { g.run(); }).find("0-D or 1-D"), std::string::npos);
+    EXPECT_NE(load_error([&] { g.run(); }).find("0-D or 1-D"), std::string::npos);
   }
   {
     OpGraph g;
     Id x = g.input(a), y = g.input(random_f32({2}, 1));
     Id o = g.output(DType::Float32, {3, 2});
     g.gb.op("aten.index_select.default", {x, g.gb.int_(1), y, o});
-    std::string e = error_of([&] { g.run(); });
+    std::string e = load_error([&] { g.run(); });
     EXPECT_NE(e.find("index has dtype f32"), std::string::npos) << e;
   }
 }
@@ -145,7 +136,7 @@ TEST(OpIdxGather, IndexLargerThanSelfOutsideDimFails) {
   Id x = g.input(random_f32({2, 3}, 14)), y = g.input(random_i32({3, 3}, 15, 0, 2));
   Id o = g.output(DType::Float32, {3, 3});
   g.gb.op("aten.gather.default", {x, g.gb.int_(1), y, g.gb.boolean(false), o});
-  EXPECT_NE(error_of([&] { g.run(); }).find("larger than self"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.run(); }).find("larger than self"), std::string::npos);
 }
 
 TEST(OpIdxIndex, SingleAndBroadcastLeadingIndexTensors) {
@@ -193,14 +184,14 @@ TEST(OpIdxIndex, NoneBeforeIndexAndBoolMaskAreRejected) {
     Id x = g.input(a), y = g.input(i32({2}, {0, 1}));
     Id o = g.output(DType::Float32, {3, 2});
     g.gb.op("aten.index.Tensor", {x, g.gb.value_list({g.gb.null(), y}), o});
-    EXPECT_NE(error_of([&] { g.run(); }).find("consecutive leading dims"), std::string::npos);
+    EXPECT_NE(load_error([&] { g.run(); }).find("consecutive leading dims"), std::string::npos);
   }
   {
     OpGraph g;
     Id x = g.input(a), y = g.input(random_bool({3}, 1));
     Id o = g.output(DType::Float32, {3, 4});
     g.gb.op("aten.index.Tensor", {x, g.gb.value_list({y}), o});
-    EXPECT_NE(error_of([&] { g.run(); }).find("boolean mask"), std::string::npos);
+    EXPECT_NE(load_error([&] { g.run(); }).find("boolean mask"), std::string::npos);
   }
 }
 

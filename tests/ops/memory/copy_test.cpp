@@ -8,15 +8,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(OpMemView, ViewCopyWithInferredDimMatchesReshape) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({3, 5, 7}, 1);
@@ -84,7 +75,7 @@ TEST(OpMemView, WrongElementCountFailsAtLoad) {
   Id x = g.input(random_f32({3, 5}, 7));
   Id o = g.output(DType::Float32, {4, 4});
   g.gb.op("aten.view_copy.default", {x, g.gb.int_list({4, 4}), o});
-  EXPECT_NE(error_of([&] { g.run(); }).find("invalid for input"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.run(); }).find("invalid for input"), std::string::npos);
 }
 
 TEST(OpMemView, TwoInferredDimsFailAtLoad) {
@@ -93,7 +84,7 @@ TEST(OpMemView, TwoInferredDimsFailAtLoad) {
   Id x = g.input(random_f32({3, 4}, 8));
   Id o = g.output(DType::Float32, {3, 4});
   g.gb.op("aten.view_copy.default", {x, g.gb.int_list({-1, -1}), o});
-  EXPECT_NE(error_of([&] { g.run(); }).find("only one dimension"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.run(); }).find("only one dimension"), std::string::npos);
 }
 
 TEST(OpMemView, DtypeChangeIsRejected) {
@@ -102,7 +93,7 @@ TEST(OpMemView, DtypeChangeIsRejected) {
   Id x = g.input(random_f32({3, 4}, 8));
   Id o = g.output(DType::Int32, {12});
   g.gb.op("aten.view_copy.default", {x, g.gb.int_list({12}), o});
-  EXPECT_NE(error_of([&] { g.run(); }).find("do not convert"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.run(); }).find("do not convert"), std::string::npos);
 }
 
 TEST(OpMemClone, CloneAndAliasCopyBoolAndInt) {
@@ -126,7 +117,7 @@ TEST(OpMemClone, DifferentByteSizeFailsAtLoad) {
   Id x = g.input(random_f32({3, 4}, 11));
   Id o = g.output(DType::Float32, {3, 5});
   g.gb.op("aten.clone.default", {x, g.gb.null(), o});
-  EXPECT_NE(error_of([&] { g.run(); }).find("different element counts"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.run(); }).find("different element counts"), std::string::npos);
 }
 
 TEST(OpMemSqueeze, DimsDimAndDefaultDropSizeOneDims) {
@@ -176,14 +167,14 @@ TEST(OpMemSqueeze, OutputRankMismatchAndBadDimFail) {
     Id x = g.input(random_f32({1, 3}, 15));
     Id o = g.output(DType::Float32, {1, 3});
     g.gb.op("aten.squeeze_copy.dims", {x, g.gb.int_list({0}), o});
-    EXPECT_NE(error_of([&] { g.run(); }).find("gives rank 1"), std::string::npos);
+    EXPECT_NE(load_error([&] { g.run(); }).find("gives rank 1"), std::string::npos);
   }
   {
     OpGraph g;
     Id x = g.input(random_f32({1, 3}, 15));
     Id o = g.output(DType::Float32, {1, 3, 1});
     g.gb.op("aten.unsqueeze_copy.default", {x, g.gb.int_(4), o});
-    EXPECT_NE(error_of([&] { g.run(); }).find("out of range"), std::string::npos);
+    EXPECT_NE(load_error([&] { g.run(); }).find("out of range"), std::string::npos);
   }
 }
 

@@ -10,15 +10,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // One op over one input: args = x, then `mid(g)`, then the output.
 HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
                 const std::function<std::vector<Id>(OpGraph&)>& mid) {
@@ -99,19 +90,19 @@ TEST(OpMemSlice, DynamicInputRecomputesLength) {
 TEST(OpMemSlice, ZeroStepFractionalDimAndBadDimFail) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({4, 4}, 7);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.slice_copy.Tensor", a, {4, 4},
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(0), g.gb.int_(4), g.gb.int_(0)}; });
             }).find("step must be positive"),
             std::string::npos);
-  std::string frac = error_of([&] {
+  std::string frac = load_error([&] {
     run1("aten.slice_copy.Tensor", a, {4, 4},
          [](OpGraph& g) { return std::vector<Id>{g.gb.dbl(0.5), g.gb.int_(0), g.gb.int_(4), g.gb.int_(1)}; });
   });
   EXPECT_NE(frac.find("aten.slice_copy.Tensor"), std::string::npos) << frac;
   EXPECT_NE(frac.find("dim: "), std::string::npos) << frac;
   EXPECT_NE(frac.find("expected an integer"), std::string::npos) << frac;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.slice_copy.Tensor", a, {4, 4},
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_(2), g.gb.int_(0), g.gb.int_(4), g.gb.int_(1)}; });
             }).find("out of range"),
@@ -138,7 +129,7 @@ TEST(OpMemSelect, NegativeIndexIsNormalizedAndRangeChecked) {
   auto v = random_i32({6}, 10, -50, 50);
   auto got0 = run1("aten.select_copy.int", v, {}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(5)}; });
   EXPECT_TRUE(Close(got0, ref::select(v, 0, 5)));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.select_copy.int", a, {3, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(1), g.gb.int_(5)}; });
             }).find("out of range"),
             std::string::npos);
@@ -162,13 +153,13 @@ TEST(OpMemSplit, WithSizesProducesEachPieceAndChecksSum) {
   Id y = bad.input(a);
   Id p = bad.output(DType::Float32, {2, 4, 3}), q = bad.output(DType::Float32, {2, 4, 3});
   bad.gb.op("aten.split_with_sizes_copy.default", {y, bad.gb.int_list({4, 4}), bad.gb.int_(1), bad.gb.value_list({p, q})});
-  EXPECT_NE(error_of([&] { bad.run(); }).find("sum to 8"), std::string::npos);
+  EXPECT_NE(load_error([&] { bad.run(); }).find("sum to 8"), std::string::npos);
 
   OpGraph cnt;
   Id z = cnt.input(a);
   Id r = cnt.output(DType::Float32, {2, 9, 3});
   cnt.gb.op("aten.split_with_sizes_copy.default", {z, cnt.gb.int_list({4, 5}), cnt.gb.int_(1), cnt.gb.value_list({r})});
-  EXPECT_NE(error_of([&] { cnt.run(); }).find("output list has 1"), std::string::npos);
+  EXPECT_NE(load_error([&] { cnt.run(); }).find("output list has 1"), std::string::npos);
 }
 
 TEST(OpMemSplit, DynamicInputResplitsAndOutOfRangeDimFails) {
@@ -186,13 +177,13 @@ TEST(OpMemSplit, DynamicInputResplitsAndOutOfRangeDimFails) {
   EXPECT_TRUE(Close(out[0], ref::slice(b, 1, 0, 2, 1), 0, 0));
   EXPECT_TRUE(Close(out[1], ref::slice(b, 1, 2, 6, 1), 0, 0));
   // a narrower split dim no longer matches the sizes: a run-time error, not a wrong answer
-  EXPECT_NE(error_of([&] { g.rerun({random_f32({2, 5}, 42)}); }).find("sum to 6"), std::string::npos);
+  EXPECT_NE(load_error([&] { g.rerun({random_f32({2, 5}, 42)}); }).find("sum to 6"), std::string::npos);
 
   OpGraph bad;
   Id y = bad.input(a);
   Id r = bad.output(DType::Float32, {4, 6});
   bad.gb.op("aten.split_with_sizes_copy.default", {y, bad.gb.int_list({4}), bad.gb.int_(2), bad.gb.value_list({r})});
-  EXPECT_NE(error_of([&] { bad.run(); }).find("out of range"), std::string::npos);
+  EXPECT_NE(load_error([&] { bad.run(); }).find("out of range"), std::string::npos);
 }
 
 TEST(OpMemSplit, SplitCopyTensorLastPieceIsShorter) {
@@ -236,7 +227,7 @@ TEST(OpMemCat, Int32DynamicInputsAndMismatchError) {
   EXPECT_TRUE(Close(g.run()[0], ref::cat({a, b}, 0)));
   auto a2 = random_i32({1, 3}, 15, -99, 99), b2 = random_i32({2, 3}, 16, -99, 99);
   EXPECT_TRUE(Close(g.rerun({a2, b2})[0], ref::cat({a2, b2}, 0)));
-  EXPECT_NE(error_of([&] { g.rerun({random_i32({1, 3}, 1, 0, 1), random_i32({2, 2}, 1, 0, 1)}); }).find("must match"),
+  EXPECT_NE(load_error([&] { g.rerun({random_i32({1, 3}, 1, 0, 1), random_i32({2, 2}, 1, 0, 1)}); }).find("must match"),
             std::string::npos);
 }
 
@@ -262,7 +253,7 @@ TEST(OpMemPermute, RanksOneToSixAndPermuteAlias) {
     EXPECT_TRUE(Close(got, ref, 0, 0)) << shape_str(kShapes[k]);
   }
   auto a = random_f32({2, 3}, 1);
-  EXPECT_NE(error_of([&] { run1("aten.permute_copy.default", a, {3, 2}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({1, 1})}; }); })
+  EXPECT_NE(load_error([&] { run1("aten.permute_copy.default", a, {3, 2}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({1, 1})}; }); })
                 .find("repeated dim"),
             std::string::npos);
 }
@@ -286,7 +277,7 @@ TEST(OpMemExpand, BroadcastsSizeOneAndNewLeadingDims) {
   auto got = run1("aten.expand_copy.default", a, ref.shape,
                   [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2, 3, 4, -1}), g.gb.boolean(false)}; });
   EXPECT_TRUE(Close(got, ref, 0, 0));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.expand_copy.default", a, {3, 2, 5},
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2, 2, 5}), g.gb.boolean(false)}; });
             }).find("cannot expand"),
@@ -299,7 +290,7 @@ TEST(OpMemRepeat, TilesWithExtraLeadingRepeats) {
   auto ref = ref::repeat(a, {2, 3, 2});
   auto got = run1("aten.repeat.default", a, ref.shape, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2, 3, 2})}; });
   EXPECT_TRUE(Close(got, ref));
-  EXPECT_NE(error_of([&] { run1("aten.repeat.default", a, {6}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({3})}; }); })
+  EXPECT_NE(load_error([&] { run1("aten.repeat.default", a, {6}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({3})}; }); })
                 .find("cannot be smaller"),
             std::string::npos);
 }
@@ -310,7 +301,7 @@ TEST(OpMemFlip, FlipsSeveralDimsIncludingNegative) {
   auto ref = ref::flip(a, {0, -1});
   auto got = run1("aten.flip.default", a, ref.shape, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({0, -1})}; });
   EXPECT_TRUE(Close(got, ref, 0, 0));
-  EXPECT_NE(error_of([&] { run1("aten.flip.default", a, {3, 4, 5}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({1, -2})}; }); })
+  EXPECT_NE(load_error([&] { run1("aten.flip.default", a, {3, 4, 5}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({1, -2})}; }); })
                 .find("duplicates"),
             std::string::npos);
 }
@@ -328,12 +319,12 @@ TEST(OpMemPad, PadsAndCropsFromTheLastDimWithValue) {
   auto goti = run1("aten.constant_pad_nd.default", i, refi.shape,
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2, 0}), g.gb.int_(7)}; });
   EXPECT_TRUE(Close(goti, refi));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.constant_pad_nd.default", a, {2, 5, 6},
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({1}), g.gb.int_(0)}; });
             }).find("even"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(load_error([&] {
               run1("aten.constant_pad_nd.default", a, {2, 5, 6},
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({-4, -3}), g.gb.int_(0)}; });
             }).find("negative size"),
@@ -350,7 +341,7 @@ TEST(OpMemPixelShuffle, ShuffleAndUnshuffleWithBatchDims) {
   auto refu = ref::pixel_unshuffle(b, 2);
   auto gotu = run1("aten.pixel_unshuffle.default", b, refu.shape, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(2)}; });
   EXPECT_TRUE(Close(gotu, refu, 0, 0));
-  EXPECT_NE(error_of([&] { run1("aten.pixel_shuffle.default", b, {3, 6, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(2)}; }); })
+  EXPECT_NE(load_error([&] { run1("aten.pixel_shuffle.default", b, {3, 6, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(2)}; }); })
                 .find("not divisible"),
             std::string::npos);
 }

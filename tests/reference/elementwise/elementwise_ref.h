@@ -1,6 +1,7 @@
 // fp64 references for elementwise ops, written from PyTorch's documented semantics.
 #pragma once
 #include "etwebgpu/tensor.h"
+#include "reference/broadcast.h"
 
 namespace etwebgpu::ref {
 
@@ -10,6 +11,5 @@ enum class BinaryOp { Add, Sub, Mul, Div, Pow, Min, Max, Eq, Ne, Lt, Le, Gt, Ge,
 HostTensor binary(BinaryOp op, const HostTensor& a, const HostTensor& b, double alpha);
 // Bitwise and/or/xor of int32 or bool tensors with broadcasting ('&', '|', '^'); result has a's dtype.
 HostTensor bitwise(char op, const HostTensor& a, const HostTensor& b);
-std::vector<int64_t> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 }  // namespace etwebgpu::ref

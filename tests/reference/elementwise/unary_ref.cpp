@@ -90,21 +90,6 @@ HostTensor unary(UnaryOp op, const HostTensor& x, std::optional<double> lo, std:
   return r;
 }
 
-namespace {
-int64_t src_index(int64_t i, const std::vector<int64_t>& o, const std::vector<int64_t>& s) {
-  int64_t idx = 0, mul = 1;
-  for (int64_t d = static_cast<int64_t>(o.size()) - 1; d >= 0; --d) {
-    int64_t c = i % o[d];
-    i /= o[d];
-    int64_t sd = d - static_cast<int64_t>(o.size() - s.size());
-    if (sd >= 0) {
-      if (s[sd] != 1) idx += c * mul;
-      mul *= s[sd];
-    }
-  }
-  return idx;
-}
-}  // namespace
 
 HostTensor where(const HostTensor& cond, const HostTensor& a, const HostTensor& b) {
   auto o = broadcast(broadcast(cond.shape, a.shape), b.shape);
@@ -113,7 +98,7 @@ HostTensor where(const HostTensor& cond, const HostTensor& a, const HostTensor& 
   DType rt = fl ? DType::Float64 : (a.dtype == DType::Bool && b.dtype == DType::Bool ? DType::Bool : DType::Int32);
   HostTensor r(rt, o);
   for (int64_t i = 0; i < r.numel(); ++i) {
-    double v = cv[src_index(i, o, cond.shape)] != 0 ? av[src_index(i, o, a.shape)] : bv[src_index(i, o, b.shape)];
+    double v = cv[broadcast_index(i, o, cond.shape)] != 0 ? av[broadcast_index(i, o, a.shape)] : bv[broadcast_index(i, o, b.shape)];
     if (rt == DType::Float64) r.as<double>()[i] = v;
     else if (rt == DType::Int32) r.as<int32_t>()[i] = static_cast<int32_t>(v);
     else r.data[i] = v != 0;

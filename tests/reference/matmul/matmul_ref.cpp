@@ -3,35 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace etwebgpu::ref {
+#include "reference/broadcast.h"
 
-namespace {
-std::vector<int64_t> bcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> o(r);
-  for (size_t i = 0; i < r; ++i) {
-    int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
-    int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
-    if (x != y && x != 1 && y != 1) throw std::runtime_error("batch dims do not broadcast");
-    o[i] = std::max(x, y);
-  }
-  return o;
-}
-// Flat index into batch shape `s` of output batch index `i` over broadcast shape `o`.
-int64_t bidx(int64_t i, const std::vector<int64_t>& o, const std::vector<int64_t>& s) {
-  int64_t idx = 0, mul = 1;
-  for (int64_t d = static_cast<int64_t>(o.size()) - 1; d >= 0; --d) {
-    int64_t c = i % o[d];
-    i /= o[d];
-    int64_t sd = d - static_cast<int64_t>(o.size() - s.size());
-    if (sd >= 0) {
-      if (s[sd] != 1) idx += c * mul;
-      mul *= s[sd];
-    }
-  }
-  return idx;
-}
-}  // namespace
+namespace etwebgpu::ref {
 
 HostTensor matmul(const HostTensor& a, const HostTensor& b) {
   auto ad = a.shape, bd = b.shape;
@@ -42,7 +16,7 @@ HostTensor matmul(const HostTensor& a, const HostTensor& b) {
   int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
   if (bd[bd.size() - 2] != K) throw std::runtime_error("inner dims differ");
   std::vector<int64_t> ba(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
-  auto bo = bcast(ba, bb);
+  auto bo = broadcast(ba, bb);
   std::vector<int64_t> od = bo;
   if (!a1) od.push_back(M);
   if (!b1) od.push_back(N);
@@ -51,7 +25,7 @@ HostTensor matmul(const HostTensor& a, const HostTensor& b) {
   double* o = r.as<double>();
   int64_t nb = etwebgpu::numel(bo);
   for (int64_t z = 0; z < nb; ++z) {
-    int64_t ia = bidx(z, bo, ba) * M * K, ib = bidx(z, bo, bb) * K * N;
+    int64_t ia = broadcast_index(z, bo, ba) * M * K, ib = broadcast_index(z, bo, bb) * K * N;
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double s = 0;
@@ -87,12 +61,12 @@ HostTensor addmm(const HostTensor& bias, const HostTensor& m1, const HostTensor&
   HostTensor p = matmul(m1, m2);
   int64_t M = p.shape[0], N = p.shape[1];
   auto bs = bias.shape;
-  if (bcast(bs, {M, N}) != std::vector<int64_t>{M, N}) throw std::runtime_error("bias does not broadcast");
+  if (broadcast(bs, {M, N}) != std::vector<int64_t>{M, N}) throw std::runtime_error("bias does not broadcast");
   auto bv = bias.to_f64();
   double* o = p.as<double>();
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
-      double b = bv[bidx(m * N + n, {M, N}, bs)];
+      double b = bv[broadcast_index(m * N + n, {M, N}, bs)];
       o[m * N + n] = alpha * o[m * N + n] + (beta == 0.0 ? 0.0 : beta * b);
     }
   return p;
