@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "graph/op_registry.h"
+#include "models/decoder_model.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -137,70 +138,16 @@ struct Reference {
   }
 };
 
-// ---- the graph
-struct Decoder {
-  OpGraph g;
-  Id seq = 0, start = 0;
-  Id f32(std::vector<int64_t> dims) { return g.gb.tensor(DType::Float32, std::move(dims)); }
-  Id cst(std::vector<int64_t> dims, const std::vector<float>& v) { return g.gb.constant_f32(std::move(dims), v); }
-  Id view(Id x, std::vector<Id> size, std::vector<int64_t> max_dims) {
-    Id o = f32(std::move(max_dims));
-    g.gb.op("aten.view_copy.default", {x, g.gb.value_list(size), o});
-    return o;
-  }
-  Id linear(Id x, const std::vector<float>& w, int64_t in, int64_t out) {
-    Id o = f32({1, SMAX, out});
-    g.gb.op("aten.linear.default", {x, cst({out, in}, w), g.gb.null(), o});
-    return o;
-  }
-  Id rms(Id x, const std::vector<float>& w, std::vector<int64_t> max_dims) {
-    Id o = f32(max_dims);
-    g.gb.op("et_vk.rms_norm.default", {x, cst({max_dims.back()}, w), g.gb.dbl(kEps), o});
-    return o;
-  }
-  Id add(Id a, Id b) {
-    Id o = f32({1, SMAX, DM});
-    g.gb.op("aten.add.Tensor", {a, b, g.gb.int_(1), o});
-    return o;
-  }
-  explicit Decoder(const Weights& w) {
-    Id tokens = g.input(HostTensor(DType::Int32, {1, SMAX}), {1, SMAX}, true);
-    Id pos = g.input(HostTensor(DType::Int32, {1}));
-    seq = g.gb.symint();
-    start = g.gb.symint();
-    g.gb.op("sym_size.int", {tokens, g.gb.int_(1), seq});
-    g.gb.op("et_vk.select_as_symint.default", {pos, g.gb.int_(0), g.gb.int_(0), start});
-    Id one = g.gb.int_(1);
-    Id h = f32({1, SMAX, DM});
-    g.gb.op("aten.embedding.default", {cst({V, DM}, w.emb), tokens, g.gb.int_(-1), g.gb.boolean(false), g.gb.boolean(false), h});
-    Id cos = cst({CMAX, D}, w.cos), sin = cst({CMAX, D}, w.sin);
-    for (const Layer& L : w.layers) {
-      Id x = rms(h, L.attn_norm, {1, SMAX, DM});
-      Id q = view(linear(x, L.wq, DM, HQ * D), {one, seq, g.gb.int_(HQ), g.gb.int_(D)}, {1, SMAX, HQ, D});
-      Id k = view(linear(x, L.wk, DM, HKV * D), {one, seq, g.gb.int_(HKV), g.gb.int_(D)}, {1, SMAX, HKV, D});
-      Id v = view(linear(x, L.wv, DM, HKV * D), {one, seq, g.gb.int_(HKV), g.gb.int_(D)}, {1, SMAX, HKV, D});
-      q = rms(q, L.q_norm, {1, SMAX, HQ, D});
-      k = rms(k, L.k_norm, {1, SMAX, HKV, D});
-      Id qr = f32({1, SMAX, HQ, D}), kr = f32({1, SMAX, HKV, D});
-      g.gb.op("et_vk.apply_rotary_emb_hf.default", {q, k, cos, sin, start, g.gb.value_list({qr, kr})});
-      Id kc = f32({1, CMAX, HKV, D}), vc = f32({1, CMAX, HKV, D});
-      Id att = f32({1, SMAX, HQ, D});
-      g.gb.op("sdpa_with_kv_cache.default", {qr, kr, v, kc, vc, start, seq, g.gb.null(), g.gb.dbl(0.0), g.gb.boolean(true),
-                                             g.gb.null(), att});
-      Id a2 = view(att, {one, seq, g.gb.int_(HQ * D)}, {1, SMAX, HQ * D});
-      h = add(h, linear(a2, L.wo, HQ * D, DM));
-      Id x2 = rms(h, L.mlp_norm, {1, SMAX, DM});
-      Id gate = linear(x2, L.wg, DM, F), up = linear(x2, L.wu, DM, F);
-      Id sg = f32({1, SMAX, F}), m = f32({1, SMAX, F});
-      g.gb.op("aten.silu.default", {gate, sg});
-      g.gb.op("aten.mul.Tensor", {sg, up, m});
-      h = add(h, linear(m, L.wd, F, DM));
-    }
-    Id logits = f32({1, SMAX, V});
-    g.gb.op("aten.linear.default", {rms(h, w.final_norm, {1, SMAX, DM}), cst({V, DM}, w.lm), g.gb.null(), logits});
-    g.mark_output(logits);
-  }
-};
+// ---- the graph (src/models/decoder_model.cpp), fed the same weights
+std::vector<uint8_t> decoder_pte(const Weights& w) {
+  models::DecoderConfig c;
+  c.vocab = V, c.dim = DM, c.heads = HQ, c.kv_heads = HKV, c.head_dim = D, c.ffn = F, c.cache = CMAX, c.smax = SMAX;
+  c.layers = LAYERS, c.eps = kEps;
+  models::DecoderWeights dw{w.emb, w.final_norm, w.lm, w.cos, w.sin, {}};
+  for (const Layer& L : w.layers)
+    dw.layers.push_back({L.attn_norm, L.q_norm, L.k_norm, L.wq, L.wk, L.wv, L.wo, L.mlp_norm, L.wg, L.wu, L.wd});
+  return models::build_decoder_pte(c, dw);
+}
 
 TEST(OpDecoder, PrefillThenDecodeStepsMatchFp64ReferenceWithOneModel) {
   ETW_REQUIRE_GPU();
@@ -211,22 +158,16 @@ TEST(OpDecoder, PrefillThenDecodeStepsMatchFp64ReferenceWithOneModel) {
   if (!missing.empty()) GTEST_SKIP() << "ops from other families are not in this build: " << missing;
 
   Weights w;
-  Decoder dec(w);
+  auto model = Model::load_bytes(decoder_pte(w));
   Reference ref(w);
   std::vector<int32_t> prompt{3, 17, 5, 29, 0, 11, 8};
   std::vector<std::vector<int32_t>> steps{prompt, {21}, {4}, {30}, {9}, {14}};
   int64_t pos = 0;
-  bool loaded = false;
   for (const auto& toks : steps) {
     int64_t S = static_cast<int64_t>(toks.size());
     std::vector<HostTensor> in{HostTensor::from<int32_t>(DType::Int32, {1, S}, toks),
                                HostTensor::from<int32_t>(DType::Int32, {1}, {static_cast<int32_t>(pos)})};
-    if (!loaded) {
-      dec.g.inputs = in;
-      dec.g.run();  // loads once; the caches it fills are overwritten by the same rows below
-      loaded = true;
-    }
-    auto out = dec.g.rerun(in);
+    auto out = model->run(in);
     Vec expect = ref.step(toks, pos);
     ASSERT_EQ(out[0].shape, (std::vector<int64_t>{1, S, V}));
     EXPECT_TRUE(Close(out[0], ref_tensor({1, S, V}, expect), 1e-4, 1e-3)) << "step at position " << pos;
