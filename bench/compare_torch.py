@@ -42,6 +42,9 @@ def build(d, meta):
     if op == "sdpa":
         k, v = load(d, "input_1.npy"), load(d, "input_2.npy")
         return lambda: F.scaled_dot_product_attention(x, k, v)
+    if op == "decoder":
+        model = NETS["decoder"]
+        return lambda: model(x)
     if op == "net":
         model = NETS[os.path.basename(p["dir"])]
         return lambda: model(x)
@@ -113,6 +116,75 @@ def export_mobilenet_v2(root):
     return d
 
 
+class Decoder(torch.nn.Module):
+    """The small decoder of src/models/decoder_model.h in plain PyTorch (prefill from position 0):
+    Qwen3-style q/k RMSNorm, HF rotate-half RoPE, GQA causal attention, SwiGLU."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        g = torch.Generator().manual_seed(0)
+        r = lambda *s, lo=-0.05, hi=0.05: torch.rand(*s, generator=g) * (hi - lo) + lo
+        D, DM, F = c["head_dim"], c["dim"], c["ffn"]
+        self.w = {"emb": r(c["vocab"], DM, lo=-1, hi=1), "final_norm": r(DM, lo=0.8, hi=1.2), "lm": r(c["vocab"], DM)}
+        for l in range(c["layers"]):
+            p = f"l{l}_"
+            self.w.update({p + "attn_norm": r(DM, lo=0.8, hi=1.2), p + "q_norm": r(D, lo=0.8, hi=1.2),
+                           p + "k_norm": r(D, lo=0.8, hi=1.2), p + "wq": r(c["heads"] * D, DM),
+                           p + "wk": r(c["kv_heads"] * D, DM), p + "wv": r(c["kv_heads"] * D, DM),
+                           p + "wo": r(DM, c["heads"] * D), p + "mlp_norm": r(DM, lo=0.8, hi=1.2),
+                           p + "wg": r(F, DM), p + "wu": r(F, DM), p + "wd": r(DM, F)})
+        inv = 10000.0 ** (-2.0 * (torch.arange(D) % (D // 2)).double() / D)
+        ang = torch.arange(c["cache"]).double()[:, None] * inv[None, :]
+        self.w["cos"], self.w["sin"] = ang.cos().float(), ang.sin().float()
+
+    def save(self, d):
+        for k, v in self.w.items(): np.save(os.path.join(d, k + ".npy"), v.numpy())
+        json.dump(self.c, open(os.path.join(d, "config.json"), "w"))
+
+    def to_dev(self):
+        self.w = {k: v.to(dev) for k, v in self.w.items()}
+        return self
+
+    def rms(self, x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["eps"]) * w
+
+    def rope(self, x, S):
+        cos, sin = self.w["cos"][:S][None, :, None, :], self.w["sin"][:S][None, :, None, :]
+        h = x.shape[-1] // 2
+        return x * cos + torch.cat([-x[..., h:], x[..., :h]], -1) * sin
+
+    def forward(self, tokens):
+        c, w = self.c, self.w
+        S, D, HQ, HKV = tokens.shape[1], c["head_dim"], c["heads"], c["kv_heads"]
+        h = F.embedding(tokens.long(), w["emb"])
+        for l in range(c["layers"]):
+            p = f"l{l}_"
+            x = self.rms(h, w[p + "attn_norm"])
+            q = self.rms(F.linear(x, w[p + "wq"]).view(1, S, HQ, D), w[p + "q_norm"])
+            k = self.rms(F.linear(x, w[p + "wk"]).view(1, S, HKV, D), w[p + "k_norm"])
+            v = F.linear(x, w[p + "wv"]).view(1, S, HKV, D)
+            q, k = self.rope(q, S), self.rope(k, S)
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            h = h + F.linear(a.transpose(1, 2).reshape(1, S, HQ * D), w[p + "wo"])
+            x2 = self.rms(h, w[p + "mlp_norm"])
+            h = h + F.linear(F.silu(F.linear(x2, w[p + "wg"])) * F.linear(x2, w[p + "wu"]), w[p + "wd"])
+        return F.linear(self.rms(h, w["final_norm"]), w["lm"])
+
+
+def export_decoder(root):
+    c = {"vocab": 4096, "dim": 512, "heads": 8, "kv_heads": 2, "head_dim": 64, "ffn": 1408, "cache": 256,
+         "smax": 128, "layers": 4, "eps": 1e-5}
+    d = os.path.join(root, "decoder"); os.makedirs(d, exist_ok=True)
+    m = Decoder(c)
+    m.save(d)
+    tokens = torch.randint(0, c["vocab"], (1, 64), generator=torch.Generator().manual_seed(1), dtype=torch.int32)
+    np.save(os.path.join(d, "input_0.npy"), tokens.numpy())
+    NETS["decoder"] = m.to_dev()
+    return d
+
+
 def time_gpu(fn, iters):
     for _ in range(3): fn()
     torch.cuda.synchronize()
@@ -153,12 +225,15 @@ def main():
     a = ap.parse_args()
     out = tempfile.mkdtemp(prefix="etw_bench_")
     cases = list(a.case)
-    if not cases or "mobilenet_v2" in cases:
+    if not cases or "decoder" in cases:
+        dec = export_decoder(tempfile.mkdtemp(prefix="etw_dec_"))
+        cases = [c for c in cases if c != "decoder"] + ["decoder:" + dec]
+    if not a.case or "mobilenet_v2" in a.case:
         nets = tempfile.mkdtemp(prefix="etw_nets_")
         mv2 = export_mobilenet_v2(nets)
         cases = [c for c in cases if c != "mobilenet_v2"]
         if not a.case:
-            cases = ["add", "gemm_1024", "gemm_2048", "gemm_4096", "linear_4096", "gemv_4096", "conv3x3_64", "conv_stem",
+            cases = [c for c in cases if c.startswith("decoder:")] + ["add", "gemm_1024", "gemm_2048", "gemm_4096", "linear_4096", "gemv_4096", "conv3x3_64", "conv_stem",
                      "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64", "sdpa_1x8x32x4096", "small_cnn"]
         cases.append("net:" + mv2)
     # One process per case: a large case (64M-float uploads, 4096^3 GEMM) must not slow the next.
@@ -173,7 +248,7 @@ def main():
         d = os.path.join(out, name)
         meta = json.load(open(os.path.join(d, "meta.json")))
         fn = build(d, meta)
-        whole = meta["op"] in ("small_cnn", "net")
+        whole = meta["op"] in ("small_cnn", "net", "decoder")
         with torch.no_grad():
             t = time_wall(fn, a.iters) if whole else time_gpu(fn, a.iters)
             ref = fn().float().cpu().numpy()

@@ -19,6 +19,7 @@
 #include "etwebgpu/builder.h"
 #include "etwebgpu/etwebgpu.h"
 #include "format/npy.h"
+#include "models/decoder_model.h"
 #include "models/example_model.h"
 
 using namespace etwebgpu;
@@ -179,6 +180,29 @@ Case make_case(const std::string& name, bool small) {
     g.output(t.at(last).first);
     c.op = "net";
     c.params = {{"dir", dir}};
+  } else if (name.rfind("decoder:", 0) == 0) {
+    // The small decoder (src/models/decoder_model.h) with weights written by compare_torch.py;
+    // one prefill of the tokens in input_0.npy from position 0.
+    std::string dir = name.substr(8);
+    std::ifstream f(dir + "/config.json");
+    if (!f) throw Error(ErrorKind::Io, "no config.json in " + dir);
+    auto j = nlohmann::json::parse(f);
+    models::DecoderConfig cfg;
+    cfg.vocab = j.at("vocab"), cfg.dim = j.at("dim"), cfg.heads = j.at("heads"), cfg.kv_heads = j.at("kv_heads");
+    cfg.head_dim = j.at("head_dim"), cfg.ffn = j.at("ffn"), cfg.cache = j.at("cache"), cfg.smax = j.at("smax");
+    cfg.layers = j.at("layers"), cfg.eps = j.at("eps");
+    auto ld = [&](const std::string& n) { return vec(format::read_npy(dir + "/" + n + ".npy")); };
+    models::DecoderWeights w{ld("emb"), ld("final_norm"), ld("lm"), ld("cos"), ld("sin"), {}};
+    for (int64_t l = 0; l < cfg.layers; ++l) {
+      auto p = "l" + std::to_string(l) + "_";
+      w.layers.push_back({ld(p + "attn_norm"), ld(p + "q_norm"), ld(p + "k_norm"), ld(p + "wq"), ld(p + "wk"), ld(p + "wv"),
+                          ld(p + "wo"), ld(p + "mlp_norm"), ld(p + "wg"), ld(p + "wu"), ld(p + "wd")});
+    }
+    c.pte = models::build_decoder_pte(cfg, w);
+    c.inputs = {format::read_npy(dir + "/input_0.npy"), HostTensor::from<int32_t>(DType::Int32, {1}, {0})};
+    c.op = "decoder";
+    c.params = {{"dir", dir}};
+    return c;
   } else if (name == "small_cnn") {
     auto em = models::make_example_model();
     c.pte = em.pte;
@@ -247,7 +271,8 @@ int main(int argc, char** argv) {
                   c.flops ? c.flops / (g_ms * 1e6) : 0.0, c.bytes ? c.bytes / (g_ms * 1e6) : 0.0, kern.c_str());
       std::fflush(stdout);
       if (!out_dir.empty()) {
-        std::string d = out_dir + "/" + (name.rfind("net:", 0) == 0 ? std::filesystem::path(name.substr(4)).filename().string() : name);
+        auto colon = name.find(':');
+        std::string d = out_dir + "/" + (colon != std::string::npos ? std::filesystem::path(name.substr(colon + 1)).filename().string() : name);
         std::filesystem::create_directories(d);
         nlohmann::json meta = {{"case", name}, {"op", c.op}, {"params", c.params}, {"gpu_ms", g_ms},
                                {"wall_ms", w_ms}, {"flops", c.flops}, {"bytes", c.bytes}, {"small", small}};
