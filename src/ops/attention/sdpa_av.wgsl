@@ -2,16 +2,7 @@
 // (S_q x S_kv) . (S_kv x D_v): each 16x16 workgroup owns 64 query rows x 64 value columns (4x4 per
 // invocation), staging 64x16 attn tiles and 16x64 V tiles in workgroup memory. Grid
 // (ceil(D_v/64), ceil(S_q/64), B*H). Written through the output strides.
-struct Params {
-  b: u32, h: u32, sq: u32, skv: u32,
-  d: u32, dv: u32, group: u32, causal: u32,
-  start: u32, rows: u32, entries: u32, neg_inf_bits: u32,
-  q_b: u32, q_h: u32, q_s: u32, scale: f32,
-  k_b: u32, k_h: u32, k_s: u32, pad0: u32,
-  v_b: u32, v_h: u32, v_s: u32, pad1: u32,
-  o_b: u32, o_h: u32, o_s: u32, pad2: u32,
-  m_b: u32, m_h: u32, m_s: u32, m_c: u32,
-};
+//!include sdpa_params
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> V: array<f32>;

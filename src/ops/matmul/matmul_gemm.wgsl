@@ -6,12 +6,7 @@
 // Entry `gemm` loads scalars (any shape); `gemm_vec4` loads vec4s along K for A (and along the
 // contiguous dim of B), valid when K % 4 == 0 (and N % 4 == 0 for a [K, N] B).
 // Batch = wid.z over up to 4 collapsed batch dims; a batch stride of 0 broadcasts that operand.
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  bdims: vec4<u32>, astr: vec4<u32>, bstr: vec4<u32>,
-  cstride: u32, bias_sm: u32, bias_sn: u32, pad0: u32,
-  alpha: f32, beta: f32, pad1: u32, pad2: u32,
-};
+//!include matmul_params
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
@@ -28,19 +23,7 @@ const TK: u32 = 16u;
 var<workgroup> As: array<vec4<f32>, 256>;  // [k][m / 4] for 64 rows
 var<workgroup> Bs: array<vec4<f32>, 256>;  // [k][n / 4] for 64 cols
 
-fn batch_offsets(z: u32) -> vec2<u32> {
-  var rem = z;
-  var oa = 0u;
-  var ob = 0u;
-  for (var d = 3; d >= 0; d = d - 1) {
-    let n = P.bdims[d];
-    let i = rem % n;
-    rem = rem / n;
-    oa = oa + i * P.astr[d];
-    ob = ob + i * P.bstr[d];
-  }
-  return vec2<u32>(oa, ob);
-}
+//!include matmul_batch
 
 fn tile_mma(tx: u32, ty: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
   for (var k = 0u; k < TK; k = k + 1u) {

@@ -9,12 +9,7 @@
 // Needs K % 4 == 0 (and N % 4 == 0 for a [K, N] B) so every vec4 load is whole and aligned.
 // ALIGNED = 1 (M % BM == 0, N % 128 == 0, K % 8 == 0) drops every bounds check.
 // Batch = wid.z over up to 4 collapsed batch dims; a batch stride of 0 broadcasts that operand.
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  bdims: vec4<u32>, astr: vec4<u32>, bstr: vec4<u32>,
-  cstride: u32, bias_sm: u32, bias_sn: u32, pad0: u32,
-  alpha: f32, beta: f32, pad1: u32, pad2: u32,
-};
+//!include matmul_params
 
 @group(0) @binding(0) var<storage, read> A4: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> B4: array<vec4<f32>>;
@@ -32,19 +27,7 @@ const BK: u32 = 8u;
 var<workgroup> As: array<vec4<f32>, 512>;
 var<workgroup> Bs: array<vec4<f32>, 512>;
 
-fn batch_offsets(z: u32) -> vec2<u32> {
-  var rem = z;
-  var oa = 0u;
-  var ob = 0u;
-  for (var d = 3; d >= 0; d = d - 1) {
-    let n = P.bdims[d];
-    let i = rem % n;
-    rem = rem / n;
-    oa = oa + i * P.astr[d];
-    ob = ob + i * P.bstr[d];
-  }
-  return vec2<u32>(oa, ob);
-}
+//!include matmul_batch
 
 fn store_c(coff: u32, m: u32, n: u32, v: vec4<f32>) {
   if (ALIGNED == 0u && m >= P.M) { return; }

@@ -4,12 +4,7 @@
 // workgroup, 4 K-slices reduced at the end; reads stay coalesced along N.
 // `gemv_vec4` reads vec4s (along K for [N, K], along N for [K, N]); valid when K % 4 == 0 and,
 // for [K, N], N % 4 == 0.
-struct Params {
-  M: u32, N: u32, K: u32, batch: u32,
-  bdims: vec4<u32>, astr: vec4<u32>, bstr: vec4<u32>,
-  cstride: u32, bias_sm: u32, bias_sn: u32, pad0: u32,
-  alpha: f32, beta: f32, pad1: u32, pad2: u32,
-};
+//!include matmul_params
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
 @group(0) @binding(1) var<storage, read> B: array<f32>;
@@ -24,19 +19,7 @@ override HAS_BIAS: u32 = 0u;
 
 var<workgroup> red: array<vec4<f32>, 256>;
 
-fn batch_offsets(z: u32) -> vec2<u32> {
-  var rem = z;
-  var oa = 0u;
-  var ob = 0u;
-  for (var d = 3; d >= 0; d = d - 1) {
-    let n = P.bdims[d];
-    let i = rem % n;
-    rem = rem / n;
-    oa = oa + i * P.astr[d];
-    ob = ob + i * P.bstr[d];
-  }
-  return vec2<u32>(oa, ob);
-}
+//!include matmul_batch
 
 fn store_one(z: u32, n: u32, acc: f32) {
   var v = P.alpha * acc;
