@@ -256,58 +256,42 @@ void build_linear(OpContext& oc) {
   build_gemm(oc, s);
 }
 
-void build_mm(OpContext& oc) {
+// mm ([M,K] x [K,N]) and bmm ([B,M,K] x [B,K,N], equal batches): `rank` is 2 or 3.
+void build_plain_mm(OpContext& oc, int64_t rank) {
   Spec s;
   s.a = oc.arg(0);
   s.b = oc.arg(1);
   Graph& g = oc.g;
-  if (g.tensor(s.a).rank() != 2 || g.tensor(s.b).rank() != 2)
-    oc.fail(ErrorKind::InvalidArgument, "mm needs 2-D operands, got " + shape_str(g.tensor(s.a).dims) + " and " +
-                                            shape_str(g.tensor(s.b).dims));
+  const char* what = rank == 2 ? "mm needs 2-D operands, got " : "bmm needs 3-D operands, got ";
+  if (g.tensor(s.a).rank() != rank || g.tensor(s.b).rank() != rank)
+    oc.fail(ErrorKind::InvalidArgument, what + shape_str(g.tensor(s.a).dims) + " and " + shape_str(g.tensor(s.b).dims));
   const format::VkOpCall* call = &oc.call;
   int32_t a = s.a, b = s.b;
-  s.shape = [a, b, call](Graph& g) {
+  s.shape = [a, b, call, rank](Graph& g) {
     const auto& ad = g.tensor(a).dims;
     const auto& bd = g.tensor(b).dims;
-    if (ad[1] != bd[0])
-      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) + " cannot be multiplied");
+    int64_t o = rank - 2;  // leading batch dims
+    if (ad[o + 1] != bd[o] || (o && ad[0] != bd[0]))
+      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) +
+                                                       (o ? " cannot be batch-multiplied" : " cannot be multiplied"));
     Problem pr;
-    pr.M = ad[0];
-    pr.K = ad[1];
-    pr.N = bd[1];
+    pr.M = ad[o];
+    pr.K = ad[o + 1];
+    pr.N = bd[o + 1];
     pr.out_dims = {pr.M, pr.N};
+    if (o) {
+      pr.batch = {ad[0]};
+      pr.a_bstr = {pr.M * pr.K};
+      pr.b_bstr = {pr.K * pr.N};
+      pr.out_dims.insert(pr.out_dims.begin(), ad[0]);
+    }
     return pr;
   };
   build_gemm(oc, s);
 }
 
-void build_bmm(OpContext& oc) {
-  Spec s;
-  s.a = oc.arg(0);
-  s.b = oc.arg(1);
-  Graph& g = oc.g;
-  if (g.tensor(s.a).rank() != 3 || g.tensor(s.b).rank() != 3)
-    oc.fail(ErrorKind::InvalidArgument, "bmm needs 3-D operands, got " + shape_str(g.tensor(s.a).dims) + " and " +
-                                            shape_str(g.tensor(s.b).dims));
-  const format::VkOpCall* call = &oc.call;
-  int32_t a = s.a, b = s.b;
-  s.shape = [a, b, call](Graph& g) {
-    const auto& ad = g.tensor(a).dims;
-    const auto& bd = g.tensor(b).dims;
-    if (ad[0] != bd[0] || ad[2] != bd[1])
-      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) + " cannot be batch-multiplied");
-    Problem pr;
-    pr.M = ad[1];
-    pr.K = ad[2];
-    pr.N = bd[2];
-    pr.batch = {ad[0]};
-    pr.a_bstr = {pr.M * pr.K};
-    pr.b_bstr = {pr.K * pr.N};
-    pr.out_dims = {ad[0], pr.M, pr.N};
-    return pr;
-  };
-  build_gemm(oc, s);
-}
+void build_mm(OpContext& oc) { build_plain_mm(oc, 2); }
+void build_bmm(OpContext& oc) { build_plain_mm(oc, 3); }
 
 void build_addmm(OpContext& oc) {
   Graph& g = oc.g;
