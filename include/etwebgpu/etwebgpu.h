@@ -55,6 +55,10 @@ class Model {
   // Concurrent calls on one Model are refused with an error; separate Models may run concurrently.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, Profile* profile = nullptr);
   std::vector<InstructionInfo> plan_summary() const;
+  // Restores the program's mutable buffers (KV caches) to their contents in the file. They live
+  // on the GPU and otherwise carry over from one run to the next, as in ExecuTorch's runtime.
+  void reset_state();
+  size_t num_state_buffers() const;   // mutable buffers of the method (0 for stateless programs)
   uint64_t gpu_bytes() const;         // device memory held by this model
   static std::string device_summary();  // adapter line of the shared device
 
