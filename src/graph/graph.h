@@ -124,7 +124,9 @@ class Graph {
   gpu::Buffer& make_scratch(uint64_t bytes, const std::string& label);
   // A 16-byte zero storage buffer for absent optional tensors.
   const gpu::Buffer& dummy_buffer();
-  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes) { ctx_->write(b, 0, data, bytes); }
+  // Writes only when the bytes changed: resize hooks run before every run, and most uniforms (all
+  // of them for static shapes) stay the same; each skipped queue write saves a staging copy.
+  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes);
 
   // --- I/O
   const std::vector<uint32_t>& input_ids() const { return ir_.input_ids; }
@@ -166,7 +168,8 @@ class Graph {
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
   std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
-  std::map<int32_t, int> mem_obj_buffer_;  // mem_obj_id -> buffer index (ids may be sparse)
+  std::map<int32_t, int> mem_obj_buffer_;
+  std::map<const gpu::Buffer*, std::vector<uint8_t>> uniform_bytes_;  // last written, per uniform  // mem_obj_id -> buffer index (ids may be sparse)
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;
