@@ -1,6 +1,7 @@
 // Helpers shared by the memory and indexing families: one generic strided-copy dispatch
 // (mem_strided.wgsl), buffer-copy steps, output-shape checks done from resize hooks.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ enum StridedMode : uint32_t {
   kAffine = 0,  // src_base + sum(c[d] * src.strides[d]) (strides may be negative or 0)
   kModulo = 1,  // src_base + sum((c[d] % src.dims[d]) * src.strides[d]) (repeat)
   kPad = 2,     // s = c[d] - lo[d]; outside [0, src.dims[d]) writes `fill` (constant_pad_nd)
+  kRoll = 3,    // s = (c[d] + lo[d]) % src.dims[d] (roll; lo >= 0)
+  kReflect = 4, // s = c[d] - lo[d] mirrored into [0, src.dims[d]) without repeating the edge
+  kReplicate = 5,  // s = c[d] - lo[d] clamped into [0, src.dims[d])
+  kTril = 6,    // affine; writes `fill` where (last coord) - (second-to-last coord) > lo[0]
 };
 
 // What a resize hook computes for one strided dispatch: iterate over `it`, read the source at
@@ -129,6 +134,24 @@ inline void write_strided(Graph& g, Step& step, const StridedStep& ss, const Str
   p.fill = st.fill;
   ss.u->write(g, p);
   set_groups(g, step, groups_for(numel(st.it)));
+}
+
+// One strided dispatch arg(0) -> out whose geometry `plan(in_dims, out_dims&)` computes at each resize.
+inline void add_single(OpContext& oc, StridedMode mode, const char* variant,
+                       std::function<Strided(const std::vector<int64_t>&, std::vector<int64_t>&)> plan) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_tensor(oc, x, "self");
+  require_same_words(oc, x, out, "self");
+  auto ss = add_strided(oc, x, out, mode, variant);
+  graph::Node* node = &oc.node;
+  std::string w = who(oc);
+  oc.node.resize = [&g, x, out, ss, node, w, plan] {
+    std::vector<int64_t> od;
+    Strided st = plan(g.tensor(x).dims, od);
+    set_out(g, w, out, od);
+    write_strided(g, node->steps[ss.step], ss, st);
+  };
 }
 
 }  // namespace etwebgpu::ops::mem
