@@ -164,6 +164,26 @@ TEST(OpRepeatInterleave, CountBeyondTheExportedBoundIsAnError) {
   EXPECT_TRUE(has(e, "beyond its exported bound")) << e;
 }
 
+TEST(OpNonzero, ProfileListsTheDispatchesOfEverySegmentInOrder) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({6, 7}, 16);
+  OpGraph g;
+  Id in = g.input(x);
+  Id nz = g.tensor(DType::Int64, {42, 2});
+  g.gb.op("aten.nonzero.default", {in, nz});
+  Id o = g.output(DType::Int64, {42, 2});
+  g.gb.op("aten.alias_copy.default", {nz, o});
+  g.run();
+  Profile prof;
+  auto out = g.model()->run({x}, &prof);
+  EXPECT_TRUE(Close(out[0], ref::nonzero(x), 0, 0));
+  std::vector<std::string> seen;
+  for (auto& d : prof.dispatches) seen.push_back(d.op + "|" + d.variant);
+  std::vector<std::string> want = {"aten.nonzero.default|count", "aten.nonzero.default|scan", "aten.nonzero.default|write",
+                                   "aten.alias_copy.default|copy"};
+  EXPECT_EQ(seen, want);
+}
+
 TEST(OpMaskedKernelCall, MaskedFillAndNonzeroOutVariantsRunAsTheirOps) {
   ETW_REQUIRE_GPU();
   auto xv = random_f32({4, 5}, 14);

@@ -122,6 +122,17 @@ TEST(OpViewRoll, PositiveNegativeLargeAndRepeatedShifts) {
   EXPECT_TRUE(has(e, "shifts and dimensions must align")) << e;
 }
 
+TEST(OpViewRoll, DynamicInputRollsTheLiveShape) {
+  ETW_REQUIRE_GPU();
+  auto big = random_f32({5, 6}, 30), small = random_f32({3, 4}, 31);
+  OpGraph g;
+  Id x = g.input(big, {5, 6}, true);
+  Id o = g.output(DType::Float32, {5, 6});
+  g.gb.op("aten.roll.default", {x, g.gb.int_list({2, -1}), g.gb.int_list({0, 1}), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::roll(big, {2, -1}, {0, 1}), 0, 0));
+  EXPECT_TRUE(Close(g.rerun({small})[0], ref::roll(small, {2, -1}, {0, 1}), 0, 0));
+}
+
 TEST(OpViewTril, DiagonalsZerosAboveAndNaNIsZeroedNotPropagated) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({2, 4, 6}, 8);

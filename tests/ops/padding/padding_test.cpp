@@ -65,6 +65,17 @@ TEST(OpPadding, WrongRankOrPadLengthAndCroppingToNothingAreErrors) {
   EXPECT_TRUE(has(e3, "too small")) << e3;
 }
 
+TEST(OpPadding, DynamicInputRecomputesTheOutputShapeOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto big = random_f32({2, 3, 6, 5}, 40), small = random_f32({2, 3, 4, 3}, 41);
+  OpGraph g;
+  Id x = g.input(big, {2, 3, 6, 5}, true);
+  Id o = g.output(DType::Float32, {2, 3, 9, 8});
+  g.gb.op("aten.reflection_pad2d.default", {x, g.gb.int_list({2, 1, 1, 2}), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::reflection_pad(big, {2, 1, 1, 2}), 0, 0));
+  EXPECT_TRUE(Close(g.rerun({small})[0], ref::reflection_pad(small, {2, 1, 1, 2}), 0, 0));
+}
+
 TEST(OpPadding, KernelCallOutVariantRunsTheSameKernel) {
   ETW_REQUIRE_GPU();
   auto av = random_f32({1, 2, 4, 3}, 30);

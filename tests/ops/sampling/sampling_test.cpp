@@ -44,6 +44,18 @@ TEST(OpGridSampler2d, FarOutsideGridReflectsSeveralTimesAndOnePixelInputs) {
         << padding;
 }
 
+TEST(OpGridSampler2d, DynamicInputAndGridRecomputeTheOutputOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto x1 = random_f32({2, 2, 6, 5}, 10), g1 = random_f32({2, 4, 3, 2}, 11, -1.2f, 1.2f);
+  auto x2 = random_f32({1, 2, 3, 4}, 12), g2 = random_f32({1, 2, 3, 2}, 13, -1.2f, 1.2f);
+  OpGraph g;
+  Id in = g.input(x1, {2, 2, 6, 5}, true), gr = g.input(g1, {2, 4, 3, 2}, true);
+  Id o = g.output(DType::Float32, {2, 2, 4, 3});
+  g.gb.op("aten.grid_sampler_2d.default", {in, gr, g.gb.int_(2), g.gb.int_(0), g.gb.boolean(false), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::grid_sampler_2d(x1, g1, 2, 0, false), 1e-5, 1e-5));
+  EXPECT_TRUE(Close(g.rerun({x2, g2})[0], ref::grid_sampler_2d(x2, g2, 2, 0, false), 1e-5, 1e-5));
+}
+
 TEST(OpGridSampler2d, BadModesAndGridShapeAreErrorsNamingTheOp) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({1, 1, 4, 4}, 1);
