@@ -41,7 +41,8 @@ void require_bool_mask(const OpContext& oc, int32_t mask) {
     oc.fail(ErrorKind::Unsupported, std::string("mask must be a bool tensor, got ") + format::vk_dtype_name(oc.g.tensor(mask).dtype));
 }
 
-// masked_fill.Scalar [self, mask, value, out]: the mask broadcasts to self's shape.
+// masked_fill.Scalar [self, mask, value, out]: out has broadcast(self, mask)'s shape (ATen's
+// functional form expands both).
 void build_masked_fill(OpContext& oc) {
   Graph& g = oc.g;
   int32_t self = oc.arg(0), mask = oc.arg(1), out = oc.out();
@@ -74,17 +75,16 @@ void build_masked_fill(OpContext& oc) {
   oc.node.resize = [&g, self, mask, out, word, u, s, w] {
     const auto& sd = g.tensor(self).dims;
     const auto& md = g.tensor(mask).dims;
-    if (broadcast_or_fail(w, sd, md, "mask") != sd)
-      fail_at(w, ErrorKind::InvalidArgument, "mask " + shape_str(md) + " must broadcast to self's shape " + shape_str(sd));
-    set_out(g, w, out, sd);
+    std::vector<int64_t> od = broadcast_or_fail(w, sd, md, "mask");
+    set_out(g, w, out, od);
     Params p;
-    p.o = make_shape(sd);
-    auto ms = broadcast_strides(md, sd);
-    p.m = make_shape(sd, &ms);
-    p.s = make_shape(sd);
+    p.o = make_shape(od);
+    auto ms = broadcast_strides(md, od), ss = broadcast_strides(sd, od);
+    p.m = make_shape(od, &ms);
+    p.s = make_shape(od, &ss);
     p.value = word;
     u->write(g, p);
-    set_groups(g, *s, groups_for(numel(sd)));
+    set_groups(g, *s, groups_for(numel(od)));
   };
 }
 

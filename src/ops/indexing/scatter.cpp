@@ -73,11 +73,12 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
     const auto& sd = g.tensor(self).dims;
     const auto& id = g.tensor(ix).dims;
     std::vector<int64_t> srcd = use_src ? g.tensor(src).dims : id;
-    if (id.size() != sd.size() || srcd.size() != sd.size())
+    bool empty_index = numel(id) == 0;  // PyTorch skips the shape checks: out = self
+    if (!empty_index && (id.size() != sd.size() || srcd.size() != sd.size()))
       fail_at(w, ErrorKind::InvalidArgument, "index " + shape_str(id) + ", self " + shape_str(sd) +
                                                  (use_src ? " and src " + shape_str(srcd) : std::string()) +
                                                  " must have the same number of dimensions");
-    for (size_t d = 0; d < sd.size(); ++d) {
+    for (size_t d = 0; d < sd.size() && !empty_index; ++d) {
       if (id[d] > srcd[d] || (static_cast<int64_t>(d) != dim && id[d] > sd[d]))
         fail_at(w, ErrorKind::InvalidArgument, "expected index " + shape_str(id) + " to be no larger than self " +
                                                    shape_str(sd) + " apart from dimension " + std::to_string(dim) +
@@ -89,9 +90,11 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
     std::vector<int64_t> o1 = one(sd), i1 = one(id), s1 = one(srcd);
     Params p;
     p.o = make_shape(o1);
-    p.ix = make_shape(i1);
-    auto ss = contiguous_strides(s1);
-    p.src = make_shape(i1, &ss);
+    if (!empty_index) {  // an empty index leaves ix.numel == 0: nothing is scattered
+      p.ix = make_shape(i1);
+      auto ss = contiguous_strides(s1);
+      p.src = make_shape(i1, &ss);
+    }
     p.dim = static_cast<uint32_t>(dim);
     p.value = value;
     u->write(g, p);

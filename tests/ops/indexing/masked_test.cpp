@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "reference/indexing/scatter_ref.h"
+#include "reference/memory/view_ref.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -34,7 +35,7 @@ TEST(OpMaskedFill, BroadcastMaskFillsFloatIntAndBoolWithTheCastValue) {
   EXPECT_TRUE(Close(g.run()[0], ref::masked_fill(i, mask, 7), 0, 0));
 }
 
-TEST(OpMaskedFill, NonBoolMaskAndMaskLargerThanSelfAreErrors) {
+TEST(OpMaskedFill, NonBoolMaskAndNonBroadcastingMaskAreErrors) {
   ETW_REQUIRE_GPU();
   auto build = [](HostTensor mask) {
     OpGraph g;
@@ -45,8 +46,19 @@ TEST(OpMaskedFill, NonBoolMaskAndMaskLargerThanSelfAreErrors) {
   };
   auto e1 = build(random_i32({3, 4}, 1, 0, 1));
   EXPECT_TRUE(has(e1, "aten.masked_fill.Scalar") && has(e1, "bool")) << e1;
-  auto e2 = build(random_bool({2, 3, 4}, 1));
-  EXPECT_TRUE(has(e2, "must broadcast to self")) << e2;
+  auto e2 = build(random_bool({2, 4}, 1));
+  EXPECT_TRUE(has(e2, "does not broadcast with self")) << e2;
+}
+
+TEST(OpMaskedFill, ALargerMaskExpandsSelfLikeTheFunctionalForm) {
+  ETW_REQUIRE_GPU();
+  auto self = random_f32({4, 1}, 17), mask = random_bool({2, 4, 3}, 18);
+  OpGraph g;
+  Id s = g.input(self), m = g.input(mask);
+  Id o = g.output(DType::Float32, {2, 4, 3});
+  g.gb.op("aten.masked_fill.Scalar", {s, m, g.gb.dbl(9.0), o});
+  auto want = ref::masked_fill(ref::broadcast_to(self, {2, 4, 3}), mask, 9.0);
+  EXPECT_TRUE(Close(g.run()[0], want, 0, 0));
 }
 
 TEST(OpMaskedScatter, TakesSourceElementsInOrderAcrossSeveralBlocks) {

@@ -73,6 +73,8 @@ TEST(OpScatterAdd, EmptyIndexCopiesSelfAndZeroDimTensorsWork) {
   auto self = random_f32({3, 2}, 15), src = random_f32({3, 2}, 16);
   auto empty = HostTensor(DType::Int32, {0, 2});
   EXPECT_TRUE(Close(run_scatter("aten.scatter_add.default", self, 0, empty, &src, 0), self, 0, 0));
+  // An empty index skips PyTorch's shape checks, even with another rank.
+  EXPECT_TRUE(Close(run_scatter("aten.scatter.src", self, 1, HostTensor(DType::Int32, {0}), &src, 0), self, 0, 0));
   auto s0 = HostTensor::from<float>(DType::Float32, {}, {1.5f}), v0 = HostTensor::from<float>(DType::Float32, {}, {2.0f});
   auto i0 = HostTensor::from<int32_t>(DType::Int32, {}, {0});
   auto got = run_scatter("aten.scatter_add.default", s0, 0, i0, &v0, 0);
