@@ -21,6 +21,8 @@ const WG: u32 = 256u;
 @group(0) @binding(5) var<storage, read> SRC: array<u32>;
 
 var<workgroup> scratch: array<u32, 256>;
+var<workgroup> block_sum: atomic<u32>;
+var<workgroup> block_sum_plain: u32;
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
 fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
@@ -76,8 +78,13 @@ fn scan_block(lid: u32, w: u32) {
 fn block_count(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
   let b = wid.x + wid.y * nwg.x;
-  scan_block(lid, weight(b * WG + lid));
-  if (lid == WG - 1u && b < P.nblocks) { COUNTS[1u + b] = scratch[lid]; }
+  // A sum needs no scan: one workgroup atomic (2 barriers instead of the scan's 16).
+  if (lid == 0u) { atomicStore(&block_sum, 0u); }
+  workgroupBarrier();
+  let w = weight(b * WG + lid);
+  if (w != 0u) { atomicAdd(&block_sum, w); }
+  workgroupBarrier();
+  if (lid == 0u && b < P.nblocks) { COUNTS[1u + b] = atomicLoad(&block_sum); }
 }
 
 @compute @workgroup_size(1)
@@ -96,6 +103,22 @@ fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
                 @builtin(local_invocation_index) lid: u32) {
   let b = wid.x + wid.y * nwg.x;
   let i = b * WG + lid;
+  // This block's count (next offset - own offset; the last block ends at the total). A block with
+  // none skips the scan: masked_scatter copies self, the other modes write nothing.
+  if (lid == 0u) {
+    var count = 0u;
+    if (b < P.nblocks) {
+      var end = COUNTS[0];
+      if (b + 1u < P.nblocks) { end = COUNTS[2u + b]; }
+      count = end - COUNTS[1u + b];
+    }
+    block_sum_plain = count;
+  }
+  let block_count = workgroupUniformLoad(&block_sum_plain);
+  if (block_count == 0u) {
+    if (MODE == 0u && i < P.o.numel) { O[i] = SELF[offset_in(P.s, i)]; }
+    return;
+  }
   let w = weight(i);
   scan_block(lid, w);
   if (i >= P.o.numel) { return; }

@@ -138,6 +138,18 @@ TEST(OpNonzero, ZeroDimAndBoolInputs) {
   EXPECT_EQ(g0.run()[0].shape, (std::vector<int64_t>{1, 0}));
 }
 
+TEST(OpNonzero, MoreBlocksThan65535WorkgroupsFoldTheGrid) {
+  ETW_REQUIRE_GPU();
+  const int64_t n = 65537 * 256;  // one block per workgroup: the grid folds into 2-D
+  HostTensor x(DType::Int32, {n});
+  for (int64_t i : {int64_t{3}, int64_t{65535 * 256 + 7}, n - 1}) x.as<int32_t>()[i] = -2;
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Int64, {8, 1});
+  g.gb.op("aten.nonzero.default", {in, o});
+  EXPECT_TRUE(Close(g.run()[0], ref::nonzero(x), 0, 0));
+}
+
 TEST(OpNonzero, WrongOutputShapeIsAnError) {
   ETW_REQUIRE_GPU();
   OpGraph g;
