@@ -1,5 +1,6 @@
 // copy (src broadcast into self's shape), fill.Tensor (a 0-dim value broadcast) and empty (a
-// shape only). The copies are mem_strided.wgsl gathers with stride 0 on broadcast dims.
+// shape only). The copies are mem_strided.wgsl gathers with stride 0 on broadcast dims, converting
+// to the output's dtype on the way (float / int / bool words).
 #include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
@@ -9,17 +10,14 @@ using mem::fail_at;
 using mem::set_out;
 using mem::Strided;
 
-// out (shape of `shape_of`) = `src` broadcast to it, word for word.
+// out (shape of `shape_of`) = `src` broadcast to it, cast to out's dtype.
 void add_broadcast(OpContext& oc, int32_t shape_of, int32_t src) {
   Graph& g = oc.g;
   int32_t out = oc.out();
   mem::require_tensor(oc, shape_of, "self");
   mem::require_tensor(oc, src, "src");
-  if (graph::host_dtype_of(g.tensor(src).dtype) != graph::host_dtype_of(g.tensor(out).dtype))
-    oc.fail(ErrorKind::Unsupported, std::string("src has dtype ") + format::vk_dtype_name(g.tensor(src).dtype) +
-                                        " but self is " + format::vk_dtype_name(g.tensor(out).dtype) +
-                                        " (a converting copy is not supported)");
-  auto ss = mem::add_strided(oc, src, out, mem::kAffine, "broadcast");
+  uint32_t convert = mem::convert_code(oc, src, out, "src");
+  auto ss = mem::add_strided(oc, src, out, mem::kAffine, convert ? "broadcast_convert" : "broadcast", convert);
   graph::Node* node = &oc.node;
   std::string w = mem::who(oc);
   oc.node.resize = [&g, shape_of, src, out, ss, node, w] {

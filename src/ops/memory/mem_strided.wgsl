@@ -12,6 +12,9 @@ struct Params { it: Shape, src: Shape, dst: Shape, lo: array<vec4<i32>, 2>,
 @group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
+// Word conversion on the way (copy with a dtype change): 0 none, 1 i32 -> f32, 2 f32 -> i32
+// (toward zero), 3 f32 -> bool (NaN true, -0 false), 4 i32 -> bool.
+override CONVERT: u32 = 0u;
 override WG: u32 = 256u;
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
@@ -68,7 +71,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (MODE == 6u && col - row > P.lo[0][0]) { inside = false; }
   if (inside) {
-    DST[dofs] = SRC[so];
+    var w = SRC[so];
+    if (CONVERT == 1u) { w = bitcast<u32>(f32(bitcast<i32>(w))); }
+    else if (CONVERT == 2u) { w = bitcast<u32>(i32(bitcast<f32>(w))); }
+    else if (CONVERT == 3u) { w = select(0u, 1u, (w & 0x7fffffffu) != 0u); }
+    else if (CONVERT == 4u) { w = select(0u, 1u, w != 0u); }
+    DST[dofs] = w;
   } else {
     DST[dofs] = P.fill;
   }

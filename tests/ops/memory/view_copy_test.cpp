@@ -235,17 +235,38 @@ TEST(OpViewCopy, CopyBroadcastsSrcIntoSelfsShape) {
   EXPECT_TRUE(Close(g.run()[0], ref::broadcast_to(src, {2, 3, 4}), 0, 0));
 }
 
-TEST(OpViewCopy, NonBroadcastableSrcAndConvertingCopyAreErrors) {
+TEST(OpViewCopy, NonBroadcastableSrcIsAnError) {
   ETW_REQUIRE_GPU();
-  auto build = [](HostTensor src) {
+  OpGraph g;
+  Id s = g.input(random_f32({2, 3}, 1)), r = g.input(random_f32({2}, 2));
+  Id o = g.output(DType::Float32, {2, 3});
+  g.gb.op("aten.copy.default", {s, r, g.gb.boolean(false), o});
+  auto e = load_error([&] { g.run(); });
+  EXPECT_TRUE(has(e, "aten.copy.default") && has(e, "not broadcastable")) << e;
+}
+
+// copy_ casts src to self's dtype: float -> int truncates toward zero, anything -> bool is != 0
+// (NaN true, -0.0 false), int/bool -> float exact.
+TEST(OpViewCopy, CopyCastsSrcToSelfsDtype) {
+  ETW_REQUIRE_GPU();
+  auto f = HostTensor::from<float>(DType::Float32, {2, 3}, {-2.75f, -0.0f, 0.5f, 3.99f, std::nanf(""), -1e6f});
+  auto run = [&](HostTensor src, DType self_dtype) {
     OpGraph g;
-    Id s = g.input(random_f32({2, 3}, 1)), r = g.input(src);
-    Id o = g.output(DType::Float32, {2, 3});
+    Id s = g.input(HostTensor(self_dtype, {2, 3})), r = g.input(src);
+    Id o = g.output(self_dtype, {2, 3});
     g.gb.op("aten.copy.default", {s, r, g.gb.boolean(false), o});
-    return load_error([&] { g.run(); });
+    return g.run()[0];
   };
-  EXPECT_TRUE(has(build(random_f32({2}, 2)), "not broadcastable")) << build(random_f32({2}, 2));
-  EXPECT_TRUE(has(build(random_i32({2, 3}, 2, 0, 3)), "converting copy")) << build(random_i32({2, 3}, 2, 0, 3));
+  auto to_int = run(HostTensor::from<float>(DType::Float32, {1, 3}, {-2.75f, 0.5f, 3.99f}), DType::Int32);
+  EXPECT_TRUE(Close(to_int, HostTensor::from<int64_t>(DType::Int64, {2, 3}, {-2, 0, 3, -2, 0, 3}), 0, 0));
+  auto to_bool = run(f, DType::Bool);
+  EXPECT_EQ(std::vector<uint8_t>(to_bool.data.begin(), to_bool.data.end()), (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));
+  auto ints = random_i32({2, 3}, 3, -1000, 1000);
+  auto as_f64 = [](const HostTensor& t) { return ref_tensor(t.shape, t.to_f64()); };
+  EXPECT_TRUE(Close(run(ints, DType::Float32), as_f64(ints), 0, 0));
+  EXPECT_TRUE(Close(run(ints, DType::Int64), ints, 0, 0));
+  auto b = random_bool({2, 3}, 4);
+  EXPECT_TRUE(Close(run(b, DType::Float32), as_f64(b), 0, 0));
 }
 
 TEST(OpViewFill, ScalarFillUsesTheOutputDtypeAndTensorFillBroadcastsAZeroDimValue) {
@@ -262,6 +283,12 @@ TEST(OpViewFill, ScalarFillUsesTheOutputDtypeAndTensorFillBroadcastsAZeroDimValu
   Id o = g.output(DType::Float32, {4, 2});
   g.gb.op("aten.fill.Tensor", {x, val, o});
   EXPECT_TRUE(Close(g.run()[0], ref::broadcast_to(v, {4, 2}), 0, 0));
+  // A float value filling an int tensor is truncated, as fill_ casts it.
+  OpGraph gi;
+  Id xi = gi.input(a), vi = gi.input(HostTensor::from<float>(DType::Float32, {}, {-3.9f}));
+  Id oi = gi.output(DType::Int32, {3, 5});
+  gi.gb.op("aten.fill.Tensor", {xi, vi, oi});
+  EXPECT_TRUE(Close(gi.run()[0], ref::broadcast_to(HostTensor::from<int32_t>(DType::Int32, {}, {-3}), {3, 5}), 0, 0));
 }
 
 TEST(OpViewFill, NonScalarFillValueIsAnError) {
