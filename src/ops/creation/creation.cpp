@@ -199,7 +199,7 @@ void build_native_dropout(OpContext& oc) {
   if (!(p >= 0.0 && p <= 1.0)) oc.fail(ErrorKind::InvalidArgument, "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   if (train && p != 0.0)
     oc.fail(ErrorKind::Unsupported, "training-mode dropout (train=" + std::string(g.is_null(oc.arg(2)) ? "None" : "True") +
-                                        ", p=" + std::to_string(p) + ") needs random numbers; only inference (train=False) is supported");
+                                        ", p=" + std::to_string(p) + ") needs random numbers; only train=False (or p=0) is supported");
   std::vector<int32_t> outs = g.value_list(oc.out());
   if (outs.size() != 2) oc.fail(ErrorKind::InvalidArgument, "expected 2 outputs (output, mask), got " + std::to_string(outs.size()));
   int32_t y = outs[0], mask = outs[1];
