@@ -2,6 +2,7 @@
 // over the output). PyTorch's shape rules: index, self and src have one rank; index.size(d) <=
 // src.size(d) for every d and <= self.size(d) for d != dim. Index values must lie in
 // [0, self.size(dim)) (no wrapping, as in PyTorch); others are not written.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -48,7 +49,7 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
   mem::require_distinct(oc, self, out);
   mem::require_distinct(oc, ix, out);
   int64_t r = g.tensor(self).rank();
-  int64_t dim = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r);
+  int64_t dim = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), std::max<int64_t>(r, 1));  // 0-d: 0 or -1
   VkDType ot = g.tensor(out).dtype;
   uint32_t value = 0;
   if (use_src) {

@@ -1,8 +1,7 @@
 // View-like copies and scatters through mem_strided.wgsl: t_copy, transpose_copy, narrow_copy,
 // diagonal_copy, unfold_copy, roll, tril, stack, unbind_copy, select_scatter, slice_scatter.
 #include <algorithm>
-#include <optional>
-#include <set>
+#include <functional>
 
 #include "ops/memory/mem_util.h"
 
@@ -17,7 +16,7 @@ using mem::Strided;
 // A dim argument for rank r, PyTorch-style (a 0-d tensor accepts 0 and -1).
 int64_t dim_of(const OpContext& oc, int32_t id, int64_t r) {
   if (oc.g.is_null(id)) oc.fail(ErrorKind::Format, "dim must not be None");
-  return norm_dim(oc, mem::int_arg(oc, id, "dim"), r);
+  return norm_dim(oc, mem::int_arg(oc, id, "dim"), std::max<int64_t>(r, 1));
 }
 
 // Output = self with dims d0 and d1 swapped.
@@ -149,7 +148,7 @@ void build_roll(OpContext& oc) {
   if (!dims.empty() && dims.size() != shifts.size())
     oc.fail(ErrorKind::InvalidArgument, "shifts and dimensions must align. shifts: " + std::to_string(shifts.size()) +
                                             ", dims: " + std::to_string(dims.size()));
-  for (auto& d : dims) d = norm_dim(oc, d, r);
+  for (auto& d : dims) d = norm_dim(oc, d, std::max<int64_t>(r, 1));
   add_single(oc, mem::kRoll, "roll", [shifts, dims](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     od = in;
     Strided st;

@@ -44,6 +44,15 @@ TEST(OpViewTranspose, SwapsNegativeDimsOnRankFourAndTransposesWithT) {
   EXPECT_TRUE(Close(run1("aten.t_copy.default", v, {5}, [](OpGraph&) { return std::vector<Id>{}; }), v, 0, 0));
 }
 
+TEST(OpViewTranspose, ZeroDimTensorAcceptsDimsZeroAndMinusOne) {
+  ETW_REQUIRE_GPU();
+  auto s = HostTensor::from<float>(DType::Float32, {}, {4.25f});
+  auto got = run1("aten.transpose_copy.int", s, {}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(-1)}; });
+  EXPECT_TRUE(Close(got, s, 0, 0));
+  auto e = load_err("aten.transpose_copy.int", s, {}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(1)}; });
+  EXPECT_TRUE(has(e, "dim 1 out of range")) << e;
+}
+
 TEST(OpViewTranspose, TOfRankThreeIsRefusedAtLoad) {
   ETW_REQUIRE_GPU();
   auto e = load_err("aten.t_copy.default", random_f32({2, 2, 2}, 1), {2, 2, 2}, [](OpGraph&) { return std::vector<Id>{}; });
