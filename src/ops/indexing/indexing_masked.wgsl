@@ -45,7 +45,7 @@ fn weight(i: u32) -> u32 {
   if (WEIGHT == 0u) { return select(0u, 1u, w != 0u); }
   // f32 != 0 on the bits (a float compare may not keep NaN): only +0 and -0 are zero
   if (WEIGHT == 1u) { return select(0u, 1u, (w & 0x7fffffffu) != 0u); }
-  // repeat counts: a negative count writes nothing
+  // index check: wired to the error buffer after merge (a negative repeat count writes nothing)
   return u32(max(bitcast<i32>(w), 0));
 }
 
