@@ -95,8 +95,9 @@ struct Counted {
   uint32_t cap = 0, value = 0;
 };
 
-void add_counted(OpContext& oc, WriteMode mode, uint32_t weight, int32_t self, int32_t wsrc, int32_t src,
-                 std::function<Counted()> geom) {
+// Returns the counts buffer, whose first word is the total after the run.
+const gpu::Buffer& add_counted(OpContext& oc, WriteMode mode, uint32_t weight, int32_t self, int32_t wsrc, int32_t src,
+                               std::function<Counted()> geom) {
   Graph& g = oc.g;
   int32_t out = oc.out();
   mem::require_distinct(oc, wsrc, out);
@@ -144,12 +145,13 @@ void add_counted(OpContext& oc, WriteMode mode, uint32_t weight, int32_t self, i
     set_groups(g, node->steps[first], blocks);
     set_groups(g, node->steps[first + 2], blocks);  // the scan (one invocation) always runs: it writes the total
   };
-  oc.node.readback_src = &counts;
+  return counts;
 }
 
 // Output dims from the count read back (data-dependent shape ops).
-void on_count(OpContext& oc, std::function<std::vector<int64_t>(uint32_t)> dims_of) {
+void on_count(OpContext& oc, const gpu::Buffer& counts, std::function<std::vector<int64_t>(uint32_t)> dims_of) {
   Graph& g = oc.g;
+  oc.node.readback_src = &counts;
   int32_t out = oc.out();
   std::string w = mem::who(oc);
   oc.node.readback = [&g, out, dims_of, w](uint32_t total) {
@@ -198,7 +200,7 @@ void build_masked_select(OpContext& oc) {
   mem::require_same_words(oc, self, out, "self");
   if (g.tensor(out).rank() != 1) oc.fail(ErrorKind::InvalidArgument, "output must be 1-D, got " + shape_str(g.tensor(out).max_dims));
   std::string w = mem::who(oc);
-  add_counted(oc, kMaskedSelect, 0, self, mask, -1, [&g, self, mask, out, w] {
+  const gpu::Buffer& counts = add_counted(oc, kMaskedSelect, 0, self, mask, -1, [&g, self, mask, out, w] {
     const auto& sd = g.tensor(self).dims;
     const auto& md = g.tensor(mask).dims;
     Counted c;
@@ -209,7 +211,7 @@ void build_masked_select(OpContext& oc) {
     bound_out(g, out);
     return c;
   });
-  on_count(oc, [](uint32_t n) { return std::vector<int64_t>{n}; });
+  on_count(oc, counts, [](uint32_t n) { return std::vector<int64_t>{n}; });
 }
 
 // nonzero [self, out]: [count, rank] coordinates (int64, held as int32 words), row-major order.
@@ -224,7 +226,7 @@ void build_nonzero(OpContext& oc) {
   if (od.size() != 2 || od[1] != r)
     oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(od) + " must be [n, " + std::to_string(r) + "]");
   uint32_t weight = is_float(g.tensor(x).dtype) ? 1 : 0;
-  add_counted(oc, kNonzero, weight, x, x, -1, [&g, x, out] {
+  const gpu::Buffer& counts = add_counted(oc, kNonzero, weight, x, x, -1, [&g, x, out] {
     Counted c;
     c.it = g.tensor(x).dims;
     c.m_strides = contiguous_strides(c.it);
@@ -233,7 +235,7 @@ void build_nonzero(OpContext& oc) {
     bound_out(g, out);
     return c;
   });
-  on_count(oc, [r](uint32_t n) { return std::vector<int64_t>{n, r}; });
+  on_count(oc, counts, [r](uint32_t n) { return std::vector<int64_t>{n, r}; });
 }
 
 // repeat_interleave.Tensor [repeats, output_size, out]: index i repeated repeats[i] times.
@@ -246,7 +248,7 @@ void build_repeat_interleave(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "repeats must be 0-D or 1-D, got " + shape_str(g.tensor(reps).max_dims));
   require_dtype(oc, out, {VkDType::Int32, VkDType::Int64}, "output");
   if (g.tensor(out).rank() != 1) oc.fail(ErrorKind::InvalidArgument, "output must be 1-D, got " + shape_str(g.tensor(out).max_dims));
-  add_counted(oc, kRepeatInterleave, 2, -1, reps, -1, [&g, reps, out] {
+  const gpu::Buffer& counts = add_counted(oc, kRepeatInterleave, 2, -1, reps, -1, [&g, reps, out] {
     Counted c;
     c.it = {g.tensor(reps).numel()};
     c.m_strides = {1};
@@ -259,7 +261,7 @@ void build_repeat_interleave(OpContext& oc) {
   std::optional<int64_t> want;
   if (!g.is_null(oc.arg(1))) want = mem::int_arg(oc, oc.arg(1), "output_size");
   std::string w = mem::who(oc);
-  on_count(oc, [want, w](uint32_t n) {
+  on_count(oc, counts, [want, w](uint32_t n) {
     if (want && *want != static_cast<int64_t>(n))
       fail_at(w, ErrorKind::InvalidArgument, "output_size " + std::to_string(*want) + " differs from sum(repeats) = " + std::to_string(n));
     return std::vector<int64_t>{n};
