@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -506,32 +507,56 @@ void Graph::resize() {
     if (n.resize) n.resize();
 }
 
+void Graph::record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {
+  for (auto& s : n.steps) {
+    // Steps a resize hook turned off this run (zero grid / zero bytes) are not recorded.
+    if (s.pipeline && s.grid.x && s.grid.y && s.grid.z) cmds.push_back(ctx_->dispatch(*s.pipeline, s.bind_group, s.grid));
+    else if (s.copy_src && s.copy_dst && s.copy_size) cmds.push_back(gpu::Context::copy(*s.copy_src, s.copy_src_offset, *s.copy_dst,
+                                                                       s.copy_dst_offset, s.copy_size));
+    else continue;
+    if (labels) labels->push_back(n.op + (s.variant.empty() ? "" : "|" + s.variant));
+  }
+}
+
 void Graph::record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {
+  for (auto& n : nodes_) record_node(n, cmds, labels);
+}
+
+void Graph::resize_and_record(std::vector<gpu::Command>& cmds, std::vector<uint64_t>* durations,
+                              std::vector<std::string>* labels) {
+  bool sync = std::any_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return bool(n.readback); });
+  if (!sync) {
+    resize();
+    record(cmds, labels);
+    return;
+  }
   for (auto& n : nodes_) {
-    for (auto& s : n.steps) {
-      // Steps a resize hook turned off this run (zero grid / zero bytes) are not recorded.
-      if (s.pipeline && s.grid.x && s.grid.y && s.grid.z) cmds.push_back(ctx_->dispatch(*s.pipeline, s.bind_group, s.grid));
-      else if (s.copy_src && s.copy_dst && s.copy_size) cmds.push_back(gpu::Context::copy(*s.copy_src, s.copy_src_offset, *s.copy_dst,
-                                                                         s.copy_dst_offset, s.copy_size));
-      else continue;
-      if (labels) labels->push_back(n.op + (s.variant.empty() ? "" : "|" + s.variant));
-    }
+    if (n.resize) n.resize();
+    record_node(n, cmds, labels);
+    if (!n.readback) continue;
+    uint32_t word = 0;
+    std::vector<uint64_t> d;
+    ctx_->submit(cmds, durations ? &d : nullptr, {{n.readback_src, 0, 4, &word}});
+    if (durations) durations->insert(durations->end(), d.begin(), d.end());
+    cmds.clear();
+    n.readback(word);
   }
 }
 
 void Graph::execute(std::vector<uint64_t>* durations, std::vector<std::string>* labels) {
-  resize();
   std::vector<gpu::Command> cmds;
-  record(cmds, labels);
+  std::vector<uint64_t> before;
+  resize_and_record(cmds, durations ? &before : nullptr, labels);
   ctx_->submit(cmds, durations);
+  if (durations) durations->insert(durations->begin(), before.begin(), before.end());
 }
 
 std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations,
                                                 std::vector<std::string>* labels) {
   if (dtypes.size() != ir_.output_ids.size()) throw Error(ErrorKind::Internal, "output dtype count mismatch");
-  resize();
   std::vector<gpu::Command> cmds;
-  record(cmds, labels);
+  std::vector<uint64_t> before;
+  resize_and_record(cmds, durations ? &before : nullptr, labels);
   std::vector<std::vector<uint32_t>> words(dtypes.size());
   std::vector<gpu::Context::Read> reads;
   for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -540,6 +565,7 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
     reads.push_back({&buffer(id), 0, words[i].size() * 4, words[i].data()});
   }
   ctx_->submit(cmds, durations, reads);
+  if (durations) durations->insert(durations->begin(), before.begin(), before.end());
   std::vector<HostTensor> out;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const Tensor& t = tensors_[ir_.output_ids[i]];

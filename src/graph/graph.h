@@ -64,6 +64,11 @@ struct Node {
   uint32_t node_id = 0;
   std::vector<Step> steps;
   std::function<void()> resize;    // recompute live output dims / uniforms / grids; may be empty
+  // Data-dependent output shape (nonzero, masked_select): when set, a run submits the work
+  // recorded up to this node, reads the first word of `readback_src` and calls `readback` with it
+  // (which sets the output's live dims) before later nodes resize. One round trip per such node.
+  std::function<void(uint32_t)> readback;
+  const gpu::Buffer* readback_src = nullptr;
 };
 
 class Graph;
@@ -159,6 +164,11 @@ class Graph {
 
  private:
   void build();
+  void record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels);
+  // resize + record; stops to submit and read back at every node with a readback hook (the
+  // commands after the last one are left in `cmds`, their durations appended by the caller).
+  void resize_and_record(std::vector<gpu::Command>& cmds, std::vector<uint64_t>* durations,
+                         std::vector<std::string>* labels);
   std::shared_ptr<gpu::Context> ctx_;
   format::VkGraphIR ir_;
   GraphOptions opts_;

@@ -102,6 +102,7 @@ const std::map<std::string, Mapping>& special_mappings() {
       {"aten::where.self_out", {"aten.where.self", {0, 1, 2, 3}}},
       {"aten::clone.out", {"aten.clone.default", {0, 1, 2}}},
       {"aten::_to_copy.out", {"aten._to_copy.default", {0, 1, -1, -1, -1, 2, 3}}},
+      {"aten::empty.out", {"aten.empty.memory_format", {0, -1, -1, -1, -1, 1, 2}}},
       // In-place kernels: their out is self (the return entry aliases it, see merge_program).
       {"aten::copy_", {"aten.copy_.default", {0, 1, 2, 0}}},
       {"aten::index_put_", {"aten.index_put.default", {0, 1, 2, 3, 0}}},
@@ -279,7 +280,9 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
         std::string key = plan.operators[ins.index].key();
         if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
-        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - 1);  // drop the return entry (= out)
+        // Drop the return entry (= out); unbind_copy.int_out returns nothing: its last arg is the out list.
+        bool void_return = key == "aten::unbind_copy.int_out" && ins.args.size() == 3;
+        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - (void_return ? 0 : 1));
         for (auto& a : args) a = resolve(a);
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
@@ -293,7 +296,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           moved[ins.args.back()] = args.front();
           if (key == "aten::copy_") copy_targets.insert(args.front());
         } else {
-          moved.erase(ins.args[ins.args.size() - 2]);
+          moved.erase(ins.args[ins.args.size() - (void_return ? 1 : 2)]);
         }
         ir.chain.push_back(format::VkOpCall{node++, op, args});
         mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});

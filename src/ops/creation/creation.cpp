@@ -1,4 +1,5 @@
-// Tensor creation: full / full_like / zeros(_like) / ones(_like) / scalar_tensor / arange.
+// Tensor creation: full / full_like / fill / zeros(_like) / ones(_like) / scalar_tensor / arange,
+// and inference-mode native_dropout (a copy plus an all-true mask).
 // The output dtype is the output tensor's (dtype arguments are serialized as Null). One fill
 // kernel (creation_fill.wgsl) writes start + i*step, run every time since the output buffer may
 // be shared with other tensors.
@@ -187,8 +188,47 @@ void build_arange_impl(OpContext& oc, int32_t a_start, int32_t a_end, int32_t a_
 void build_arange_start_step(OpContext& oc) { build_arange_impl(oc, oc.arg(0), oc.arg(1), oc.arg(2)); }
 void build_arange(OpContext& oc) { build_arange_impl(oc, -1, oc.arg(0), -1); }
 
+// native_dropout [input, p, train, out VL(output, mask)]: only the deterministic cases run —
+// inference (train false: identity, all-true mask) and train with p == 0 (the same). Training
+// with p > 0 draws random numbers (unsupported; train None means training, as in ATen).
+void build_native_dropout(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0);
+  double p = g.number(oc.arg(1));
+  bool train = g.is_null(oc.arg(2)) || g.boolean(oc.arg(2));
+  if (!(p >= 0.0 && p <= 1.0)) oc.fail(ErrorKind::InvalidArgument, "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
+  if (train && p != 0.0)
+    oc.fail(ErrorKind::Unsupported, "training-mode dropout (train=" + std::string(g.is_null(oc.arg(2)) ? "None" : "True") +
+                                        ", p=" + std::to_string(p) + ") needs random numbers; only train=False (or p=0) is supported");
+  std::vector<int32_t> outs = g.value_list(oc.out());
+  if (outs.size() != 2) oc.fail(ErrorKind::InvalidArgument, "expected 2 outputs (output, mask), got " + std::to_string(outs.size()));
+  int32_t y = outs[0], mask = outs[1];
+  if (graph::host_dtype_of(g.tensor(x).dtype) != graph::host_dtype_of(g.tensor(y).dtype))
+    oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(g.tensor(y).dtype) +
+                                        " differs from the input's " + format::vk_dtype_name(g.tensor(x).dtype));
+  if (g.tensor(mask).dtype != VkDType::Bool)
+    oc.fail(ErrorKind::InvalidArgument, std::string("mask must be bool, got ") + format::vk_dtype_name(g.tensor(mask).dtype));
+  require_same_numel(oc, x, y);
+  require_same_numel(oc, x, mask);
+  if (&g.buffer(x) == &g.buffer(y)) oc.fail(ErrorKind::Unsupported, "input and output share one memory object");
+  Step copy;  // pushed before install(), which keeps a pointer to its own (last) step
+  copy.copy_src = &g.buffer(x);
+  copy.copy_dst = &g.buffer(y);
+  copy.variant = "copy";
+  oc.node.steps.push_back(std::move(copy));
+  install(oc, mask, [&g, x, p = fill_params(oc, mask, 1.0)] { return Fill{g.tensor(x).dims, p}; });
+  graph::Node* node = &oc.node;
+  oc.node.resize = [&g, x, y, node, fill = oc.node.resize] {
+    fill();
+    g.tensor(y).dims = g.tensor(x).dims;
+    node->steps[0].copy_size = static_cast<uint64_t>(g.tensor(x).numel()) * 4;
+  };
+}
+
 ETW_REGISTER_OP("aten.full.default", build_full);
 ETW_REGISTER_OP("aten.full_like.default", build_full_like);
+ETW_REGISTER_OP("aten.fill.Scalar", build_full_like);  // [self, value, out]: full_like's leading args
+ETW_REGISTER_OP("aten.native_dropout.default", build_native_dropout);
 ETW_REGISTER_OP("aten.zeros.default", build_zeros);
 ETW_REGISTER_OP("aten.zeros_like.default", build_zeros_like);
 ETW_REGISTER_OP("aten.ones.default", build_ones);

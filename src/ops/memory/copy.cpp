@@ -1,6 +1,6 @@
-// Contiguous reshapes (view_copy, _unsafe_view, alias_copy, clone, squeeze_copy, unsqueeze_copy):
-// the words do not move, so each is one buffer-to-buffer copy of the live element count, or
-// nothing when input and output share a memory object.
+// Contiguous reshapes (view_copy, _unsafe_view, alias_copy, lift_fresh_copy, detach_copy, clone,
+// squeeze_copy, unsqueeze_copy): the words do not move, so each is one buffer-to-buffer copy of
+// the live element count, or nothing when input and output share a memory object.
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -136,6 +136,8 @@ void build_unsqueeze(OpContext& oc) {
 ETW_REGISTER_OP("aten.view_copy.default", build_view);
 ETW_REGISTER_OP("aten._unsafe_view.default", build_view);
 ETW_REGISTER_OP("aten.alias_copy.default", build_same_shape);
+ETW_REGISTER_OP("aten.lift_fresh_copy.default", build_same_shape);
+ETW_REGISTER_OP("aten.detach_copy.default", build_same_shape);
 ETW_REGISTER_OP("aten.clone.default", build_clone);
 ETW_REGISTER_OP("aten.squeeze_copy.dims", build_squeeze_dims);
 ETW_REGISTER_OP("aten.squeeze_copy.dim", build_squeeze_dim);

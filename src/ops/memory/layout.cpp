@@ -13,25 +13,8 @@ namespace {
 
 using mem::fail_at;
 using mem::set_out;
+using mem::add_single;
 using mem::Strided;
-
-// One strided dispatch x -> out whose geometry `plan(in_dims, out_dims&)` computes at each resize.
-void add_single(OpContext& oc, mem::StridedMode mode, const char* variant,
-                std::function<Strided(const std::vector<int64_t>&, std::vector<int64_t>&)> plan) {
-  Graph& g = oc.g;
-  int32_t x = oc.arg(0), out = oc.out();
-  mem::require_tensor(oc, x, "self");
-  mem::require_same_words(oc, x, out, "self");
-  auto ss = mem::add_strided(oc, x, out, mode, variant);
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, ss, node, w, plan] {
-    std::vector<int64_t> od;
-    Strided st = plan(g.tensor(x).dims, od);
-    set_out(g, w, out, od);
-    mem::write_strided(g, node->steps[ss.step], ss, st);
-  };
-}
 
 // permute_copy / permute [self, dims, out]: out dim i is input dim dims[i].
 void build_permute(OpContext& oc) {

@@ -1,5 +1,5 @@
 // Generic strided word copy for the memory family (permute, slice, select, split, cat, expand,
-// repeat, flip, pixel_(un)shuffle, constant_pad_nd). One invocation per element of the iteration
+// repeat, flip, pixel_(un)shuffle, constant_pad_nd, roll, tril, reflection/replication pads). One invocation per element of the iteration
 // shape P.it: its coordinate c gives a destination word dst_base + sum(c * dst.strides) and a
 // source word chosen by MODE (see mem_util.h). Strides are two's-complement in u32: WGSL u32
 // arithmetic wraps, so negative strides (flip) work.
@@ -12,6 +12,9 @@ struct Params { it: Shape, src: Shape, dst: Shape, lo: array<vec4<i32>, 2>,
 @group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
+// Word conversion on the way (copy with a dtype change): 0 none, 1 i32 -> f32, 2 f32 -> i32
+// (toward zero), 3 f32 -> bool (NaN true, -0 false), 4 i32 -> bool.
+override CONVERT: u32 = 0u;
 override WG: u32 = 256u;
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
@@ -26,6 +29,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var so = P.src_base;
   var dofs = P.dst_base;
   var inside = true;
+  var row = 0;
+  var col = 0;
   for (var d = i32(P.it.rank) - 1; d >= 0; d = d - 1) {
     let du = u32(d);
     let n = dim_of(P.it, du);
@@ -36,17 +41,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       so = so + c * stride_of(P.src, du);
     } else if (MODE == 1u) {
       so = so + (c % dim_of(P.src, du)) * stride_of(P.src, du);
-    } else {
+    } else if (MODE == 2u) {
       let s = i32(c) - P.lo[du / 4u][du % 4u];
       if (s < 0 || s >= i32(dim_of(P.src, du))) {
         inside = false;
       } else {
         so = so + u32(s) * stride_of(P.src, du);
       }
+    } else if (MODE == 3u) {
+      // roll: lo holds the non-negative source offset (size - shift) mod size
+      so = so + ((c + u32(P.lo[du / 4u][du % 4u])) % dim_of(P.src, du)) * stride_of(P.src, du);
+    } else if (MODE == 4u || MODE == 5u) {
+      let n = i32(dim_of(P.src, du));
+      var s = i32(c) - P.lo[du / 4u][du % 4u];
+      if (MODE == 4u) {
+        // reflection without repeating the edge; the host checks pads < size
+        if (s < 0) { s = -s; }
+        if (s >= n) { s = 2 * (n - 1) - s; }
+      } else {
+        s = clamp(s, 0, n - 1);
+      }
+      so = so + u32(s) * stride_of(P.src, du);
+    } else {
+      so = so + c * stride_of(P.src, du);
+      // tril: zero above diagonal lo[0] (column - row > lo[0]) in the last two dims
+      if (du + 1u == P.it.rank) { col = i32(c); }
+      if (du + 2u == P.it.rank) { row = i32(c); }
     }
   }
+  if (MODE == 6u && col - row > P.lo[0][0]) { inside = false; }
   if (inside) {
-    DST[dofs] = SRC[so];
+    var w = SRC[so];
+    if (CONVERT == 1u) { w = bitcast<u32>(f32(bitcast<i32>(w))); }
+    else if (CONVERT == 2u) { w = bitcast<u32>(i32(bitcast<f32>(w))); }
+    else if (CONVERT == 3u) { w = select(0u, 1u, (w & 0x7fffffffu) != 0u); }
+    else if (CONVERT == 4u) { w = select(0u, 1u, w != 0u); }
+    DST[dofs] = w;
   } else {
     DST[dofs] = P.fill;
   }

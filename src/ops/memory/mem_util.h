@@ -1,6 +1,7 @@
 // Helpers shared by the memory and indexing families: one generic strided-copy dispatch
 // (mem_strided.wgsl), buffer-copy steps, output-shape checks done from resize hooks.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ enum StridedMode : uint32_t {
   kAffine = 0,  // src_base + sum(c[d] * src.strides[d]) (strides may be negative or 0)
   kModulo = 1,  // src_base + sum((c[d] % src.dims[d]) * src.strides[d]) (repeat)
   kPad = 2,     // s = c[d] - lo[d]; outside [0, src.dims[d]) writes `fill` (constant_pad_nd)
+  kRoll = 3,    // s = (c[d] + lo[d]) % src.dims[d] (roll; lo >= 0)
+  kReflect = 4, // s = c[d] - lo[d] mirrored into [0, src.dims[d]) without repeating the edge
+  kReplicate = 5,  // s = c[d] - lo[d] clamped into [0, src.dims[d])
+  kTril = 6,    // affine; writes `fill` where (last coord) - (second-to-last coord) > lo[0]
 };
 
 // What a resize hook computes for one strided dispatch: iterate over `it`, read the source at
@@ -63,6 +68,22 @@ inline void require_same_words(const OpContext& oc, int32_t a, int32_t b, const 
                                         format::vk_dtype_name(tb) + " (memory ops do not convert)");
 }
 
+// CONVERT code turning `src`'s words into `dst`'s dtype (PyTorch casts: float -> int truncates,
+// anything -> bool is != 0); throws naming the op for dtypes without a 32-bit word conversion.
+inline uint32_t convert_code(const OpContext& oc, int32_t src, int32_t dst, const char* what) {
+  VkDType ts = oc.g.tensor(src).dtype, td = oc.g.tensor(dst).dtype;
+  auto cls = [](VkDType t) { return is_float(t) ? 0 : is_int(t) ? 1 : is_boolish(t) ? 2 : 3; };
+  int s = cls(ts), d = cls(td);
+  if (s == d && s != 3) return 0;
+  if (s == 2 && d == 1) return 0;  // bool words 0/1 are valid int32 words
+  if (d == 0 && s != 3) return 1;
+  if (s == 0 && d == 1) return 2;
+  if (s == 0 && d == 2) return 3;
+  if (s == 1 && d == 2) return 4;
+  oc.fail(ErrorKind::Unsupported, std::string(what) + " has dtype " + format::vk_dtype_name(ts) + "; no conversion to " +
+                                      format::vk_dtype_name(td));
+}
+
 // Integer / int-list arguments read at load; a malformed one (fractional Double, wrong kind)
 // becomes an error naming the op and the argument.
 inline int64_t int_arg(const OpContext& oc, int32_t id, const char* what) {
@@ -98,13 +119,16 @@ struct StridedStep {
   size_t step = 0;
   std::shared_ptr<Uniform<StridedParams>> u;
 };
-inline StridedStep add_strided(OpContext& oc, int32_t src, int32_t dst, StridedMode mode, std::string variant) {
+// `convert`: mem_strided.wgsl's CONVERT code (see convert_code), 0 = words copied as they are.
+inline StridedStep add_strided(OpContext& oc, int32_t src, int32_t dst, StridedMode mode, std::string variant,
+                               uint32_t convert = 0) {
   Graph& g = oc.g;
   require_distinct(oc, src, dst);
   StridedStep s;
   s.u = std::make_shared<Uniform<StridedParams>>();
   s.u->init(g, oc.call.name);
-  const auto& p = g.ctx().pipeline("mem_strided", "main", {{"MODE", static_cast<double>(mode)}});
+  const auto& p = g.ctx().pipeline("mem_strided", "main",
+                                   {{"MODE", static_cast<double>(mode)}, {"CONVERT", static_cast<double>(convert)}});
   oc.node.steps.push_back(g.make_step(p, {{0, &g.buffer(src)}, {1, &g.buffer(dst)}, {2, s.u->buf}}, 0, std::move(variant)));
   s.step = oc.node.steps.size() - 1;
   return s;
@@ -129,6 +153,24 @@ inline void write_strided(Graph& g, Step& step, const StridedStep& ss, const Str
   p.fill = st.fill;
   ss.u->write(g, p);
   set_groups(g, step, groups_for(numel(st.it)));
+}
+
+// One strided dispatch arg(0) -> out whose geometry `plan(in_dims, out_dims&)` computes at each resize.
+inline void add_single(OpContext& oc, StridedMode mode, const char* variant,
+                       std::function<Strided(const std::vector<int64_t>&, std::vector<int64_t>&)> plan) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  require_tensor(oc, x, "self");
+  require_same_words(oc, x, out, "self");
+  auto ss = add_strided(oc, x, out, mode, variant);
+  graph::Node* node = &oc.node;
+  std::string w = who(oc);
+  oc.node.resize = [&g, x, out, ss, node, w, plan] {
+    std::vector<int64_t> od;
+    Strided st = plan(g.tensor(x).dims, od);
+    set_out(g, w, out, od);
+    write_strided(g, node->steps[ss.step], ss, st);
+  };
 }
 
 }  // namespace etwebgpu::ops::mem

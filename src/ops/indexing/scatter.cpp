@@ -1,0 +1,115 @@
+// scatter.src, scatter.value, scatter_add through indexing_scatter.wgsl (a deterministic gather
+// over the output). PyTorch's shape rules: index, self and src have one rank; index.size(d) <=
+// src.size(d) for every d and <= self.size(d) for d != dim. Index values must lie in
+// [0, self.size(dim)) (no wrapping, as in PyTorch); others are not written.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "ops/memory/mem_util.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using mem::fail_at;
+using mem::set_out;
+
+struct Params {
+  ShapeU o, ix, src;
+  uint32_t dim = 0, value = 0, pad0 = 0, pad1 = 0;
+};
+static_assert(sizeof(Params) == 256);
+
+// The scalar as one word of the output's dtype (PyTorch casts it to self's dtype).
+uint32_t scalar_word(const OpContext& oc, double v, VkDType t) {
+  uint32_t w = 0;
+  if (is_float(t)) {
+    float f = static_cast<float>(v);
+    std::memcpy(&w, &f, 4);
+  } else if (is_boolish(t)) {
+    w = v != 0.0 ? 1u : 0u;
+  } else {
+    double tv = std::trunc(v);
+    if (!(tv >= INT32_MIN && tv <= INT32_MAX))
+      oc.fail(ErrorKind::InvalidArgument, "value " + std::to_string(v) + " does not fit an int32 tensor");
+    w = static_cast<uint32_t>(static_cast<int32_t>(tv));
+  }
+  return w;
+}
+
+// [self, dim, index, src|value, out]; `use_src` false reads the scalar value instead of src.
+void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
+  Graph& g = oc.g;
+  int32_t self = oc.arg(0), ix = oc.arg(2), src = oc.arg(3), out = oc.out();
+  mem::require_tensor(oc, self, "self");
+  mem::require_tensor(oc, ix, "index");
+  require_dtype(oc, ix, {VkDType::Int32, VkDType::Int64}, "index");
+  mem::require_same_words(oc, self, out, "self");
+  mem::require_distinct(oc, self, out);
+  mem::require_distinct(oc, ix, out);
+  int64_t r = g.tensor(self).rank();
+  int64_t dim = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), std::max<int64_t>(r, 1));  // 0-d: 0 or -1
+  VkDType ot = g.tensor(out).dtype;
+  uint32_t value = 0;
+  if (use_src) {
+    mem::require_tensor(oc, src, "src");
+    mem::require_same_words(oc, src, out, "src");
+    mem::require_distinct(oc, src, out);
+  } else {
+    value = scalar_word(oc, g.number(src), ot);
+  }
+  uint32_t dt = is_float(ot) ? 0 : is_boolish(ot) ? 2 : 1;
+  const auto& pipe = g.ctx().pipeline("indexing_scatter", "main",
+                                      {{"ADD", add ? 1.0 : 0.0}, {"DT", double(dt)}, {"USE_SRC", use_src ? 1.0 : 0.0}});
+  auto u = std::make_shared<Uniform<Params>>();
+  u->init(g, oc.call.name);
+  const gpu::Buffer& src_buf = use_src ? g.buffer(src) : g.dummy_buffer();
+  oc.node.steps.push_back(g.make_step(
+      pipe, {{0, &g.buffer(self)}, {1, &g.buffer(ix)}, {2, &src_buf}, {3, &g.buffer(out)}, {4, u->buf}}, 0,
+      add ? "scatter_add" : "scatter"));
+  Step* s = &oc.node.steps.back();
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, self, ix, src, out, dim, use_src, value, u, s, w] {
+    const auto& sd = g.tensor(self).dims;
+    const auto& id = g.tensor(ix).dims;
+    std::vector<int64_t> srcd = use_src ? g.tensor(src).dims : id;
+    bool empty_index = numel(id) == 0;  // PyTorch skips the shape checks: out = self
+    if (!empty_index && (id.size() != sd.size() || srcd.size() != sd.size()))
+      fail_at(w, ErrorKind::InvalidArgument, "index " + shape_str(id) + ", self " + shape_str(sd) +
+                                                 (use_src ? " and src " + shape_str(srcd) : std::string()) +
+                                                 " must have the same number of dimensions");
+    for (size_t d = 0; d < sd.size() && !empty_index; ++d) {
+      if (id[d] > srcd[d] || (static_cast<int64_t>(d) != dim && id[d] > sd[d]))
+        fail_at(w, ErrorKind::InvalidArgument, "expected index " + shape_str(id) + " to be no larger than self " +
+                                                   shape_str(sd) + " apart from dimension " + std::to_string(dim) +
+                                                   (use_src ? " and to be no larger than src " + shape_str(srcd) : std::string()));
+    }
+    set_out(g, w, out, sd);
+    // A 0-d tensor is scattered as a 1-element vector.
+    auto one = [](std::vector<int64_t> v) { return v.empty() ? std::vector<int64_t>{1} : v; };
+    std::vector<int64_t> o1 = one(sd), i1 = one(id), s1 = one(srcd);
+    Params p;
+    p.o = make_shape(o1);
+    if (!empty_index) {  // an empty index leaves ix.numel == 0: nothing is scattered
+      p.ix = make_shape(i1);
+      auto ss = contiguous_strides(s1);
+      p.src = make_shape(i1, &ss);
+    }
+    p.dim = static_cast<uint32_t>(dim);
+    p.value = value;
+    u->write(g, p);
+    set_groups(g, *s, groups_for(numel(sd)));
+  };
+}
+
+void build_scatter_src(OpContext& oc) { build_scatter_impl(oc, false, true); }
+void build_scatter_value(OpContext& oc) { build_scatter_impl(oc, false, false); }
+void build_scatter_add(OpContext& oc) { build_scatter_impl(oc, true, true); }
+
+ETW_REGISTER_OP("aten.scatter.src", build_scatter_src);
+ETW_REGISTER_OP("aten.scatter.value", build_scatter_value);
+ETW_REGISTER_OP("aten.scatter_add.default", build_scatter_add);
+
+}  // namespace
+}  // namespace etwebgpu::ops
