@@ -310,6 +310,21 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
   toggles.disabledToggleCount = 1;
   toggles.disabledToggles = disabled;
+  // Measurement knob (docs/PERFORMANCE.md): ETWEBGPU_DAWN_TOGGLES=skip_validation,disable_robustness,...
+  static std::vector<std::string> enabled_names;
+  static std::vector<const char*> enabled;
+  if (const char* e = std::getenv("ETWEBGPU_DAWN_TOGGLES")) {
+    std::string list = e;
+    for (size_t b = 0; b < list.size();) {
+      size_t c = list.find(',', b);
+      if (c == std::string::npos) c = list.size();
+      if (c > b) enabled_names.push_back(list.substr(b, c - b));
+      b = c + 1;
+    }
+    for (auto& t : enabled_names) enabled.push_back(t.c_str());
+    toggles.enabledToggleCount = enabled.size();
+    toggles.enabledToggles = enabled.data();
+  }
   WGPUDeviceDescriptor dd{};
   dd.nextInChain = &toggles.chain;
   dd.label = sv("etwebgpu");

@@ -44,7 +44,7 @@ for name, pre in [
 try:
     import sentencepiece as spm
     spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus), model_prefix=os.path.join(out, "sp_bpe"),
-                                   vocab_size=120, model_type="bpe", byte_fallback=True, character_coverage=1.0)
+                                   vocab_size=400, model_type="bpe", byte_fallback=True, character_coverage=1.0)
     os.remove(os.path.join(out, "sp_bpe.vocab"))
     sp = spm.SentencePieceProcessor(model_file=os.path.join(out, "sp_bpe.model"))
     res["sp_bpe.model"] = [sp.encode(t) for t in tests]
