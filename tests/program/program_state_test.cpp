@@ -204,7 +204,9 @@ TEST(ProgramState, KvCacheIndexPutWriteBackKeepsEveryPositionAcrossRuns) {
       ref_state = ref::index_put(ref_state, {std::nullopt, std::nullopt, pos}, v, false);
       auto out = model->run({pos, v});
       EXPECT_TRUE(Close(out[0], ref_state, 0, 0)) << "run " << k;
-      if (read_between) EXPECT_TRUE(Close(out[1], before, 0, 0)) << "run " << k;
+      if (read_between) {
+        EXPECT_TRUE(Close(out[1], before, 0, 0)) << "run " << k;
+      }
     }
     model->reset_state();
     auto pos = HostTensor::from<int64_t>(DType::Int64, {1}, {2});
