@@ -163,6 +163,24 @@ TEST(OpIdxAdvancedIndex, OneElementIndexTensorKeepsASizeOneDim) {
   EXPECT_TRUE(Close(run_index(x, e), ref, 0, 0));
 }
 
+TEST(OpIdxAdvancedIndex, ZeroDimIndexTensorDropsTheIndexedDim) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 4, 5}, 113);
+  IndexList e = {std::nullopt, i64({}, {-2})};  // x[:, torch.tensor(-2)] -> [3, 5]
+  auto ref = ref::index_tensor(x, e);
+  ASSERT_EQ(ref.shape, (std::vector<int64_t>{3, 5}));
+  EXPECT_TRUE(Close(run_index(x, e), ref, 0, 0));
+}
+
+TEST(OpIdxAdvancedIndex, BoolSelfIsGatheredAsBool) {
+  ETW_REQUIRE_GPU();
+  auto x = random_bool({4, 6}, 114);
+  IndexList e = {i32({3, 1}, {3, 0, -1}), i32({2}, {5, 1})};
+  auto got = run_index(x, e);
+  EXPECT_EQ(got.dtype, DType::Bool);
+  EXPECT_TRUE(Close(got, ref::index_tensor(x, e)));
+}
+
 TEST(OpIdxAdvancedIndex, EmptyIndexTensorGivesAnEmptyResult) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({3, 4}, 110);
@@ -266,6 +284,16 @@ TEST(OpIdxAdvancedPut, Int32SelfOverwriteWithInt64VkIndices) {
   Id o = g.output(DType::Int32, x.shape);
   g.gb.op("aten.index_put.default", {xi, g.gb.value_list({g.gb.null(), ii}), vi, g.gb.boolean(false), o});
   EXPECT_TRUE(Close(g.run()[0], ref::index_put(x, e, v, false)));
+}
+
+TEST(OpIdxAdvancedPut, AccumulateOnBoolSelfIsLogicalOr) {
+  ETW_REQUIRE_GPU();
+  auto x = bmask({2, 4}, {1, 0, 0, 0, 0, 1, 0, 0});
+  IndexList e = {std::nullopt, i32({5}, {0, 2, 2, 3, -3})};  // column 2 twice, -3 is column 1
+  auto v = bmask({2, 5}, {0, 1, 0, 0, 1, 0, 0, 1, 1, 0});
+  auto got = run_put(x, e, v, true);
+  EXPECT_EQ(got.dtype, DType::Bool);
+  EXPECT_TRUE(Close(got, ref::index_put(x, e, v, true)));
 }
 
 TEST(OpIdxAdvancedPut, BoolMaskPutWithAOneElementValue) {
@@ -428,6 +456,27 @@ TEST(OpIdxAdvancedErrors, TooManyIndicesForTheRankAreRefused) {
     auto msg = load_error([&] { g.run(); });
     EXPECT_TRUE(has(msg, "too many indices")) << msg;
   }
+}
+
+TEST(OpIdxAdvancedErrors, MaskThatDoesNotMatchTheIndexedDimsIsRefused) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({3, 4}, 316)), m = g.input(random_bool({3, 3}, 317));
+  Id o = g.output(DType::Float32, {3, 4});
+  g.gb.op("aten.index_put.default", {x, g.gb.value_list({m}), g.input(random_f32({1}, 318)), g.gb.boolean(false), o});
+  auto msg = load_error([&] { g.run(); });
+  EXPECT_TRUE(has(msg, "mask")) << msg;
+  EXPECT_TRUE(has(msg, "does not match")) << msg;
+}
+
+TEST(OpIdxAdvancedErrors, MaskCombinedWithAnotherIndexTensorIsRefused) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({3, 4}, 319)), m = g.input(random_bool({3}, 320)), i = g.input(i32({1}, {0}));
+  Id o = g.output(DType::Float32, {3, 4});
+  g.gb.op("aten.index_put.default", {x, g.gb.value_list({m, i}), g.input(random_f32({1}, 321)), g.gb.boolean(false), o});
+  auto msg = load_error([&] { g.run(); });
+  EXPECT_TRUE(has(msg, "boolean mask index combined with other index tensors")) << msg;
 }
 
 TEST(OpIdxAdvancedErrors, FloatIndexTensorIsRefused) {
