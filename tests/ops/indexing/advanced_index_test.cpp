@@ -210,6 +210,14 @@ TEST(OpIdxAdvancedIndex, DynamicSelfAndIndexRerunWithSmallerShapes) {
   EXPECT_TRUE(Close(got[0], ref2, 0, 0));
 }
 
+TEST(OpIdxAdvancedIndex, ResultPast65535WorkgroupsIsGatheredCompletely) {
+  ETW_REQUIRE_GPU();
+  // 4 x 4194305 = 16777220 elements: 65537 workgroups of 256, so the grid folds into 2D.
+  auto x = random_f32({4, 4194305}, 115);
+  IndexList e = {i32({4}, {-1, 0, 2, 1})};
+  EXPECT_TRUE(Close(run_index(x, e), ref::index_tensor(x, e), 0, 0));
+}
+
 // ------------------------------------------------------------------------------- index_put
 
 TEST(OpIdxAdvancedPut, NonePrefixedPutWritesOnePositionOfAKvCache) {
