@@ -159,6 +159,34 @@ TEST(ProgramState, MutableBufferStartsFromItsInitialDataAndResetRestoresIt) {
   EXPECT_TRUE(Close(model->run({x2})[0], ref_tensor({2, 3}, add(i64, x2.to_f64()))));
 }
 
+// An int64 position counter (as decode loops keep): pos = pos + step; copy_(pos, new); outputs new.
+TEST(ProgramState, Int64MutableBufferStartsFromItsInitialDataAndCounts) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  std::vector<int64_t> init = {5, -7, 1000000};
+  std::vector<uint8_t> bytes(init.size() * 8);
+  std::memcpy(bytes.data(), init.data(), bytes.size());
+  auto pos = p.mutable_tensor(DType::Int64, {3}, bytes);
+  auto step = p.tensor(DType::Int64, {3});
+  auto next = p.tensor(DType::Int64, {3});
+  auto ret = p.tensor(DType::Int64, {3});
+  p.input(step);
+  p.kernel("aten::add", "out", {pos, step, p.int_(1), next});
+  p.kernel("aten::copy_", "", {pos, next, p.boolean(false)}, ret);
+  p.output(next);
+  auto model = Model::load_bytes(p.serialize());
+  EXPECT_EQ(model->num_state_buffers(), 1u);
+  auto step_v = HostTensor::from<int64_t>(DType::Int64, {3}, {1, 2, -3});
+  auto r1 = model->run({step_v})[0];
+  auto r2 = model->run({step_v})[0];
+  auto exp1 = HostTensor::from<int64_t>(DType::Int64, {3}, {6, -5, 999997});
+  auto exp2 = HostTensor::from<int64_t>(DType::Int64, {3}, {7, -3, 999994});
+  EXPECT_TRUE(Close(r1, exp1));
+  EXPECT_TRUE(Close(r2, exp2));
+  model->reset_state();
+  EXPECT_TRUE(Close(model->run({step_v})[0], exp1));
+}
+
 // The exported KV-cache update: u = index_put(cache, [None, None, pos], v); [old = cache * 1];
 // copy_(cache, u); outputs u (and old). Without the read of `cache` in between, the merge aliases
 // u onto the cache buffer; with it, the read must still see the previous state.
