@@ -159,6 +159,22 @@ TEST(ProgramState, MutableBufferStartsFromItsInitialDataAndResetRestoresIt) {
   EXPECT_TRUE(Close(model->run({x2})[0], ref_tensor({2, 3}, add(i64, x2.to_f64()))));
 }
 
+// The method output is copy_'s return entry, which aliases the buffer: it reads the updated state.
+TEST(ProgramState, OutputThroughCopyReturnEntryIsTheUpdatedBuffer) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  auto buf = p.tensor(DType::Float32, {4});
+  auto x = p.tensor(DType::Float32, {4}), sum = p.tensor(DType::Float32, {4}), ret = p.tensor(DType::Float32, {4});
+  p.input(x);
+  p.kernel("aten::add", "out", {buf, x, p.int_(1), sum});
+  p.kernel("aten::copy_", "", {buf, sum, p.boolean(false)}, ret);
+  p.output(ret);
+  auto model = Model::load_bytes(p.serialize());
+  auto x1 = random_f32({4}, 511), x2 = random_f32({4}, 512);
+  EXPECT_TRUE(Close(model->run({x1})[0], ref_tensor({4}, x1.to_f64())));
+  EXPECT_TRUE(Close(model->run({x2})[0], ref_tensor({4}, add(x1.to_f64(), x2.to_f64()))));
+}
+
 // An int64 position counter (as decode loops keep): pos = pos + step; copy_(pos, new); outputs new.
 TEST(ProgramState, Int64MutableBufferStartsFromItsInitialDataAndCounts) {
   ETW_REQUIRE_GPU();
