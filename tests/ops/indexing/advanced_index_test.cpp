@@ -487,6 +487,27 @@ TEST(OpIdxAdvancedErrors, MaskCombinedWithAnotherIndexTensorIsRefused) {
   EXPECT_TRUE(has(msg, "boolean mask index combined with other index tensors")) << msg;
 }
 
+// x[mask] = v with one value row per selected element is valid PyTorch, but the count is only known
+// on the GPU: refused as Unsupported (not InvalidArgument), naming what is supported.
+TEST(OpIdxAdvancedErrors, MaskPutWithOneValueRowPerSelectedElementIsUnsupported) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({4, 3}, 322)), m = g.input(bmask({4}, {1, 0, 0, 1}));
+  Id v = g.input(random_f32({2, 3}, 323));  // exactly the 2 selected rows
+  Id o = g.output(DType::Float32, {4, 3});
+  g.gb.op("aten.index_put.default", {x, g.gb.value_list({m}), v, g.gb.boolean(false), o});
+  ErrorKind kind = ErrorKind::Internal;
+  std::string msg;
+  try {
+    g.run();
+  } catch (const Error& e) {
+    kind = e.kind();
+    msg = e.what();
+  }
+  EXPECT_EQ(kind, ErrorKind::Unsupported) << msg;
+  EXPECT_TRUE(has(msg, "only values broadcast over the count are supported")) << msg;
+}
+
 TEST(OpIdxAdvancedErrors, FloatIndexTensorIsRefused) {
   ETW_REQUIRE_GPU();
   OpGraph g;
