@@ -114,9 +114,17 @@ const std::map<std::string, Mapping>& special_mappings() {
 // skips copying S and the copy_ moves nothing.
 void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
   auto& chain = ir.chain;
-  auto reads = [](const format::VkOpCall& c, int32_t v) {
+  // Argument `x` is `v` or a list holding it (cat's tensors, a multi-output op's outputs).
+  auto names = [&ir](int32_t x, int32_t v) {
+    if (x == v) return true;
+    if (x < 0 || static_cast<size_t>(x) >= ir.values.size()) return false;
+    for (int32_t id : ir.values[x].ids)
+      if (id == v) return true;
+    return false;
+  };
+  auto reads = [&names](const format::VkOpCall& c, int32_t v) {
     for (size_t a = 0; a + 1 < c.args.size(); ++a)
-      if (c.args[a] == v) return true;
+      if (names(c.args[a], v)) return true;
     return false;
   };
   for (const auto& st : ir.state) {
@@ -130,7 +138,7 @@ void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
       for (; j < chain.size(); ++j) {
         const auto& c = chain[j];
         if (c.name == "aten.copy_.default" && c.args.size() == 4 && c.args[0] == s && c.args[1] == u) break;
-        if (reads(c, s) || c.args.back() == s || c.args.back() == u) clean = false;
+        if (reads(c, s) || names(c.args.back(), s) || names(c.args.back(), u)) clean = false;
       }
       if (j == chain.size() || !clean) continue;
       auto& ts = ir.values[s].tensor;
