@@ -260,6 +260,39 @@ TEST(ProgramState, KvCacheIndexPutWriteBackKeepsEveryPositionAcrossRuns) {
   }
 }
 
+// Same, the cache read between index_put and copy_ through a tensor list (cat([cache, cache])): the
+// read must see the previous state, so the update must not be done in place on the cache.
+TEST(ProgramState, CacheReadThroughATensorListBeforeTheWriteBackSeesThePreviousState) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  std::vector<int64_t> cs = {1, 2, 5, 3};
+  auto cache = p.tensor(DType::Float32, cs);
+  auto pos = p.tensor(DType::Int64, {1});
+  auto v = p.tensor(DType::Float32, {2, 1, 3});
+  auto u = p.tensor(DType::Float32, cs);
+  auto both = p.tensor(DType::Float32, {2, 2, 5, 3});
+  auto ret = p.tensor(DType::Float32, cs);
+  p.input(pos);
+  p.input(v);
+  p.kernel("aten::index_put", "out", {cache, p.optional_tensor_list({-1, -1, pos}), v, p.boolean(false), u});
+  p.kernel("aten::cat", "out", {p.tensor_list({cache, cache}), p.int_(0), both});
+  p.kernel("aten::copy_", "", {cache, u, p.boolean(false)}, ret);
+  p.output(u);
+  p.output(both);
+  auto model = Model::load_bytes(p.serialize());
+  HostTensor zeros(DType::Float32, cs);
+  auto state = ref::reshape(zeros, cs);
+  for (int64_t k = 0; k < 3; ++k) {
+    auto ix = HostTensor::from<int64_t>(DType::Int64, {1}, {k * 2});
+    auto val = random_f32({2, 1, 3}, 900 + k, 1.f, 2.f);
+    auto before = state;
+    state = ref::index_put(state, {std::nullopt, std::nullopt, ix}, val, false);
+    auto out = model->run({ix, val});
+    EXPECT_TRUE(Close(out[0], state, 0, 0)) << "run " << k;
+    EXPECT_TRUE(Close(out[1], ref::cat({before, before}, 0), 0, 0)) << "run " << k;
+  }
+}
+
 // index_put_ (in place, accumulate) on a buffer with initial data: a histogram that grows with
 // every run, duplicates within one run summing.
 TEST(ProgramState, InPlaceAccumulatingIndexPutOnAMutableBufferGrowsEachRun) {
