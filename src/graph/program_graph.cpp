@@ -288,7 +288,21 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         std::string key = plan.operators[ins.index].key();
         if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
         std::vector<int32_t> args(ins.args.begin(), ins.args.end() - 1);  // drop the return entry (= out)
-        for (auto& a : args) a = resolve(a);
+        for (auto& a : args) {
+          a = resolve(a);
+          // A tensor list naming a moved value (an in-place kernel's return entry, a MoveCall
+          // target) reads what it now resolves to, through a fresh list for this call.
+          if (a >= 0 && static_cast<size_t>(a) < nvals && !ir.values[a].ids.empty()) {
+            VkValue l = ir.values[a];
+            bool changed = false;
+            for (auto& id : l.ids) {
+              int32_t r = resolve(id);
+              changed = changed || r != id;
+              id = r;
+            }
+            if (changed) a = add_value(ir, std::move(l));
+          }
+        }
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
         if (!ok) {
