@@ -293,6 +293,28 @@ TEST(ProgramState, CacheReadThroughATensorListBeforeTheWriteBackSeesThePreviousS
   }
 }
 
+// An in-place kernel's return entry used later inside a tensor list reads the updated buffer.
+TEST(ProgramState, InPlaceReturnEntryUsedInATensorListReadsTheUpdatedBuffer) {
+  ETW_REQUIRE_GPU();
+  ProgramBuilder p;
+  std::vector<float> init = {1, 2, 3, 4};
+  auto buf = p.mutable_tensor(DType::Float32, {4}, f32_bytes(init));
+  auto idx = p.tensor(DType::Int64, {2});
+  auto w = p.tensor(DType::Float32, {2});
+  auto ret = p.tensor(DType::Float32, {4});
+  auto both = p.tensor(DType::Float32, {8});
+  p.input(idx);
+  p.input(w);
+  p.kernel("aten::index_put_", "", {buf, p.optional_tensor_list({idx}), w, p.boolean(true)}, ret);
+  p.kernel("aten::cat", "out", {p.tensor_list({ret, buf}), p.int_(0), both});
+  p.output(both);
+  auto model = Model::load_bytes(p.serialize());
+  auto ix = HostTensor::from<int64_t>(DType::Int64, {2}, {3, 0});
+  auto wv = HostTensor::from<float>(DType::Float32, {2}, {10, 20});
+  auto state = ref::index_put(HostTensor::from<float>(DType::Float32, {4}, init), {ix}, wv, true);
+  EXPECT_TRUE(Close(model->run({ix, wv})[0], ref::cat({state, state}, 0), 0, 0));
+}
+
 // index_put_ (in place, accumulate) on a buffer with initial data: a histogram that grows with
 // every run, duplicates within one run summing.
 TEST(ProgramState, InPlaceAccumulatingIndexPutOnAMutableBufferGrowsEachRun) {
