@@ -175,6 +175,13 @@ TEST(ProgramState, OutputThroughCopyReturnEntryIsTheUpdatedBuffer) {
   EXPECT_TRUE(Close(model->run({x2})[0], ref_tensor({4}, add(x1.to_f64(), x2.to_f64()))));
 }
 
+TEST(ProgramState, BuilderMutableTensorRejectsInitialDataOfTheWrongSize) {
+  ProgramBuilder p;
+  auto msg = load_error([&] { p.mutable_tensor(DType::Float32, {2, 3}, std::vector<uint8_t>(20)); });
+  EXPECT_TRUE(has(msg, "mutable_tensor")) << msg;
+  EXPECT_TRUE(has(msg, "20 bytes")) << msg;
+}
+
 // An int64 position counter (as decode loops keep): pos = pos + step; copy_(pos, new); outputs new.
 TEST(ProgramState, Int64MutableBufferStartsFromItsInitialDataAndCounts) {
   ETW_REQUIRE_GPU();
