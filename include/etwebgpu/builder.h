@@ -83,6 +83,10 @@ class ProgramBuilder {
   using Id = int32_t;
   Id tensor(DType dtype, std::vector<int64_t> sizes, bool dynamic = false);  // memory-planned
   Id constant_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes);
+  // A memory-planned tensor with initial contents (a mutable buffer such as a KV cache or a
+  // counter): allocation_info plus data_buffer_idx into mutable_data_segments[0], as ExecuTorch
+  // writes buffers mutated in place. `bytes` must be numel * element size.
+  Id mutable_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes);
   Id null();
   Id int_(int64_t v);
   Id dbl(double v);
@@ -97,6 +101,9 @@ class ProgramBuilder {
   // KernelCall of operator `name` (e.g. "aten::mul") with `overload` (e.g. "Scalar_out");
   // `args` = schema args in order ending with out; the return entry (= out) is appended.
   void kernel(std::string name, std::string overload, std::vector<Id> args);
+  // Same with an explicit return entry, for in-place kernels whose schema has no out argument
+  // (ExecuTorch writes `aten::copy_(self, src, non_blocking, ret)` with ret a separate EValue).
+  void kernel(std::string name, std::string overload, std::vector<Id> args, Id ret);
   // DelegateCall: `ins` map to the graph's input_ids in order, `outs` to its output_ids.
   void delegate(const GraphBuilder& graph, std::vector<Id> ins, std::vector<Id> outs);
   std::vector<uint8_t> serialize(GraphBuilder::ConstantPlacement placement =

@@ -30,6 +30,7 @@ struct ProgramBuilder::Impl {
     std::vector<int64_t> sizes;
     bool dynamic = false;
     bool constant = false;
+    bool mutable_init = false;  // planned storage with initial bytes (mutable_data_segments)
     std::vector<uint8_t> bytes;
   };
   struct Instr {
@@ -96,6 +97,21 @@ ProgramBuilder::Id ProgramBuilder::constant_tensor(DType dtype, std::vector<int6
   v.dtype = dtype;
   v.sizes = std::move(sizes);
   v.constant = true;
+  v.bytes = std::move(bytes);
+  return impl_->add(std::move(v));
+}
+
+ProgramBuilder::Id ProgramBuilder::mutable_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes) {
+  check_sizes(dtype, sizes, "ProgramBuilder::mutable_tensor");
+  const uint64_t need = tensor_nbytes(dtype, sizes, "ProgramBuilder::mutable_tensor");
+  if (bytes.size() != need)
+    invalid(fmt::format("ProgramBuilder::mutable_tensor: {} bytes given for {}{} which needs {}", bytes.size(),
+                        dtype_name(dtype), shape_str(sizes), need));
+  Impl::Value v;
+  v.kind = EValueKind::Tensor;
+  v.dtype = dtype;
+  v.sizes = std::move(sizes);
+  v.mutable_init = true;
   v.bytes = std::move(bytes);
   return impl_->add(std::move(v));
 }
@@ -194,6 +210,12 @@ void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<
   impl_->instrs.push_back({true, op_index, std::move(args)});
 }
 
+void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<Id> args, Id ret) {
+  impl_->at(ret, "kernel " + name + " return entry");
+  kernel(std::move(name), std::move(overload), std::move(args));
+  impl_->instrs.back().args.back() = ret;
+}
+
 void ProgramBuilder::delegate(const GraphBuilder& graph, std::vector<Id> ins, std::vector<Id> outs) {
   const auto gi = graph.inputs();
   const auto go = graph.outputs();
@@ -251,6 +273,8 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
   uint64_t arena = 0;
   std::vector<uint8_t> const_data;
   std::vector<uint64_t> const_offsets = {0};  // entry 0 is the "no data" placeholder
+  std::vector<uint8_t> mut_data;                // initial bytes of mutable tensors
+  std::vector<uint64_t> mut_offsets = {0};      // same placeholder convention
   for (size_t i = 0; i < values.size(); ++i) {
     const Value& v = values[i];
     if (v.kind != EValueKind::Tensor) continue;
@@ -260,6 +284,12 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
       const_offsets.push_back(const_data.size());
       const_data.insert(const_data.end(), v.bytes.begin(), v.bytes.end());
     } else {
+      if (v.mutable_init) {
+        mut_data.resize(align_up(mut_data.size(), 16), 0);
+        data_buffer_idx[i] = static_cast<uint32_t>(mut_offsets.size());
+        mut_offsets.push_back(mut_data.size());
+        mut_data.insert(mut_data.end(), v.bytes.begin(), v.bytes.end());
+      }
       mem_offset[i] = arena;
       arena = align_up(arena + tensor_nbytes(v.dtype, v.sizes, "ProgramBuilder"), 16);
     }
@@ -290,6 +320,11 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
         segments.push_back(&bytes);
       }
     }
+  }
+  uint32_t mut_segment = 0;
+  if (mut_offsets.size() > 1) {
+    mut_segment = static_cast<uint32_t>(segments.size());
+    segments.push_back(&mut_data);
   }
   std::vector<uint64_t> seg_offset(segments.size(), 0);
   uint64_t seg_end = 0;
@@ -396,8 +431,10 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
   std::vector<flatbuffers::Offset<fb::NamedData>> named_fb;
   for (const auto& [key, seg] : named_entries) named_fb.push_back(fb::CreateNamedDataDirect(fbb, key.c_str(), seg));
   const std::vector<flatbuffers::Offset<fb::Buffer>> constant_buffer;
-  const auto root = fb::CreateProgramDirect(fbb, 0, &plans, &constant_buffer, &inline_fb, &segs_fb, const_seg, nullptr,
-                                            named_fb.empty() ? nullptr : &named_fb);
+  std::vector<flatbuffers::Offset<fb::SubsegmentOffsets>> mut_fb;
+  if (mut_offsets.size() > 1) mut_fb.push_back(fb::CreateSubsegmentOffsetsDirect(fbb, mut_segment, &mut_offsets));
+  const auto root = fb::CreateProgramDirect(fbb, 0, &plans, &constant_buffer, &inline_fb, &segs_fb, const_seg,
+                                            mut_fb.empty() ? nullptr : &mut_fb, named_fb.empty() ? nullptr : &named_fb);
   fb::FinishProgramBuffer(fbb, root);
 
   // Splice the 32-byte eh00 header after byte 8 and shift the root offset by its length.

@@ -115,9 +115,17 @@ const std::map<std::string, Mapping>& special_mappings() {
 // skips copying S and the copy_ moves nothing.
 void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
   auto& chain = ir.chain;
-  auto reads = [](const format::VkOpCall& c, int32_t v) {
+  // Argument `x` is `v` or a list holding it (cat's tensors, a multi-output op's outputs).
+  auto names = [&ir](int32_t x, int32_t v) {
+    if (x == v) return true;
+    if (x < 0 || static_cast<size_t>(x) >= ir.values.size()) return false;
+    for (int32_t id : ir.values[x].ids)
+      if (id == v) return true;
+    return false;
+  };
+  auto reads = [&names](const format::VkOpCall& c, int32_t v) {
     for (size_t a = 0; a + 1 < c.args.size(); ++a)
-      if (c.args[a] == v) return true;
+      if (names(c.args[a], v)) return true;
     return false;
   };
   for (const auto& st : ir.state) {
@@ -131,7 +139,7 @@ void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
       for (; j < chain.size(); ++j) {
         const auto& c = chain[j];
         if (c.name == "aten.copy_.default" && c.args.size() == 4 && c.args[0] == s && c.args[1] == u) break;
-        if (reads(c, s) || c.args.back() == s || c.args.back() == u) clean = false;
+        if (reads(c, s) || names(c.args.back(), s) || names(c.args.back(), u)) clean = false;
       }
       if (j == chain.size() || !clean) continue;
       auto& ts = ir.values[s].tensor;
@@ -283,7 +291,21 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         // Drop the return entry (= out); unbind_copy.int_out returns nothing: its last arg is the out list.
         bool void_return = key == "aten::unbind_copy.int_out" && ins.args.size() == 3;
         std::vector<int32_t> args(ins.args.begin(), ins.args.end() - (void_return ? 0 : 1));
-        for (auto& a : args) a = resolve(a);
+        for (auto& a : args) {
+          a = resolve(a);
+          // A tensor list naming a moved value (an in-place kernel's return entry, a MoveCall
+          // target) reads what it now resolves to, through a fresh list for this call.
+          if (a >= 0 && static_cast<size_t>(a) < nvals && !ir.values[a].ids.empty()) {
+            VkValue l = ir.values[a];
+            bool changed = false;
+            for (auto& id : l.ids) {
+              int32_t r = resolve(id);
+              changed = changed || r != id;
+              id = r;
+            }
+            if (changed) a = add_value(ir, std::move(l));
+          }
+        }
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
         if (!ok) {

@@ -244,8 +244,21 @@ void build_index_put(OpContext& oc) {
         if (broadcast_shape(vd, slot) != slot) throw Error(ErrorKind::InvalidArgument, "");
         bs = broadcast_strides(vd, slot);
       } catch (const Error&) {
-        fail_at(w, ErrorKind::InvalidArgument, "values " + shape_str(vd) + " cannot be broadcast to the masked "
-                                               "selection [count, " + shape_str(rest) + "] (only values broadcast over the count are supported)");
+        // Values that would fit one row per selected element ([n, rest...]) are valid PyTorch whose
+        // fit depends on the live count: unsupported, not invalid.
+        bool per_element = false;
+        if (vd.size() == slot.size() && vd[0] != 1) {
+          std::vector<int64_t> vr(vd.begin() + 1, vd.end());
+          try {
+            per_element = broadcast_shape(vr, rest) == rest;
+          } catch (const Error&) {
+          }
+        }
+        std::string sel = "[count";
+        for (int64_t d : rest) sel += ", " + std::to_string(d);
+        fail_at(w, per_element ? ErrorKind::Unsupported : ErrorKind::InvalidArgument,
+                "values " + shape_str(vd) + " cannot be broadcast to the masked selection " + sel +
+                    "] (only values broadcast over the count are supported)");
       }
       std::vector<int64_t> vs(xd.size(), 0);
       for (size_t k = 0; k < rest.size(); ++k) vs[lo + md.size() + k] = bs[1 + k];
