@@ -1,0 +1,154 @@
+// generate(): the decode loop over the exported llama KV-cache fixture. Greedy output is checked
+// against an argmax chain computed on the host from Model::run's logits (one token per run, the
+// cache carried by the model's state); sampling against its defining properties.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "etwebgpu/generate.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+std::string fixture_model(const char* name) {
+  return conformance_dir() + "/" + name + "/model.pte";
+}
+
+#define ETW_REQUIRE_LLAMA_FIXTURE()                                                             \
+  ETW_REQUIRE_GPU();                                                                            \
+  if (!std::filesystem::exists(fixture_model("llama_kv_cache_decode_steps")))                   \
+  GTEST_SKIP() << "no llama_kv_cache_decode_steps fixture under " << conformance_dir()
+
+HostTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return HostTensor::from<int64_t>(DType::Int64, shape, v); }
+
+// Host reference: feed the prompt one token per run, then take argmax (first maximum) each step.
+std::vector<int64_t> argmax_chain(const std::vector<int64_t>& prompt, int n) {
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> out;
+  int64_t pos = 0, next = -1;
+  auto step = [&](int64_t tok) {
+    auto logits = m->run({i64({1, 1}, {tok}), i64({1}, {pos++})})[0];
+    const float* l = logits.as<float>();
+    int64_t best = 0;
+    for (int64_t i = 1; i < logits.numel(); ++i)
+      if (l[i] > l[best]) best = i;
+    return best;
+  };
+  for (int64_t t : prompt) next = step(t);
+  for (int k = 0; k < n; ++k) {
+    out.push_back(next);
+    if (k + 1 < n) next = step(next);
+  }
+  return out;
+}
+
+TEST(Generate, GreedyEqualsTheHostArgmaxChainOfPlainRuns) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> prompt = {5, 17, 200};
+  GenerateOptions o;
+  o.max_new_tokens = 8;
+  auto r = generate(*m, prompt, o);
+  EXPECT_EQ(r.tokens, argmax_chain(prompt, 8));
+  EXPECT_EQ(r.stop_reason, "max_new_tokens");
+  EXPECT_EQ(r.context_length, 16);  // the fixture's static KV cache
+  // A second call starts afresh (state reset): the same tokens again.
+  EXPECT_EQ(generate(*m, prompt, o).tokens, r.tokens);
+}
+
+TEST(Generate, StopsWithContextFullWhenTheCacheRunsOut) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  GenerateOptions o;
+  o.max_new_tokens = 50;
+  auto r = generate(*m, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, o);
+  // 10 prompt positions + 6 decode runs fill 16 positions; the 7th token comes from the last one.
+  EXPECT_EQ(r.stop_reason, "context_full");
+  EXPECT_EQ(r.tokens.size(), 7u);
+}
+
+TEST(Generate, StopTokenAndCallbackEndGenerationEarly) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  auto chain = argmax_chain({9, 8}, 3);
+  GenerateOptions o;
+  o.max_new_tokens = 10;
+  o.stop_tokens = {chain[1]};
+  auto r = generate(*m, {9, 8}, o);
+  EXPECT_EQ(r.stop_reason, "stop_token");
+  EXPECT_EQ(r.tokens, std::vector<int64_t>(chain.begin(), chain.begin() + 2));
+  o.stop_tokens.clear();
+  int seen = 0;
+  auto s = generate(*m, {9, 8}, o, [&](int64_t) { return ++seen < 2; });
+  EXPECT_EQ(s.stop_reason, "stopped");
+  EXPECT_EQ(s.tokens.size(), 2u);
+}
+
+TEST(Generate, SamplingIsSeededAndTopKOneOrTinyTopPIsGreedy) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> prompt = {5, 17, 200};
+  GenerateOptions o;
+  o.max_new_tokens = 8;
+  auto greedy = generate(*m, prompt, o).tokens;
+  o.temperature = 1.5;
+  o.seed = 7;
+  auto a = generate(*m, prompt, o).tokens;
+  EXPECT_EQ(generate(*m, prompt, o).tokens, a) << "same seed, same tokens";
+  bool differs = false;
+  for (uint64_t seed = 8; seed < 12 && !differs; ++seed) {
+    o.seed = seed;
+    differs = generate(*m, prompt, o).tokens != a;
+  }
+  EXPECT_TRUE(differs) << "temperature 1.5 over 256 tokens gave the same 8 tokens for 5 seeds";
+  for (auto v : a) EXPECT_TRUE(v >= 0 && v < 256);
+  o.top_k = 1;
+  EXPECT_EQ(generate(*m, prompt, o).tokens, greedy) << "top_k = 1 keeps only the argmax";
+  o.top_k = 0;
+  o.top_p = 1e-6;
+  EXPECT_EQ(generate(*m, prompt, o).tokens, greedy) << "a tiny top_p keeps only the most likely token";
+}
+
+TEST(Generate, TopKSamplesOnlyAmongTheKMostLikely) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  // One step: the 3 most likely first tokens after the prompt, from the logits on the host.
+  auto ref = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  auto logits = ref->run({i64({1, 1}, {42}), i64({1}, {0})})[0];
+  std::vector<int64_t> order(256);
+  for (int i = 0; i < 256; ++i) order[i] = i;
+  const float* l = logits.as<float>();
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return l[x] > l[y]; });
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  GenerateOptions o;
+  o.max_new_tokens = 1;
+  o.temperature = 5.0;  // nearly uniform: without top_k almost any token could come out
+  o.top_k = 3;
+  std::set<int64_t> seen;
+  for (uint64_t seed = 0; seed < 24; ++seed) {
+    o.seed = seed;
+    seen.insert(generate(*m, {42}, o).tokens.at(0));
+  }
+  for (int64_t t : seen) EXPECT_TRUE(t == order[0] || t == order[1] || t == order[2]) << "token " << t;
+  EXPECT_GE(seen.size(), 2u) << "temperature 5 over 3 candidates should not always pick one";
+}
+
+TEST(Generate, BadOptionsAndNonDecoderModelsAreClearErrors) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  GenerateOptions o;
+  EXPECT_TRUE(has(load_error([&] { generate(*m, {}, o); }), "prompt is empty"));
+  EXPECT_TRUE(has(load_error([&] { generate(*m, {300}, o); }), "outside the vocabulary"));
+  EXPECT_TRUE(has(load_error([&] { generate(*m, std::vector<int64_t>(17, 1), o); }), "context holds 16"));
+  o.top_p = 0;
+  EXPECT_TRUE(has(load_error([&] { generate(*m, {1}, o); }), "top_p"));
+  o.top_p = 1;
+  o.temperature = -1;
+  EXPECT_TRUE(has(load_error([&] { generate(*m, {1}, o); }), "temperature"));
+  auto add = Model::load(fixture_model("add_bcast"));
+  EXPECT_TRUE(has(load_error([&] { generate(*add, {1}, GenerateOptions{}); }), "generate needs a decoder"));
+}
+
+}  // namespace
