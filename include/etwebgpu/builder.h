@@ -96,7 +96,8 @@ class ProgramBuilder {
   void output(Id id);
   // KernelCall of operator `name` (e.g. "aten::mul") with `overload` (e.g. "Scalar_out");
   // `args` = schema args in order ending with out; the return entry (= out) is appended.
-  void kernel(std::string name, std::string overload, std::vector<Id> args);
+  // `outputs` > 1: the last `outputs` args are the out tensors, each gets its return entry.
+  void kernel(std::string name, std::string overload, std::vector<Id> args, int outputs = 1);
   // DelegateCall: `ins` map to the graph's input_ids in order, `outs` to its output_ids.
   void delegate(const GraphBuilder& graph, std::vector<Id> ins, std::vector<Id> outs);
   std::vector<uint8_t> serialize(GraphBuilder::ConstantPlacement placement =

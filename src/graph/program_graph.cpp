@@ -78,8 +78,15 @@ VkValue convert_evalue(const format::ExecutionPlan& plan, const format::EValue& 
   return v;
 }
 
-// Out-variant overloads whose functional form takes other arguments.
-struct Mapping { const char* op; std::vector<int> layout; };  // layout: source arg index, or -1 = Null
+// Out-variant overloads whose functional form takes other arguments. layout: source arg index, or
+// -1 = Null. Multi-output variants (outputs > 1) end with that many out tensors (and as many return
+// entries): the layout lists the functional args only, and the outs follow as one ValueList, which
+// is how a VkGraph passes the outputs of a multi-output op.
+struct Mapping {
+  const char* op;
+  std::vector<int> layout;
+  int outputs = 1;
+};
 const std::map<std::string, Mapping>& special_mappings() {
   static const std::map<std::string, Mapping> m = {
       {"aten::any.out", {"aten.any.dim", {0, 1, 2, 3}}},
@@ -102,19 +109,40 @@ const std::map<std::string, Mapping>& special_mappings() {
       {"aten::where.self_out", {"aten.where.self", {0, 1, 2, 3}}},
       {"aten::clone.out", {"aten.clone.default", {0, 1, 2}}},
       {"aten::_to_copy.out", {"aten._to_copy.default", {0, 1, -1, -1, -1, 2, 3}}},
+      {"aten::max.unary_out", {"aten.max.default", {0, 1}}},
+      {"aten::min.unary_out", {"aten.min.default", {0, 1}}},
+      {"aten::mean.dtype_out", {"aten.mean.default", {0, 1, 2}}},
+      {"aten::prod.int_out", {"aten.prod.dim_int", {0, 1, 2, 3, 4}}},
+      {"aten::var.out", {"aten.var.dim", {0, 1, 2, 3, 4}}},
+      {"aten::max.dim_max", {"aten.max.dim", {0, 1, 2}, 2}},
+      {"aten::min.dim_min", {"aten.min.dim", {0, 1, 2}, 2}},
+      {"aten::var_mean.correction_out", {"aten.var_mean.correction", {0, 1, 2, 3}, 2}},
   };
   return m;
 }
 
 }  // namespace
 
+int kernel_call_outputs(const std::string& key) {
+  auto it = special_mappings().find(key);
+  return it == special_mappings().end() ? 1 : it->second.outputs;
+}
+
 bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
                      format::VkGraphIR& ir) {
   if (auto it = special_mappings().find(key); it != special_mappings().end()) {
+    const Mapping& m = it->second;
     std::vector<int32_t> a;
-    for (int src : it->second.layout) {
+    for (int src : m.layout) {
       if (src >= static_cast<int>(args.size())) return false;
       a.push_back(src < 0 ? add_null(ir) : args[src]);
+    }
+    if (m.outputs > 1) {
+      if (args.size() < m.layout.size() + static_cast<size_t>(m.outputs)) return false;
+      VkValue outs;
+      outs.kind = VkValueKind::ValueList;
+      outs.ids.assign(args.end() - m.outputs, args.end());
+      a.push_back(add_value(ir, std::move(outs)));
     }
     args = std::move(a);
     op_name = it->second.op;
@@ -241,8 +269,11 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.operators.size())
           throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
         std::string key = plan.operators[ins.index].key();
-        if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
-        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - 1);  // drop the return entry (= out)
+        // Drop the return entries (one per output; each is the same EValue as its out argument).
+        size_t nret = static_cast<size_t>(kernel_call_outputs(key));
+        if (ins.args.size() < 2 * nret)
+          throw Error(ErrorKind::Format, key + ": KernelCall with fewer than " + std::to_string(2 * nret) + " arguments");
+        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - static_cast<std::ptrdiff_t>(nret));
         for (auto& a : args) a = resolve(a);
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
@@ -251,7 +282,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           mp.instructions.push_back({"unsupported", key, false});
           continue;
         }
-        moved.erase(ins.args[ins.args.size() - 2]);
+        for (size_t k = 0; k < nret; ++k) moved.erase(ins.args[ins.args.size() - nret - 1 - k]);
         ir.chain.push_back(format::VkOpCall{node++, op, args});
         mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});
       } else if (ins.kind == InstrKind::MoveCall) {
