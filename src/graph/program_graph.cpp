@@ -117,6 +117,7 @@ const std::map<std::string, Mapping>& special_mappings() {
       {"aten::max.dim_max", {"aten.max.dim", {0, 1, 2}, 2}},
       {"aten::min.dim_min", {"aten.min.dim", {0, 1, 2}, 2}},
       {"aten::var_mean.correction_out", {"aten.var_mean.correction", {0, 1, 2, 3}, 2}},
+      {"aten::topk.values", {"aten.topk.default", {0, 1, 2, 3, 4}, 2}},
   };
   return m;
 }

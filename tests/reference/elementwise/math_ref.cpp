@@ -146,3 +146,52 @@ HostTensor math_binary(MathBinOp op, const HostTensor& a, const HostTensor& b, d
 }
 
 }  // namespace etwebgpu::ref
+
+namespace etwebgpu::ref {
+
+HostTensor clamp_tensor(const HostTensor& x, const HostTensor* lo, const HostTensor* hi) {
+  std::vector<int64_t> o = x.shape;
+  if (lo) o = broadcast(o, lo->shape);
+  if (hi) o = broadcast(o, hi->shape);
+  auto vx = x.to_f64();
+  std::vector<double> vl = lo ? lo->to_f64() : std::vector<double>{}, vh = hi ? hi->to_f64() : std::vector<double>{};
+  std::vector<double> r(static_cast<size_t>(numel(o)));
+  for (int64_t i = 0; i < numel(o); ++i) {
+    double v = vx[broadcast_index(i, o, x.shape)];
+    bool nan = std::isnan(v);
+    if (lo) {
+      double l = vl[broadcast_index(i, o, lo->shape)];
+      nan = nan || std::isnan(l);
+      v = v < l ? l : v;
+    }
+    if (hi) {
+      double h = vh[broadcast_index(i, o, hi->shape)];
+      nan = nan || std::isnan(h);
+      v = v > h ? h : v;
+    }
+    r[i] = nan ? std::nan("") : v;
+  }
+  return HostTensor::from(DType::Float64, o, r);
+}
+
+HostTensor glu(const HostTensor& x, int64_t dim) {
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (dim < 0) dim += rank;
+  std::vector<int64_t> o = x.shape;
+  o[dim] /= 2;
+  int64_t inner = 1, outer = 1;
+  for (int64_t d = dim + 1; d < rank; ++d) inner *= x.shape[d];
+  for (int64_t d = 0; d < dim; ++d) outer *= x.shape[d];
+  auto v = x.to_f64();
+  std::vector<double> r;
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t j = 0; j < o[dim]; ++j)
+      for (int64_t k = 0; k < inner; ++k) {
+        double first = v[(a * x.shape[dim] + j) * inner + k];
+        double second = v[(a * x.shape[dim] + j + o[dim]) * inner + k];
+        r.push_back(first / (1 + std::exp(-second)));
+      }
+  return HostTensor::from(DType::Float64, o, r);
+}
+
+}  // namespace etwebgpu::ref

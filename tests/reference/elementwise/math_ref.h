@@ -25,3 +25,13 @@ enum class MathBinOp { Atan2, Fmod, Remainder, FloorDivide, Rsub, Pow };
 HostTensor math_binary(MathBinOp op, const HostTensor& a, const HostTensor& b, double alpha = 1.0);
 
 }  // namespace etwebgpu::ref
+
+namespace etwebgpu::ref {
+
+// torch.clamp(x, min, max) with tensor bounds (nullptr = None), broadcasting all three: Float64;
+// NaN in x or a given bound gives NaN; min > max gives max.
+HostTensor clamp_tensor(const HostTensor& x, const HostTensor* lo, const HostTensor* hi);
+// torch.nn.functional.glu(x, dim): first half along dim times sigmoid of the second: Float64.
+HostTensor glu(const HostTensor& x, int64_t dim);
+
+}  // namespace etwebgpu::ref

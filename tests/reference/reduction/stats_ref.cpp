@@ -70,3 +70,38 @@ HostTensor prod(const HostTensor& x, std::vector<int64_t> dims, bool keepdim) {
 }
 
 }  // namespace etwebgpu::ref
+
+namespace etwebgpu::ref {
+
+std::pair<HostTensor, HostTensor> topk(const HostTensor& x, int64_t k, int64_t dim, bool largest) {
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (dim < 0) dim += rank;
+  int64_t len = rank ? x.shape[dim] : 1, inner = 1, outer = 1;
+  for (int64_t d = dim + 1; d < rank; ++d) inner *= x.shape[d];
+  for (int64_t d = 0; d < dim; ++d) outer *= x.shape[d];
+  std::vector<int64_t> o = x.shape;
+  if (rank) o[dim] = k;
+  bool integer = x.dtype == DType::Int32 || x.dtype == DType::Int64;
+  HostTensor vals(integer ? DType::Int32 : DType::Float64, o), idx(DType::Int32, o);
+  auto v = x.to_f64();
+  // a ahead of b: larger (NaN largest), or smaller when !largest.
+  auto greater = [](double a, double b) { return (std::isnan(a) && !std::isnan(b)) || a > b; };
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t in = 0; in < inner; ++in) {
+      std::vector<int64_t> order(static_cast<size_t>(len));
+      for (int64_t j = 0; j < len; ++j) order[j] = j;
+      auto at = [&](int64_t j) { return v[(a * len + j) * inner + in]; };
+      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+        return largest ? greater(at(p), at(q)) : greater(at(q), at(p));
+      });
+      for (int64_t r = 0; r < k; ++r) {
+        int64_t dst = (a * k + r) * inner + in;
+        if (integer) vals.as<int32_t>()[dst] = static_cast<int32_t>(at(order[r]));
+        else vals.as<double>()[dst] = at(order[r]);
+        idx.as<int32_t>()[dst] = static_cast<int32_t>(order[r]);
+      }
+    }
+  return {vals, idx};
+}
+
+}  // namespace etwebgpu::ref
