@@ -118,6 +118,8 @@ const std::map<std::string, Mapping>& special_mappings() {
       {"aten::min.dim_min", {"aten.min.dim", {0, 1, 2}, 2}},
       {"aten::var_mean.correction_out", {"aten.var_mean.correction", {0, 1, 2, 3}, 2}},
       {"aten::topk.values", {"aten.topk.default", {0, 1, 2, 3, 4}, 2}},
+      {"aten::_native_batch_norm_legit.out", {"aten._native_batch_norm_legit.default", {0, 1, 2, 3, 4, 5, 6, 7}, 3}},
+      {"aten::_native_batch_norm_legit.no_stats_out", {"aten._native_batch_norm_legit.no_stats", {0, 1, 2, 3, 4, 5}, 3}},
   };
   return m;
 }
