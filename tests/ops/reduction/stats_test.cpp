@@ -46,6 +46,9 @@ TEST(OpVar, CorrectionsAndNegativeDimsMatchReferenceOnShortAndLongRows) {
   auto y = random_f32({4, 500}, 501, 1000, 1001);
   auto ref_long = ref::var(y, {1}, 1.0, false);
   EXPECT_TRUE(Close(run_var(y, std::vector<int64_t>{1}, 1.0, false, {4}), ref_long, 1e-5, 2e-3));
+  // 140 strided elements per output (dims 0 and 2): the workgroup route over a non-contiguous set.
+  auto z = random_f32({70, 3, 2}, 502, -2, 2);
+  EXPECT_TRUE(Close(run_var(z, std::vector<int64_t>{0, -1}, 1.0, true, {1, 3, 1}), ref::var(z, {0, -1}, 1.0, true), 1e-5, 1e-4));
 }
 
 TEST(OpVar, TooFewElementsForTheCorrectionGiveNanOrInfAsPyTorch) {
@@ -119,6 +122,16 @@ TEST(OpProd, FloatAndIntProductsOverOneDimAndEverything) {
   auto pi = ref::prod(xi, {1}, true);
   EXPECT_TRUE(Close(out[2], ref_tensor(pi.shape, pi.to_f64()), 0, 0));
   EXPECT_TRUE(Close(out[3], ref::prod(x, {}, false), 1e-6, 1e-4));
+}
+
+TEST(OpProd, LongRowsTakeTheWorkgroupRoute) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 150}, 555, 0.97f, 1.03f);
+  OpGraph g;
+  Id a = g.input(x);
+  Id o = g.output(DType::Float32, {3});
+  g.gb.op("aten.prod.dim_int", {a, g.gb.int_(1), g.gb.boolean(false), g.gb.null(), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::prod(x, {1}, false), 1e-6, 1e-5));
 }
 
 TEST(OpProd, EmptyReductionIsOne) {
