@@ -100,10 +100,11 @@ class ProgramBuilder {
   void output(Id id);
   // KernelCall of operator `name` (e.g. "aten::mul") with `overload` (e.g. "Scalar_out");
   // `args` = schema args in order ending with out; the return entry (= out) is appended.
-  void kernel(std::string name, std::string overload, std::vector<Id> args);
-  // Same with an explicit return entry, for in-place kernels whose schema has no out argument
+  // `outputs` > 1: the last `outputs` args are the out tensors, each gets its return entry.
+  void kernel(std::string name, std::string overload, std::vector<Id> args, int outputs = 1);
+  // One output with an explicit return entry, for in-place kernels whose schema has no out argument
   // (ExecuTorch writes `aten::copy_(self, src, non_blocking, ret)` with ret a separate EValue).
-  void kernel(std::string name, std::string overload, std::vector<Id> args, Id ret);
+  void kernel_with_return(std::string name, std::string overload, std::vector<Id> args, Id ret);
   // DelegateCall: `ins` map to the graph's input_ids in order, `outs` to its output_ids.
   void delegate(const GraphBuilder& graph, std::vector<Id> ins, std::vector<Id> outs);
   std::vector<uint8_t> serialize(GraphBuilder::ConstantPlacement placement =

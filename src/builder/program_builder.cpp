@@ -195,9 +195,10 @@ void ProgramBuilder::output(Id id) {
   impl_->outputs.push_back(id);
 }
 
-void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<Id> args) {
+void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<Id> args, int outputs) {
   if (name.empty()) invalid("ProgramBuilder::kernel: empty operator name");
-  if (args.empty()) invalid("ProgramBuilder::kernel " + name + ": args must end with the out tensor");
+  if (outputs < 1 || args.size() < static_cast<size_t>(outputs))
+    invalid("ProgramBuilder::kernel " + name + ": args must end with the " + std::to_string(outputs) + " out tensor(s)");
   for (Id id : args) impl_->at(id, "kernel " + name + " arg");
   int32_t op_index = -1;
   for (size_t i = 0; i < impl_->operators.size(); ++i)
@@ -206,11 +207,13 @@ void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<
     op_index = static_cast<int32_t>(impl_->operators.size());
     impl_->operators.emplace_back(std::move(name), std::move(overload));
   }
-  args.push_back(args.back());  // the return entry is the out EValue (single-output out variants)
+  // One return entry per output: the out EValues again, in order.
+  std::vector<Id> returns(args.end() - outputs, args.end());
+  args.insert(args.end(), returns.begin(), returns.end());
   impl_->instrs.push_back({true, op_index, std::move(args)});
 }
 
-void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<Id> args, Id ret) {
+void ProgramBuilder::kernel_with_return(std::string name, std::string overload, std::vector<Id> args, Id ret) {
   impl_->at(ret, "kernel " + name + " return entry");
   kernel(std::move(name), std::move(overload), std::move(args));
   impl_->instrs.back().args.back() = ret;

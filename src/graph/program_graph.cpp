@@ -78,8 +78,15 @@ VkValue convert_evalue(const format::ExecutionPlan& plan, const format::EValue& 
   return v;
 }
 
-// Out-variant overloads whose functional form takes other arguments.
-struct Mapping { const char* op; std::vector<int> layout; };  // layout: source arg index, or -1 = Null
+// Out-variant overloads whose functional form takes other arguments. layout: source arg index, or
+// -1 = Null. Multi-output variants (outputs > 1) end with that many out tensors (and as many return
+// entries): the layout lists the functional args only, and the outs follow as one ValueList, which
+// is how a VkGraph passes the outputs of a multi-output op.
+struct Mapping {
+  const char* op;
+  std::vector<int> layout;
+  int outputs = 1;
+};
 const std::map<std::string, Mapping>& special_mappings() {
   static const std::map<std::string, Mapping> m = {
       {"aten::any.out", {"aten.any.dim", {0, 1, 2, 3}}},
@@ -106,6 +113,18 @@ const std::map<std::string, Mapping>& special_mappings() {
       // In-place kernels: their out is self (the return entry aliases it, see merge_program).
       {"aten::copy_", {"aten.copy_.default", {0, 1, 2, 0}}},
       {"aten::index_put_", {"aten.index_put.default", {0, 1, 2, 3, 0}}},
+      {"aten::native_dropout.out", {"aten.native_dropout.default", {0, 1, 2}, 2}},
+      {"aten::max.unary_out", {"aten.max.default", {0, 1}}},
+      {"aten::min.unary_out", {"aten.min.default", {0, 1}}},
+      {"aten::mean.dtype_out", {"aten.mean.default", {0, 1, 2}}},
+      {"aten::prod.int_out", {"aten.prod.dim_int", {0, 1, 2, 3, 4}}},
+      {"aten::var.out", {"aten.var.dim", {0, 1, 2, 3, 4}}},
+      {"aten::max.dim_max", {"aten.max.dim", {0, 1, 2}, 2}},
+      {"aten::min.dim_min", {"aten.min.dim", {0, 1, 2}, 2}},
+      {"aten::var_mean.correction_out", {"aten.var_mean.correction", {0, 1, 2, 3}, 2}},
+      {"aten::topk.values", {"aten.topk.default", {0, 1, 2, 3, 4}, 2}},
+      {"aten::_native_batch_norm_legit.out", {"aten._native_batch_norm_legit.default", {0, 1, 2, 3, 4, 5, 6, 7}, 3}},
+      {"aten::_native_batch_norm_legit.no_stats_out", {"aten._native_batch_norm_legit.no_stats", {0, 1, 2, 3, 4, 5}, 3}},
   };
   return m;
 }
@@ -153,13 +172,26 @@ void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
 
 }  // namespace
 
+int kernel_call_outputs(const std::string& key) {
+  auto it = special_mappings().find(key);
+  return it == special_mappings().end() ? 1 : it->second.outputs;
+}
+
 bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
                      format::VkGraphIR& ir) {
   if (auto it = special_mappings().find(key); it != special_mappings().end()) {
+    const Mapping& m = it->second;
     std::vector<int32_t> a;
-    for (int src : it->second.layout) {
+    for (int src : m.layout) {
       if (src >= static_cast<int>(args.size())) return false;
       a.push_back(src < 0 ? add_null(ir) : args[src]);
+    }
+    if (m.outputs > 1) {
+      if (args.size() < m.layout.size() + static_cast<size_t>(m.outputs)) return false;
+      VkValue outs;
+      outs.kind = VkValueKind::ValueList;
+      outs.ids.assign(args.end() - m.outputs, args.end());
+      a.push_back(add_value(ir, std::move(outs)));
     }
     args = std::move(a);
     op_name = it->second.op;
@@ -287,10 +319,14 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.operators.size())
           throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
         std::string key = plan.operators[ins.index].key();
-        if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
-        // Drop the return entry (= out); unbind_copy.int_out returns nothing: its last arg is the out list.
+        // Drop the return entries (one per output; each is the same EValue as its out argument).
+        // unbind_copy.int_out returns nothing: its last arg is the out list.
         bool void_return = key == "aten::unbind_copy.int_out" && ins.args.size() == 3;
-        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - (void_return ? 0 : 1));
+        size_t nret = void_return ? 0 : static_cast<size_t>(kernel_call_outputs(key));
+        if (ins.args.size() < std::max<size_t>(2, 2 * nret))
+          throw Error(ErrorKind::Format, key + ": KernelCall with fewer than " + std::to_string(std::max<size_t>(2, 2 * nret)) +
+                                             " arguments");
+        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - static_cast<std::ptrdiff_t>(nret));
         for (auto& a : args) {
           a = resolve(a);
           // A tensor list naming a moved value (an in-place kernel's return entry, a MoveCall
@@ -317,8 +353,10 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           // In-place: the return entry is self; later uses of it read self.
           moved[ins.args.back()] = args.front();
           if (key == "aten::copy_") copy_targets.insert(args.front());
+        } else if (void_return) {
+          moved.erase(ins.args.back());
         } else {
-          moved.erase(ins.args[ins.args.size() - (void_return ? 1 : 2)]);
+          for (size_t k = 0; k < nret; ++k) moved.erase(ins.args[ins.args.size() - nret - 1 - k]);
         }
         ir.chain.push_back(format::VkOpCall{node++, op, args});
         mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});

@@ -17,7 +17,10 @@ struct MergedProgram {
   std::vector<std::string> unsupported;       // operators / instructions we cannot run (sorted)
 };
 
-// Maps an out-variant kernel (e.g. "aten::mul.Scalar_out" with its args, return entry dropped)
+// Number of outputs (= trailing return entries of its KernelCall) of an out-variant kernel.
+int kernel_call_outputs(const std::string& key);
+
+// Maps an out-variant kernel (e.g. "aten::mul.Scalar_out" with its args, return entries dropped)
 // to the op-library name and argument layout; returns false when no mapping exists.
 bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
                      format::VkGraphIR& ir);

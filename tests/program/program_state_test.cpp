@@ -129,7 +129,7 @@ std::vector<uint8_t> counter_program(const std::vector<float>* init) {
   auto ret = p.tensor(DType::Float32, {2, 3});
   p.input(x);
   p.kernel("aten::add", "out", {buf, x, p.int_(1), sum});
-  p.kernel("aten::copy_", "", {buf, sum, p.boolean(false)}, ret);  // ExecuTorch's layout: ret is its own EValue
+  p.kernel_with_return("aten::copy_", "", {buf, sum, p.boolean(false)}, ret);  // ExecuTorch's layout: ret is its own EValue
   p.output(sum);
   return p.serialize();
 }
@@ -167,7 +167,7 @@ TEST(ProgramState, OutputThroughCopyReturnEntryIsTheUpdatedBuffer) {
   auto x = p.tensor(DType::Float32, {4}), sum = p.tensor(DType::Float32, {4}), ret = p.tensor(DType::Float32, {4});
   p.input(x);
   p.kernel("aten::add", "out", {buf, x, p.int_(1), sum});
-  p.kernel("aten::copy_", "", {buf, sum, p.boolean(false)}, ret);
+  p.kernel_with_return("aten::copy_", "", {buf, sum, p.boolean(false)}, ret);
   p.output(ret);
   auto model = Model::load_bytes(p.serialize());
   auto x1 = random_f32({4}, 511), x2 = random_f32({4}, 512);
@@ -195,7 +195,7 @@ TEST(ProgramState, Int64MutableBufferStartsFromItsInitialDataAndCounts) {
   auto ret = p.tensor(DType::Int64, {3});
   p.input(step);
   p.kernel("aten::add", "out", {pos, step, p.int_(1), next});
-  p.kernel("aten::copy_", "", {pos, next, p.boolean(false)}, ret);
+  p.kernel_with_return("aten::copy_", "", {pos, next, p.boolean(false)}, ret);
   p.output(next);
   auto model = Model::load_bytes(p.serialize());
   EXPECT_EQ(model->num_state_buffers(), 1u);
@@ -233,7 +233,7 @@ KvProgram kv_program(bool read_between) {
     old = p.tensor(DType::Float32, cs);
     p.kernel("aten::mul", "Scalar_out", {cache, p.dbl(1.0), old});
   }
-  p.kernel("aten::copy_", "", {cache, u, p.boolean(false)}, ret);
+  p.kernel_with_return("aten::copy_", "", {cache, u, p.boolean(false)}, ret);
   p.output(u);
   if (read_between) p.output(old);
   return {p.serialize()};
@@ -283,7 +283,7 @@ TEST(ProgramState, CacheReadThroughATensorListBeforeTheWriteBackSeesThePreviousS
   p.input(v);
   p.kernel("aten::index_put", "out", {cache, p.optional_tensor_list({-1, -1, pos}), v, p.boolean(false), u});
   p.kernel("aten::cat", "out", {p.tensor_list({cache, cache}), p.int_(0), both});
-  p.kernel("aten::copy_", "", {cache, u, p.boolean(false)}, ret);
+  p.kernel_with_return("aten::copy_", "", {cache, u, p.boolean(false)}, ret);
   p.output(u);
   p.output(both);
   auto model = Model::load_bytes(p.serialize());
@@ -312,7 +312,7 @@ TEST(ProgramState, InPlaceReturnEntryUsedInATensorListReadsTheUpdatedBuffer) {
   auto both = p.tensor(DType::Float32, {8});
   p.input(idx);
   p.input(w);
-  p.kernel("aten::index_put_", "", {buf, p.optional_tensor_list({idx}), w, p.boolean(true)}, ret);
+  p.kernel_with_return("aten::index_put_", "", {buf, p.optional_tensor_list({idx}), w, p.boolean(true)}, ret);
   p.kernel("aten::cat", "out", {p.tensor_list({ret, buf}), p.int_(0), both});
   p.output(both);
   auto model = Model::load_bytes(p.serialize());
@@ -335,7 +335,7 @@ TEST(ProgramState, InPlaceAccumulatingIndexPutOnAMutableBufferGrowsEachRun) {
   auto snap = p.tensor(DType::Float32, {5});
   p.input(idx);
   p.input(ones);
-  p.kernel("aten::index_put_", "", {hist, p.optional_tensor_list({idx}), ones, p.boolean(true)}, ret);
+  p.kernel_with_return("aten::index_put_", "", {hist, p.optional_tensor_list({idx}), ones, p.boolean(true)}, ret);
   p.kernel("aten::clone", "out", {hist, p.null(), snap});
   p.output(snap);
   auto model = Model::load_bytes(p.serialize());

@@ -4,6 +4,9 @@
 // output's shape (or a scalar) and whose element count divides by 4 take
 // elementwise_binary_vec4.wgsl (array<vec4<f32>>, 4 vec4 per invocation); everything else takes
 // the general broadcasting kernel binary.wgsl. Both compute the same f32 expressions.
+#include <algorithm>
+#include <cmath>
+
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -14,7 +17,8 @@ using graph::Node;
 enum BinOp : uint32_t {
   kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kDivTrunc = 4, kDivFloor = 5, kPow = 6, kMin = 7, kMax = 8,
   kEq = 10, kNe = 11, kLt = 12, kLe = 13, kGt = 14, kGe = 15, kLogicalXor = 16, kLogicalAnd = 20, kLogicalOr = 21,
-  kBitAnd = 22, kBitOr = 23, kBitXor = 24,
+  kBitAnd = 22, kBitOr = 23, kBitXor = 24, kAtan2 = 9, kFmod = 25, kRemainder = 26, kRsub = 27,
+  kPowScalarBase = 28,
 };
 
 struct Vec4Params {
@@ -27,7 +31,8 @@ constexpr uint32_t kVec4Per = 4;  // vec4 per invocation
 struct Params {
   ShapeU o, a, b;
   float alpha = 1.f, scalar = 0.f;
-  uint32_t contiguous = 0, pad = 0;
+  uint32_t contiguous = 0;
+  int32_t iscalar = 0;  // the scalar operand of an integer op (exact past 2^24, unlike `scalar`)
 };
 
 // Layout of the serialized call: which args are self/other/alpha, whether other is a scalar.
@@ -36,11 +41,13 @@ struct Form {
   bool scalar_other = false;  // other is an Int/Double value, not a tensor
   int alpha_arg = -1;         // index of alpha, if any
   bool mode_arg = false;      // div.Tensor_mode: args[2] is the rounding mode
+  bool scalar_first = false;  // pow.Scalar: args[0] is the scalar, args[1] the tensor
 };
 
 void build_binary(OpContext& oc, Form f) {
   Graph& g = oc.g;
   int32_t a = oc.arg(0), b = oc.arg(1), out = oc.out();
+  if (f.scalar_first) std::swap(a, b);
   BinOp op = f.op;
   if (f.mode_arg) {
     int32_t m = oc.arg(2);
@@ -62,13 +69,17 @@ void build_binary(OpContext& oc, Form f) {
   if (cmp && !is_boolish(to.dtype)) oc.fail(ErrorKind::Unsupported, "comparison output must be bool");
   // Compute in f32 if anything is floating point (PyTorch promotion), else in i32.
   bool compute_float = cmp ? (a_float || b_float) : out_float;
-  if (!compute_float && (op == kDiv || op == kPow))
-    oc.fail(ErrorKind::Unsupported, "integer true division / pow must produce a float output");
+  if (!compute_float && (op == kDiv || op == kPow || op == kPowScalarBase || op == kAtan2))
+    oc.fail(ErrorKind::Unsupported, "integer true division / pow / atan2 must produce a float output");
   if (compute_float && (op == kBitAnd || op == kBitOr || op == kBitXor)) oc.fail(ErrorKind::Unsupported, "bitwise op on floats");
   if (!compute_float && !cmp && (a_float || b_float))
     oc.fail(ErrorKind::Unsupported, "float operands with an integer output");
   double alpha = f.alpha_arg >= 0 ? g.number(oc.arg(f.alpha_arg)) : 1.0;
   double scalar = f.scalar_other ? g.number(b) : 0.0;
+  if (f.scalar_other && !compute_float && !cmp && scalar != std::trunc(scalar))
+    oc.fail(ErrorKind::Unsupported, "fractional scalar " + std::to_string(scalar) + " with an integer output");
+  // Integer scalars saturate to the int32 range (tensors are int32 words on the GPU).
+  int32_t iscalar = static_cast<int32_t>(std::clamp(std::isnan(scalar) ? 0.0 : scalar, -2147483648.0, 2147483647.0));
 
   gpu::Constants c{{"OP", op}, {"DT", compute_float ? 0.0 : 1.0}, {"B_SCALAR", f.scalar_other ? 1.0 : 0.0},
                    {"A_INT", compute_float && !a_float ? 1.0 : 0.0},
@@ -102,7 +113,7 @@ void build_binary(OpContext& oc, Form f) {
   }
   Node* node = &oc.node;
   bool scalar_other = f.scalar_other;
-  oc.node.resize = [&g, a, b, out, u, u4, node, general, fast, alpha, scalar, scalar_other, &oc_call = oc.call] {
+  oc.node.resize = [&g, a, b, out, u, u4, node, general, fast, alpha, scalar, iscalar, scalar_other, &oc_call = oc.call] {
     Step* step = &node->steps[general];
     Tensor& ta = g.tensor(a);
     std::vector<int64_t> bd = scalar_other ? std::vector<int64_t>{} : g.tensor(b).dims;
@@ -120,6 +131,7 @@ void build_binary(OpContext& oc, Form f) {
     p.b = make_shape(od, &sb);
     p.alpha = static_cast<float>(alpha);
     p.scalar = static_cast<float>(scalar);
+    p.iscalar = iscalar;
     p.contiguous = (ta.dims == od && (scalar_other || bd == od)) ? 1u : 0u;
     u->write(g, p);
     bool use_vec4 = fast != SIZE_MAX && p.contiguous && numel(od) % 4 == 0;
@@ -132,9 +144,9 @@ void build_binary(OpContext& oc, Form f) {
   };
 }
 
-template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false>
+template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
 void build(OpContext& oc) {
-  build_binary(oc, Form{OP, SCALAR, ALPHA, MODE});
+  build_binary(oc, Form{OP, SCALAR, ALPHA, MODE, SCALAR_FIRST});
 }
 
 ETW_REGISTER_OP("aten.add.Tensor", (build<kAdd, false, 2>));
@@ -168,6 +180,18 @@ ETW_REGISTER_OP("aten.bitwise_and.Tensor", build<kBitAnd>);
 ETW_REGISTER_OP("aten.bitwise_or.Tensor", build<kBitOr>);
 ETW_REGISTER_OP("aten.bitwise_xor.Tensor", build<kBitXor>);
 ETW_REGISTER_OP("aten.logical_xor.default", build<kLogicalXor>);
+ETW_REGISTER_OP("aten.atan2.default", build<kAtan2>);
+ETW_REGISTER_OP("aten.fmod.Tensor", build<kFmod>);
+ETW_REGISTER_OP("aten.fmod.Scalar", (build<kFmod, true>));
+ETW_REGISTER_OP("aten.remainder.Tensor", build<kRemainder>);
+ETW_REGISTER_OP("aten.remainder.Scalar", (build<kRemainder, true>));
+ETW_REGISTER_OP("aten.floor_divide.default", build<kDivFloor>);
+ETW_REGISTER_OP("aten.div.Scalar_mode", (build<kDiv, true, -1, true>));
+ETW_REGISTER_OP("aten.pow.Scalar", (build<kPowScalarBase, true, -1, false, true>));
+ETW_REGISTER_OP("aten.rsub.Scalar", (build<kRsub, true, 2>));
+ETW_REGISTER_OP("aten.bitwise_and.Scalar", (build<kBitAnd, true>));
+ETW_REGISTER_OP("aten.bitwise_or.Scalar", (build<kBitOr, true>));
+ETW_REGISTER_OP("aten.bitwise_xor.Scalar", (build<kBitXor, true>));
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -2,7 +2,7 @@
 // DT picks how words are read (0 f32, 1 i32, 2 bool/u32). OP picks the operation (see binary.cpp).
 // B_SCALAR = 1 reads the right operand from P.scalar instead of buffer B.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
-struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, pad: u32 };
+struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, iscalar: i32 };
 
 @group(0) @binding(0) var<storage, read> A: array<u32>;
 @group(0) @binding(1) var<storage, read> B: array<u32>;
@@ -32,6 +32,57 @@ fn operand_offset(i: u32, s: Shape) -> u32 {
   return off;
 }
 
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
+fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
+const PI: f32 = 3.14159265358979;
+
+// pow with PyTorch's handling of negative bases with integral exponents and of 0 and 1 bases.
+fn pow_f(x: f32, y: f32) -> f32 {
+  if (y == 0.0 || x == 1.0) { return 1.0; }
+  if (is_nan(x) || is_nan(y)) { return x + y; }
+  if (x == 0.0) { if (y > 0.0) { return 0.0; } if (y < 0.0) { return 1.0 / x; } }
+  if (x < 0.0 && y == round(y)) {
+    let r = pow(-x, y);
+    return select(r, -r, (i32(y) & 1) == 1);
+  }
+  return pow(x, y);
+}
+
+// C fmod: x - trunc(x / y) * y with the sign of x; the quotient is corrected when x / y rounded
+// across an integer.
+fn fmod_f(x: f32, y: f32) -> f32 {
+  if (is_inf(y) && !is_inf(x) && !is_nan(x)) { return x; }
+  let q = trunc(x / y);
+  var r = fma(-q, y, x);
+  let ay = abs(y);
+  if (r != 0.0 && (r < 0.0) != (x < 0.0)) { r = r + select(ay, -ay, x < 0.0); }
+  if (abs(r) >= ay) { r = r - select(ay, -ay, x < 0.0); }
+  if (r == 0.0) { return with_sign_of(0.0, x); }
+  return r;
+}
+
+// Python/PyTorch floor division of floats (ATen div_floor_floating).
+fn floor_div_f(x: f32, y: f32) -> f32 {
+  if (y == 0.0) { return x / y; }
+  let m = fmod_f(x, y);
+  var d = (x - m) / y;
+  if (m != 0.0 && (y < 0.0) != (m < 0.0)) { d = d - 1.0; }
+  if (d == 0.0) { return with_sign_of(0.0, x / y); }
+  var fd = floor(d);
+  if (d - fd > 0.5) { fd = fd + 1.0; }
+  return fd;
+}
+
+fn atan2_f(y: f32, x: f32) -> f32 {
+  if (is_nan(x) || is_nan(y)) { return x + y; }
+  if (y == 0.0 && x == 0.0) { return with_sign_of(select(0.0, PI, sign_bit(x)), y); }
+  if (is_inf(x) && is_inf(y)) { return with_sign_of(select(0.25 * PI, 0.75 * PI, x < 0.0), y); }
+  if (is_inf(x)) { return with_sign_of(select(0.0, PI, x < 0.0), y); }
+  return atan2(y, x);
+}
+
 fn f_op(x: f32, y: f32) -> f32 {
   switch OP {
     case 0u: { return x + P.alpha * y; }
@@ -39,18 +90,19 @@ fn f_op(x: f32, y: f32) -> f32 {
     case 2u: { return x * y; }
     case 3u: { return x / y; }
     case 4u: { return trunc(x / y); }
-    case 5u: { return floor(x / y); }
-    case 6u: {
-      // pow with PyTorch's handling of negative bases with integral exponents.
-      if (x < 0.0 && y == round(y)) {
-        let r = pow(-x, y);
-        return select(r, -r, (i32(y) & 1) == 1);
-      }
-      if (y == 0.0) { return 1.0; }
-      return pow(x, y);
-    }
+    case 5u: { return floor_div_f(x, y); }
+    case 6u: { return pow_f(x, y); }
     case 7u: { if (x != x || y != y) { return x + y; } return min(x, y); }
     case 8u: { if (x != x || y != y) { return x + y; } return max(x, y); }
+    case 9u: { return atan2_f(x, y); }
+    case 25u: { return fmod_f(x, y); }
+    case 26u: {  // remainder: fmod moved to the sign of the divisor
+      let m = fmod_f(x, y);
+      if (m != 0.0 && (y < 0.0) != (m < 0.0)) { return m + y; }
+      return m;
+    }
+    case 27u: { return y - P.alpha * x; }
+    case 28u: { return pow_f(y, x); }  // pow.Scalar: y is the scalar base
     default: { return 0.0; }
   }
 }
@@ -74,6 +126,15 @@ fn i_op(x: i32, y: i32) -> i32 {
     case 22u: { return x & y; }
     case 23u: { return x | y; }
     case 24u: { return x ^ y; }
+    // Integer division by zero raises in PyTorch; a GPU kernel cannot, it gives 0 (docs/OPS.md).
+    case 25u: { if (y == 0) { return 0; } return x % y; }
+    case 26u: {
+      if (y == 0) { return 0; }
+      let m = x % y;
+      if (m != 0 && (m < 0) != (y < 0)) { return m + y; }
+      return m;
+    }
+    case 27u: { return y - al * x; }
     default: { return 0; }
   }
 }
@@ -121,7 +182,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var wa = A[ia];
   var wb = 0u;
   if (B_SCALAR == 1u) {
-    if (DT == 0u) { wb = bitcast<u32>(P.scalar); } else { wb = bitcast<u32>(i32(P.scalar)); }
+    if (DT == 0u) { wb = bitcast<u32>(P.scalar); } else { wb = bitcast<u32>(P.iscalar); }
   } else {
     wb = B[ib];
   }

@@ -2,7 +2,7 @@
 // index is the element index: no stride math). OP picks the op (see unary.cpp), DT how words are
 // computed (0 f32, 1 i32, 2 bool 0/1). IN_INT = 1: f32 op whose input words are i32 (or bool 0/1),
 // converted first (PyTorch promotes integer inputs of float ops).
-struct Params { n: u32, i0: i32, i1: i32, pad: u32, f0: f32, f1: f32, pad2: vec2<u32> };
+struct Params { n: u32, i0: i32, i1: i32, pad: u32, f0: f32, f1: f32, f2: f32, pad2: u32 };
 
 @group(0) @binding(0) var<storage, read> X: array<u32>;
 @group(0) @binding(1) var<storage, read_write> Y: array<u32>;
@@ -27,6 +27,119 @@ fn erfc_pos(z: f32) -> f32 {
   let t = 1.0 / (1.0 + 0.3275911 * z);
   let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
   return poly * exp(-z * z);
+}
+
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+
+// log with IEEE edge cases spelled out (the WGSL builtin is undefined outside (0, inf)).
+fn log_ieee(x: f32) -> f32 {
+  if (x < 0.0) { return nan(); }
+  if (x == 0.0) { return inf(true); }
+  if (is_inf(x)) { return x; }
+  return log(x);
+}
+fn log2_ieee(x: f32) -> f32 {
+  if (x < 0.0) { return nan(); }
+  if (x == 0.0) { return inf(true); }
+  if (is_inf(x)) { return x; }
+  return log2(x);
+}
+
+// log(1 + x) accurate for small x. GPU log is only absolutely accurate near 1, so |x| < 0.5
+// uses log1p(x) = 2 atanh(s), s = x / (2 + x), as an odd series in s (|s| <= 1/3).
+fn log1p_f(x: f32) -> f32 {
+  if (x < -1.0) { return nan(); }
+  if (x == -1.0) { return inf(true); }
+  if (is_inf(x)) { return x; }
+  if (abs(x) < 0.5) {
+    let s = x / (2.0 + x);
+    let z = s * s;
+    var t = 1.0 / 19.0;
+    for (var k = 17; k >= 1; k = k - 2) { t = 1.0 / f32(k) + z * t; }
+    return 2.0 * s * t;
+  }
+  return log(1.0 + x);
+}
+
+// exp(x) - 1 accurate for small x: Taylor series (degree 10) for |x| < 0.5, where exp(x) - 1
+// would cancel.
+fn expm1_f(x: f32) -> f32 {
+  if (x > 88.8) { return inf(false); }
+  if (abs(x) < 0.5) {
+    var t = 1.0 / 3628800.0;
+    var f = 3628800.0;
+    for (var k = 10; k >= 2; k = k - 1) {
+      f = f / f32(k);
+      t = 1.0 / f + x * t;
+    }
+    return x * t;
+  }
+  return exp(x) - 1.0;
+}
+
+const LN2: f32 = 0.693147180559945;
+
+// sinh/cosh: exp(|x| - ln 2) past |x| = 10 so that sinh(89) stays finite like in f32 PyTorch.
+fn sinh_f(x: f32) -> f32 {
+  let a = abs(x);
+  var r = 0.0;
+  if (a > 10.0) { r = exp(a - LN2); } else { r = 0.5 * (expm1_f(a) - expm1_f(-a)); }
+  return select(r, -r, x < 0.0);
+}
+fn cosh_f(x: f32) -> f32 {
+  let a = abs(x);
+  if (a > 10.0) { return exp(a - LN2); }
+  let e = exp(a);
+  return 0.5 * (e + 1.0 / e);
+}
+
+fn asinh_f(x: f32) -> f32 {
+  let a = abs(x);
+  var r = 0.0;
+  if (a > 1e18) { r = log_ieee(a) + LN2; } else { r = log1p_f(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+  return select(r, -r, x < 0.0);
+}
+fn acosh_f(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (x < 1.0) { return nan(); }
+  if (x > 1e18) { return log_ieee(x) + LN2; }
+  let t = x - 1.0;
+  return log1p_f(t + sqrt(t * (x + 1.0)));
+}
+fn atanh_f(x: f32) -> f32 {
+  let a = abs(x);
+  if (a > 1.0) { return nan(); }
+  var r = 0.0;
+  if (a == 1.0) { r = inf(false); } else { r = 0.5 * log1p_f(2.0 * a / (1.0 - a)); }
+  return select(r, -r, x < 0.0);
+}
+// asin/acos through atan2 of exact-ish factors ((1-x)(1+x) keeps precision near |x| = 1).
+fn asin_f(x: f32) -> f32 {
+  if (abs(x) > 1.0) { return nan(); }
+  return atan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+fn acos_f(x: f32) -> f32 {
+  if (abs(x) > 1.0) { return nan(); }
+  return 2.0 * atan2(sqrt(1.0 - x), sqrt(1.0 + x));
+}
+
+// erf: Taylor series near 0 (relative accuracy where erf is small), 1 - erfc beyond.
+fn erf_f(x: f32) -> f32 {
+  let a = abs(x);
+  if (a < 0.5) {
+    let z = x * x;
+    return 1.1283791670955126 * x * (1.0 + z * (-1.0 / 3.0 + z * (0.1 + z * (-1.0 / 42.0 + z * (1.0 / 216.0 + z * (-1.0 / 1320.0))))));
+  }
+  let r = 1.0 - erfc_pos(a);
+  return select(r, -r, x < 0.0);
+}
+
+// logit: log(z / (1 - z)) after the optional [eps, 1 - eps] clamp (NaN stays NaN).
+fn logit_f(x: f32) -> f32 {
+  var z = x;
+  if (P.i0 == 1 && !is_nan(x)) { z = select(select(x, P.f1, x > P.f1), P.f0, x < P.f0); }
+  if (z == 1.0) { return inf(false); }
+  return log_ieee(z / (1.0 - z));
 }
 
 // Clamp that keeps NaN and, like torch.clamp, gives `hi` everywhere when lo > hi.
@@ -68,6 +181,26 @@ fn f_op(x: f32) -> f32 {
     case 19u: { return floor(x); }
     case 20u: { return ceil(x); }
     case 21u: { return trunc(x); }
+    case 40u: { return acos_f(x); }
+    case 41u: { return acosh_f(x); }
+    case 42u: { return asin_f(x); }
+    case 43u: { return asinh_f(x); }
+    case 44u: { return atan(x); }
+    case 45u: { return atanh_f(x); }
+    case 46u: { return cosh_f(x); }
+    case 47u: { return sinh_f(x); }
+    case 48u: { if (is_inf(x)) { return nan(); } return tan(x); }
+    case 49u: { if (is_nan(x)) { return x; } return erf_f(x); }
+    case 50u: { return expm1_f(x); }
+    case 51u: { return log2_ieee(x) * 0.30102999566398120; }
+    case 52u: { return log1p_f(x); }
+    case 53u: { return log2_ieee(x); }
+    case 54u: { return logit_f(x); }
+    case 55u: {  // elu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
+      if (x > 0.0) { return P.f1 * x; }
+      return P.f1 * P.f0 * expm1_f(x * P.f2);
+    }
+    case 56u: { return select(0.0, 1.0, x > 0.0) - select(0.0, 1.0, x < 0.0); }  // sign(NaN) = 0 as in ATen
     default: { return nan(); }
   }
 }
@@ -82,6 +215,7 @@ fn i_op(x: i32) -> i32 {
       return select(r, P.i1, r > P.i1);
     }
     case 30u: { return ~x; }
+    case 56u: { return select(0, 1, x > 0) - select(0, 1, x < 0); }
     default: { return 0; }
   }
 }
@@ -92,12 +226,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
   let w = X[i];
-  if (OP == 31u) {  // logical_not: bool output from any input
+  if (OP == 62u) {  // identity (any dtype)
+    Y[i] = w;
+  } else if (OP == 60u || OP == 61u) {  // isinf / isnan: bool output; integers are never either
+    var r = false;
+    if (DT == 0u) { r = select(is_inf(bitcast<f32>(w)), is_nan(bitcast<f32>(w)), OP == 61u); }
+    Y[i] = select(0u, 1u, r);
+  } else if (OP == 31u) {  // logical_not: bool output from any input
     var z = w == 0u;
     if (DT == 0u) { z = (w & 0x7fffffffu) == 0u; }  // -0.0 is zero too; NaN is not (bit test)
     Y[i] = select(0u, 1u, z);
-  } else if (DT == 2u) {  // bool: bitwise_not flips 0/1
-    Y[i] = select(1u, 0u, w != 0u);
+  } else if (DT == 2u) {  // bool: bitwise_not flips 0/1, sign keeps it
+    if (OP == 56u) { Y[i] = w; } else { Y[i] = select(1u, 0u, w != 0u); }
   } else if (DT == 1u) {
     Y[i] = bitcast<u32>(i_op(bitcast<i32>(w)));
   } else {

@@ -1,4 +1,5 @@
-// aten unary elementwise ops (math, activations, clamp family, bitwise/logical not).
+// aten unary elementwise ops (math, trig/hyperbolic, activations, clamp family, bitwise/logical not,
+// sign, isinf/isnan, identity copies).
 // One flat kernel (elementwise_unary.wgsl) with the op as an override constant.
 #include <cmath>
 #include <limits>
@@ -13,20 +14,25 @@ enum UnOp : uint32_t {
   kSigmoid = 9, kRelu = 10, kGeluErf = 11, kGeluTanh = 12, kSilu = 13, kHardswish = 14, kClamp = 15,
   kLeakyRelu = 16, kLog = 17, kReciprocal = 18, kFloor = 19, kCeil = 20, kTrunc = 21,
   kBitwiseNot = 30, kLogicalNot = 31,
+  kAcos = 40, kAcosh = 41, kAsin = 42, kAsinh = 43, kAtan = 44, kAtanh = 45, kCosh = 46, kSinh = 47, kTan = 48,
+  kErf = 49, kExpm1 = 50, kLog10 = 51, kLog1p = 52, kLog2 = 53, kLogit = 54, kElu = 55, kSign = 56,
+  kIsinf = 60, kIsnan = 61, kIdentity = 62,
 };
 
 struct Params {
   uint32_t n = 0;
   int32_t i0 = 0, i1 = 0;
   uint32_t pad = 0;
-  float f0 = 0.f, f1 = 0.f;
-  uint32_t pad2[2] = {0, 0};
+  float f0 = 0.f, f1 = 0.f, f2 = 0.f;
+  uint32_t pad2 = 0;
 };
 static_assert(sizeof(Params) == 32);
 
 // Which input dtypes an op takes besides float (float ops also take int/bool inputs when the
 // output is float: PyTorch promotes them).
-bool int_ok(UnOp op) { return op == kAbs || op == kNeg || op == kRelu || op == kClamp || op == kBitwiseNot; }
+bool int_ok(UnOp op) {
+  return op == kAbs || op == kNeg || op == kRelu || op == kClamp || op == kBitwiseNot || op == kSign;
+}
 
 // double -> f32 saturating to +-inf (a C++ cast of an out-of-range double is undefined).
 float to_f32(double v) {
@@ -54,7 +60,20 @@ void build_unary(OpContext& oc, UnOp op) {
   require_same_numel(oc, x, out);
   uint32_t dt = 0, in_int = 0;
   Params p;
-  if (op == kLogicalNot) {
+  if (op == kIsinf || op == kIsnan) {
+    if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; isinf/isnan produce bool");
+    if (!is_float(it) && !is_int(it) && !is_boolish(it))
+      oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it));
+    dt = is_float(it) ? 0 : 1;
+  } else if (op == kIdentity) {
+    // _conj_physical of a real tensor: the same words (complex dtypes do not exist here).
+    if (is_float(it) != is_float(ot) || is_int(it) != is_int(ot) || is_boolish(it) != is_boolish(ot))
+      oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + " differs from input dtype " +
+                                          format::vk_dtype_name(it));
+  } else if (op == kSign && is_boolish(it)) {
+    if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("sign of a bool tensor into ") + format::vk_dtype_name(ot));
+    dt = 2;
+  } else if (op == kLogicalNot) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; logical_not produces bool");
     if (!is_float(it) && !is_int(it) && !is_boolish(it))
       oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it));
@@ -103,6 +122,20 @@ void build_unary(OpContext& oc, UnOp op) {
       p.f0 = lo ? to_f32(*lo) : -std::numeric_limits<float>::infinity();
       p.f1 = hi ? to_f32(*hi) : std::numeric_limits<float>::infinity();
     }
+  } else if (op == kLogit) {
+    // logit: [self, eps, out]; eps None (or negative, as in ATen) = no clamping. The bounds are
+    // eps and 1 - eps computed in the tensor's dtype, as ATen does.
+    std::optional<double> eps = g.opt_number(oc.arg(1));
+    if (eps && *eps >= 0) {
+      p.i0 = 1;
+      p.f0 = to_f32(*eps);
+      p.f1 = 1.0f - p.f0;
+    }
+  } else if (op == kElu) {
+    // elu: [self, alpha, scale, input_scale, out].
+    p.f0 = to_f32(g.opt_number(oc.arg(1)).value_or(1.0));
+    p.f1 = to_f32(g.opt_number(oc.arg(2)).value_or(1.0));
+    p.f2 = to_f32(g.opt_number(oc.arg(3)).value_or(1.0));
   }
 
   gpu::Constants c{{"OP", double(op)}, {"DT", double(dt)}, {"IN_INT", double(in_int)}};
@@ -154,6 +187,26 @@ ETW_REGISTER_OP("aten.ceil.default", build<kCeil>);
 ETW_REGISTER_OP("aten.trunc.default", build<kTrunc>);
 ETW_REGISTER_OP("aten.bitwise_not.default", build<kBitwiseNot>);
 ETW_REGISTER_OP("aten.logical_not.default", build<kLogicalNot>);
+ETW_REGISTER_OP("aten.acos.default", build<kAcos>);
+ETW_REGISTER_OP("aten.acosh.default", build<kAcosh>);
+ETW_REGISTER_OP("aten.asin.default", build<kAsin>);
+ETW_REGISTER_OP("aten.asinh.default", build<kAsinh>);
+ETW_REGISTER_OP("aten.atan.default", build<kAtan>);
+ETW_REGISTER_OP("aten.atanh.default", build<kAtanh>);
+ETW_REGISTER_OP("aten.cosh.default", build<kCosh>);
+ETW_REGISTER_OP("aten.sinh.default", build<kSinh>);
+ETW_REGISTER_OP("aten.tan.default", build<kTan>);
+ETW_REGISTER_OP("aten.erf.default", build<kErf>);
+ETW_REGISTER_OP("aten.expm1.default", build<kExpm1>);
+ETW_REGISTER_OP("aten.log10.default", build<kLog10>);
+ETW_REGISTER_OP("aten.log1p.default", build<kLog1p>);
+ETW_REGISTER_OP("aten.log2.default", build<kLog2>);
+ETW_REGISTER_OP("aten.logit.default", build<kLogit>);
+ETW_REGISTER_OP("aten.elu.default", build<kElu>);
+ETW_REGISTER_OP("aten.sign.default", build<kSign>);
+ETW_REGISTER_OP("aten.isinf.default", build<kIsinf>);
+ETW_REGISTER_OP("aten.isnan.default", build<kIsnan>);
+ETW_REGISTER_OP("aten._conj_physical.default", build<kIdentity>);
 
 }  // namespace
 }  // namespace etwebgpu::ops

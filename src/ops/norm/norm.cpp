@@ -1,4 +1,4 @@
-// Normalizations and softmax: batch_norm (inference), layer_norm, group_norm, rms_norm,
+// Normalizations and softmax: batch_norm (inference, and with batch statistics), layer_norm, group_norm, rms_norm,
 // softmax, log_softmax. Row-wise ops use one workgroup per row (norm_row.wgsl); softmax and
 // log_softmax over contiguous rows (inner == 1) whose length divides by 4 take the vec4 kernel
 // softmax_row_vec4.wgsl instead (online max/sum, one read pass + one write pass), chosen per run
@@ -241,35 +241,34 @@ void build_group_norm(OpContext& oc) {
   });
 }
 
-void build_batch_norm(OpContext& oc) {
+struct BatchStatsParams {
+  uint32_t channels = 1, inner = 1, batch = 0, pad0 = 0;
+  float eps = 0.f, momentum = 0.f;
+  uint32_t pad1[2] = {0, 0};
+};
+
+// Per-channel normalization step: out = (x - mean[c]) * scale[c] (* w + b), where scale is
+// 1 / sqrt(var + eps) from a variance buffer, or the buffer itself when `invstd` (batch stats).
+// Returns the resize work; `C` is checked against the live input.
+std::function<void()> add_batch_apply(OpContext& oc, int32_t x, int32_t out, int32_t w, int32_t b, const gpu::Buffer& mean,
+                                      const gpu::Buffer& scale, bool invstd, int64_t C, double eps) {
   Graph& g = oc.g;
-  int32_t x = oc.arg(0), out = first_output(oc, 1);
-  require_float_io(oc, x, out);
-  auto& md = g.tensor(x).max_dims;
-  if (md.size() < 2 || md.size() > 5)
-    oc.fail(ErrorKind::Unsupported, "input " + shape_str(md) + ": rank must be 2 to 5 ([N, C, ...])");
-  int64_t C = md[1];
-  bool has_w = opt_param(oc, oc.arg(1), C, "weight");
-  bool has_b = opt_param(oc, oc.arg(2), C, "bias");
-  for (int k : {3, 4}) {
-    if (g.is_null(oc.arg(k))) oc.fail(ErrorKind::Unsupported, k == 3 ? "running_mean is required" : "running_var is required");
-    opt_param(oc, oc.arg(k), C, k == 3 ? "running_mean" : "running_var");
-  }
-  double eps = g.number(oc.arg(6));
-  const auto& pipe = g.ctx().pipeline("norm_batch", "main", {{"HAS_W", has_w ? 1.0 : 0.0}, {"HAS_B", has_b ? 1.0 : 0.0}});
+  const auto& pipe = g.ctx().pipeline("norm_batch", "main",
+                                      {{"HAS_W", w >= 0 ? 1.0 : 0.0}, {"HAS_B", b >= 0 ? 1.0 : 0.0}, {"INVSTD", invstd ? 1.0 : 0.0}});
   auto u = std::make_shared<Uniform<BatchParams>>();
   u->init(g, oc.call.name);
+  size_t idx = oc.node.steps.size();
   oc.node.steps.push_back(g.make_step(pipe,
                                       {{0, &g.buffer(x)},
-                                       {1, has_w ? &g.buffer(oc.arg(1)) : &g.dummy_buffer()},
-                                       {2, has_b ? &g.buffer(oc.arg(2)) : &g.dummy_buffer()},
-                                       {3, &g.buffer(oc.arg(3))},
-                                       {4, &g.buffer(oc.arg(4))},
+                                       {1, w >= 0 ? &g.buffer(w) : &g.dummy_buffer()},
+                                       {2, b >= 0 ? &g.buffer(b) : &g.dummy_buffer()},
+                                       {3, &mean},
+                                       {4, &scale},
                                        {5, &g.buffer(out)},
                                        {6, u->buf}},
                                       0));
-  Step* step = &oc.node.steps.back();
-  oc.node.resize = [&g, x, out, u, step, C, eps, &call = oc.call] {
+  graph::Node* node = &oc.node;
+  return [&g, x, out, u, node, idx, C, eps, &call = oc.call] {
     auto& in = g.tensor(x).dims;
     if (in.size() < 2 || in[1] != C)
       throw Error(ErrorKind::InvalidArgument, call.name + ": live input " + shape_str(in) + " changed C");
@@ -281,11 +280,105 @@ void build_batch_norm(OpContext& oc) {
     BatchParams p{static_cast<uint32_t>(numel(in)), static_cast<uint32_t>(prod(in, 2, in.size())),
                   static_cast<uint32_t>(C), static_cast<float>(eps)};
     u->write(g, p);
-    set_groups(g, *step, groups_for(p.numel));
+    set_groups(g, node->steps[idx], groups_for(p.numel));
+  };
+}
+
+// [N, C, ...] float input of rank 2 to 5; returns C.
+int64_t batch_channels(OpContext& oc, int32_t x, int32_t out) {
+  require_float_io(oc, x, out);
+  auto& md = oc.g.tensor(x).max_dims;
+  if (md.size() < 2 || md.size() > 5)
+    oc.fail(ErrorKind::Unsupported, "input " + shape_str(md) + ": rank must be 2 to 5 ([N, C, ...])");
+  return md[1];
+}
+
+// Inference batch norm: [x, w?, b?, running_mean, running_var, momentum, eps, outs].
+void build_batch_norm(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = first_output(oc, 1);
+  int64_t C = batch_channels(oc, x, out);
+  bool has_w = opt_param(oc, oc.arg(1), C, "weight");
+  bool has_b = opt_param(oc, oc.arg(2), C, "bias");
+  for (int k : {3, 4}) {
+    if (g.is_null(oc.arg(k))) oc.fail(ErrorKind::Unsupported, k == 3 ? "running_mean is required" : "running_var is required");
+    opt_param(oc, oc.arg(k), C, k == 3 ? "running_mean" : "running_var");
+  }
+  oc.node.resize = add_batch_apply(oc, x, out, has_w ? oc.arg(1) : -1, has_b ? oc.arg(2) : -1, g.buffer(oc.arg(3)),
+                                   g.buffer(oc.arg(4)), false, C, g.number(oc.arg(6)));
+}
+
+// _native_batch_norm_legit: [x, w?, b?, running_mean, running_var, training, momentum, eps,
+// ValueList(out, save_mean, save_invstd)]; .no_stats: the same without the running stats.
+// training: statistics of the batch (mean and biased variance over every dim but 1, one workgroup
+// per channel), saved as save_mean and save_invstd = 1 / sqrt(var + eps); running stats, when
+// given, become (1 - momentum) * running + momentum * batch stat (unbiased variance), as ATen.
+// Not training: the running stats normalize and save_mean / save_invstd are empty, as ATen.
+void build_batch_norm_legit(OpContext& oc, bool with_running) {
+  Graph& g = oc.g;
+  const int a = with_running ? 2 : 0;  // offset of training/momentum/eps
+  auto outs = g.value_list(oc.out());
+  if (outs.size() != 3) oc.fail(ErrorKind::InvalidArgument, "expects 3 outputs (out, save_mean, save_invstd), got " + std::to_string(outs.size()));
+  int32_t x = oc.arg(0), out = outs[0], save_mean = outs[1], save_invstd = outs[2];
+  int64_t C = batch_channels(oc, x, out);
+  int32_t w = opt_param(oc, oc.arg(1), C, "weight") ? oc.arg(1) : -1;
+  int32_t b = opt_param(oc, oc.arg(2), C, "bias") ? oc.arg(2) : -1;
+  int32_t rm = -1, rv = -1;
+  if (with_running) {
+    rm = opt_param(oc, oc.arg(3), C, "running_mean") ? oc.arg(3) : -1;
+    rv = opt_param(oc, oc.arg(4), C, "running_var") ? oc.arg(4) : -1;
+    if ((rm < 0) != (rv < 0)) oc.fail(ErrorKind::InvalidArgument, "running_mean and running_var must both be given or both be None");
+  }
+  bool training = g.boolean(oc.arg(3 + a));
+  double momentum = g.number(oc.arg(4 + a)), eps = g.number(oc.arg(5 + a));
+  for (int32_t t : {save_mean, save_invstd}) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "save_mean/save_invstd");
+  if (!training) {
+    if (rm < 0) oc.fail(ErrorKind::InvalidArgument, "evaluation mode (training=False) needs running_mean and running_var");
+    auto apply = add_batch_apply(oc, x, out, w, b, g.buffer(rm), g.buffer(rv), false, C, eps);
+    oc.node.resize = [&g, apply, save_mean, save_invstd] {
+      apply();
+      g.tensor(save_mean).dims = {0};
+      g.tensor(save_invstd).dims = {0};
+    };
+    return;
+  }
+  for (int32_t t : {save_mean, save_invstd})
+    if (g.tensor(t).max_numel() < C)
+      oc.fail(ErrorKind::InvalidArgument, "save_mean/save_invstd " + shape_str(g.tensor(t).max_dims) + " hold fewer than C = " + std::to_string(C));
+  bool update = rm >= 0;
+  const auto& pipe = g.ctx().pipeline("norm_batch_stats", "main", {{"UPDATE", update ? 1.0 : 0.0}});
+  auto u = std::make_shared<Uniform<BatchStatsParams>>();
+  u->init(g, oc.call.name + ".stats");
+  // Without running stats their bindings get two distinct scratch words (never written; two
+  // writable bindings of one buffer would be a validation error).
+  const gpu::Buffer& rm_buf = update ? g.buffer(rm) : g.make_scratch(16, oc.call.name + ".no_running_mean");
+  const gpu::Buffer& rv_buf = update ? g.buffer(rv) : g.make_scratch(16, oc.call.name + ".no_running_var");
+  size_t stats = oc.node.steps.size();
+  oc.node.steps.push_back(g.make_step(pipe,
+                                      {{0, &g.buffer(x)}, {1, &g.buffer(save_mean)}, {2, &g.buffer(save_invstd)},
+                                       {3, &rm_buf}, {4, &rv_buf}, {5, u->buf}},
+                                      0, "stats"));
+  auto apply = add_batch_apply(oc, x, out, w, b, g.buffer(save_mean), g.buffer(save_invstd), true, C, eps);
+  graph::Node* node = &oc.node;
+  oc.node.resize = [&g, x, save_mean, save_invstd, u, node, stats, apply, C, eps, momentum] {
+    apply();  // checks the live input
+    auto& in = g.tensor(x).dims;
+    g.tensor(save_mean).dims = {C};
+    g.tensor(save_invstd).dims = {C};
+    BatchStatsParams p;
+    p.channels = static_cast<uint32_t>(C);
+    p.inner = static_cast<uint32_t>(prod(in, 2, in.size()));
+    p.batch = static_cast<uint32_t>(in[0]);
+    p.eps = static_cast<float>(eps);
+    p.momentum = static_cast<float>(momentum);
+    u->write(g, p);
+    set_groups(g, node->steps[stats], C);
   };
 }
 
 ETW_REGISTER_OP("aten._native_batch_norm_legit_no_training.default", build_batch_norm);
+ETW_REGISTER_OP("aten._native_batch_norm_legit.default", [](OpContext& oc) { build_batch_norm_legit(oc, true); });
+ETW_REGISTER_OP("aten._native_batch_norm_legit.no_stats", [](OpContext& oc) { build_batch_norm_legit(oc, false); });
 ETW_REGISTER_OP("aten.native_layer_norm.default", build_layer_norm);
 ETW_REGISTER_OP("aten.native_group_norm.default", build_group_norm);
 ETW_REGISTER_OP("et_vk.rms_norm.default", build_rms_norm);

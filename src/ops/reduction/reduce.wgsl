@@ -3,10 +3,11 @@
 // over K) reduces the P.r.numel elements at offset(o, K) + offset(r, R).
 // Entries: `per_group` = one workgroup per output with a shared-memory tree (long reductions),
 // `per_thread` = one invocation per output (short reductions, many outputs).
-// OP: 0 sum, 1 mean, 2 amax, 3 amin, 4 argmax, 5 argmin, 6 any, 7 all.
+// OP: 0 sum, 1 mean, 2 amax, 3 amin, 4 argmax, 5 argmin, 6 any, 7 all, 8 prod.
+// `var_per_group` / `var_per_thread`: variance (and optionally the mean) of float inputs, two passes.
 // CT: compute type 0 f32, 1 i32. IN_INT: input words are i32/bool but CT is f32 (converted on load).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
-struct Params { o: Shape, r: Shape, inv_count: f32, pad0: u32, pad1: u32, pad2: u32 };
+struct Params { o: Shape, r: Shape, inv_count: f32, var_denom: f32, pad1: u32, pad2: u32 };
 
 @group(0) @binding(0) var<storage, read> X: array<u32>;
 @group(0) @binding(1) var<storage, read_write> O: array<u32>;
@@ -48,12 +49,13 @@ fn identity() -> Acc {
     case 2u, 4u: { return Acc(ninf, i32(-2147483647 - 1), 0xffffffffu); }
     case 3u, 5u: { return Acc(pinf, 2147483647, 0xffffffffu); }
     case 7u: { return Acc(0.0, 1, 0u); }
+    case 8u: { return Acc(1.0, 1, 0u); }
     default: { return Acc(0.0, 0, 0u); }
   }
 }
 
 fn load(w: u32, k: u32) -> Acc {
-  if (OP >= 6u) {
+  if (OP == 6u || OP == 7u) {
     var t = w != 0u;
     if (IN_FLOAT == 1u) { t = bitcast<f32>(w) != 0.0; }
     return Acc(0.0, select(0, 1, t), k);
@@ -70,6 +72,7 @@ fn load(w: u32, k: u32) -> Acc {
 fn combine(a: Acc, b: Acc) -> Acc {
   switch OP {
     case 0u, 1u: { return Acc(a.f + b.f, a.i + b.i, 0u); }
+    case 8u: { return Acc(a.f * b.f, a.i * b.i, 0u); }
     case 6u: { return Acc(0.0, a.i | b.i, 0u); }
     case 7u: { return Acc(0.0, a.i & b.i, 0u); }
     case 2u, 3u: {
@@ -151,4 +154,68 @@ fn per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   var acc = identity();
   for (var r = 0u; r < P.r.numel; r = r + 1u) { acc = combine(acc, load(X[base + offset(r, P.r)], r)); }
   store(o, acc);
+}
+
+// Variance: pass 1 sums to the mean, pass 2 sums squared deviations from it. N - correction <= 0
+// divides by 0 as PyTorch does (inf, or NaN when every deviation is 0).
+@group(0) @binding(3) var<storage, read_write> M: array<u32>;
+override WRITE_MEAN: u32 = 0u;
+
+fn var_of(sq: f32) -> f32 {
+  if (P.var_denom == 0.0) { return select(from_bits(0x7f800000u), from_bits(0x7fc00000u), sq == 0.0 || is_nan(sq)); }
+  return sq / P.var_denom;
+}
+
+fn store_var(o: u32, mean: f32, sq: f32) {
+  O[o] = bitcast<u32>(var_of(sq));
+  if (WRITE_MEAN == 1u) { M[o] = bitcast<u32>(mean); }
+}
+
+// Tree sum of sf[0..WG) into sf[0]; every invocation of the workgroup calls it.
+fn group_sum(lid: u32) -> f32 {
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { sf[lid] = sf[lid] + sf[lid + s]; }
+    workgroupBarrier();
+  }
+  let total = sf[0];
+  workgroupBarrier();
+  return total;
+}
+
+@compute @workgroup_size(256)
+fn var_per_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lid: u32) {
+  let o = wid.x + wid.y * nwg.x;
+  if (o >= P.o.numel) { return; }  // workgroup-uniform
+  let base = offset(o, P.o);
+  var s = 0.0;
+  for (var r = lid; r < P.r.numel; r = r + WG) { s = s + bitcast<f32>(X[base + offset(r, P.r)]); }
+  sf[lid] = s;
+  let mean = group_sum(lid) * P.inv_count;
+  var q = 0.0;
+  for (var r = lid; r < P.r.numel; r = r + WG) {
+    let d = bitcast<f32>(X[base + offset(r, P.r)]) - mean;
+    q = q + d * d;
+  }
+  sf[lid] = q;
+  let sq = group_sum(lid);
+  if (lid == 0u) { store_var(o, mean, sq); }
+}
+
+@compute @workgroup_size(256)
+fn var_per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+  let o = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (o >= P.o.numel) { return; }
+  let base = offset(o, P.o);
+  var s = 0.0;
+  for (var r = 0u; r < P.r.numel; r = r + 1u) { s = s + bitcast<f32>(X[base + offset(r, P.r)]); }
+  let mean = s * P.inv_count;
+  var q = 0.0;
+  for (var r = 0u; r < P.r.numel; r = r + 1u) {
+    let d = bitcast<f32>(X[base + offset(r, P.r)]) - mean;
+    q = q + d * d;
+  }
+  store_var(o, mean, q);
 }

@@ -1,18 +1,23 @@
-// Reductions (sum, mean, amax, amin, argmax, argmin, any, all) over any set of dims, and cumsum.
+// Reductions (sum, mean, prod, amax, amin, argmax, argmin, any, all, var, var_mean, max/min with
+// indices) over any set of dims, and cumsum.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
 
-enum RedOp : uint32_t { kSum = 0, kMean = 1, kAmax = 2, kAmin = 3, kArgmax = 4, kArgmin = 5, kAny = 6, kAll = 7 };
+enum RedOp : uint32_t {
+  kSum = 0, kMean = 1, kAmax = 2, kAmin = 3, kArgmax = 4, kArgmin = 5, kAny = 6, kAll = 7, kProd = 8,
+};
 
 struct Params {
   ShapeU o, r;
   float inv_count = 0.f;
-  uint32_t pad[3] = {0, 0, 0};
+  float var_denom = 0.f;  // var: max(0, N - correction)
+  uint32_t pad[2] = {0, 0};
 };
 static_assert(sizeof(Params) == 176);
 
@@ -20,22 +25,54 @@ static_assert(sizeof(Params) == 176);
 constexpr int64_t kGroupRouteMin = 64;
 
 const char* op_label(RedOp op) {
-  static const char* n[] = {"sum", "mean", "amax", "amin", "argmax", "argmin", "any", "all"};
+  static const char* n[] = {"sum", "mean", "amax", "amin", "argmax", "argmin", "any", "all", "prod"};
   return n[op];
 }
 
-// dims: normalized, sorted, unique reduced dims (empty + all_dims = reduce everything).
-void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepdim) {
-  Graph& g = oc.g;
-  int32_t x = oc.arg(0), out = oc.out();
-  Tensor& tx = g.tensor(x);
-  Tensor& to = g.tensor(out);
-  int64_t rank = tx.rank();
+// Kept (K) and reduced (R) views of the live input for the reduce shaders, and the output dims.
+struct ReduceView {
+  std::vector<int64_t> kd, ks, rd, rs, od;
+};
+ReduceView reduce_view(const std::vector<int64_t>& in, const std::vector<bool>& red, bool keepdim) {
+  ReduceView v;
+  auto is = contiguous_strides(in);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (red[d]) {
+      v.rd.push_back(in[d]);
+      v.rs.push_back(is[d]);
+      if (keepdim) v.od.push_back(1);
+    } else {
+      v.kd.push_back(in[d]);
+      v.ks.push_back(is[d]);
+      v.od.push_back(in[d]);
+    }
+  }
+  return v;
+}
+
+// dims -> per-dim mask; dims: normalized reduced dims (empty = nothing reduced).
+std::vector<bool> reduce_mask(const OpContext& oc, int64_t rank, const std::vector<int64_t>& dims) {
   std::vector<bool> red(static_cast<size_t>(rank), false);
   for (int64_t d : dims) {
     if (red[d]) oc.fail(ErrorKind::InvalidArgument, "dim " + std::to_string(d) + " appears more than once");
     red[d] = true;
   }
+  return red;
+}
+
+void set_live_dims(const format::VkOpCall& call, Tensor& to, const std::vector<int64_t>& od) {
+  if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
+  to.dims = od;
+}
+
+// Adds the steps reducing `x` into `out` with `op`; returns the resize work for them (a node with
+// several outputs runs several of these from one hook).
+std::function<void()> add_reduce(OpContext& oc, RedOp op, int32_t x, int32_t out, const std::vector<int64_t>& dims,
+                                 bool keepdim) {
+  Graph& g = oc.g;
+  Tensor& tx = g.tensor(x);
+  Tensor& to = g.tensor(out);
+  std::vector<bool> red = reduce_mask(oc, tx.rank(), dims);
   bool in_float = is_float(tx.dtype);
   bool in_intish = is_int(tx.dtype) || is_boolish(tx.dtype);
   if (!in_float && !in_intish) oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(tx.dtype));
@@ -43,10 +80,11 @@ void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepd
   switch (op) {
     case kSum:
     case kMean:
+    case kProd:
       if (is_float(to.dtype)) {
         in_int = in_float ? 0 : 1;
-      } else if (is_int(to.dtype) && op == kSum) {
-        if (in_float) oc.fail(ErrorKind::Unsupported, "sum of a float input into an integer output");
+      } else if (is_int(to.dtype) && op != kMean) {
+        if (in_float) oc.fail(ErrorKind::Unsupported, std::string(op_label(op)) + " of a float input into an integer output");
         ct = 1;
       } else {
         oc.fail(ErrorKind::Unsupported, std::string(op_label(op)) + " into output dtype " + format::vk_dtype_name(to.dtype) +
@@ -74,41 +112,32 @@ void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepd
   auto u = std::make_shared<Uniform<Params>>();
   u->init(g, oc.call.name);
   std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}};
+  size_t sg = oc.node.steps.size();
   oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "per_group", c), b, 0, "per_group"));
   oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "per_thread", c), b, 0, "per_thread"));
-  Step* sg = &oc.node.steps[oc.node.steps.size() - 2];
-  Step* st = &oc.node.steps.back();
-  oc.node.resize = [&g, x, out, u, sg, st, red, keepdim, op, &call = oc.call] {
+  graph::Node* node = &oc.node;
+  return [&g, x, out, u, node, sg, red, keepdim, op, &call = oc.call] {
     auto& in = g.tensor(x).dims;
-    auto is = contiguous_strides(in);
-    std::vector<int64_t> kd, ks, rd, rs, od;
-    for (size_t d = 0; d < in.size(); ++d) {
-      if (red[d]) {
-        rd.push_back(in[d]);
-        rs.push_back(is[d]);
-        if (keepdim) od.push_back(1);
-      } else {
-        kd.push_back(in[d]);
-        ks.push_back(is[d]);
-        od.push_back(in[d]);
-      }
-    }
-    int64_t count = numel(rd);
-    if (count == 0 && op != kSum && op != kMean && op != kAny && op != kAll)
+    ReduceView v = reduce_view(in, red, keepdim);
+    int64_t count = numel(v.rd);
+    if (count == 0 && op != kSum && op != kMean && op != kAny && op != kAll && op != kProd)
       fail_call(call, ErrorKind::InvalidArgument, std::string(op_label(op)) + " over an empty dimension of " + shape_str(in));
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
+    set_live_dims(call, g.tensor(out), v.od);
     Params p;
-    p.o = make_shape(kd, &ks);
-    p.r = make_shape(rd, &rs);
+    p.o = make_shape(v.kd, &v.ks);
+    p.r = make_shape(v.rd, &v.rs);
     p.inv_count = count ? static_cast<float>(1.0 / static_cast<double>(count)) : NAN;
     u->write(g, p);
-    int64_t n = numel(kd);
+    int64_t n = numel(v.kd);
     bool grouped = count >= kGroupRouteMin;
-    set_groups(g, *sg, grouped ? n : 0);
-    set_groups(g, *st, grouped ? 0 : groups_for(n));
+    set_groups(g, node->steps[sg], grouped ? n : 0);
+    set_groups(g, node->steps[sg + 1], grouped ? 0 : groups_for(n));
   };
+}
+
+// dims: normalized, sorted, unique reduced dims (empty + all_dims = reduce everything).
+void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepdim) {
+  oc.node.resize = add_reduce(oc, op, oc.arg(0), oc.out(), dims, keepdim);
 }
 
 // Normalized, sorted reduced dims from an IntList/Null argument; empty or Null = all dims.
@@ -147,11 +176,75 @@ void build_one_dim(OpContext& oc, RedOp op) {
   build_reduce(oc, op, dims, keepdim);
 }
 
-void build_all_dims(OpContext& oc, RedOp op) {
+std::vector<int64_t> all_dims(const OpContext& oc) {
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < oc.g.tensor(oc.arg(0)).rank(); ++d) dims.push_back(d);
-  build_reduce(oc, op, dims, false);
+  return dims;
 }
+
+void build_all_dims(OpContext& oc, RedOp op) { build_reduce(oc, op, all_dims(oc), false); }
+
+// max.dim / min.dim: [self, dim, keepdim, ValueList(values, indices)]; the values are amax/amin and
+// the indices argmax/argmin over the same dim (first occurrence on ties, NaN wins: as PyTorch).
+void build_value_index(OpContext& oc, RedOp value_op, RedOp index_op) {
+  Graph& g = oc.g;
+  const auto& outs = g.value_list(oc.out());
+  if (outs.size() != 2) oc.fail(ErrorKind::InvalidArgument, "expects 2 outputs (values, indices), got " + std::to_string(outs.size()));
+  int64_t rank = g.tensor(oc.arg(0)).rank();
+  int64_t d = norm_dim(oc, g.integer(oc.arg(1)), rank);
+  std::vector<int64_t> dims;
+  if (rank > 0) dims.push_back(d);
+  bool keepdim = g.boolean(oc.arg(2));
+  auto values = add_reduce(oc, value_op, oc.arg(0), outs[0], dims, keepdim);
+  auto indices = add_reduce(oc, index_op, oc.arg(0), outs[1], dims, keepdim);
+  oc.node.resize = [values, indices] {
+    values();
+    indices();
+  };
+}
+
+// var / var_mean: sum((x - mean)^2) / max(0, N - correction), two passes over the data (mean
+// first) in reduce.wgsl's var entries. `mean_out` < 0: no mean output.
+void build_var(OpContext& oc, const std::vector<int64_t>& dims, double correction, bool keepdim, int32_t var_out,
+               int32_t mean_out) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0);
+  Tensor& tx = g.tensor(x);
+  if (!is_float(tx.dtype))
+    oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(tx.dtype) + " (var needs a float input)");
+  for (int32_t o : {var_out, mean_out})
+    if (o >= 0 && !is_float(g.tensor(o).dtype))
+      oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(g.tensor(o).dtype) + " (float only)");
+  std::vector<bool> red = reduce_mask(oc, tx.rank(), dims);
+  gpu::Constants c{{"WRITE_MEAN", mean_out >= 0 ? 1.0 : 0.0}};
+  auto u = std::make_shared<Uniform<Params>>();
+  u->init(g, oc.call.name);
+  std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.buffer(var_out)}, {2, u->buf},
+                              {3, mean_out >= 0 ? &g.buffer(mean_out) : &g.dummy_buffer()}};
+  size_t sg = oc.node.steps.size();
+  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "var_per_group", c), b, 0, "per_group"));
+  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "var_per_thread", c), b, 0, "per_thread"));
+  graph::Node* node = &oc.node;
+  oc.node.resize = [&g, x, var_out, mean_out, u, node, sg, red, keepdim, correction, &call = oc.call] {
+    ReduceView v = reduce_view(g.tensor(x).dims, red, keepdim);
+    int64_t count = numel(v.rd);
+    set_live_dims(call, g.tensor(var_out), v.od);
+    if (mean_out >= 0) set_live_dims(call, g.tensor(mean_out), v.od);
+    Params p;
+    p.o = make_shape(v.kd, &v.ks);
+    p.r = make_shape(v.rd, &v.rs);
+    p.inv_count = count ? static_cast<float>(1.0 / static_cast<double>(count)) : NAN;
+    p.var_denom = static_cast<float>(std::max(0.0, static_cast<double>(count) - correction));
+    u->write(g, p);
+    int64_t n = numel(v.kd);
+    bool grouped = count >= kGroupRouteMin;
+    set_groups(g, node->steps[sg], grouped ? n : 0);
+    set_groups(g, node->steps[sg + 1], grouped ? 0 : groups_for(n));
+  };
+}
+
+// correction: Null = 1 (Bessel), like PyTorch.
+double correction_arg(const OpContext& oc, int32_t id) { return oc.g.opt_number(id).value_or(1.0); }
 
 struct CumParams {
   uint32_t lines = 0, len = 0, inner = 1, pad = 0;
@@ -203,6 +296,33 @@ ETW_REGISTER_OP("aten.all.dim", [](OpContext& oc) { build_one_dim(oc, kAll); });
 ETW_REGISTER_OP("aten.any.default", [](OpContext& oc) { build_all_dims(oc, kAny); });
 ETW_REGISTER_OP("aten.all.default", [](OpContext& oc) { build_all_dims(oc, kAll); });
 ETW_REGISTER_OP("aten.cumsum.default", build_cumsum);
+ETW_REGISTER_OP("aten.any.dims", [](OpContext& oc) { build_dim_list(oc, kAny); });
+// mean.default / prod.default: [self, dtype, out] over every dim.
+ETW_REGISTER_OP("aten.mean.default", [](OpContext& oc) { build_all_dims(oc, kMean); });
+ETW_REGISTER_OP("aten.prod.default", [](OpContext& oc) { build_all_dims(oc, kProd); });
+// prod.dim_int: [self, dim, keepdim, dtype, out].
+ETW_REGISTER_OP("aten.prod.dim_int", [](OpContext& oc) { build_one_dim(oc, kProd); });
+ETW_REGISTER_OP("aten.max.default", [](OpContext& oc) { build_all_dims(oc, kAmax); });
+ETW_REGISTER_OP("aten.min.default", [](OpContext& oc) { build_all_dims(oc, kAmin); });
+ETW_REGISTER_OP("aten.max.dim", [](OpContext& oc) { build_value_index(oc, kAmax, kArgmax); });
+ETW_REGISTER_OP("aten.min.dim", [](OpContext& oc) { build_value_index(oc, kAmin, kArgmin); });
+// var.correction: [self, dim, correction, keepdim, out].
+ETW_REGISTER_OP("aten.var.correction", [](OpContext& oc) {
+  build_var(oc, dims_arg(oc, oc.arg(1)), correction_arg(oc, oc.arg(2)), oc.g.boolean(oc.arg(3)), oc.out(), -1);
+});
+// var.dim: [self, dim, unbiased, keepdim, out]; var.default: [self, unbiased, out].
+ETW_REGISTER_OP("aten.var.dim", [](OpContext& oc) {
+  build_var(oc, dims_arg(oc, oc.arg(1)), oc.g.boolean(oc.arg(2)) ? 1.0 : 0.0, oc.g.boolean(oc.arg(3)), oc.out(), -1);
+});
+ETW_REGISTER_OP("aten.var.default", [](OpContext& oc) {
+  build_var(oc, all_dims(oc), oc.g.boolean(oc.arg(1)) ? 1.0 : 0.0, false, oc.out(), -1);
+});
+// var_mean.correction: [self, dim, correction, keepdim, ValueList(var, mean)].
+ETW_REGISTER_OP("aten.var_mean.correction", [](OpContext& oc) {
+  const auto& outs = oc.g.value_list(oc.out());
+  if (outs.size() != 2) oc.fail(ErrorKind::InvalidArgument, "expects 2 outputs (var, mean), got " + std::to_string(outs.size()));
+  build_var(oc, dims_arg(oc, oc.arg(1)), correction_arg(oc, oc.arg(2)), oc.g.boolean(oc.arg(3)), outs[0], outs[1]);
+});
 
 }  // namespace
 }  // namespace etwebgpu::ops
