@@ -51,7 +51,7 @@ cxxflags="-std=c++20 $opt -g0 -fexceptions -DFMT_HEADER_ONLY -DETWEBGPU_WEB=1 -W
 async_imports="ewgpu_init,ewgpu_buffer_create,ewgpu_buffer_read,ewgpu_pipeline_create,ewgpu_bind_group_create,ewgpu_submit"
 exports="_malloc,_free"
 exports+=",$(grep -o 'EMSCRIPTEN_KEEPALIVE [^(]*(' "$here/web/etwebgpu_web.cpp" | sed -E 's/.* \**([a-z_0-9]+)\($/_\1/' | paste -sd,)"
-ldflags="$opt -fexceptions -sENVIRONMENT=web -sMODULARIZE=1 -sEXPORT_NAME=createEtwebgpu \
+ldflags="$opt -fexceptions -sENVIRONMENT=web,worker -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createEtwebgpu \
  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sTOTAL_STACK=5MB -sASYNCIFY=1 -sASYNCIFY_STACK_SIZE=1048576 \
  -sASYNCIFY_IMPORTS=[$async_imports] -sEXPORTED_FUNCTIONS=[$exports] \
  -sEXPORTED_RUNTIME_METHODS=[ccall,cwrap,UTF8ToString,stringToUTF8,lengthBytesUTF8,HEAPU8] \
@@ -86,6 +86,11 @@ ninja -C "$out" -j"$jobs"
 
 # The pages (our own HTML: emcc's .html output path is not used).
 for f in "$here"/web/*.html "$here"/web/*.js "$here"/web/*.css; do
+  case "$(basename "$f")" in etwebgpu_web.js) continue ;; esac  # the copy below, not a page
   if [ -e "$f" ]; then cp "$f" "$out/"; fi
+done
+# The npm package (web/package.json: `npm install ./web`) ships the runtime beside etwebgpu.js.
+for f in etwebgpu_web.js etwebgpu_web.wasm; do
+  cmp -s "$out/$f" "$here/web/$f" || cp "$out/$f" "$here/web/$f"
 done
 echo "web_build: ok ($out/etwebgpu_web.js, $out/etwebgpu_web.wasm)"
