@@ -144,3 +144,12 @@ def test_precision_fp32_is_accepted_and_others_are_refused(add_bcast):
     check_golden(etwebgpu.load(path, precision="fp32").run(inputs), expected, entry)
     with pytest.raises(ValueError, match="only 'fp32' is supported"):
         etwebgpu.load(path, precision="fp16")
+
+
+def test_force_route_reaches_the_kernels(add_bcast):
+    # binary "general" is valid for any add and gives the golden; an unknown route is refused by
+    # the op builder, naming the route and the value.
+    path, inputs, expected, entry = add_bcast
+    check_golden(etwebgpu.load(path, force_route={"binary": "general"}).run(inputs), expected, entry)
+    with pytest.raises(etwebgpu.InvalidArgumentError, match='force_route binary must be "vec4" or "general", got "bogus"'):
+        etwebgpu.load(path, force_route={"binary": "bogus"})
