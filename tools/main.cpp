@@ -62,33 +62,76 @@ int cmd_inspect(const std::string& path, const std::string& method) {
   return 0;
 }
 
-int cmd_run(const std::string& path, const std::vector<std::string>& inputs, const std::string& out_dir,
-            const std::vector<std::string>& expects, double atol, double rtol, const LoadOptions& lo) {
+// One run of `etwebgpu run`: the first group of -i/-e/-o, then one per `--then`.
+struct RunStep {
+  std::vector<std::string> inputs, expects;
+  std::string out_dir;
+};
+
+// Runs each step on one loaded model (state such as a KV cache carries over); non-zero on any
+// mismatch.
+int cmd_run(const std::string& path, const std::vector<RunStep>& steps, double atol, double rtol, const LoadOptions& lo) {
   auto model = Model::load(path, lo);
-  std::vector<HostTensor> in;
-  for (auto& p : inputs) in.push_back(format::read_npy(p));
-  auto outs = model->run(in);
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
-    for (size_t i = 0; i < outs.size(); ++i)
-      format::write_npy(out_dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
-  }
   int rc = 0;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::printf("output %zu: %s %s", i, dtype_name(outs[i].dtype), shape_str(outs[i].shape).c_str());
-    if (i < expects.size()) {
-      auto exp = format::read_npy(expects[i]);
-      auto r = compare_tensors(outs[i], exp, atol, rtol);
-      std::printf("  %s", r.message.c_str());
-      if (!r.ok) rc = 1;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const RunStep& st = steps[k];
+    std::string tag = steps.size() > 1 ? "step " + std::to_string(k) + " " : "";
+    std::vector<HostTensor> in;
+    for (auto& p : st.inputs) in.push_back(format::read_npy(p));
+    auto outs = model->run(in);
+    if (!st.out_dir.empty()) {
+      std::filesystem::create_directories(st.out_dir);
+      for (size_t i = 0; i < outs.size(); ++i)
+        format::write_npy(st.out_dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
     }
-    std::printf("\n");
-  }
-  if (expects.size() > outs.size()) {
-    std::printf("error: %zu expected outputs given, the model has %zu\n", expects.size(), outs.size());
-    rc = 1;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::printf("%soutput %zu: %s %s", tag.c_str(), i, dtype_name(outs[i].dtype), shape_str(outs[i].shape).c_str());
+      if (i < st.expects.size()) {
+        auto exp = format::read_npy(st.expects[i]);
+        auto r = compare_tensors(outs[i], exp, atol, rtol);
+        std::printf("  %s", r.message.c_str());
+        if (!r.ok) rc = 1;
+      }
+      std::printf("\n");
+    }
+    if (st.expects.size() > outs.size()) {
+      std::printf("error: %s%zu expected outputs given, the model has %zu\n", tag.c_str(), st.expects.size(), outs.size());
+      rc = 1;
+    }
   }
   return rc;
+}
+
+// Splits `run ... --then -i x.npy -e y.npy --then ...` into the part CLI11 parses and the later steps.
+std::vector<RunStep> split_then(int& argc, char** argv) {
+  std::vector<RunStep> steps;
+  int first = argc;
+  for (int a = 1; a < argc; ++a)
+    if (std::string(argv[a]) == "--then") {
+      first = a;
+      break;
+    }
+  for (int a = first; a < argc;) {
+    ++a;  // past --then
+    RunStep st;
+    for (; a < argc && std::string(argv[a]) != "--then"; ++a) {
+      std::string f = argv[a];
+      std::vector<std::string>* dst = f == "-i" || f == "--input" ? &st.inputs : f == "-e" || f == "--expect" ? &st.expects : nullptr;
+      if ((dst || f == "-o" || f == "--output-dir") && a + 1 < argc) {
+        ++a;
+        if (dst) dst->push_back(argv[a]);
+        else st.out_dir = argv[a];
+        // -i a.npy b.npy: later words up to the next flag belong to the same option.
+        while (dst && a + 1 < argc && argv[a + 1][0] != '-') dst->push_back(argv[++a]);
+      } else {
+        throw Error(ErrorKind::InvalidArgument, "after --then only -i/--input, -e/--expect and -o/--output-dir are "
+                                                "accepted, got '" + f + "'");
+      }
+    }
+    steps.push_back(std::move(st));
+  }
+  argc = first;
+  return steps;
 }
 
 int cmd_conformance(std::string dir, const std::string& filter) {
@@ -134,6 +177,8 @@ int main(int argc, char** argv) {
   run->add_option("--atol", atol, "absolute tolerance");
   run->add_option("--rtol", rtol, "relative tolerance");
   run->add_option("--method", lo.method, "method name");
+  run->footer("Several steps on one loaded model (state such as a KV cache carries over):\n"
+              "  etwebgpu run m.pte -i a.npy -e a_out.npy --then -i b.npy -e b_out.npy [--then ...]");
   auto* demo = app.add_subcommand("demo", "run the embedded example model and check it against a CPU reference");
   auto* example = app.add_subcommand("example", "write the embedded example model");
   example->add_option("--write", dir, "folder for model.pte, input_0.npy and expected_0.npy")->required();
@@ -144,11 +189,23 @@ int main(int argc, char** argv) {
   BenchArgs bench_args;
   auto* bench = add_bench_command(app, bench_args);
 
+  std::vector<RunStep> later_steps;
+  try {
+    later_steps = split_then(argc, argv);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "etwebgpu: %s\n", e.what());
+    return 2;
+  }
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!later_steps.empty() && !*run) throw Error(ErrorKind::InvalidArgument, "--then is only accepted by 'run'");
     if (*info) return cmd_info(lose_device);
     if (*inspect) return cmd_inspect(model_path, method);
-    if (*run) return cmd_run(model_path, inputs, out_dir, expects, atol, rtol, lo);
+    if (*run) {
+      std::vector<RunStep> steps = {RunStep{inputs, expects, out_dir}};
+      steps.insert(steps.end(), later_steps.begin(), later_steps.end());
+      return cmd_run(model_path, steps, atol, rtol, lo);
+    }
     if (*demo) return cmd_demo();
     if (*example) return cmd_example_write(dir);
     if (*bench) return cmd_bench(bench_args);

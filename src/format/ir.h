@@ -63,6 +63,13 @@ struct VkConstant {
   std::string named_key;           // empty when inline
 };
 
+// A mutable buffer of the program (a KV cache): its storage persists from one run to the next and
+// starts as `init` (the file's mutable data; empty = zeros).
+struct VkState {
+  int32_t value_id = -1;
+  ByteSpan init;
+};
+
 struct VkGraphIR {
   std::string version;
   std::vector<VkValue> values;
@@ -70,6 +77,7 @@ struct VkGraphIR {
   std::vector<uint32_t> input_ids;
   std::vector<uint32_t> output_ids;
   std::vector<VkConstant> constants;
+  std::vector<VkState> state;      // whole programs only
 };
 
 // ---------------------------------------------------------------- Program

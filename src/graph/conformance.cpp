@@ -41,22 +41,32 @@ ConformanceResult run_conformance_case(const std::string& dir, const std::string
     auto c = manifest.at("cases").at(name);
     double atol = c.at("atol").get<double>(), rtol = c.at("rtol").get<double>();
     std::string base = dir + "/" + name + "/";
-    std::vector<HostTensor> inputs;
-    for (auto& in : c.at("inputs")) inputs.push_back(format::read_npy(base + in.at("file").get<std::string>()));
     auto model = Model::load(base + "model.pte");
-    auto outs = model->run(inputs);
-    const auto& exp = c.at("outputs");
-    if (outs.size() != exp.size()) {
-      r.message = "model produced " + std::to_string(outs.size()) + " outputs, expected " + std::to_string(exp.size());
-      return r;
-    }
+    // The top-level run, then each step on the same loaded model (stateful programs).
+    std::vector<const nlohmann::json*> runs = {&c};
+    if (c.contains("steps"))
+      for (auto& st : c.at("steps")) runs.push_back(&st);
     bool ok = true;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      auto e = format::read_npy(base + exp[i].at("file").get<std::string>());
-      auto cr = compare_tensors(outs[i], e, atol, rtol);
-      ok = ok && cr.ok;
-      r.message += (i ? "; " : "") + std::string("out") + std::to_string(i) + " " + cr.message;
+    for (size_t k = 0; k < runs.size(); ++k) {
+      std::vector<HostTensor> inputs;
+      for (auto& in : runs[k]->at("inputs")) inputs.push_back(format::read_npy(base + in.at("file").get<std::string>()));
+      auto outs = model->run(inputs);
+      const auto& exp = runs[k]->at("outputs");
+      std::string tag = runs.size() > 1 ? "step" + std::to_string(k) + " " : "";
+      if (outs.size() != exp.size()) {
+        r.message = tag + "model produced " + std::to_string(outs.size()) + " outputs, expected " + std::to_string(exp.size());
+        return r;
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        auto e = format::read_npy(base + exp[i].at("file").get<std::string>());
+        auto cr = compare_tensors(outs[i], e, atol, rtol);
+        ok = ok && cr.ok;
+        // Steps report only their failures, so a long stateful case stays one line.
+        if (k == 0 || !cr.ok)
+          r.message += (r.message.empty() ? "" : "; ") + tag + "out" + std::to_string(i) + " " + cr.message;
+      }
     }
+    if (runs.size() > 1 && ok) r.message += "; " + std::to_string(runs.size() - 1) + " steps ok";
     r.status = ok ? ConformanceResult::Status::Passed : ConformanceResult::Status::Failed;
   } catch (const Error& e) {
     r.status = e.kind() == ErrorKind::Unsupported ? ConformanceResult::Status::Unsupported

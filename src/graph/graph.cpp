@@ -260,7 +260,26 @@ void Graph::build() {
     OpContext oc{*this, call, node};
     (*OpRegistry::global().find(call.name))(oc);
   }
+  for (const auto& st : ir_.state) {
+    Tensor& t = tensor(st.value_id);
+    uint64_t need = static_cast<uint64_t>(t.max_numel()) * format::vk_dtype_size(t.dtype);
+    if (!st.init.empty() && st.init.size() < need)
+      throw Error(ErrorKind::Format, "mutable buffer %" + std::to_string(st.value_id) + " " + shape_str(t.max_dims) +
+                                         " needs " + std::to_string(need) + " bytes of initial data, the file holds " +
+                                         std::to_string(st.init.size()));
+  }
+  reset_state();
   resize();
+}
+
+void Graph::reset_state() {
+  for (const auto& st : ir_.state) {
+    Tensor& t = tensor(st.value_id);
+    std::vector<uint32_t> w = st.init.empty() ? std::vector<uint32_t>(static_cast<size_t>(t.max_numel()), 0u)
+                                              : widen(st.init.data(), t.max_numel(), t.dtype);
+    t.dims = t.max_dims;
+    if (!w.empty()) ctx_->write(buffer(st.value_id), 0, w.data(), w.size() * 4);
+  }
 }
 
 Tensor& Graph::tensor(int32_t id) {

@@ -143,6 +143,9 @@ class Graph {
   std::vector<HostTensor> execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations = nullptr,
                                            std::vector<std::string>* labels = nullptr);
   const std::vector<Node>& nodes() const { return nodes_; }
+  // Mutable buffers (ir.state): written with their initial contents at build and by reset_state().
+  void reset_state();
+  size_t num_state() const { return ir_.state.size(); }
   uint64_t allocated_bytes() const { return allocated_bytes_; }
 
   // Helpers for op builders.

@@ -98,6 +98,13 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
 
 const std::vector<IoInfo>& Model::inputs() const { return impl_->inputs; }
 const std::vector<IoInfo>& Model::outputs() const { return impl_->outputs; }
+void Model::reset_state() {
+  std::unique_lock<std::mutex> lock(impl_->run_mu, std::try_to_lock);
+  if (!lock.owns_lock())
+    throw Error(ErrorKind::InvalidArgument, "Model::reset_state called while a run of the same model is in progress");
+  impl_->graph->reset_state();
+}
+size_t Model::num_state_buffers() const { return impl_->graph->num_state(); }
 uint64_t Model::gpu_bytes() const { return impl_->graph->allocated_bytes(); }
 std::string Model::device_summary() { return gpu::Context::get()->info().summary(); }
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }

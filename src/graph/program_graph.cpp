@@ -102,8 +102,44 @@ const std::map<std::string, Mapping>& special_mappings() {
       {"aten::where.self_out", {"aten.where.self", {0, 1, 2, 3}}},
       {"aten::clone.out", {"aten.clone.default", {0, 1, 2}}},
       {"aten::_to_copy.out", {"aten._to_copy.default", {0, 1, -1, -1, -1, 2, 3}}},
+      // In-place kernels: their out is self (the return entry aliases it, see merge_program).
+      {"aten::copy_", {"aten.copy_.default", {0, 1, 2, 0}}},
+      {"aten::index_put_", {"aten.index_put.default", {0, 1, 2, 3, 0}}},
   };
   return m;
+}
+
+// A KV-cache update `u = index_put(S, idx, v); ...; copy_(S, u)` on a mutable buffer S writes
+// in place when nothing reads S between the two: u and S then share one buffer, the index_put
+// skips copying S and the copy_ moves nothing.
+void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
+  auto& chain = ir.chain;
+  auto reads = [](const format::VkOpCall& c, int32_t v) {
+    for (size_t a = 0; a + 1 < c.args.size(); ++a)
+      if (c.args[a] == v) return true;
+    return false;
+  };
+  for (const auto& st : ir.state) {
+    int32_t s = st.value_id;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const auto& put = chain[i];
+      if (put.name != "aten.index_put.default" || put.args.size() != 5 || put.args[0] != s || put.args[4] == s) continue;
+      int32_t u = put.args[4];
+      size_t j = i + 1;
+      bool clean = true;
+      for (; j < chain.size(); ++j) {
+        const auto& c = chain[j];
+        if (c.name == "aten.copy_.default" && c.args.size() == 4 && c.args[0] == s && c.args[1] == u) break;
+        if (reads(c, s) || c.args.back() == s || c.args.back() == u) clean = false;
+      }
+      if (j == chain.size() || !clean) continue;
+      auto& ts = ir.values[s].tensor;
+      auto& tu = ir.values[u].tensor;
+      if (ts.dims != tu.dims || ts.dtype != tu.dtype || tu.mem_obj_id >= 0 || ts.mem_obj_id >= 0) continue;
+      ts.mem_obj_id = tu.mem_obj_id = next_mem++;
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -160,6 +196,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
     return it == moved.end() ? id : it->second;
   };
   const auto& reg = OpRegistry::global();
+  std::set<int32_t> copy_targets;  // program values written back by copy_: mutable buffers
   uint32_t node = 0;
   for (const auto& chain : plan.chains) {
     for (const auto& ins : chain) {
@@ -251,7 +288,13 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           mp.instructions.push_back({"unsupported", key, false});
           continue;
         }
-        moved.erase(ins.args[ins.args.size() - 2]);
+        if (args.back() == args.front() && key.back() == '_') {
+          // In-place: the return entry is self; later uses of it read self.
+          moved[ins.args.back()] = args.front();
+          if (key == "aten::copy_") copy_targets.insert(args.front());
+        } else {
+          moved.erase(ins.args[ins.args.size() - 2]);
+        }
         ir.chain.push_back(format::VkOpCall{node++, op, args});
         mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});
       } else if (ins.kind == InstrKind::MoveCall) {
@@ -273,6 +316,19 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
     if (ir.values[o].kind != VkValueKind::Tensor)
       throw Error(ErrorKind::Unsupported, "method output %" + std::to_string(o) + " is not a tensor");
   }
+  // Mutable buffers: tensors with initial data in the file's mutable segment, and every copy_
+  // target (a buffer the program writes back).
+  for (size_t i = 0; i < nvals; ++i) {
+    const auto& e = plan.values[i];
+    bool has_init = e.kind == EValueKind::Tensor && e.tensor.has_allocation && e.tensor.data_buffer_idx > 0;
+    if (has_init || copy_targets.count(static_cast<int32_t>(i)))
+      ir.state.push_back({static_cast<int32_t>(i), has_init ? e.tensor.constant_data : format::ByteSpan{}});
+  }
+  for (const auto& st : ir.state)
+    for (uint32_t in : ir.input_ids)
+      if (static_cast<int32_t>(in) == st.value_id)
+        throw Error(ErrorKind::Unsupported, "mutable buffer %" + std::to_string(st.value_id) + " is also a method input");
+  alias_state_updates(ir, next_mem);
   mp.unsupported.assign(unsupported.begin(), unsupported.end());
   return mp;
 }

@@ -1,4 +1,4 @@
-// Gather-like indexing ops (embedding, index_select, gather, index.Tensor) through
+// Gather-like indexing ops (embedding, index_select, gather) through
 // indexing_gather.wgsl. Index tensors are int32/int64 (one i32 word each); negative indices wrap
 // once; indices still out of range produce 0 (the GPU cannot raise; documented).
 #include <functional>
@@ -12,14 +12,14 @@ namespace {
 using mem::fail_at;
 using mem::set_out;
 
-// WGSL: struct Params { o: Shape, s: Shape, x: Shape, dim, n_idx, inner, src_dim, stride, first, pad0, pad1: u32 }
+// WGSL: struct Params { o: Shape, s: Shape, dim, n_idx, inner, src_dim: u32 }
 struct IndexParams {
-  ShapeU o, s, x;
-  uint32_t dim = 0, n_idx = 0, inner = 1, src_dim = 1, stride = 0, first = 0, pad0 = 0, pad1 = 0;
+  ShapeU o, s;
+  uint32_t dim = 0, n_idx = 0, inner = 1, src_dim = 1;
 };
-static_assert(sizeof(IndexParams) == 272);
+static_assert(sizeof(IndexParams) == 176);
 
-enum IndexMode : uint32_t { kSelect = 0, kGather = 1, kIndexAccum = 2, kIndexFinal = 3 };
+enum IndexMode : uint32_t { kSelect = 0, kGather = 1 };
 
 struct IStep {
   size_t step = 0;
@@ -154,87 +154,9 @@ void build_gather(OpContext& oc) {
   };
 }
 
-// index.Tensor [self, indices ValueList (tensor | Null), out]: index tensors for the leading k
-// dims (trailing Nulls allowed), broadcast together: out = broadcast(indices) + self.shape[k:].
-// Each index tensor adds its wrapped index * stride into a scratch offset per broadcast position;
-// a final pass copies the selected rows.
-void build_index(OpContext& oc) {
-  Graph& g = oc.g;
-  int32_t x = oc.arg(0), out = oc.out();
-  mem::require_tensor(oc, x, "self");
-  mem::require_same_words(oc, x, out, "self");
-  std::vector<int32_t> list = g.value_list(oc.arg(1));
-  std::vector<int32_t> idx;
-  bool tail = false;
-  for (int32_t v : list) {
-    if (g.is_null(v)) {
-      tail = true;
-      continue;
-    }
-    if (tail)
-      oc.fail(ErrorKind::Unsupported, "only index tensors for consecutive leading dims are supported "
-                                      "(a None precedes an index tensor)");
-    mem::require_tensor(oc, v, "each index");
-    if (is_boolish(g.tensor(v).dtype))
-      oc.fail(ErrorKind::Unsupported, "boolean mask indices (data-dependent output shape) are not supported");
-    require_index(oc, v, "each index");
-    idx.push_back(v);
-  }
-  if (idx.empty()) oc.fail(ErrorKind::InvalidArgument, "at least one index tensor is required");
-  int64_t r = g.tensor(x).rank();
-  if (static_cast<int64_t>(idx.size()) > r)
-    oc.fail(ErrorKind::InvalidArgument, "too many indices (" + std::to_string(idx.size()) + ") for a rank " +
-                                            std::to_string(r) + " tensor");
-  std::vector<int64_t> bmax;
-  for (int32_t v : idx) {
-    try {
-      bmax = broadcast_shape(bmax, g.tensor(v).max_dims);
-    } catch (const Error& e) {
-      oc.fail(ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
-    }
-  }
-  const gpu::Buffer& scratch =
-      g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(numel(bmax), 1)) * 4, oc.call.name + ".offsets");
-  std::vector<IStep> acc;
-  for (int32_t v : idx) acc.push_back(add_index_step(oc, kIndexAccum, g.dummy_buffer(), g.buffer(v), scratch, "index_offsets"));
-  IStep fin = add_index_step(oc, kIndexFinal, g.buffer(x), scratch, g.buffer(out), "index");
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, idx, acc, fin, node, w] {
-    const auto& xd = g.tensor(x).dims;
-    std::vector<int64_t> b;
-    for (int32_t v : idx) {
-      try {
-        b = broadcast_shape(b, g.tensor(v).dims);
-      } catch (const Error& e) {
-        fail_at(w, ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
-      }
-    }
-    std::vector<int64_t> od = b;
-    od.insert(od.end(), xd.begin() + idx.size(), xd.end());
-    set_out(g, w, out, od);
-    auto cs = contiguous_strides(xd);
-    for (size_t j = 0; j < idx.size(); ++j) {
-      IndexParams p;
-      p.o = make_shape(b);
-      auto bs = broadcast_strides(g.tensor(idx[j]).dims, b);
-      p.x = make_shape(b, &bs);
-      p.src_dim = u32_of(w, xd[j], "indexed dim");
-      p.stride = u32_of(w, cs[j], "stride");
-      p.first = j == 0 ? 1 : 0;
-      write_index(g, node->steps[acc[j].step], acc[j], p);
-    }
-    IndexParams p;
-    p.o = make_shape(od);
-    p.inner = u32_of(w, std::max<int64_t>(prod(xd, idx.size(), xd.size()), 1), "inner size");
-    write_index(g, node->steps[fin.step], fin, p);
-  };
-}
-
 ETW_REGISTER_OP("aten.embedding.default", build_embedding);
 ETW_REGISTER_OP("aten.index_select.default", build_index_select);
 ETW_REGISTER_OP("aten.gather.default", build_gather);
-ETW_REGISTER_OP("aten.index.Tensor", build_index);
 
 }  // namespace
 }  // namespace etwebgpu::ops

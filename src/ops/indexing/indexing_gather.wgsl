@@ -2,12 +2,9 @@
 // an index still out of range yields a 0 word (PyTorch raises; the GPU cannot, see docs/OPS.md).
 // MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
 // MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
-// MODE 2 index.Tensor, one per index tensor: OUT[b] (scratch) accumulates the source word offset
-//        of broadcast position b; P.x holds that index tensor's broadcast strides; first = 1 resets.
-// MODE 3 index.Tensor final: out[b, r] = SRC[IDX[b] + r] with IDX the scratch of MODE 2.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
-struct Params { o: Shape, s: Shape, x: Shape,
-                dim: u32, n_idx: u32, inner: u32, src_dim: u32, stride: u32, first: u32, pad0: u32, pad1: u32 };
+struct Params { o: Shape, s: Shape,
+                dim: u32, n_idx: u32, inner: u32, src_dim: u32 };
 
 @group(0) @binding(0) var<storage, read> SRC: array<u32>;
 @group(0) @binding(1) var<storage, read> IDX: array<u32>;
@@ -56,25 +53,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       off = off + c * stride_of(P.s, du);
     }
     OUT[i] = SRC[off];
-  } else if (MODE == 2u) {
-    var rem = i;
-    var xo = 0u;
-    for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
-      let du = u32(d);
-      let n = dim_of(P.o, du);
-      xo = xo + (rem % n) * stride_of(P.x, du);
-      rem = rem / n;
-    }
-    let v = wrap(IDX[xo], P.src_dim);
-    var base = 0u;
-    if (P.first == 0u) { base = OUT[i]; }
-    if (v == INVALID || base == INVALID) { OUT[i] = INVALID; return; }
-    OUT[i] = base + v * P.stride;
-  } else {
-    let b = i / P.inner;
-    let r = i % P.inner;
-    let off = IDX[b];
-    if (off == INVALID) { OUT[i] = 0u; return; }
-    OUT[i] = SRC[off + r];
   }
 }

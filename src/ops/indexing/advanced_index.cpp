@@ -1,0 +1,282 @@
+// PyTorch advanced indexing through indexing_advanced.wgsl: index.Tensor (x[i0, None, i2]) and
+// index_put (x[idx] = v, accumulate both ways), with Null entries (full slices) anywhere, up to 4
+// index tensors broadcast together, int32/int64 indices (negative ones wrap once), and for
+// index_put a single boolean mask (x[mask] = v). Result layout as PyTorch defines it: when the
+// index tensors sit on adjacent dims their broadcast shape B replaces those dims in place,
+// otherwise B comes first, followed by the remaining dims in order.
+#include <memory>
+
+#include "ops/memory/mem_util.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using mem::fail_at;
+using mem::set_out;
+
+constexpr size_t kMaxIndexTensors = 4;
+
+// WGSL: struct Params { r, s, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
+//                       mask_lo, mask_rank, pad0, pad1: u32 }
+struct AdvParams {
+  ShapeU r, s, v;
+  int32_t src[8] = {0};
+  uint32_t ix[kMaxIndexTensors][8] = {};
+  uint32_t mask_lo = 0, mask_rank = 0, pad0 = 0, pad1 = 0;
+};
+static_assert(sizeof(AdvParams) == 3 * 80 + 32 + 128 + 16);
+
+enum AdvMode : uint32_t { kIndex = 0, kPut = 1, kMaskPut = 2 };
+
+// The indexed result shape R and where each self dim reads its coordinate.
+struct Plan {
+  std::vector<int64_t> r;
+  std::vector<int32_t> src;                 // per self dim: R coord (>= 0) or -(j+1) for index j
+  std::vector<std::vector<int64_t>> ix;     // per index tensor: strides over R (0 off its block)
+};
+
+// `entries[k]` is the live dims of the k-th index tensor, or nullptr for a Null (full slice).
+Plan make_plan(const std::string& w, const std::vector<int64_t>& self, const std::vector<const std::vector<int64_t>*>& entries) {
+  std::vector<size_t> pos;
+  std::vector<int64_t> b;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    if (!entries[k]) continue;
+    pos.push_back(k);
+    try {
+      b = broadcast_shape(b, *entries[k]);
+    } catch (const Error& e) {
+      fail_at(w, ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
+    }
+  }
+  bool adjacent = pos.back() - pos.front() + 1 == pos.size();
+  size_t b_off = adjacent ? pos.front() : 0;
+  Plan p;
+  p.src.assign(self.size(), 0);
+  if (adjacent) p.r.assign(self.begin(), self.begin() + pos.front());
+  p.r.insert(p.r.end(), b.begin(), b.end());
+  size_t j = 0;
+  for (size_t d = 0; d < self.size(); ++d) {
+    if (j < pos.size() && pos[j] == d) {
+      p.src[d] = -static_cast<int32_t>(j + 1);
+      ++j;
+    } else if (adjacent && d < pos.front()) {
+      p.src[d] = static_cast<int32_t>(d);
+    } else {
+      p.src[d] = static_cast<int32_t>(p.r.size());
+      p.r.push_back(self[d]);
+    }
+  }
+  for (size_t k : pos) {
+    auto bs = broadcast_strides(*entries[k], b);
+    std::vector<int64_t> s(p.r.size(), 0);
+    for (size_t q = 0; q < b.size(); ++q) s[b_off + q] = bs[q];
+    p.ix.push_back(std::move(s));
+  }
+  return p;
+}
+
+void fill_index_strides(AdvParams& a, const Plan& p) {
+  for (size_t d = 0; d < p.src.size(); ++d) a.src[d] = p.src[d];
+  for (size_t j = 0; j < p.ix.size(); ++j)
+    for (size_t d = 0; d < p.ix[j].size(); ++d) a.ix[j][d] = static_cast<uint32_t>(p.ix[j][d]);
+}
+
+struct Parsed {
+  std::vector<int32_t> entries;  // value ids, -1 for Null
+  std::vector<int32_t> tensors;  // the non-Null ones, in order
+  bool mask = false;             // a single boolean mask index
+};
+
+Parsed parse_indices(const OpContext& oc, int32_t list_id, bool allow_mask) {
+  Graph& g = oc.g;
+  Parsed p;
+  std::vector<int32_t> list;
+  try {
+    list = g.value_list(list_id);
+  } catch (const Error& e) {
+    oc.fail(ErrorKind::Format, std::string("indices: ") + e.what());
+  }
+  for (int32_t v : list) {
+    if (g.is_null(v)) {
+      p.entries.push_back(-1);
+      continue;
+    }
+    mem::require_tensor(oc, v, "each index");
+    VkDType t = g.tensor(v).dtype;
+    if (is_boolish(t)) {
+      if (!allow_mask)
+        oc.fail(ErrorKind::Unsupported, "boolean mask indices give a data-dependent output shape; only index_put "
+                                        "accepts them (use masked_select)");
+      p.mask = true;
+    } else if (t != VkDType::Int32 && t != VkDType::Int64) {
+      oc.fail(ErrorKind::InvalidArgument, std::string("indices must be int32, int64 or bool tensors, got ") +
+                                              format::vk_dtype_name(t));
+    }
+    p.entries.push_back(v);
+    p.tensors.push_back(v);
+  }
+  if (p.tensors.empty()) oc.fail(ErrorKind::InvalidArgument, "at least one index tensor is required");
+  if (p.mask && p.tensors.size() != 1)
+    oc.fail(ErrorKind::Unsupported, "a boolean mask index combined with other index tensors");
+  if (p.tensors.size() > kMaxIndexTensors)
+    oc.fail(ErrorKind::Unsupported, std::to_string(p.tensors.size()) + " index tensors (at most " +
+                                        std::to_string(kMaxIndexTensors) + " are supported)");
+  return p;
+}
+
+std::vector<gpu::Binding> bindings(Graph& g, const gpu::Buffer& in, const gpu::Buffer& out, const std::vector<int32_t>& idx,
+                                   const gpu::Buffer& u) {
+  std::vector<gpu::Binding> b = {{0, &in}, {1, &out}};
+  for (size_t j = 0; j < kMaxIndexTensors; ++j)
+    b.push_back({static_cast<uint32_t>(2 + j), j < idx.size() ? &g.buffer(idx[j]) : &g.dummy_buffer()});
+  b.push_back({6, &u});
+  return b;
+}
+
+std::vector<const std::vector<int64_t>*> live_entries(Graph& g, const std::vector<int32_t>& entries) {
+  std::vector<const std::vector<int64_t>*> e;
+  for (int32_t v : entries) e.push_back(v < 0 ? nullptr : &g.tensor(v).dims);
+  return e;
+}
+
+void check_rank(const OpContext& oc, int32_t x, const Parsed& p) {
+  size_t used = p.entries.size();
+  if (p.mask) used += static_cast<size_t>(oc.g.tensor(p.tensors[0]).rank()) - 1;
+  if (static_cast<int64_t>(used) > oc.g.tensor(x).rank())
+    oc.fail(ErrorKind::InvalidArgument, "too many indices (" + std::to_string(used) + ") for a tensor of rank " +
+                                            std::to_string(oc.g.tensor(x).rank()));
+}
+
+// index.Tensor [self, indices, out]
+void build_index(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  mem::require_tensor(oc, x, "self");
+  mem::require_same_words(oc, x, out, "self");
+  Parsed ps = parse_indices(oc, oc.arg(1), false);
+  check_rank(oc, x, ps);
+  mem::require_distinct(oc, x, out);
+  auto u = std::make_shared<Uniform<AdvParams>>();
+  u->init(g, oc.call.name);
+  const auto& pl = g.ctx().pipeline("indexing_advanced", "main", {{"MODE", double(kIndex)}});
+  oc.node.steps.push_back(g.make_step(pl, bindings(g, g.buffer(x), g.buffer(out), ps.tensors, *u->buf), 0, "index"));
+  Step* s = &oc.node.steps.back();
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, x, out, ps, u, s, w] {
+    const auto& xd = g.tensor(x).dims;
+    Plan p = make_plan(w, xd, live_entries(g, ps.entries));
+    set_out(g, w, out, p.r);
+    AdvParams a;
+    a.r = make_shape(p.r);
+    a.s = make_shape(xd);
+    fill_index_strides(a, p);
+    u->write(g, a);
+    set_groups(g, *s, groups_for(numel(p.r)));
+  };
+}
+
+// index_put [self, indices, values, accumulate, out]: out = self with out[indices] = values (or
+// += values). When out shares self's buffer (an in-place index_put_, or a KV-cache update the
+// program merge aliased onto its mutable buffer) the copy of self is skipped.
+void build_index_put(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), vals = oc.arg(2), out = oc.out();
+  mem::require_tensor(oc, x, "self");
+  mem::require_tensor(oc, vals, "values");
+  mem::require_same_words(oc, x, out, "self");
+  mem::require_same_words(oc, vals, out, "values");
+  bool accumulate = false;
+  if (!g.is_null(oc.arg(3))) {
+    try {
+      accumulate = g.boolean(oc.arg(3));
+    } catch (const Error& e) {
+      oc.fail(ErrorKind::Format, std::string("accumulate: ") + e.what());
+    }
+  }
+  Parsed ps = parse_indices(oc, oc.arg(1), true);
+  check_rank(oc, x, ps);
+  if (g.tensor(x).max_dims != g.tensor(out).max_dims)
+    oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " must have self's shape " +
+                                            shape_str(g.tensor(x).max_dims));
+  VkDType t = g.tensor(out).dtype;
+  uint32_t acc = !accumulate ? 0 : is_float(t) ? 1 : is_boolish(t) ? 3 : 2;
+  const gpu::Buffer& xb = g.buffer(x);
+  const gpu::Buffer& ob = g.buffer(out);
+  const gpu::Buffer& vb = g.buffer(vals);
+  if (&vb == &ob) oc.fail(ErrorKind::Unsupported, "values share the output's memory object");
+  bool in_place = &xb == &ob;
+  if (!in_place) {
+    Step c;
+    c.copy_src = &xb;
+    c.copy_dst = &ob;
+    c.variant = "copy_self";
+    oc.node.steps.push_back(std::move(c));
+  }
+  auto u = std::make_shared<Uniform<AdvParams>>();
+  u->init(g, oc.call.name);
+  AdvMode mode = ps.mask ? kMaskPut : kPut;
+  const auto& pl = g.ctx().pipeline("indexing_advanced", "main", {{"MODE", double(mode)}, {"ACC", double(acc)}});
+  oc.node.steps.push_back(g.make_step(pl, bindings(g, vb, ob, ps.tensors, *u->buf), 0, ps.mask ? "mask_put" : "put"));
+  graph::Node* node = &oc.node;
+  std::string w = mem::who(oc);
+  oc.node.resize = [&g, x, vals, out, ps, u, node, in_place, mode, w] {
+    const auto& xd = g.tensor(x).dims;
+    set_out(g, w, out, xd);
+    if (!in_place) node->steps[0].copy_size = static_cast<uint64_t>(numel(xd)) * 4;
+    const auto& vd = g.tensor(vals).dims;
+    AdvParams a;
+    a.s = make_shape(xd);
+    std::vector<int64_t> target;  // the shape values broadcast to
+    if (mode == kMaskPut) {
+      const auto& md = g.tensor(ps.tensors[0]).dims;
+      size_t lo = 0;
+      while (ps.entries[lo] < 0) ++lo;
+      for (size_t k = 0; k < md.size(); ++k)
+        if (md[k] != xd[lo + k])
+          fail_at(w, ErrorKind::InvalidArgument, "the mask " + shape_str(md) + " does not match the indexed dims of self " +
+                                                     shape_str(xd) + " at dim " + std::to_string(lo + k));
+      // values broadcast to [count, rest...]; the count dim is data-dependent, so values must be 1 there.
+      std::vector<int64_t> rest(xd.begin() + lo + md.size(), xd.end());
+      std::vector<int64_t> slot = {1};
+      slot.insert(slot.end(), rest.begin(), rest.end());
+      std::vector<int64_t> bs;
+      try {
+        if (broadcast_shape(vd, slot) != slot) throw Error(ErrorKind::InvalidArgument, "");
+        bs = broadcast_strides(vd, slot);
+      } catch (const Error&) {
+        fail_at(w, ErrorKind::InvalidArgument, "values " + shape_str(vd) + " cannot be broadcast to the masked "
+                                               "selection [count, " + shape_str(rest) + "] (only values broadcast over the count are supported)");
+      }
+      std::vector<int64_t> vs(xd.size(), 0);
+      for (size_t k = 0; k < rest.size(); ++k) vs[lo + md.size() + k] = bs[1 + k];
+      a.v = make_shape(xd, &vs);
+      a.mask_lo = static_cast<uint32_t>(lo);
+      a.mask_rank = static_cast<uint32_t>(md.size());
+      auto ms = contiguous_strides(md);
+      for (size_t k = 0; k < ms.size(); ++k) a.ix[0][k] = static_cast<uint32_t>(ms[k]);
+      a.r = make_shape(xd);
+      target = xd;
+    } else {
+      Plan p = make_plan(w, xd, live_entries(g, ps.entries));
+      try {
+        if (broadcast_shape(vd, p.r) != p.r) throw Error(ErrorKind::InvalidArgument, "");
+      } catch (const Error&) {
+        fail_at(w, ErrorKind::InvalidArgument, "values " + shape_str(vd) + " cannot be broadcast to the indexed shape " +
+                                                   shape_str(p.r));
+      }
+      auto vs = broadcast_strides(vd, p.r);
+      a.r = make_shape(p.r);
+      a.v = make_shape(p.r, &vs);
+      fill_index_strides(a, p);
+      target = p.r;
+    }
+    u->write(g, a);
+    set_groups(g, node->steps.back(), groups_for(numel(target)));
+  };
+}
+
+ETW_REGISTER_OP("aten.index.Tensor", build_index);
+ETW_REGISTER_OP("aten.index_put.default", build_index_put);
+
+}  // namespace
+}  // namespace etwebgpu::ops

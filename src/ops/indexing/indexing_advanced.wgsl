@@ -1,0 +1,107 @@
+// PyTorch advanced indexing: index.Tensor (gather) and index_put (scatter), see advanced_index.cpp.
+// R is the indexed result shape. Each self dim takes its coordinate either from an R coordinate
+// (P.src[d] >= 0) or from index tensor j = -(P.src[d] + 1), read at its broadcast position over R
+// (strides P.ix[j], 0 outside the broadcast block). Indices are i32 words; negatives wrap once; an
+// index still out of range writes nothing.
+// MODE 0 index:     OUT[r] = IN[self offset of r]
+// MODE 1 put:       OUT[self offset of r] = IN[values offset of r]  (ACC: += atomically)
+// MODE 2 mask put:  over self elements c; where MASK (I0) at c[P.mask_lo..] is true,
+//                   OUT[c] = IN[values offset of c]  (ACC: +=); P.v strides are over self dims.
+struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+struct Params { r: Shape, s: Shape, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
+                mask_lo: u32, mask_rank: u32, pad0: u32, pad1: u32 };
+
+@group(0) @binding(0) var<storage, read> IN: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read> I0: array<u32>;
+@group(0) @binding(3) var<storage, read> I1: array<u32>;
+@group(0) @binding(4) var<storage, read> I2: array<u32>;
+@group(0) @binding(5) var<storage, read> I3: array<u32>;
+@group(0) @binding(6) var<uniform> P: Params;
+
+override MODE: u32 = 0u;
+override ACC: u32 = 0u;    // 0 overwrite, 1 float add, 2 int add, 3 bool or
+override WG: u32 = 256u;
+const INVALID: u32 = 0xffffffffu;
+
+fn at(a: array<vec4<u32>, 2>, d: u32) -> u32 { return a[d / 4u][d % 4u]; }
+
+fn read_index(j: u32, p: u32) -> u32 {
+  switch j {
+    case 0u: { return I0[p]; }
+    case 1u: { return I1[p]; }
+    case 2u: { return I2[p]; }
+    default: { return I3[p]; }
+  }
+}
+
+// Self word offset of result coordinate `rc`, or INVALID for an out-of-range index.
+fn self_offset(rc: array<u32, 8>) -> u32 {
+  var off = 0u;
+  for (var d = 0u; d < P.s.rank; d = d + 1u) {
+    let s = P.src[d / 4u][d % 4u];
+    var c = 0u;
+    if (s >= 0) {
+      c = rc[u32(s)];
+    } else {
+      let j = u32(-s - 1);
+      var p = 0u;
+      for (var k = 0u; k < P.r.rank; k = k + 1u) { p = p + rc[k] * at(P.ix[j], k); }
+      let n = i32(at(P.s.dims, d));
+      var v = bitcast<i32>(read_index(j, p));
+      if (v < 0) { v = v + n; }
+      if (v < 0 || v >= n) { return INVALID; }
+      c = u32(v);
+    }
+    off = off + c * at(P.s.strides, d);
+  }
+  return off;
+}
+
+fn store(o: u32, w: u32) {
+  if (ACC == 0u) {
+    atomicStore(&OUT[o], w);
+  } else if (ACC == 1u) {
+    loop {
+      let old = atomicLoad(&OUT[o]);
+      let r = atomicCompareExchangeWeak(&OUT[o], old, bitcast<u32>(bitcast<f32>(old) + bitcast<f32>(w)));
+      if (r.exchanged) { break; }
+    }
+  } else if (ACC == 2u) {
+    atomicAdd(&OUT[o], w);
+  } else {
+    atomicOr(&OUT[o], w);
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  var it = P.r;
+  if (MODE == 2u) { it = P.s; }
+  if (i >= it.numel) { return; }
+  var rc: array<u32, 8>;
+  var rem = i;
+  var voff = 0u;
+  for (var d = i32(it.rank) - 1; d >= 0; d = d - 1) {
+    let du = u32(d);
+    let n = at(it.dims, du);
+    rc[du] = rem % n;
+    rem = rem / n;
+    voff = voff + rc[du] * at(P.v.strides, du);
+  }
+  if (MODE == 0u) {
+    let off = self_offset(rc);
+    if (off == INVALID) { return; }
+    atomicStore(&OUT[i], IN[off]);
+  } else if (MODE == 1u) {
+    let off = self_offset(rc);
+    if (off == INVALID) { return; }
+    store(off, IN[voff]);
+  } else {
+    var m = 0u;
+    for (var k = 0u; k < P.mask_rank; k = k + 1u) { m = m + rc[P.mask_lo + k] * at(P.ix[0], k); }
+    if (I0[m] != 0u) { store(i, IN[voff]); }
+  }
+}
