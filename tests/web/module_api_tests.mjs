@@ -137,13 +137,24 @@ export async function moduleApiTests({context, url, build, root, conformance}) {
     const b = device.createBuffer({size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
     await b.mapAsync(GPUMapMode.READ);
     b.unmap();
-    const other = await adapter.requestDevice();
+    const other = await (await navigator.gpu.requestAdapter()).requestDevice();
+    let refused = '';
     try {
       await Model.load('conformance/add_bcast/model.pte', {device: other});
     } catch (e) {
-      return 'shared; a second device is refused: ' + e.message;
+      refused = e.message;
     }
-    throw new Error('a second device was accepted');
+    if (!refused) throw new Error('a second device was accepted');
+    // The models really run on the page's device: destroying it makes the next run fail.
+    const m2 = await Model.load('conformance/add_bcast/model.pte');
+    device.destroy();
+    try {
+      await m2.run(inputs.map((t) => t.data));
+    } catch (e) {
+      if (!/lost/.test(e.message)) throw new Error('unexpected message after destroying the page device: ' + e.message);
+      return 'shared (destroying it fails the next run: ' + e.message.slice(0, 80) + '); a second device is refused: ' + refused;
+    }
+    throw new Error('a run after the page destroyed its device succeeded');
   }, entry));
   await devicePage.close();
 
@@ -178,9 +189,10 @@ export async function moduleApiTests({context, url, build, root, conformance}) {
     try {
       await p.evaluate(() => import('./readme_snippet.mjs'));
       if (p.errors.length) throw new Error(p.errors.join('; '));
-      const printed = p.logs.filter((l) => /float32/.test(l));
-      if (printed.length < 2) throw new Error('snippet output missing: ' + p.logs.join(' | '));
-      return printed.join(' | ');
+      const want = `float32 [${entry.outputs[0].shape.join(', ')}]`;  // console.log(y.dtype, y.shape, ...)
+      const printed = p.logs.find((l) => l.startsWith(want));
+      if (!printed) throw new Error(`no "${want} ..." line in the snippet's output: ` + p.logs.join(' | '));
+      return printed;
     } finally {
       await p.close();
     }
