@@ -6,6 +6,9 @@
 //   m.inputs, m.outputs                                  // [{dtype, shape, dynamic}]
 //   const [y] = await m.run([new Float32Array(n), {data, shape, dtype}]);   // -> [{data, dtype, shape}]
 //   m.dispose();
+//   await deviceInfo()                -> {adapter}
+//   readNpy(bytes) / writeNpy(tensor) -> .npy bytes <-> {data, dtype, shape}
+//   await runtime()                   -> the low-level runtime of etw.js (the demo and test pages)
 //
 // One WebAssembly runtime (and one GPUDevice) per page or worker: the first load decides the
 // device (the given one, shared with the page's other WebGPU code, or a new one). Failures reject
