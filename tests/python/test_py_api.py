@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import etwebgpu
-from conftest import assert_close
+from conftest import assert_close, case_dir
 
 
 def check_golden(outs, expected, entry):
@@ -153,3 +153,15 @@ def test_force_route_reaches_the_kernels(add_bcast):
     check_golden(etwebgpu.load(path, force_route={"binary": "general"}).run(inputs), expected, entry)
     with pytest.raises(etwebgpu.InvalidArgumentError, match='force_route binary must be "vec4" or "general", got "bogus"'):
         etwebgpu.load(path, force_route={"binary": "bogus"})
+
+
+def test_dynamic_inputs_report_their_bound_and_run_at_smaller_sizes():
+    d = case_dir("dynamic_mlp_seq")
+    m = etwebgpu.load(d / "model.pte")
+    bound = m.inputs[0].shape
+    assert m.inputs[0].dynamic and m.outputs[0].dynamic
+    for seq in (1, 5, bound[1]):
+        x = np.ones((bound[0], seq, bound[2]), np.float32)
+        assert m.run([x])[0].shape == (bound[0], seq, m.outputs[0].shape[2])
+    with pytest.raises(etwebgpu.InvalidArgumentError, match="outside the exported bound"):
+        m.run([np.ones((bound[0], bound[1] + 1, bound[2]), np.float32)])
