@@ -22,7 +22,7 @@ export DEBIAN_FRONTEND=noninteractive
 need_pkgs=()
 for p in build-essential cmake ninja-build pkg-config git flatbuffers-compiler libflatbuffers-dev \
          libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
-         clang libclang-rt-14-dev nodejs npm python3 ca-certificates; do
+         clang libclang-rt-14-dev nodejs npm python3 ca-certificates libsentencepiece-dev libpcre2-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # npm may come from outside Debian (e.g. a preinstalled Node.js); keep that one.

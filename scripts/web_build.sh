@@ -43,7 +43,7 @@ if stamp_newer "$gen/embedded_shaders.cpp" "${wgsl[@]}" "$here/cmake/EmbedWgsl.c
 fi
 
 # Sources: the library (without the Dawn surface), the embedded shaders and the wasm entry.
-mapfile -t srcs < <(find "$here/src" -name '*.cpp' ! -path '*/gpu/dawn_surface.cpp' | sort)
+mapfile -t srcs < <(find "$here/src" -name '*.cpp' ! -path '*/gpu/dawn_surface.cpp' ! -path '*/text/*' | sort)
 srcs+=("$gen/embedded_shaders.cpp" "$here/web/etwebgpu_web.cpp")
 
 cxxflags="-std=c++20 $opt -g0 -fexceptions -DFMT_HEADER_ONLY -DETWEBGPU_WEB=1 -Wall -Wextra -Wno-unused-parameter \

@@ -188,6 +188,8 @@ int main(int argc, char** argv) {
   conf->add_option("--filter", conf_filter, "only cases whose name contains this");
   BenchArgs bench_args;
   auto* bench = add_bench_command(app, bench_args);
+  GenerateArgs gen_args;
+  auto* gen = add_generate_command(app, gen_args);
 
   std::vector<RunStep> later_steps;
   try {
@@ -209,6 +211,7 @@ int main(int argc, char** argv) {
     if (*demo) return cmd_demo();
     if (*example) return cmd_example_write(dir);
     if (*bench) return cmd_bench(bench_args);
+    if (*gen) return cmd_generate(gen_args);
     if (*conf) return cmd_conformance(dir, conf_filter);
   } catch (const Error& e) {
     std::fprintf(stderr, "etwebgpu: %s\n", e.what());

@@ -12,6 +12,8 @@
 
 namespace etwebgpu {
 
+namespace detail { struct ModelAccess; }  // the runtime's own helpers (generation); not API
+
 struct LoadOptions {
   std::string method = "forward";
   // et_vk.sdpa: below this B*H*S_q the per-entry QK kernel is used (a speed knob only).
@@ -65,6 +67,7 @@ class Model {
   struct Impl;
 
  private:
+  friend struct detail::ModelAccess;
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -19,17 +19,18 @@ struct GenerateOptions {
   double top_p = 1.0;                  // nucleus sampling mass (1: off)
   uint64_t seed = 0;
   std::vector<int64_t> stop_tokens;    // generation ends after emitting one of these
+  int64_t context_length = 0;          // 0: taken from the model's KV cache
 };
 
 struct GenerateResult {
   std::vector<int64_t> tokens;         // generated tokens (the prompt excluded)
-  std::string stop_reason;             // "max_new_tokens" | "stop_token" | "context_full"
+  std::string stop_reason;             // "max_new_tokens" | "stop_token" | "context_full" | "stopped"
   int64_t context_length = 0;          // positions the model's cache holds
   double prefill_tok_s = 0, decode_tok_s = 0;
 };
 
-// Runs the prompt through the model from the current state (call Model::reset_state() first for a
-// fresh conversation), then decodes. `on_token` sees each new token as it comes and may return
+// Starts a fresh sequence (resets the model's state), runs the prompt from position 0 (in chunks
+// as large as the model's token input allows), then decodes one token per run. `on_token` sees each new token as it comes and may return
 // false to stop early. Throws Error(InvalidArgument) for an empty prompt, a prompt longer than the
 // context or bad options, Error(Unsupported) for a model whose inputs/outputs do not fit the shape
 // above.

@@ -540,6 +540,15 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   return out;
 }
 
+void Graph::execute_extended(const Extend& extend) {
+  resize();
+  std::vector<gpu::Command> cmds;
+  record(cmds);
+  std::vector<gpu::Context::Read> reads;
+  if (extend) extend(cmds, reads);
+  ctx_->submit(cmds, nullptr, reads);
+}
+
 Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
                       std::string variant) {
   Step s;

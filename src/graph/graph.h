@@ -142,6 +142,9 @@ class Graph {
   // outputs converted to `dtypes` (one per output).
   std::vector<HostTensor> execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations = nullptr,
                                            std::vector<std::string>* labels = nullptr);
+  // resize + record, then `extend` may append commands and reads; one submit (no outputs read).
+  using Extend = std::function<void(std::vector<gpu::Command>&, std::vector<gpu::Context::Read>&)>;
+  void execute_extended(const Extend& extend);
   const std::vector<Node>& nodes() const { return nodes_; }
   // Mutable buffers (ir.state): written with their initial contents at build and by reset_state().
   void reset_state();

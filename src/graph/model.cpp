@@ -9,6 +9,7 @@
 #include "format/ir.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "graph/model_internal.h"
 #include "graph/program_graph.h"
 
 namespace etwebgpu {
@@ -109,12 +110,9 @@ uint64_t Model::gpu_bytes() const { return impl_->graph->allocated_bytes(); }
 std::string Model::device_summary() { return gpu::Context::get()->info().summary(); }
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }
 
-std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profile* profile) {
-  std::unique_lock<std::mutex> lock(impl_->run_mu, std::try_to_lock);
-  if (!lock.owns_lock())
-    throw Error(ErrorKind::InvalidArgument,
-                "Model::run called while another run of the same model is in progress; use one Model per thread");
-  Impl& m = *impl_;
+namespace {
+// Count, dtype, shape (within the exported bounds) and byte size of each input.
+void validate_inputs(Model::Impl& m, const std::vector<HostTensor>& inputs) {
   if (inputs.size() != m.inputs.size())
     throw Error(ErrorKind::InvalidArgument, "expected " + std::to_string(m.inputs.size()) + " inputs, got " +
                                                 std::to_string(inputs.size()));
@@ -137,6 +135,16 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
                                                   dtype_name(got.dtype) + " tensor needs " +
                                                   std::to_string(got.numel() * dtype_size(got.dtype)));
   }
+}
+}  // namespace
+
+std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profile* profile) {
+  std::unique_lock<std::mutex> lock(impl_->run_mu, std::try_to_lock);
+  if (!lock.owns_lock())
+    throw Error(ErrorKind::InvalidArgument,
+                "Model::run called while another run of the same model is in progress; use one Model per thread");
+  Impl& m = *impl_;
+  validate_inputs(m, inputs);
   graph::Graph& g = *m.graph;
   for (size_t i = 0; i < inputs.size(); ++i) g.set_input(i, inputs[i]);
   std::vector<uint64_t> durations;
@@ -154,4 +162,20 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
   return out;
 }
 
+namespace detail {
+
+graph::Graph& ModelAccess::graph(Model& m) { return *m.impl_->graph; }
+
+void ModelAccess::run_extended(Model& model, const std::vector<HostTensor>& inputs, const graph::Graph::Extend& extend) {
+  Model::Impl& m = *model.impl_;
+  std::unique_lock<std::mutex> lock(m.run_mu, std::try_to_lock);
+  if (!lock.owns_lock())
+    throw Error(ErrorKind::InvalidArgument,
+                "Model::run called while another run of the same model is in progress; use one Model per thread");
+  validate_inputs(m, inputs);
+  for (size_t i = 0; i < inputs.size(); ++i) m.graph->set_input(i, inputs[i]);
+  m.graph->execute_extended(extend);
+}
+
+}  // namespace detail
 }  // namespace etwebgpu

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""PyTorch side of the LLM decode benchmark: the module of a spec file (bench/llm/llama_1b_spec.py)
+on CUDA fp32 (TF32 off), greedy decode after a prompt, eager and replaying a CUDA graph of one
+decode step. Prints one JSON line. Timed: the whole loop including the argmax and the host sync
+per token (what a generate loop needs), like `etwebgpu generate`.
+
+usage: torch_decode.py SPEC.py --prompt 128 --new 64"""
+import argparse, importlib.util, json, time
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+ap = argparse.ArgumentParser()
+ap.add_argument("spec")
+ap.add_argument("--prompt", type=int, default=128)
+ap.add_argument("--new", type=int, default=64)
+a = ap.parse_args()
+spec = importlib.util.spec_from_file_location("spec", a.spec)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+m = mod.model().cuda().eval()
+vocab = mod.ARGS["vocab_size"]
+g = torch.Generator().manual_seed(1)
+prompt = torch.randint(0, vocab, (1, a.prompt), generator=g).cuda()
+res = {"params": sum(p.numel() for p in m.parameters())}
+
+
+def reset():
+    for b in m.buffers():
+        if b.dtype.is_floating_point and b.dim() == 4:  # KV caches
+            b.zero_()
+
+
+with torch.no_grad():
+    # Prefill: the whole prompt in one call (T = 128 at input_pos 0).
+    for rep in range(2):
+        reset(); torch.cuda.synchronize(); t0 = time.perf_counter()
+        logits = m(prompt, torch.tensor([0], device="cuda"))
+        tok = logits.reshape(-1, vocab)[-1].argmax().item()
+        t1 = time.perf_counter()
+    res["eager_prefill_tok_s"] = a.prompt / (t1 - t0)
+    # Eager decode, one token per call.
+    pos = a.prompt
+    for rep in range(2):
+        t = torch.tensor([[tok]], device="cuda"); toks = []
+        torch.cuda.synchronize(); t0 = time.perf_counter()
+        for k in range(a.new):
+            logits = m(t, torch.tensor([pos + k], device="cuda"))
+            nxt = logits.reshape(-1, vocab)[-1].argmax()
+            toks.append(nxt.item()); t = nxt.view(1, 1)
+        t1 = time.perf_counter()
+    res["eager_decode_tok_s"] = a.new / (t1 - t0)
+    # CUDA graph of one decode step (static input buffers).
+    st_tok = torch.zeros((1, 1), dtype=torch.long, device="cuda")
+    st_pos = torch.zeros((1,), dtype=torch.long, device="cuda")
+    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            out = m(st_tok, st_pos)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = m(st_tok, st_pos)
+        st_next = out.reshape(-1, vocab)[-1].argmax()
+    for rep in range(2):
+        st_tok.fill_(tok)
+        torch.cuda.synchronize(); t0 = time.perf_counter()
+        for k in range(a.new):
+            st_pos.fill_(pos + k)
+            graph.replay()
+            st_tok.copy_(st_next.view(1, 1)); st_next.item()
+        t1 = time.perf_counter()
+    res["cuda_graph_decode_tok_s"] = a.new / (t1 - t0)
+    wbytes = sum(p.numel() * 4 for p in m.parameters())
+    res["weight_bytes"] = wbytes
+print(json.dumps(res))

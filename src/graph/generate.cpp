@@ -1,0 +1,171 @@
+// The text-generation loop over a decoder .pte: prefill, then one run per token, the next token
+// picked on the GPU (token_sampler.wgsl) in the same submit as the run.
+#include "etwebgpu/generate.h"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "graph/model_internal.h"
+#include "graph/token_sampler.h"
+
+namespace etwebgpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool is_index_dtype(DType t) { return t == DType::Int64 || t == DType::Int32; }
+
+HostTensor ints(DType t, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  HostTensor h(t, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == DType::Int64) h.as<int64_t>()[i] = v[i];
+    else h.as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+  }
+  return h;
+}
+
+// Positions the KV cache holds: the cache dim that index_put / index_copy write at input_pos,
+// over every mutable buffer they update (the smallest when several).
+int64_t cache_length(graph::Graph& g) {
+  const auto& ir = g.ir();
+  int64_t len = 0;
+  auto note = [&len](int64_t n) { len = len == 0 ? n : std::min(len, n); };
+  for (const auto& st : ir.state) {
+    const auto& dims = ir.values[st.value_id].tensor.dims;
+    for (const auto& c : ir.chain) {
+      if (c.args.empty() || c.args[0] != st.value_id) continue;
+      if (c.name == "aten.index_put.default" && c.args.size() == 5 && ir.values[c.args[1]].kind == format::VkValueKind::ValueList) {
+        const auto& ids = ir.values[c.args[1]].ids;
+        for (size_t k = 0; k < ids.size() && k < dims.size(); ++k)
+          if (ir.values[ids[k]].kind != format::VkValueKind::Null) {
+            note(dims[k]);
+            break;
+          }
+      } else if (c.name == "aten.index_copy.default" && c.args.size() == 5) {
+        int64_t d = g.integer(c.args[1]);
+        if (d < 0) d += static_cast<int64_t>(dims.size());
+        if (d >= 0 && d < static_cast<int64_t>(dims.size())) note(dims[d]);
+      }
+    }
+  }
+  return len;
+}
+
+}  // namespace
+
+GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const GenerateOptions& o,
+                        const std::function<bool(int64_t)>& on_token) {
+  if (prompt.empty()) throw Error(ErrorKind::InvalidArgument, "generate: the prompt is empty");
+  if (o.max_new_tokens < 0) throw Error(ErrorKind::InvalidArgument, "generate: max_new_tokens must be >= 0");
+  if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
+    throw Error(ErrorKind::InvalidArgument, "generate: temperature must be a finite number >= 0");
+  if (o.top_k < 0) throw Error(ErrorKind::InvalidArgument, "generate: top_k must be >= 0");
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error(ErrorKind::InvalidArgument, "generate: top_p must be in (0, 1]");
+
+  const auto& ins = model.inputs();
+  const auto& outs = model.outputs();
+  const std::string shape_rule =
+      "generate needs a decoder with inputs (tokens int64/int32 [1, T], input_pos int64/int32 [1] or [T]) and logits "
+      "float32 [1, V] or [1, T, V] as its first output";
+  if (ins.size() != 2 || outs.empty() || !is_index_dtype(ins[0].dtype) || !is_index_dtype(ins[1].dtype) ||
+      ins[0].sizes.size() != 2 || ins[0].sizes[0] != 1 || ins[1].sizes.size() != 1 || outs[0].dtype != DType::Float32 ||
+      outs[0].sizes.size() < 2 || outs[0].sizes.size() > 3)
+    throw Error(ErrorKind::Unsupported, shape_rule);
+  const int64_t t_max = ins[0].sizes[1];
+  if (t_max < 1 || (!ins[0].dynamic && t_max != 1))
+    throw Error(ErrorKind::Unsupported, shape_rule + "; this model's token input is a static " + shape_str(ins[0].sizes) +
+                                            " (only T = 1 or a dynamic T can be fed token by token)");
+  const bool pos_per_token = ins[1].sizes[0] != 1 || ins[1].dynamic;
+  const int64_t vocab = outs[0].sizes.back();
+  if (vocab < 1 || vocab > INT32_MAX) throw Error(ErrorKind::Unsupported, shape_rule);
+
+  graph::Graph& g = detail::ModelAccess::graph(model);
+  int64_t ctx_len = o.context_length > 0 ? o.context_length : cache_length(g);
+  if (ctx_len <= 0)
+    throw Error(ErrorKind::Unsupported, "generate: cannot tell the model's context length (no KV-cache update found); "
+                                        "pass it in GenerateOptions::context_length / --context");
+  if (static_cast<int64_t>(prompt.size()) > ctx_len)
+    throw Error(ErrorKind::InvalidArgument, "generate: the prompt has " + std::to_string(prompt.size()) +
+                                                " tokens, the model's context holds " + std::to_string(ctx_len));
+  for (int64_t t : prompt)
+    if (t < 0 || t >= vocab)
+      throw Error(ErrorKind::InvalidArgument, "generate: prompt token " + std::to_string(t) + " is outside the vocabulary [0, " +
+                                                  std::to_string(vocab) + ")");
+
+  const int32_t logits_id = static_cast<int32_t>(g.output_ids()[0]);
+  graph::TokenSampler sampler(g.ctx(), g.buffer(logits_id));
+  std::mt19937_64 rng(o.seed);
+  graph::SamplerParams sp;
+  sp.n = static_cast<uint32_t>(vocab);
+  sp.sample = o.temperature > 0 ? 1 : 0;
+  sp.top_k = static_cast<uint32_t>(std::min<int64_t>(o.top_k, vocab));
+  sp.inv_temp = o.temperature > 0 ? static_cast<float>(1.0 / o.temperature) : 1.f;
+  sp.top_p = static_cast<float>(o.top_p);
+
+  // One run over `tokens` at `pos`; with `pick`, the next token is sampled from the last row.
+  auto step = [&](const std::vector<int64_t>& tokens, int64_t pos, bool pick) -> int64_t {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    std::vector<int64_t> positions;
+    for (int64_t k = 0; k < (pos_per_token ? n : 1); ++k) positions.push_back(pos + k);
+    std::vector<HostTensor> in = {ints(ins[0].dtype, {1, n}, tokens),
+                                  ints(ins[1].dtype, {static_cast<int64_t>(positions.size())}, positions)};
+    sp.u = static_cast<float>(static_cast<double>(rng() >> 40) * 0x1.0p-24);
+    detail::ModelAccess::run_extended(model, in, [&](std::vector<gpu::Command>& cmds, std::vector<gpu::Context::Read>& reads) {
+      if (!pick) return;
+      const auto& d = g.tensor(logits_id).dims;
+      if (d.empty() || d.back() != vocab)
+        throw Error(ErrorKind::Unsupported, "generate: the logits output is " + shape_str(d) + ", expected its last dim " +
+                                                std::to_string(vocab));
+      int64_t rows = numel(d) / vocab;
+      sp.offset = static_cast<uint32_t>((rows - 1) * vocab);
+      cmds.push_back(sampler.command(sp));
+      reads.push_back(sampler.read());
+    });
+    return pick ? static_cast<int64_t>(sampler.token()) : -1;
+  };
+
+  model.reset_state();
+  GenerateResult r;
+  r.context_length = ctx_len;
+  auto t0 = Clock::now();
+  int64_t pos = 0;
+  int64_t next = -1;
+  const int64_t chunk = ins[0].dynamic ? t_max : 1;
+  for (size_t b = 0; b < prompt.size(); b += static_cast<size_t>(chunk)) {
+    size_t e = std::min(prompt.size(), b + static_cast<size_t>(chunk));
+    std::vector<int64_t> part(prompt.begin() + b, prompt.begin() + e);
+    next = step(part, pos, e == prompt.size());
+    pos += static_cast<int64_t>(part.size());
+  }
+  auto t1 = Clock::now();
+  r.prefill_tok_s = static_cast<double>(prompt.size()) / std::chrono::duration<double>(t1 - t0).count();
+  r.stop_reason = "max_new_tokens";
+  while (static_cast<int>(r.tokens.size()) < o.max_new_tokens) {
+    r.tokens.push_back(next);
+    bool go_on = !on_token || on_token(next);
+    bool stop = std::find(o.stop_tokens.begin(), o.stop_tokens.end(), next) != o.stop_tokens.end();
+    if (stop) {
+      r.stop_reason = "stop_token";
+      break;
+    }
+    if (!go_on) {
+      r.stop_reason = "stopped";
+      break;
+    }
+    if (static_cast<int>(r.tokens.size()) == o.max_new_tokens) break;
+    if (pos >= ctx_len) {
+      r.stop_reason = "context_full";
+      break;
+    }
+    next = step({next}, pos, true);
+    ++pos;
+  }
+  auto t2 = Clock::now();
+  if (r.tokens.size() > 1)
+    r.decode_tok_s = static_cast<double>(r.tokens.size() - 1) / std::chrono::duration<double>(t2 - t1).count();
+  return r;
+}
+
+}  // namespace etwebgpu

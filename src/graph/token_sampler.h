@@ -1,0 +1,39 @@
+// GPU token sampling over one row of a logits buffer (token_sampler.wgsl): one single-workgroup
+// dispatch appended to a model's run, and a 4-byte read of the chosen token.
+#pragma once
+#include <cstdint>
+
+#include "gpu/context.h"
+
+namespace etwebgpu::graph {
+
+struct SamplerParams {
+  uint32_t n = 0;          // vocabulary size
+  uint32_t offset = 0;     // first logit of the row, in elements
+  uint32_t sample = 0;     // 0 greedy, 1 sample
+  uint32_t top_k = 0;      // 0: all
+  float inv_temp = 1.f;
+  float top_p = 1.f;
+  float u = 0.f;           // uniform random number in [0, 1)
+  uint32_t pad = 0;
+};
+static_assert(sizeof(SamplerParams) == 32);
+
+class TokenSampler {
+ public:
+  TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits);
+  // Writes the parameters of the next pick; returns the command to append to the run.
+  gpu::Command command(const SamplerParams& p);
+  // The region to read back in the same submit; token() is valid after that submit.
+  gpu::Context::Read read() { return {&result_, 0, 4, &token_}; }
+  uint32_t token() const { return token_; }
+
+ private:
+  gpu::Context& ctx_;
+  gpu::Buffer uniform_, result_;
+  const gpu::Pipeline& pipeline_;
+  gpu::BindGroup bind_group_;
+  uint32_t token_ = 0;
+};
+
+}  // namespace etwebgpu::graph
