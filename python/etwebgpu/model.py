@@ -112,9 +112,10 @@ class Model:
         self._impl.reset_state()
 
     def generate(self, prompt_tokens, max_new_tokens=64, temperature=0.0, top_k=0, top_p=1.0, seed=0,
-                 stop_tokens=()):
-        """Feeds the prompt (token ids) from the current state, then yields new tokens as they
-        are decoded (greedy when temperature is 0). Call reset_state() first for a fresh start."""
+                 stop_tokens=(), context_length=0):
+        """Starts a fresh sequence (the model's state is reset), runs the prompt (token ids), then
+        yields new tokens as they are decoded: greedy when temperature is 0, else sampled (top_k,
+        top_p, seed). context_length 0: the model's KV cache length. The loop of `etwebgpu generate`."""
         opts = _etwebgpu.GenerateOptions()
         opts.max_new_tokens = int(max_new_tokens)
         opts.temperature = float(temperature)
@@ -122,6 +123,7 @@ class Model:
         opts.top_p = float(top_p)
         opts.seed = int(seed)
         opts.stop_tokens = [int(t) for t in stop_tokens]
+        opts.context_length = int(context_length)
         return TokenStream(self._impl, [int(t) for t in np.asarray(prompt_tokens).reshape(-1)], opts)
 
     def close(self):

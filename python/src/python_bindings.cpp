@@ -213,7 +213,8 @@ PYBIND11_MODULE(_etwebgpu, m) {
       .def_readwrite("top_k", &GenerateOptions::top_k)
       .def_readwrite("top_p", &GenerateOptions::top_p)
       .def_readwrite("seed", &GenerateOptions::seed)
-      .def_readwrite("stop_tokens", &GenerateOptions::stop_tokens);
+      .def_readwrite("stop_tokens", &GenerateOptions::stop_tokens)
+      .def_readwrite("context_length", &GenerateOptions::context_length);
 
   py::class_<PyModel>(m, "Model")
       .def_property_readonly("inputs", [](PyModel& s) {

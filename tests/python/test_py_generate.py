@@ -1,6 +1,6 @@
 # Stateful programs and generation on the Llama KV-cache fixture (token [1, 1] and position [1]
-# in, logits [1, V] out): reset_state() restores the cache, and greedy generate() yields exactly
-# the tokens of a hand-written argmax loop over run().
+# in, logits [1, V] out): reset_state() restores the cache, and greedy generate() (which starts a
+# fresh sequence itself) yields exactly the tokens of a hand-written argmax loop over run().
 import numpy as np
 import pytest
 
@@ -46,8 +46,7 @@ def test_greedy_generate_yields_the_argmax_loop_tokens(llama):
     m, inputs, _, _ = llama
     prompt = [int(inputs[0].reshape(-1)[0]), 3, 17]
     m.reset_state()
-    want = greedy_by_hand(m, prompt, 6)
-    m.reset_state()
+    want = greedy_by_hand(m, prompt, 6)  # leaves the cache full of this sequence
     stream = m.generate(prompt, max_new_tokens=6)
     got = list(stream)
     assert got == want
@@ -57,25 +56,22 @@ def test_greedy_generate_yields_the_argmax_loop_tokens(llama):
 def test_sampling_with_a_seed_is_repeatable_and_stop_tokens_end_it(llama):
     m, inputs, _, _ = llama
     prompt = [int(inputs[0].reshape(-1)[0])]
-    runs = []
-    for _ in range(2):
-        m.reset_state()
-        runs.append(list(m.generate(prompt, max_new_tokens=5, temperature=0.8, top_k=20, seed=7)))
+    # No reset_state() between them: generate() starts each sequence afresh.
+    runs = [list(m.generate(prompt, max_new_tokens=5, temperature=0.8, top_k=20, seed=7)) for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) == 5
-    m.reset_state()
-    stream = m.generate(prompt, max_new_tokens=5, temperature=0.8, top_k=20, seed=7, stop_tokens=[runs[0][1]])
-    assert list(stream) == runs[0][:2] and stream.result["stop_reason"] == "stop_token"
+    stop = runs[0][1]
+    stream = m.generate(prompt, max_new_tokens=5, temperature=0.8, top_k=20, seed=7, stop_tokens=[stop])
+    assert list(stream) == runs[0][: runs[0].index(stop) + 1] and stream.result["stop_reason"] == "stop_token"
 
 
 def test_closing_the_stream_stops_generation_early(llama):
     m, inputs, _, _ = llama
-    m.reset_state()
     stream = m.generate([int(inputs[0].reshape(-1)[0])], max_new_tokens=50)
     first = next(stream)
     stream.close()
     assert isinstance(first, int)
     assert stream.result is not None and first == stream.result["tokens"][0]
-    assert len(stream.result["tokens"]) < 50
+    assert stream.result["stop_reason"] == "stopped" and len(stream.result["tokens"]) < 50
     m.reset_state()  # the model is free again
     m.run(inputs)
 
