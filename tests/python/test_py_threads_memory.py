@@ -3,9 +3,12 @@
 # host and device memory (on lavapipe device memory is host memory, so RSS sees both).
 import gc
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
+import pytest
 
 import etwebgpu
 from conftest import case_dir, load_npys, manifest_cases
@@ -55,33 +58,49 @@ def test_one_model_shared_by_threads_is_serialised_not_refused(add_bcast):
     run_threads(work, 4)
 
 
-def test_run_releases_the_gil(add_bcast):
-    # The main thread counts while a worker thread is inside run(). Were the GIL held for the
-    # run, the main thread could only count in the instants around the call (a few ticks per
-    # run); with it released it counts throughout.
-    path, inputs, _, _ = add_bcast
-    m = etwebgpu.load(path)
-    m.run(inputs)
-    in_run = False
-    done = threading.Event()
-    runs = 20
+# Thread A holds the model (a generation paused in its token callback); thread B calls run() on
+# it and must wait for its turn; the main thread then needs the GIL to carry on. A run holding
+# the GIL while it waits would deadlock all three, so the scenario runs in a child process with a
+# time limit.
+GIL_SCENARIO = """
+import sys, threading, time
+import numpy as np
+import etwebgpu
+m = etwebgpu.load(sys.argv[1])
+inputs = [np.load(f) for f in sys.argv[2:]]
+paused, resume = threading.Event(), threading.Event()
+opts = etwebgpu._etwebgpu.GenerateOptions()
+opts.max_new_tokens = 2
 
-    def worker():
-        nonlocal in_run
-        for _ in range(runs):
-            in_run = True
-            m.run(inputs)
-            in_run = False
-        done.set()
+def on_token(token):
+    paused.set()
+    resume.wait()
+    return False
 
-    ticks_in_run = 0
-    t = threading.Thread(target=worker)
-    t.start()
-    while not done.is_set():
-        if in_run:
-            ticks_in_run += 1
-    t.join()
-    assert ticks_in_run > 100 * runs, f"main thread ran {ticks_in_run} times during {runs} runs"
+a = threading.Thread(target=lambda: m._impl.generate([1], opts, on_token))
+a.start()
+paused.wait()
+b = threading.Thread(target=lambda: m.run(inputs))
+b.start()
+time.sleep(0.3)  # b is inside run(), waiting for the model
+print("main thread ran while run() waited:", b.is_alive())
+resume.set()
+a.join()
+b.join()
+"""
+
+
+def test_a_waiting_run_releases_the_gil():
+    d = case_dir("llama_kv_cache_decode_steps")
+    files = [str(d / i["file"]) for i in manifest_cases()["llama_kv_cache_decode_steps"]["inputs"]]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        r = subprocess.run([sys.executable, "-c", GIL_SCENARIO, str(d / "model.pte")] + files, env=env,
+                           capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("deadlock: run() held the GIL while it waited for the model")
+    assert r.returncode == 0, r.stderr
+    assert "main thread ran while run() waited: True" in r.stdout, r.stdout
 
 
 def test_100_load_run_delete_cycles_return_memory():
