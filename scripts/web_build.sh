@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # web_build.sh [OUT_DIR]: builds the WebAssembly runtime with Debian's emscripten (3.1.6) into
-# OUT_DIR (default build-web): etwebgpu_web.js + etwebgpu_web.wasm plus the pages from web/.
+# OUT_DIR (default build-web): etwebgpu_web.js (an ES module, for pages and Web Workers) +
+# etwebgpu_web.wasm plus the pages from web/; the two also go to web/ for its npm package.
 # WebGPU is reached through src/gpu/web/surface_webgpu.js (a --js-library over navigator.gpu);
 # the asynchronous WebGPU steps suspend the wasm through ASYNCIFY. dawn_surface.cpp and tools/
 # are not part of this build. Incremental: a generated build.ninja recompiles what changed.
