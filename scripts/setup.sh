@@ -3,13 +3,17 @@
 # Sources: Debian packages (bookworm + bookworm-backports for Mesa 25 lavapipe) and npm (Dawn).
 # --web: also what the WebAssembly build and its browser tests need (and only then): Debian's
 # emscripten and chromium, and playwright-core from npm into tests/web/node_modules.
+# --python: what the Python package needs (scripts/build_python.sh, tests/python): Debian's
+# pybind11, NumPy, pytest and scikit-build-core (bookworm-backports), for /usr/bin/python3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 want_web=0
+want_python=0
 for a in "$@"; do
   case "$a" in
     --web) want_web=1 ;;
-    *) echo "usage: scripts/setup.sh [--web]" >&2; exit 2 ;;
+    --python) want_python=1 ;;
+    *) echo "usage: scripts/setup.sh [--web] [--python]" >&2; exit 2 ;;
   esac
 done
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -84,5 +88,22 @@ if [ "$want_web" = 1 ]; then
     (cd "$here/tests/web" && npm ci --no-audit --no-fund --silent)
   fi
   echo "setup: web ok (emscripten $(dpkg-query -W -f='${Version}' emscripten), chromium $(dpkg-query -W -f='${Version}' chromium), playwright-core $want_pw)"
+fi
+
+# --python: Debian's packages only (PyPI is not used); scikit-build-core is in bookworm-backports.
+if [ "$want_python" = 1 ]; then
+  py_pkgs=()
+  for p in python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest python3-pip python3-venv \
+           python3-scikit-build-core; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || py_pkgs+=("$p")
+  done
+  if [ ${#py_pkgs[@]} -gt 0 ]; then
+    grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/ \
+      || echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee "$bpo" >/dev/null
+    [ "$updated" = 1 ] || $SUDO apt-get update -qq
+    echo "setup: installing ${py_pkgs[*]}"
+    $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports "${py_pkgs[@]}"
+  fi
+  echo "setup: python ok ($(/usr/bin/python3 -c 'import numpy, pybind11, pytest, scikit_build_core as s; print("numpy", numpy.__version__, "pybind11", pybind11.__version__, "scikit-build-core", s.__version__)'))"
 fi
 echo "setup: ok (Dawn at $DAWN_DIR)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: unit, op, conformance and
-# error-path tests; then the same suite under ASan + UBSan; then a short deterministic fuzz run.
+# error-path tests; the Python package and its pytest tests (tests/python); then the same suite
+# under ASan + UBSan; then a short deterministic fuzz run.
 # Last, the WebAssembly build and its browser tests in headless Chromium (scripts/web_build.sh,
 # tests/web/run_web_tests.mjs).
-# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
+# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_PYTHON=1 / ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,6 +15,13 @@ echo "== build + tests"
 bash scripts/build.sh build
 (cd build && ctest -j"$jobs" --output-on-failure --timeout 900)
 ./build/etwebgpu conformance
+
+if [ "${ETWEBGPU_SKIP_PYTHON:-0}" != 1 ]; then
+  echo "== Python package (over build/'s library) + tests"
+  bash scripts/setup.sh --python
+  bash scripts/build_python.sh --lib-from build
+  PYTHONPATH=build-python ETWEBGPU_LIB_BUILD_DIR=$PWD/build /usr/bin/python3 -m pytest -q -rs tests/python
+fi
 
 if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "== ASan + UBSan build + tests"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # web_build.sh [OUT_DIR]: builds the WebAssembly runtime with Debian's emscripten (3.1.6) into
-# OUT_DIR (default build-web): etwebgpu_web.js + etwebgpu_web.wasm plus the pages from web/.
+# OUT_DIR (default build-web): etwebgpu_web.js (an ES module, for pages and Web Workers) +
+# etwebgpu_web.wasm plus the pages from web/; the two also go to web/ for its npm package.
 # WebGPU is reached through src/gpu/web/surface_webgpu.js (a --js-library over navigator.gpu);
 # the asynchronous WebGPU steps suspend the wasm through ASYNCIFY. dawn_surface.cpp and tools/
 # are not part of this build. Incremental: a generated build.ninja recompiles what changed.
@@ -51,7 +52,7 @@ cxxflags="-std=c++20 $opt -g0 -fexceptions -DFMT_HEADER_ONLY -DETWEBGPU_WEB=1 -W
 async_imports="ewgpu_init,ewgpu_buffer_create,ewgpu_buffer_read,ewgpu_pipeline_create,ewgpu_bind_group_create,ewgpu_submit"
 exports="_malloc,_free"
 exports+=",$(grep -o 'EMSCRIPTEN_KEEPALIVE [^(]*(' "$here/web/etwebgpu_web.cpp" | sed -E 's/.* \**([a-z_0-9]+)\($/_\1/' | paste -sd,)"
-ldflags="$opt -fexceptions -sENVIRONMENT=web -sMODULARIZE=1 -sEXPORT_NAME=createEtwebgpu \
+ldflags="$opt -fexceptions -sENVIRONMENT=web,worker -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createEtwebgpu \
  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sTOTAL_STACK=5MB -sASYNCIFY=1 -sASYNCIFY_STACK_SIZE=1048576 \
  -sASYNCIFY_IMPORTS=[$async_imports] -sEXPORTED_FUNCTIONS=[$exports] \
  -sEXPORTED_RUNTIME_METHODS=[ccall,cwrap,UTF8ToString,stringToUTF8,lengthBytesUTF8,HEAPU8] \
@@ -86,6 +87,11 @@ ninja -C "$out" -j"$jobs"
 
 # The pages (our own HTML: emcc's .html output path is not used).
 for f in "$here"/web/*.html "$here"/web/*.js "$here"/web/*.css; do
+  case "$(basename "$f")" in etwebgpu_web.js) continue ;; esac  # the copy below, not a page
   if [ -e "$f" ]; then cp "$f" "$out/"; fi
+done
+# The npm package (web/package.json: `npm install ./web`) ships the runtime beside etwebgpu.js.
+for f in etwebgpu_web.js etwebgpu_web.wasm; do
+  cmp -s "$out/$f" "$here/web/$f" || cp "$out/$f" "$here/web/$f"
 done
 echo "web_build: ok ($out/etwebgpu_web.js, $out/etwebgpu_web.wasm)"

@@ -1,7 +1,7 @@
 // index.html: load a .pte (file picker, URL, ?model=URL or a served conformance fixture), list
 // its inputs and outputs, run it with random or uploaded .npy inputs, show output statistics
-// and per-op GPU timings.
-import {loadRuntime} from './etw.js';
+// and per-op GPU timings. Built on the public module (etwebgpu.js).
+import {Model, deviceInfo, readNpy, writeNpy} from './etwebgpu.js';
 import {el, shapeStr, statsTable, timingsView, setStatus, table} from './ui.js';
 
 const $ = (id) => document.getElementById(id);
@@ -9,9 +9,8 @@ const logEl = $('log');
 const log = (t) => { logEl.textContent += t + '\n'; logEl.scrollTop = logEl.scrollHeight; };
 const status = (t, cls) => setStatus($('status'), t, cls);
 
-let rt = null;
-let model = null;        // {id, inputs, outputs, plan, gpu_bytes, name}
-let inputSources = [];   // per input: {kind: 'random'} | {kind: 'npy', name, bytes}
+let model = null;        // a Model, plus .name
+let inputSources = [];   // per input: {kind: 'random'} | {kind: 'npy', name, tensor}
 let busy = false;
 
 async function guard(what, fn) {
@@ -36,7 +35,7 @@ function renderModel() {
   const unsupported = m.plan.filter((p) => !p.supported);
   $('model').replaceChildren(
     el('p', {}, `${m.name}: ${m.inputs.length} input(s), ${m.outputs.length} output(s), ` +
-                `${(m.gpu_bytes / 1024).toFixed(1)} KiB on the GPU; plan: ` +
+                `${(m.gpuBytes / 1024).toFixed(1)} KiB on the GPU; plan: ` +
                 Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(', ')),
     table(['output', 'dtype', 'shape', 'dynamic'], m.outputs.map((o, i) => [String(i), o.dtype, shapeStr(o.shape), o.dynamic ? 'yes (upper bound)' : ''])),
     unsupported.length ? el('p', {class: 'bad'}, 'unsupported: ' + unsupported.map((p) => p.what).join(', ')) : '',
@@ -51,7 +50,11 @@ function renderInputs() {
     const file = el('input', {type: 'file', accept: '.npy', onchange: async (ev) => {
       const f = ev.target.files[0];
       if (!f) return;
-      inputSources[i] = {kind: 'npy', name: f.name, bytes: new Uint8Array(await f.arrayBuffer())};
+      try {
+        inputSources[i] = {kind: 'npy', name: f.name, tensor: readNpy(await f.arrayBuffer())};
+      } catch (e) {
+        status(`${f.name}: ${e.message}`, 'bad');
+      }
       renderInputs();
     }});
     const reset = el('button', {onclick: () => { inputSources[i] = {kind: 'random'}; renderInputs(); }}, 'random');
@@ -63,12 +66,12 @@ function renderInputs() {
 
 async function load(bytes, name) {
   await guard('loading ' + name, async () => {
-    if (model) await rt.free(model.id);
+    if (model) await model.dispose();
     model = null;
     status(`loading ${name} (${bytes.length} bytes): compiling pipelines…`);
     const t0 = performance.now();
-    const m = await rt.load(bytes);
-    model = {...m, name};
+    const m = await Model.load(bytes);
+    model = Object.assign(m, {name});
     inputSources = m.inputs.map(() => ({kind: 'random'}));
     renderModel();
     $('outputs').replaceChildren(el('p', {class: 'hint'}, 'No run yet.'));
@@ -85,28 +88,63 @@ async function fetchBytes(url) {
   return new Uint8Array(await r.arrayBuffer());
 }
 
+// Seeded pseudo-random values of an input's dtype and shape: normal floats, integers 0..9, bools.
+function randomTensor({dtype, shape}, seed) {
+  let state = seed >>> 0;
+  const uniform = () => {  // mulberry32
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const n = shape.reduce((a, b) => a * b, 1);
+  const make = {float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array,
+                bool: Uint8Array, uint8: Uint8Array, int8: Int8Array}[dtype];
+  if (!make) throw new Error(`random values of dtype ${dtype} are not offered: upload a .npy`);
+  const data = new make(n);
+  for (let i = 0; i < n; ++i) {
+    if (dtype.startsWith('float')) data[i] = Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+    else if (dtype === 'int64') data[i] = BigInt(Math.floor(uniform() * 10));
+    else data[i] = Math.floor(uniform() * (dtype === 'bool' ? 2 : 10));
+  }
+  return {data, dtype, shape};
+}
+
+// {dtype, shape, min, max, mean, nan, first} of a tensor, for statsTable.
+function tensorStats({data, dtype, shape}) {
+  let min = Infinity, max = -Infinity, sum = 0, finite = 0, nan = 0;
+  const first = [];
+  for (let i = 0; i < data.length; ++i) {
+    const x = Number(data[i]);
+    if (i < 8) first.push(Number.isFinite(x) ? x : String(x));
+    if (Number.isNaN(x)) { ++nan; continue; }
+    min = Math.min(min, x);
+    max = Math.max(max, x);
+    if (Number.isFinite(x)) { sum += x; ++finite; }
+  }
+  const any = nan < data.length;
+  return {dtype, shape, min: any ? min : null, max: any ? max : null, mean: finite ? sum / finite : null, nan, first};
+}
+
 async function run() {
   await guard('run', async () => {
     const seed = Number($('seed').value) >>> 0;
-    const ins = [];
-    for (let i = 0; i < model.inputs.length; ++i) {
-      const s = inputSources[i];
-      const r = s.kind === 'npy' ? await rt.setInputNpy(model.id, i, s.bytes) : await rt.setInputRandom(model.id, i, seed + i);
-      ins.push(r.input);
-    }
+    const ins = model.inputs.map((io, i) => (inputSources[i].kind === 'npy' ? inputSources[i].tensor : randomTensor(io, seed + i)));
     status('running…');
-    const r = await rt.run(model.id, {profile: $('profile').checked});
-    const save = (i) => el('button', {onclick: async () => {
-      const bytes = await rt.outputNpy(model.id, i);
-      const a = el('a', {href: URL.createObjectURL(new Blob([bytes])), download: `output_${i}.npy`});
+    const t0 = performance.now();
+    const outs = await model.run(ins, {profile: $('profile').checked});
+    const wallMs = performance.now() - t0;
+    const save = (i) => el('button', {onclick: () => {
+      const a = el('a', {href: URL.createObjectURL(new Blob([writeNpy(outs[i])])), download: `output_${i}.npy`});
       a.click();
       URL.revokeObjectURL(a.href);
     }}, 'save .npy');
-    $('outputs').replaceChildren(statsTable(r.outputs, 'output', save),
-                                 el('details', {}, el('summary', {}, 'input statistics'), statsTable(ins, 'input')));
-    $('timings').replaceChildren(timingsView(r.profile, r.wall_ms));
-    status(`ran ${model.name} in ${r.wall_ms.toFixed(1)} ms`, 'ok');
-    log(`run: ${r.outputs.map((o) => `${o.dtype}${shapeStr(o.shape)}`).join(', ')} in ${r.wall_ms.toFixed(1)} ms`);
+    $('outputs').replaceChildren(statsTable(outs.map(tensorStats), 'output', save),
+                                 el('details', {}, el('summary', {}, 'input statistics'), statsTable(ins.map(tensorStats), 'input')));
+    $('timings').replaceChildren(timingsView($('profile').checked ? model.lastProfile : null, wallMs));
+    status(`ran ${model.name} in ${wallMs.toFixed(1)} ms`, 'ok');
+    log(`run: ${outs.map((o) => `${o.dtype}${shapeStr(o.shape)}`).join(', ')} in ${wallMs.toFixed(1)} ms`);
   });
 }
 
@@ -126,7 +164,7 @@ async function listFixtures() {
       // The fixture's own inputs instead of random ones.
       for (let i = 0; i < m.cases[name].inputs.length && model; ++i) {
         const f = m.cases[name].inputs[i].file;
-        inputSources[i] = {kind: 'npy', name: `${name}/${f}`, bytes: await fetchBytes(`conformance/${name}/${f}`)};
+        inputSources[i] = {kind: 'npy', name: `${name}/${f}`, tensor: readNpy(await fetchBytes(`conformance/${name}/${f}`))};
       }
       if (model) renderInputs();
     };
@@ -137,10 +175,9 @@ async function listFixtures() {
 
 async function main() {
   status('loading the WebAssembly runtime…');
-  rt = await loadRuntime({log});
-  const i = await rt.init();
-  status('adapter: ' + i.adapter, 'ok');
-  log('adapter: ' + i.adapter);
+  const {adapter} = await deviceInfo({log});
+  status('adapter: ' + adapter, 'ok');
+  log('adapter: ' + adapter);
   $('file').onchange = async (ev) => {
     const f = ev.target.files[0];
     if (f) await load(new Uint8Array(await f.arrayBuffer()), f.name);

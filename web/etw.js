@@ -1,8 +1,9 @@
-// A small promise API over the wasm runtime (etwebgpu_web.js, built by scripts/web_build.sh).
-// Every call is queued: the wasm may suspend on WebGPU (ASYNCIFY) and must not be re-entered
-// while it waits. Used by index.html (app.js), example.html and the browser tests (tests.html).
+// The low-level promise API over the wasm runtime (etwebgpu_web.js, an ES module built by
+// scripts/web_build.sh); the public API is etwebgpu.js. Every call is queued: the wasm may
+// suspend on WebGPU (ASYNCIFY) and must not be re-entered while it waits. Works in pages and in
+// Web Workers.
 //
-//   const rt = await loadRuntime({log});
+//   const rt = await loadRuntime({log, device});  // device: a GPUDevice to use instead of a new one
 //   await rt.init()                   -> {adapter}
 //   await rt.load(bytes)              -> {id, inputs, outputs, plan, gpu_bytes}
 //   await rt.setInputRandom(id, i, seed) / rt.setInputNpy(id, i, bytes) -> {input: stats}
@@ -12,18 +13,11 @@
 //   await rt.gpuChecks()              -> checks of the WebGPU surface (compute, copies, errors)
 //   await rt.conformanceCase({pte, inputs, expected, atol, rtol}) -> {status, message, ms}
 // Failures reject with an Error whose message is the runtime's (e.g. "Unsupported error: ...").
+import createEtwebgpu from './etwebgpu_web.js';
 
-export async function loadRuntime({log = () => {}, scriptUrl = 'etwebgpu_web.js'} = {}) {
-  if (typeof globalThis.createEtwebgpu !== 'function') {
-    await new Promise((resolve, reject) => {
-      const s = document.createElement('script');
-      s.src = scriptUrl;
-      s.onload = resolve;
-      s.onerror = () => reject(new Error('could not load ' + scriptUrl + ' (build it with scripts/web_build.sh)'));
-      document.head.appendChild(s);
-    });
-  }
-  const M = await globalThis.createEtwebgpu({print: (t) => log(t), printErr: (t) => log(t)});
+export async function loadRuntime({log = () => {}, device = null} = {}) {
+  // surface_webgpu.js takes the device from here when one is given.
+  const M = await createEtwebgpu({print: (t) => log(t), printErr: (t) => log(t), etwebgpuDevice: device});
   let queue = Promise.resolve();
   const serial = (fn) => {
     const p = queue.then(fn);

@@ -1,6 +1,6 @@
 // example.html: runs the embedded example model (etw_example) and shows its check against the
 // float64 CPU reference, its class probabilities and the per-op GPU timings.
-import {loadRuntime} from './etw.js';
+import {runtime} from './etwebgpu.js';
 import {el, num, table, timingsView, setStatus} from './ui.js';
 
 const $ = (id) => document.getElementById(id);
@@ -42,9 +42,8 @@ async function runExample() {
 
 async function main() {
   status('loading the WebAssembly runtime…');
-  rt = await loadRuntime({log});
-  const i = await rt.init();
-  log('adapter: ' + i.adapter);
+  rt = await runtime({log});
+  log('adapter: ' + rt.adapter);
   $('again').onclick = runExample;
   await runExample();
 }

@@ -2,7 +2,9 @@
 // Browser tests of the WebAssembly build: serves the build dir (and the conformance fixtures) on
 // 127.0.0.1, drives Debian's headless Chromium (WebGPU on its bundled SwiftShader) with
 // playwright-core, and runs inside the page: the WebGPU surface checks, the embedded example
-// model against its float64 reference, example.html and index.html end to end, every
+// model against its float64 reference, example.html and index.html end to end, the public module
+// etwebgpu.js (tests/web/module_api_tests.mjs: URL/bytes, run, dispose, errors, device, worker,
+// README snippet, npm package), every
 // conformance case with the manifest's tolerances, and last a device-loss check. A case that does not finish within --case-timeout seconds (SwiftShader is about
 // 0.4 GFLOP/s) is reported as skipped by name and the page is reloaded. Exit code 1 on any failure.
 //
@@ -15,6 +17,7 @@ import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {chromium} from 'playwright-core';
 import {startServer} from '../../scripts/web_serve.mjs';
+import {moduleApiTests} from './module_api_tests.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -31,7 +34,7 @@ function die(msg) {
   console.error('web tests: ' + msg);
   process.exit(2);
 }
-for (const f of ['etwebgpu_web.js', 'etwebgpu_web.wasm', 'tests.html', 'etw.js'])
+for (const f of ['etwebgpu_web.js', 'etwebgpu_web.wasm', 'tests.html', 'etw.js', 'etwebgpu.js', 'tests_worker.js'])
   if (!fs.existsSync(path.join(build, f))) die(`${build}/${f} missing: run bash scripts/web_build.sh`);
 if (!fs.existsSync(exe)) die(`${exe} missing: run bash scripts/setup.sh --web`);
 const haveConformance = fs.existsSync(path.join(conformance, 'manifest.json'));
@@ -158,6 +161,18 @@ try {
     results.pages.push({page: 'index.html', pass, message: msg});
     if (!pass) ++failures;
     await p.close();
+  }
+
+  // The public module (web/etwebgpu.js): module_api_tests.mjs.
+  if (haveConformance) {
+    console.log('== module API (etwebgpu.js)');
+    results.module = await moduleApiTests({context, url, build, root, conformance});
+    for (const c of results.module) {
+      console.log(`${c.pass ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.message}`);
+      if (!c.pass) ++failures;
+    }
+  } else {
+    console.log('== module API (etwebgpu.js): skipped, it runs the add_bcast fixture');
   }
 
   const counts = {passed: 0, failed: 0, unsupported: 0, skipped: 0};

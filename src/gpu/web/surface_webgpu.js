@@ -25,8 +25,59 @@
 var LibraryEwgpu = {
   $EW__deps: ['$Asyncify'],
   $EW: {
+    // Adopts `device` (ours from `adapter`, or the page's when adapter is null) and fills the
+    // EwAdapterInfo at `out`.
+    initWith: function(device, info, adapter, out) {
+      EW.device = device;
+      EW.ownsDevice = !!adapter;
+      EW.queue = device.queue;
+      EW.shuttingDown = false;
+      // A listener, not onuncapturederror: a device shared with the page keeps the page's handler.
+      device.addEventListener('uncapturederror', function(ev) {
+        var e = ev.error;
+        var kind = (typeof GPUOutOfMemoryError !== 'undefined' && e instanceof GPUOutOfMemoryError) ? 'out of memory' :
+                   (typeof GPUValidationError !== 'undefined' && e instanceof GPUValidationError) ? 'validation error' :
+                   (typeof GPUInternalError !== 'undefined' && e instanceof GPUInternalError) ? 'internal error' : 'error';
+        if (EW.pendingError) EW.pendingError += '; ';
+        EW.pendingError += 'WebGPU ' + kind + ': ' + e.message;
+      });
+      device.lost.then(function(l) {
+        if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
+        if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
+      });
+
+      var vendor = info.vendor || '', dev = info.device || info.architecture || '', desc = info.description || '';
+      HEAPU8.fill(0, out, out + 344);
+      stringToUTF8(vendor + ' / ' + dev + ' / ' + desc, out, 256);
+      var cpu = info.isFallbackAdapter || (adapter && adapter.isFallbackAdapter) ||
+                /swiftshader|llvmpipe|lavapipe|software/i.test(vendor + ' ' + dev + ' ' + desc);
+      var p = out >> 2, dl = device.limits;
+      HEAPU32[p + 64] = 0;            // backend_type: not known to a page
+      HEAPU32[p + 65] = cpu ? 3 : 4;  // adapter_type: CPU or unknown
+      HEAPU32[p + 66] = 0;            // vendor_id: browsers give a name only
+      HEAPU32[p + 67] = info.subgroupMinSize || 0;
+      HEAPU32[p + 68] = info.subgroupMaxSize || 0;
+      HEAPU32[p + 69] = device.features.has('timestamp-query') ? 1 : 0;
+      HEAPU32[p + 70] = device.features.has('subgroups') ? 1 : 0;
+      HEAPU32[p + 71] = device.features.has('shader-f16') ? 1 : 0;
+      EW.writeU64(out + 288, dl.maxBufferSize);
+      EW.writeU64(out + 296, dl.maxStorageBufferBindingSize);
+      EW.writeU64(out + 304, dl.maxUniformBufferBindingSize);
+      HEAPU32[p + 78] = dl.maxStorageBuffersPerShaderStage;
+      HEAPU32[p + 79] = dl.maxComputeWorkgroupStorageSize;
+      HEAPU32[p + 80] = dl.maxComputeInvocationsPerWorkgroup;
+      HEAPU32[p + 81] = dl.maxComputeWorkgroupSizeX;
+      HEAPU32[p + 82] = dl.maxComputeWorkgroupSizeY;
+      HEAPU32[p + 83] = dl.maxComputeWorkgroupSizeZ;
+      HEAPU32[p + 84] = dl.maxComputeWorkgroupsPerDimension;
+      HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
+      EW.hasTimestamps = device.features.has('timestamp-query');
+      Module['ewgpuStats'] = EW.stats;
+      return 0;
+    },
     adapter: null,
     device: null,
+    ownsDevice: false,  // false for a device the page handed in (never destroyed here)
     queue: null,
     shuttingDown: false,
     hasTimestamps: false,
@@ -164,6 +215,10 @@ var LibraryEwgpu = {
     return Asyncify.handleAsync(async function() {
       try {
         if (EW.device) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        // A GPUDevice handed in by the page (etwebgpu.js Model.load(src, {device})): shared with
+        // the page's own WebGPU code, so it is neither replaced nor destroyed here.
+        var given = Module['etwebgpuDevice'];
+        if (given) return EW.initWith(given, given.adapterInfo || {}, null, out);
         if (typeof navigator === 'undefined' || !navigator.gpu) {
           EW.setErr(err, errLen, 'WebGPU is not available in this browser (navigator.gpu is missing); ' +
                     'use a WebGPU-capable browser (Chromium: --enable-unsafe-webgpu on Linux) over http://localhost or https');
@@ -196,50 +251,7 @@ var LibraryEwgpu = {
           return 1;
         }
         if (!device) { EW.setErr(err, errLen, 'device creation failed'); return 1; }
-        EW.device = device;
-        EW.queue = device.queue;
-        EW.shuttingDown = false;
-        device.onuncapturederror = function(ev) {
-          var e = ev.error;
-          var kind = (typeof GPUOutOfMemoryError !== 'undefined' && e instanceof GPUOutOfMemoryError) ? 'out of memory' :
-                     (typeof GPUValidationError !== 'undefined' && e instanceof GPUValidationError) ? 'validation error' :
-                     (typeof GPUInternalError !== 'undefined' && e instanceof GPUInternalError) ? 'internal error' : 'error';
-          if (EW.pendingError) EW.pendingError += '; ';
-          EW.pendingError += 'WebGPU ' + kind + ': ' + e.message;
-        };
-        device.lost.then(function(l) {
-          if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
-          if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
-        });
-
-        var vendor = info.vendor || '', dev = info.device || info.architecture || '', desc = info.description || '';
-        HEAPU8.fill(0, out, out + 344);
-        stringToUTF8(vendor + ' / ' + dev + ' / ' + desc, out, 256);
-        var cpu = info.isFallbackAdapter || adapter.isFallbackAdapter ||
-                  /swiftshader|llvmpipe|lavapipe|software/i.test(vendor + ' ' + dev + ' ' + desc);
-        var p = out >> 2, dl = device.limits;
-        HEAPU32[p + 64] = 0;            // backend_type: not known to a page
-        HEAPU32[p + 65] = cpu ? 3 : 4;  // adapter_type: CPU or unknown
-        HEAPU32[p + 66] = 0;            // vendor_id: browsers give a name only
-        HEAPU32[p + 67] = info.subgroupMinSize || 0;
-        HEAPU32[p + 68] = info.subgroupMaxSize || 0;
-        HEAPU32[p + 69] = device.features.has('timestamp-query') ? 1 : 0;
-        HEAPU32[p + 70] = device.features.has('subgroups') ? 1 : 0;
-        HEAPU32[p + 71] = device.features.has('shader-f16') ? 1 : 0;
-        EW.writeU64(out + 288, dl.maxBufferSize);
-        EW.writeU64(out + 296, dl.maxStorageBufferBindingSize);
-        EW.writeU64(out + 304, dl.maxUniformBufferBindingSize);
-        HEAPU32[p + 78] = dl.maxStorageBuffersPerShaderStage;
-        HEAPU32[p + 79] = dl.maxComputeWorkgroupStorageSize;
-        HEAPU32[p + 80] = dl.maxComputeInvocationsPerWorkgroup;
-        HEAPU32[p + 81] = dl.maxComputeWorkgroupSizeX;
-        HEAPU32[p + 82] = dl.maxComputeWorkgroupSizeY;
-        HEAPU32[p + 83] = dl.maxComputeWorkgroupSizeZ;
-        HEAPU32[p + 84] = dl.maxComputeWorkgroupsPerDimension;
-        HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
-        EW.hasTimestamps = device.features.has('timestamp-query');
-        Module['ewgpuStats'] = EW.stats;
-        return 0;
+        return EW.initWith(device, info, adapter, out);
       } catch (x) {
         EW.setErr(err, errLen, 'WebGPU init failed: ' + EW.message(x));
         return 1;
@@ -259,7 +271,7 @@ var LibraryEwgpu = {
     var d = EW.device;
     EW.device = null;
     EW.queue = null;
-    d.destroy();
+    if (EW.ownsDevice) d.destroy();
     EW.adapter = null;
   },
 

@@ -1,0 +1,273 @@
+// etwebgpu._etwebgpu: the C++ runtime for Python (pybind11). The Python package (etwebgpu/)
+// wraps it; this file only converts between NumPy arrays and HostTensors, maps etwebgpu::Error to
+// Python exceptions, and releases the GIL around everything that waits on the GPU.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "etwebgpu/etwebgpu.h"
+#include "etwebgpu/generate.h"
+#include "gpu/context.h"
+
+namespace py = pybind11;
+using namespace etwebgpu;
+
+namespace {
+
+// NumPy dtype <-> DType, by the NumPy name (float32, int64, bool, ...): the names dtype_name()
+// prints are the same ones except for Bool.
+struct DTypeName { DType dtype; const char* numpy; };
+constexpr DTypeName kDTypes[] = {
+    {DType::Float32, "float32"}, {DType::Int32, "int32"}, {DType::Int64, "int64"},   {DType::Bool, "bool"},
+    {DType::UInt8, "uint8"},     {DType::Int8, "int8"},   {DType::Float16, "float16"}, {DType::Float64, "float64"},
+};
+
+const char* numpy_name(DType t) {
+  for (auto& d : kDTypes)
+    if (d.dtype == t) return d.numpy;
+  throw Error(ErrorKind::Internal, "no NumPy dtype for " + std::string(dtype_name(t)));
+}
+
+HostTensor to_host(const py::array& a, size_t index) {
+  std::string name = py::str(a.dtype().attr("name"));
+  const DTypeName* match = nullptr;
+  for (auto& d : kDTypes)
+    if (name == d.numpy) match = &d;
+  if (!match)
+    throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(index) + " has NumPy dtype " + name +
+                                                ", which etwebgpu cannot pass to a model");
+  if (!(a.flags() & py::array::c_style) || !a.dtype().attr("isnative").cast<bool>())
+    throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(index) +
+                                                " is not a C-contiguous native-endian array");
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  HostTensor t(match->dtype, shape);
+  if (a.nbytes() != static_cast<py::ssize_t>(t.data.size()))
+    throw Error(ErrorKind::Internal, "input " + std::to_string(index) + ": byte size mismatch");
+  if (!t.data.empty()) std::memcpy(t.data.data(), a.data(), t.data.size());
+  return t;
+}
+
+py::array to_numpy(HostTensor&& t) {
+  // The array owns the HostTensor's bytes (no copy): a capsule deletes it with the array.
+  auto* held = new HostTensor(std::move(t));
+  py::capsule owner(held, [](void* p) { delete static_cast<HostTensor*>(p); });
+  std::vector<py::ssize_t> shape(held->shape.begin(), held->shape.end());
+  return py::array(py::dtype(numpy_name(held->dtype)), shape, {}, held->data.data(), owner);
+}
+
+py::dict io_dict(const IoInfo& io) {
+  py::dict d;
+  d["dtype"] = numpy_name(io.dtype);
+  d["shape"] = py::tuple(py::cast(io.sizes));
+  d["dynamic"] = io.dynamic;
+  return d;
+}
+
+// One loaded model. Python threads sharing it are serialised here (the C++ Model refuses
+// overlapping runs instead of waiting); separate models run concurrently.
+struct PyModel {
+  std::unique_ptr<Model> model;
+  std::mutex mu;
+  Profile last_profile;
+  bool profiled = false;
+
+  void check_open() const {
+    if (!model) throw Error(ErrorKind::InvalidArgument, "the model was closed");
+  }
+
+  std::vector<py::array> run(const std::vector<py::array>& arrays, bool profile) {
+    check_open();
+    std::vector<HostTensor> inputs;
+    inputs.reserve(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) inputs.push_back(to_host(arrays[i], i));
+    std::vector<HostTensor> outputs;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu);
+      Profile p;
+      outputs = model->run(inputs, profile ? &p : nullptr);
+      if (profile) {
+        last_profile = std::move(p);
+        profiled = true;
+      }
+    }
+    std::vector<py::array> result;
+    for (auto& t : outputs) result.push_back(to_numpy(std::move(t)));
+    return result;
+  }
+
+  py::dict profile() {
+    check_open();
+    std::lock_guard<std::mutex> lock(mu);
+    if (!profiled) throw Error(ErrorKind::InvalidArgument, "no profiled run yet: call run(inputs, profile=True) first");
+    py::list dispatches;
+    for (auto& d : last_profile.dispatches) {
+      py::dict x;
+      x["op"] = d.op;
+      x["variant"] = d.variant;
+      x["gpu_ns"] = d.gpu_ns;
+      dispatches.append(x);
+    }
+    py::dict r;
+    r["has_gpu_times"] = last_profile.has_gpu_times;
+    r["dispatches"] = dispatches;
+    return r;
+  }
+
+  void reset_state() {
+    check_open();
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu);
+    model->reset_state();
+  }
+
+  // The generation loop of `etwebgpu generate`; on_token runs with the GIL held and may return
+  // False to stop.
+  py::dict generate(const std::vector<int64_t>& prompt, const GenerateOptions& opts,
+                    const std::function<bool(int64_t)>& on_token) {
+    check_open();
+    GenerateResult r;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu);
+      r = etwebgpu::generate(*model, prompt, opts, [&](int64_t token) {
+        py::gil_scoped_acquire gil;
+        return on_token(token);
+      });
+    }
+    py::dict d;
+    d["tokens"] = r.tokens;
+    d["stop_reason"] = r.stop_reason;
+    d["context_length"] = r.context_length;
+    d["prefill_tok_s"] = r.prefill_tok_s;
+    d["decode_tok_s"] = r.decode_tok_s;
+    return d;
+  }
+
+  void close() {
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(mu);
+    model.reset();
+  }
+};
+
+LoadOptions load_options(const std::string& method, const std::map<std::string, std::string>& force_route,
+                         uint64_t max_gpu_bytes) {
+  LoadOptions o;
+  o.method = method;
+  o.force_route = force_route;
+  o.max_gpu_bytes = max_gpu_bytes;
+  return o;
+}
+
+py::dict device_info() {
+  std::shared_ptr<gpu::Context> ctx;
+  {
+    py::gil_scoped_release nogil;
+    ctx = gpu::Context::get();
+  }
+  const gpu::DeviceInfo& i = ctx->info();
+  static const char* kAdapterTypes[] = {"unknown", "discrete", "integrated", "cpu"};
+  py::dict d;
+  d["summary"] = i.summary();
+  d["description"] = i.description;
+  d["adapter_type"] = i.adapter_type < 4 ? kAdapterTypes[i.adapter_type] : "unknown";
+  d["vendor_id"] = i.vendor_id;
+  d["timestamp_query"] = i.timestamp_query;
+  d["subgroups"] = i.subgroups;
+  d["shader_f16"] = i.shader_f16;
+  d["max_buffer_size"] = i.max_buffer_size;
+  d["max_storage_binding"] = i.max_storage_binding;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_etwebgpu, m) {
+  m.doc() = "etwebgpu C++ runtime (use the etwebgpu package, not this module)";
+
+  // etwebgpu.Error (etwebgpu/errors.py) carries the C++ kind ("Format", "InvalidArgument", ...)
+  // as .kind, with one subclass per kind.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::object cls = py::module_::import("etwebgpu.errors").attr("error_class")(error_kind_name(e.kind()));
+      py::object exc = cls(e.what());
+      exc.attr("kind") = error_kind_name(e.kind());
+      PyErr_SetObject(cls.ptr(), exc.ptr());
+    }
+  });
+
+  py::class_<GenerateOptions>(m, "GenerateOptions")
+      .def(py::init<>())
+      .def_readwrite("max_new_tokens", &GenerateOptions::max_new_tokens)
+      .def_readwrite("temperature", &GenerateOptions::temperature)
+      .def_readwrite("top_k", &GenerateOptions::top_k)
+      .def_readwrite("top_p", &GenerateOptions::top_p)
+      .def_readwrite("seed", &GenerateOptions::seed)
+      .def_readwrite("stop_tokens", &GenerateOptions::stop_tokens)
+      .def_readwrite("context_length", &GenerateOptions::context_length);
+
+  py::class_<PyModel>(m, "Model")
+      .def_property_readonly("inputs", [](PyModel& s) {
+        s.check_open();
+        py::list l;
+        for (auto& io : s.model->inputs()) l.append(io_dict(io));
+        return l;
+      })
+      .def_property_readonly("outputs", [](PyModel& s) {
+        s.check_open();
+        py::list l;
+        for (auto& io : s.model->outputs()) l.append(io_dict(io));
+        return l;
+      })
+      .def_property_readonly("gpu_bytes", [](PyModel& s) {
+        s.check_open();
+        return s.model->gpu_bytes();
+      })
+      .def_property_readonly("num_state_buffers", [](PyModel& s) {
+        s.check_open();
+        return s.model->num_state_buffers();
+      })
+      .def("run", &PyModel::run, py::arg("inputs"), py::arg("profile") = false)
+      .def("profile", &PyModel::profile)
+      .def("reset_state", &PyModel::reset_state)
+      .def("generate", &PyModel::generate, py::arg("prompt"), py::arg("options"), py::arg("on_token"))
+      .def("close", &PyModel::close);
+
+  m.def(
+      "load",
+      [](const std::string& path, const std::string& method, const std::map<std::string, std::string>& force_route,
+         uint64_t max_gpu_bytes) {
+        auto opts = load_options(method, force_route, max_gpu_bytes);
+        auto pm = std::make_unique<PyModel>();
+        py::gil_scoped_release nogil;
+        pm->model = Model::load(path, opts);
+        return pm;
+      },
+      py::arg("path"), py::arg("method"), py::arg("force_route"), py::arg("max_gpu_bytes"));
+  m.def(
+      "load_bytes",
+      [](py::buffer data, const std::string& method, const std::map<std::string, std::string>& force_route,
+         uint64_t max_gpu_bytes) {
+        auto opts = load_options(method, force_route, max_gpu_bytes);
+        py::buffer_info info = data.request();
+        const auto* p = static_cast<const uint8_t*>(info.ptr);
+        std::vector<uint8_t> bytes(p, p + info.size * info.itemsize);
+        auto pm = std::make_unique<PyModel>();
+        py::gil_scoped_release nogil;
+        pm->model = Model::load_bytes(std::move(bytes), opts);
+        return pm;
+      },
+      py::arg("data"), py::arg("method"), py::arg("force_route"), py::arg("max_gpu_bytes"));
+  m.def("device_info", &device_info);
+  m.attr("DEFAULT_MAX_GPU_BYTES") = LoadOptions{}.max_gpu_bytes;
+}
