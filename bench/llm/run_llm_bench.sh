@@ -21,12 +21,14 @@ prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.ra
 t0=$(date +%s)
 timeout 150 ./devbin/etwebgpu generate /tmp/llm/llama1b/model.pte --prompt-tokens "$prompt" --max-new-tokens 64 --json > "$R/ours.json" 2> "$R/ours.err"
 echo "ours_total_s $(( $(date +%s) - t0 ))" >> "$R/times.txt"
-# Dawn toggles that trade safety for speed, measured (docs/PERFORMANCE.md says what each costs).
+# PROFILE=1: also Dawn toggles that trade safety for speed, and the per-op GPU times.
+if [ "${PROFILE:-0}" = 1 ]; then
 ETWEBGPU_DAWN_TOGGLES=skip_validation timeout 150 ./devbin/etwebgpu generate /tmp/llm/llama1b/model.pte \
   --prompt-tokens "$prompt" --max-new-tokens 64 --json > "$R/ours_skip_validation.json" 2>&1
 ETWEBGPU_DAWN_TOGGLES=skip_validation,disable_robustness,disable_workgroup_init timeout 150 ./devbin/etwebgpu generate \
   /tmp/llm/llama1b/model.pte --prompt-tokens "$prompt" --max-new-tokens 64 --json > "$R/ours_all_toggles.json" 2>&1
 timeout 120 ./devbin/etwebgpu bench /tmp/llm/llama1b/model.pte --warmup 3 --iters 10 > "$R/bench.txt" 2>&1
+fi
 PYTHONPATH=$EXPORTER/python timeout 150 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 128 --new 64 > "$R/torch.json" 2> "$R/torch.err"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$R/gpu.txt" 2>&1
 tar -C "${OUT:-/tmp/out}" -czf "${OUT:-/tmp/out}/llm.tgz" r && rm -rf "$R"
