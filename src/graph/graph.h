@@ -67,6 +67,7 @@ struct Node {
 };
 
 class Graph;
+class IndexCheck;
 
 // What an op builder sees: the graph, the op call and helpers to read its arguments.
 struct OpContext {
@@ -125,6 +126,8 @@ class Graph {
   // A 16-byte zero storage buffer for absent optional tensors.
   const gpu::Buffer& dummy_buffer();
   void write_uniform(gpu::Buffer& b, const void* data, size_t bytes) { ctx_->write(b, 0, data, bytes); }
+  // The graph's out-of-range index record (graph/index_check.h), created on first use.
+  IndexCheck& index_check();
 
   // --- I/O
   const std::vector<uint32_t>& input_ids() const { return ir_.input_ids; }
@@ -165,6 +168,7 @@ class Graph {
   int dummy_ = -1;
   std::vector<Node> nodes_;
   uint64_t allocated_bytes_ = 0;
+  std::unique_ptr<IndexCheck> index_check_;
 };
 
 // Conversions between host dtypes and GPU words.

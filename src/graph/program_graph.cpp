@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "format/escape.h"
 #include "graph/op_registry.h"
 
 namespace etwebgpu::graph {
@@ -172,8 +173,8 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
                                              std::to_string(plan.delegates.size()));
         const auto& d = plan.delegates[ins.index];
         if (d.id != "VulkanBackend") {
-          unsupported.insert("delegate backend " + d.id);
-          mp.instructions.push_back({"delegate", d.id + " #" + std::to_string(ins.index), false});
+          unsupported.insert("delegate backend " + format::escape_untrusted(d.id));
+          mp.instructions.push_back({"delegate", format::escape_untrusted(d.id) + " #" + std::to_string(ins.index), false});
           continue;
         }
         auto sub = format::read_vkgraph(d.blob, program);
@@ -230,7 +231,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         for (auto& c : sub.chain) {
           format::VkOpCall oc{node++, c.name, {}};
           for (int32_t a : c.args) oc.args.push_back(map[a]);
-          if (!reg.has(c.name)) missing.insert(c.name);
+          if (!reg.has(c.name)) missing.insert(format::escape_untrusted(c.name));
           ir.chain.push_back(std::move(oc));
         }
         for (auto& m : missing) unsupported.insert(m);
@@ -241,19 +242,20 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.operators.size())
           throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
         std::string key = plan.operators[ins.index].key();
-        if (ins.args.size() < 2) throw Error(ErrorKind::Format, key + ": KernelCall with fewer than 2 arguments");
+        if (ins.args.size() < 2)
+          throw Error(ErrorKind::Format, format::escape_untrusted(key) + ": KernelCall with fewer than 2 arguments");
         std::vector<int32_t> args(ins.args.begin(), ins.args.end() - 1);  // drop the return entry (= out)
         for (auto& a : args) a = resolve(a);
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
         if (!ok) {
-          unsupported.insert(key);
-          mp.instructions.push_back({"unsupported", key, false});
+          unsupported.insert(format::escape_untrusted(key));
+          mp.instructions.push_back({"unsupported", format::escape_untrusted(key), false});
           continue;
         }
         moved.erase(ins.args[ins.args.size() - 2]);
         ir.chain.push_back(format::VkOpCall{node++, op, args});
-        mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});
+        mp.instructions.push_back({"gpu-kernel", format::escape_untrusted(key) + " -> " + op, true});
       } else if (ins.kind == InstrKind::MoveCall) {
         if (ins.move_from < 0 || ins.move_to < 0 || static_cast<size_t>(ins.move_from) >= nvals ||
             static_cast<size_t>(ins.move_to) >= nvals)

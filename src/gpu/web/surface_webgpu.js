@@ -32,6 +32,7 @@ var LibraryEwgpu = {
     hasTimestamps: false,
     pendingError: '',   // uncaptured errors since the last check
     lostMessage: '',    // non-empty once the device is lost
+    generation: 0,      // of the current device (ewgpu_device_generation)
     buffers: [null], freeBuffers: [],
     pipelines: [null], freePipelines: [],
     bindGroups: [null], freeBindGroups: [],
@@ -163,7 +164,13 @@ var LibraryEwgpu = {
   ewgpu_init: function(out, err, errLen) {
     return Asyncify.handleAsync(async function() {
       try {
-        if (EW.device) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        if (EW.device && !EW.lostMessage) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        if (EW.device) {
+          // The lost device goes; objects made on it stay in the tables until their owners destroy them.
+          EW.device = null; EW.queue = null; EW.adapter = null;
+          EW.staging = null; EW.stagingSize = 0;
+          EW.lostMessage = ''; EW.pendingError = '';
+        }
         if (typeof navigator === 'undefined' || !navigator.gpu) {
           EW.setErr(err, errLen, 'WebGPU is not available in this browser (navigator.gpu is missing); ' +
                     'use a WebGPU-capable browser (Chromium: --enable-unsafe-webgpu on Linux) over http://localhost or https');
@@ -208,6 +215,7 @@ var LibraryEwgpu = {
           EW.pendingError += 'WebGPU ' + kind + ': ' + e.message;
         };
         device.lost.then(function(l) {
+          if (EW.device !== device) return;  // a replaced device
           if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
           if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
         });
@@ -239,12 +247,18 @@ var LibraryEwgpu = {
         HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
         EW.hasTimestamps = device.features.has('timestamp-query');
         Module['ewgpuStats'] = EW.stats;
+        EW.generation += 1;
         return 0;
       } catch (x) {
         EW.setErr(err, errLen, 'WebGPU init failed: ' + EW.message(x));
         return 1;
       }
     });
+  },
+
+  ewgpu_device_generation__deps: ['$EW'],
+  ewgpu_device_generation: function() {
+    return (EW.device && !EW.lostMessage) ? EW.generation : 0;
   },
 
   ewgpu_shutdown__deps: ['$EW'],
