@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: unit, op, conformance and
 # error-path tests; the Python package and its pytest tests (tests/python); then the same suite
-# under ASan + UBSan; then a short deterministic fuzz run.
+# under ASan + UBSan; then the thread, device-loss and index-error tests under ThreadSanitizer; then
+# a short deterministic fuzz run of each target.
 # Last, the WebAssembly build and its browser tests in headless Chromium (scripts/web_build.sh,
 # tests/web/run_web_tests.mjs).
-# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_PYTHON=1 / ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
+# ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_TSAN=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_PYTHON=1 /
+# ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -33,8 +35,17 @@ if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
   (cd build-asan && ctest -j"$jobs" --output-on-failure --timeout 1800)
 fi
 
+if [ "${ETWEBGPU_SKIP_TSAN:-0}" != 1 ]; then
+  echo "== ThreadSanitizer build + thread tests"
+  bash scripts/build.sh build-tsan -DCMAKE_CXX_COMPILER=clang++ -DETWEBGPU_TSAN=ON -DETWEBGPU_BUILD_BENCH=OFF
+  # Dawn, the Vulkan loader and Mesa are not instrumented: scripts/tsan.supp says what is suppressed.
+  TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+    ./build-tsan/tests/etwebgpu_tests \
+    --gtest_filter='Threads.*:DeviceLoss.*:IndexErrors.*:Robustness.SeveralModels*:Robustness.ConcurrentRuns*'
+fi
+
 if [ "${ETWEBGPU_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== fuzz (loader, ${ETWEBGPU_FUZZ_SECONDS:-60} s)"
+  echo "== fuzz (.pte loader, VkGraph reader, .npy reader: ${ETWEBGPU_FUZZ_SECONDS:-60} s each)"
   bash scripts/fuzz.sh "${ETWEBGPU_FUZZ_SECONDS:-60}"
 fi
 if [ "${ETWEBGPU_SKIP_WEB:-0}" != 1 ]; then

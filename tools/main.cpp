@@ -17,6 +17,7 @@
 #include "graph/conformance.h"
 #include "graph/op_registry.h"
 #include "graph/program_graph.h"
+#include "models/example_model.h"
 #include "tools/commands.h"
 
 using namespace etwebgpu;
@@ -34,9 +35,20 @@ int cmd_info(bool lose_device) {
   std::printf("adapter: %s\n", ctx->info().summary().c_str());
   std::printf("self-test: %s\n", gpu::self_test(*ctx).c_str());
   if (lose_device) {
-    // Proves device loss is an error, not a crash: lose the device, then try to run a model.
+    // Device loss is an error, not a crash: a model loaded before the loss fails to run, and
+    // loading it again gets a fresh device.
+    const auto em = models::make_example_model();
+    auto before = Model::load_bytes(em.pte);
     ctx->debug_lose_device();
-    std::printf("device destroyed; running the example model now must fail cleanly\n");
+    std::printf("device destroyed; a model loaded before must fail cleanly\n");
+    try {
+      before->run({em.input});
+      std::printf("error: a run on the lost device returned\n");
+      return 1;
+    } catch (const Error& e) {
+      std::printf("run after the loss: %s\n", e.what());
+    }
+    std::printf("loading the model again:\n");
     std::fflush(stdout);
     return cmd_demo();
   }
@@ -165,7 +177,8 @@ int main(int argc, char** argv) {
 
   auto* info = app.add_subcommand("info", "print the WebGPU adapter and run a verified device self-test");
   bool lose_device = false;
-  info->add_flag("--simulate-device-loss", lose_device, "destroy the device afterwards and show the error a run then gets");
+  info->add_flag("--simulate-device-loss", lose_device,
+                 "destroy the device under a loaded model: show the error its run gets, then load it again");
   auto* inspect = app.add_subcommand("inspect", "decode a .pte: inputs, outputs, instructions, delegate graphs");
   inspect->add_option("model", model_path, "path to .pte")->required();
   inspect->add_option("--method", method, "method name");

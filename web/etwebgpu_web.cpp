@@ -53,7 +53,7 @@ int g_next_id = 1;
 std::vector<HostTensor> g_case_inputs, g_case_expected;
 
 const char* ret(const json& j) {
-  g_result = j.dump();
+  g_result = j.dump(-1, ' ', false, json::error_handler_t::replace);  // file strings may be invalid UTF-8
   return g_result.c_str();
 }
 const char* ret_error(const std::string& msg, const char* kind = "error") {

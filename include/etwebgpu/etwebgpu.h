@@ -45,6 +45,12 @@ struct InstructionInfo {
   bool supported = true;
 };
 
+// Threads: separate Models may be loaded, run and destroyed concurrently from any threads (they
+// share one WebGPU device, whose calls etwebgpu serialises). One Model runs one inference at a
+// time: a run() called while another run() of the same Model is in progress throws
+// Error(InvalidArgument) instead of waiting or mixing state; use one Model per thread.
+// Device loss: once the device is lost (driver reset), every run() of a Model loaded before
+// throws Error(Gpu) ("device lost ..."); the next load() creates a fresh device and works.
 class Model {
  public:
   static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& opts = {});
@@ -53,7 +59,9 @@ class Model {
 
   const std::vector<IoInfo>& inputs() const;
   const std::vector<IoInfo>& outputs() const;
-  // Runs the method. Inputs are validated (count, dtype, shape within the exported bounds).
+  // Runs the method. Inputs are validated (count, dtype, shape within the exported bounds). An
+  // index out of range for an op that reads indices (embedding, gather, index ...) throws
+  // Error(InvalidArgument) naming the op and the index, as PyTorch raises.
   // Concurrent calls on one Model are refused with an error; separate Models may run concurrently.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, Profile* profile = nullptr);
   std::vector<InstructionInfo> plan_summary() const;

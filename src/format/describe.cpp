@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "etwebgpu/error.h"
+#include "format/escape.h"
 
 namespace etwebgpu::format {
 namespace {
@@ -108,7 +109,7 @@ std::string value_str(const VkGraphIR& g, int32_t id, int depth = 0) {
     case VkValueKind::Double: return "Double(" + num(v.double_val) + ")";
     case VkValueKind::Bool: return v.bool_val ? "Bool(true)" : "Bool(false)";
     case VkValueKind::SymInt: return fmt::format("SymInt({})", v.int_val);
-    case VkValueKind::String: return "String(\"" + v.str + "\")";
+    case VkValueKind::String: return "String(\"" + escape_untrusted(v.str) + "\")";
     case VkValueKind::Tensor: return fmt::format("%{}:{}", id, tensor_str(v.tensor));
     case VkValueKind::IntList:
       return "IntList" + dims_str(v.ints);
@@ -153,7 +154,7 @@ std::string evalue_str(const ExecutionPlan& p, int32_t id) {
     case EValueKind::Int: return fmt::format("%{}=Int({})", id, v.int_val);
     case EValueKind::Bool: return fmt::format("%{}=Bool({})", id, v.bool_val ? "true" : "false");
     case EValueKind::Double: return fmt::format("%{}=Double({})", id, num(v.double_val));
-    case EValueKind::String: return fmt::format("%{}=String(\"{}\")", id, v.str);
+    case EValueKind::String: return fmt::format("%{}=String(\"{}\")", id, escape_untrusted(v.str));
     case EValueKind::Tensor: {
       const TensorInfo& t = v.tensor;
       std::string s = fmt::format("%{}:{}{}", id, short_scalar(t.scalar_type), shape_compact(t.sizes));
@@ -203,7 +204,7 @@ std::string describe_vkgraph(const VkGraphIR& g) {
     return "[" + join<uint32_t>(v, [](const uint32_t& i) { return fmt::format("%{}", i); }) + "]";
   };
   s += fmt::format("VkGraph version \"{}\": {} values, {} ops, inputs {}, outputs {}, {} constants ({} bytes)\n",
-                   g.version, g.values.size(), g.chain.size(), idlist(g.input_ids), idlist(g.output_ids),
+                   escape_untrusted(g.version), g.values.size(), g.chain.size(), idlist(g.input_ids), idlist(g.output_ids),
                    g.constants.size(), const_bytes);
   s += "values:\n";
   for (size_t i = 0; i < g.values.size(); ++i) {
@@ -214,7 +215,7 @@ std::string describe_vkgraph(const VkGraphIR& g) {
       if (t.is_constant()) {
         const VkConstant& c = g.constants[static_cast<size_t>(t.constant_id)];
         extra = fmt::format(" constant {} ({} bytes, {})", t.constant_id, c.data.size(),
-                            c.named_key.empty() ? std::string("inline") : "named " + c.named_key);
+                            c.named_key.empty() ? std::string("inline") : "named " + escape_untrusted(c.named_key));
       } else {
         extra = t.mem_obj_id >= 0 ? fmt::format(" mem_obj {}", t.mem_obj_id) : std::string(" dedicated");
       }
@@ -247,7 +248,7 @@ std::string describe_vkgraph(const VkGraphIR& g) {
       }
       a += (k ? ", " : "") + one;
     }
-    s += fmt::format("  [{}] {} = {}({})\n", op.node_id, lhs, op.name, a);
+    s += fmt::format("  [{}] {} = {}({})\n", op.node_id, lhs, escape_untrusted(op.name), a);
   }
   s += fmt::format("total constant bytes: {}\n", const_bytes);
   return s;
@@ -262,7 +263,7 @@ std::string describe_program(const Program& prog, bool include_graphs) {
   for (const ExecutionPlan& p : prog.plans) {
     s += fmt::format("plan '{}': {} values, {} inputs, {} outputs, {} chain(s), {} operators, {} delegates, "
                      "arenas {}\n",
-                     p.name, p.values.size(), p.inputs.size(), p.outputs.size(), p.chains.size(), p.operators.size(),
+                     escape_untrusted(p.name), p.values.size(), p.inputs.size(), p.outputs.size(), p.chains.size(), p.operators.size(),
                      p.delegates.size(), dims_str(p.non_const_buffer_sizes));
     auto io = [&](const char* title, const std::vector<int32_t>& ids) {
       s += fmt::format("  {}:\n", title);
@@ -280,7 +281,7 @@ std::string describe_program(const Program& prog, bool include_graphs) {
     io("outputs", p.outputs);
     if (!p.operators.empty()) {
       s += "  operators:\n";
-      for (size_t i = 0; i < p.operators.size(); ++i) s += fmt::format("    [{}] {}\n", i, p.operators[i].key());
+      for (size_t i = 0; i < p.operators.size(); ++i) s += fmt::format("    [{}] {}\n", i, escape_untrusted(p.operators[i].key()));
     }
     for (size_t ci = 0; ci < p.chains.size(); ++ci) {
       s += fmt::format("  chain {}: {} instructions\n", ci, p.chains[ci].size());
@@ -291,12 +292,13 @@ std::string describe_program(const Program& prog, bool include_graphs) {
         };
         switch (in.kind) {
           case InstrKind::KernelCall:
-            s += fmt::format("    [{}] KernelCall {}({})\n", ii, p.operators[static_cast<size_t>(in.index)].key(),
+            s += fmt::format("    [{}] KernelCall {}({})\n", ii,
+                             escape_untrusted(p.operators[static_cast<size_t>(in.index)].key()),
                              args(in.args));
             break;
           case InstrKind::DelegateCall:
             s += fmt::format("    [{}] DelegateCall delegate {} ({})({})\n", ii, in.index,
-                             p.delegates[static_cast<size_t>(in.index)].id, args(in.args));
+                             escape_untrusted(p.delegates[static_cast<size_t>(in.index)].id), args(in.args));
             break;
           case InstrKind::MoveCall:
             s += fmt::format("    [{}] MoveCall %{} -> %{}\n", ii, in.move_from, in.move_to);
@@ -310,8 +312,8 @@ std::string describe_program(const Program& prog, bool include_graphs) {
     }
     for (size_t di = 0; di < p.delegates.size(); ++di) {
       const Delegate& d = p.delegates[di];
-      s += fmt::format("  delegate {}: {} ({} byte blob", di, d.id, d.blob.size());
-      for (const auto& [k, v] : d.compile_specs) s += fmt::format(", spec {}={} bytes", k, v.size());
+      s += fmt::format("  delegate {}: {} ({} byte blob", di, escape_untrusted(d.id), d.blob.size());
+      for (const auto& [k, v] : d.compile_specs) s += fmt::format(", spec {}={} bytes", escape_untrusted(k), v.size());
       s += ")\n";
       if (d.id != "VulkanBackend") continue;
       try {
@@ -382,7 +384,8 @@ std::string vkgraph_to_json(const VkGraphIR& g) {
   json consts = json::array();
   for (const VkConstant& c : g.constants) consts.push_back({{"named_key", c.named_key}, {"size", c.data.size()}});
   j["constants"] = std::move(consts);
-  return j.dump(1);
+  // Names and strings from the file may be invalid UTF-8: replaced by U+FFFD instead of throwing.
+  return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace etwebgpu::format

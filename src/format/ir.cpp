@@ -2,6 +2,7 @@
 #include <string>
 
 #include "etwebgpu/error.h"
+#include "format/escape.h"
 #include "format/ir.h"
 
 namespace etwebgpu::format {
@@ -122,10 +123,10 @@ const ExecutionPlan& Program::plan(const std::string& name) const {
   std::string names;
   for (const auto& p : plans) {
     if (p.name == name) return p;
-    names += (names.empty() ? "" : ", ") + ("'" + p.name + "'");
+    names += (names.empty() ? "" : ", ") + ("'" + escape_untrusted(p.name) + "'");
   }
-  throw Error(ErrorKind::InvalidArgument,
-              "no execution plan named '" + name + "' (program has: " + (names.empty() ? "none" : names) + ")");
+  throw Error(ErrorKind::InvalidArgument, "no execution plan named '" + escape_untrusted(name) +
+                                              "' (program has: " + (names.empty() ? "none" : names) + ")");
 }
 
 }  // namespace etwebgpu::format

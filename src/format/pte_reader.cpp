@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "etwebgpu/error.h"
+#include "format/escape.h"
 #include "format/fb_util.h"
 #include "format/ir.h"
 #include "program_generated.h"
@@ -23,12 +24,6 @@ T read_le(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));  // the supported hosts are little-endian, like the format
   return v;
-}
-
-std::string printable4(const uint8_t* p) {
-  std::string s;
-  for (int i = 0; i < 4; ++i) s += (p[i] >= 32 && p[i] < 127) ? static_cast<char>(p[i]) : '?';
-  return s;
 }
 
 // True when [off, off+size) lies in [0, limit), without overflow.
@@ -237,7 +232,7 @@ ExecutionPlan read_plan(const Reader& r, const fb::ExecutionPlan* ep, size_t pi)
   if (!ep) fail(pw + ": null ExecutionPlan entry");
   ExecutionPlan plan;
   if (ep->name()) plan.name = ep->name()->str();
-  const std::string where = "plan '" + plan.name + "'";
+  const std::string where = "plan '" + escape_untrusted(plan.name) + "'";
   plan.non_const_buffer_sizes = fbutil::copy_vec(ep->non_const_buffer_sizes());
   for (size_t i = 0; i < plan.non_const_buffer_sizes.size(); ++i)
     if (plan.non_const_buffer_sizes[i] < 0)
@@ -390,8 +385,8 @@ Program read_program(std::shared_ptr<const Bytes> bytes) {
   if (n < 8) fail(fmt::format(".pte: file is {} bytes, too small for a flatbuffer header (8)", n));
   if (std::memcmp(b.data() + 4, "ET12", 4) != 0) {
     if (b[4] == 'E' && b[5] == 'T')
-      fail(fmt::format(".pte: program version '{}' is not supported (expected ET12)", printable4(b.data() + 4)));
-    fail(fmt::format(".pte: file identifier '{}' is not ET12 (not an ExecuTorch program)", printable4(b.data() + 4)));
+      fail(fmt::format(".pte: program version '{}' is not supported (expected ET12)", escape_untrusted(std::string_view(reinterpret_cast<const char*>(b.data() + 4), 4))));
+    fail(fmt::format(".pte: file identifier '{}' is not ET12 (not an ExecuTorch program)", escape_untrusted(std::string_view(reinterpret_cast<const char*>(b.data() + 4), 4))));
   }
 
   Reader r{b};
@@ -439,8 +434,8 @@ Program read_program(std::shared_ptr<const Bytes> bytes) {
       const fb::NamedData* e = nd->Get(i);
       if (!e || !e->key()) fail(fmt::format("named_data[{}]: missing key", i));
       const std::string key = e->key()->str();
-      const ByteSpan data = r.segment(e->segment_index(), fmt::format("named_data '{}'", key));
-      if (!prog.named_data.emplace(key, data).second) fail(fmt::format("named_data: duplicate key '{}'", key));
+      const ByteSpan data = r.segment(e->segment_index(), fmt::format("named_data '{}'", escape_untrusted(key)));
+      if (!prog.named_data.emplace(key, data).second) fail(fmt::format("named_data: duplicate key '{}'", escape_untrusted(key)));
     }
   }
   if (const auto* plans = r.p->execution_plan()) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "etwebgpu/error.h"
+#include "format/escape.h"
 #include "format/fb_util.h"
 #include "format/ir.h"
 #include "vkgraph_generated.h"
@@ -91,9 +92,11 @@ VkGraphIR read_vkgraph(ByteSpan blob, const Program& program) {
         k.named_key = c->named_key()->str();
         auto it = program.named_data.find(k.named_key);
         if (it == program.named_data.end())
-          fail(fmt::format("{}: named constant '{}' not found in the program's named_data", cw, k.named_key));
+          fail(fmt::format("{}: named constant '{}' not found in the program's named_data", cw,
+                           escape_untrusted(k.named_key)));
         if (c->length() > it->second.size())
-          fail(fmt::format("{}: length {} exceeds the named-data segment '{}' of {} bytes", cw, c->length(), k.named_key,
+          fail(fmt::format("{}: length {} exceeds the named-data segment '{}' of {} bytes", cw, c->length(),
+                           escape_untrusted(k.named_key),
                            it->second.size()));
         k.data = it->second;
       } else {

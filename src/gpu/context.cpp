@@ -1,5 +1,6 @@
 #include "gpu/context.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,18 @@ extern const unsigned kEmbeddedShaderCount;
 
 namespace {
 constexpr size_t kErrLen = 4096;
+
+std::atomic<int64_t> g_live_buffers{0}, g_live_buffer_bytes{0}, g_live_bind_groups{0};
+
+void release_buffer(uint32_t handle, uint64_t size) {
+  ewgpu_buffer_destroy(handle);
+  g_live_buffers.fetch_sub(1, std::memory_order_relaxed);
+  g_live_buffer_bytes.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+}
+void release_bind_group(uint32_t handle) {
+  ewgpu_bind_group_destroy(handle);
+  g_live_bind_groups.fetch_sub(1, std::memory_order_relaxed);
+}
 
 [[noreturn]] void fail(ErrorKind k, const char* what, const char* msg) {
   throw Error(k, std::string(what) + ": " + msg);
@@ -66,24 +79,24 @@ Grid fold_grid(uint64_t total, uint32_t max_per_dim) {
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
-    if (handle_) ewgpu_buffer_destroy(handle_);
+    if (handle_) release_buffer(handle_, size_);
     handle_ = std::exchange(o.handle_, 0);
     size_ = std::exchange(o.size_, 0);
   }
   return *this;
 }
 Buffer::~Buffer() {
-  if (handle_) ewgpu_buffer_destroy(handle_);
+  if (handle_) release_buffer(handle_, size_);
 }
 BindGroup& BindGroup::operator=(BindGroup&& o) noexcept {
   if (this != &o) {
-    if (handle_) ewgpu_bind_group_destroy(handle_);
+    if (handle_) release_bind_group(handle_);
     handle_ = std::exchange(o.handle_, 0);
   }
   return *this;
 }
 BindGroup::~BindGroup() {
-  if (handle_) ewgpu_bind_group_destroy(handle_);
+  if (handle_) release_bind_group(handle_);
 }
 
 std::shared_ptr<Context> Context::get() {
@@ -93,8 +106,14 @@ std::shared_ptr<Context> Context::get() {
   // then crashes. The OS reclaims everything.
   static auto* keep = new std::shared_ptr<Context>();
   std::lock_guard<std::mutex> lock(m);
-  if (!*keep) *keep = std::shared_ptr<Context>(new Context());
+  if (!*keep || !(*keep)->alive()) *keep = std::shared_ptr<Context>(new Context());
   return *keep;
+}
+
+void Context::require_alive() const {
+  if (!alive())
+    throw Error(ErrorKind::Gpu, "device lost: the WebGPU device this model was loaded on is gone (driver reset or "
+                                "destroyed); load the model again to use a fresh device");
 }
 
 Context::Context() {
@@ -120,6 +139,7 @@ Context::Context() {
   info_.max_wg_size_z = a.max_compute_workgroup_size_z;
   info_.max_workgroups_per_dim = a.max_compute_workgroups_per_dimension;
   info_.min_storage_offset_alignment = a.min_storage_buffer_offset_alignment;
+  generation_ = ewgpu_device_generation();
 }
 
 Context::~Context() {
@@ -127,6 +147,7 @@ Context::~Context() {
 }
 
 Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view label) {
+  require_alive();
   if (size == 0) size = 4;
   size = (size + 3) & ~uint64_t(3);  // WebGPU copies and writes work in 4-byte units
   if (size > info_.max_buffer_size)
@@ -146,6 +167,8 @@ Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view l
   Buffer b;
   b.handle_ = h;
   b.size_ = size;
+  g_live_buffers.fetch_add(1, std::memory_order_relaxed);
+  g_live_buffer_bytes.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   ++buffers_created_;
   return b;
@@ -153,6 +176,7 @@ Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view l
 
 void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t size) {
   if (size == 0) return;
+  require_alive();
   if (offset + size > b.size() || offset % 4)
     throw Error(ErrorKind::Internal, "buffer write out of range or misaligned");
   char err[kErrLen] = {0};
@@ -169,6 +193,7 @@ void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t
 
 void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
   if (size == 0) return;
+  require_alive();
   if (offset % 4 || offset + size > b.size()) throw Error(ErrorKind::Internal, "buffer read out of range or misaligned");
   char err[kErrLen] = {0};
   if (ewgpu_buffer_read(b.handle(), offset, dst, size, err, sizeof err)) fail(classify(err), "read", err);
@@ -189,6 +214,7 @@ const Pipeline& Context::pipeline_from_source(std::string_view wgsl, std::string
     cdesc += (cdesc.empty() ? "" : ",") + k + "=" + b;
   }
   key += "|" + cdesc;
+  require_alive();
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = cache_.find(key); it != cache_.end()) {
     ++hits_;
@@ -207,6 +233,7 @@ const Pipeline& Context::pipeline_from_source(std::string_view wgsl, std::string
 }
 
 BindGroup Context::bind_group(const Pipeline& p, const std::vector<Binding>& bindings) {
+  require_alive();
   std::vector<EwBinding> e;
   for (auto& b : bindings) {
     if (!b.buffer || !*b.buffer) throw Error(ErrorKind::Internal, "bind group entry without a buffer");
@@ -218,6 +245,7 @@ BindGroup Context::bind_group(const Pipeline& p, const std::vector<Binding>& bin
   if (!h) fail(ErrorKind::Gpu, ("bind group for " + p.label).c_str(), err);
   BindGroup bg;
   bg.handle_ = h;
+  g_live_bind_groups.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   ++bind_groups_created_;
   return bg;
@@ -253,6 +281,7 @@ Command Context::clear(const Buffer& dst, uint64_t off, uint64_t size) {
 }
 
 void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations, const std::vector<Read>& reads) {
+  require_alive();
   std::vector<Command> live;
   live.reserve(cmds.size());
   std::vector<size_t> index;
@@ -285,6 +314,10 @@ void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* du
     durations->assign(cmds.size(), 0);
     for (size_t k = 0; k < live.size(); ++k) (*durations)[index[k]] = d[k];
   }
+}
+
+Context::LiveObjects Context::live_objects() {
+  return LiveObjects{g_live_buffers.load(), g_live_buffer_bytes.load(), g_live_bind_groups.load()};
 }
 
 Context::CacheStats Context::cache_stats() const {

@@ -95,8 +95,12 @@ using Command = EwCommand;
 
 class Context {
  public:
-  // The shared device of this process: created on first use; every model shares it.
+  // The shared device of this process: created on first use; every model shares it. Once that
+  // device is lost, the next call creates a fresh one (models loaded before keep the lost one and
+  // fail with Error(Gpu) until they are loaded again).
   static std::shared_ptr<Context> get();
+  // False once this context's device is lost (or replaced after a loss).
+  bool alive() const { return ewgpu_device_generation() == generation_; }
 
   const DeviceInfo& info() const { return info_; }
 
@@ -131,6 +135,11 @@ class Context {
   struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0, bind_groups_created = 0, buffers_created = 0; };
   CacheStats cache_stats() const;
 
+  // Device objects alive in this process (all contexts): what models hold beyond the shared
+  // pipeline cache. A freed model must bring these back to where they were before its load.
+  struct LiveObjects { int64_t buffers = 0, buffer_bytes = 0, bind_groups = 0; };
+  static LiveObjects live_objects();
+
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
   ~Context();
@@ -139,7 +148,9 @@ class Context {
   Context();
   friend class Buffer;
   friend class BindGroup;
+  void require_alive() const;  // throws Error(Gpu) once the device is lost or replaced
   DeviceInfo info_;
+  uint32_t generation_ = 0;
   mutable std::mutex mu_;
   std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
   size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0;

@@ -45,6 +45,7 @@ struct State {
   WGPUDevice device = nullptr;
   WGPUQueue queue = nullptr;
   bool has_timestamps = false;
+  uint32_t generation = 0;    // of the current device, see ewgpu_device_generation
   std::string pending_error;  // uncaptured errors since the last check
   std::string lost_message;   // non-empty once the device is lost
   Table<WGPUBuffer> buffers;
@@ -98,15 +99,17 @@ bool wait(WGPUFuture f, char* err, size_t n, const char* what) {
 
 void on_uncaptured(const WGPUDevice*, WGPUEnum type, WGPUStringView msg, void*, void*) {
   State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
   const char* kind = type == WGPUErrorType_OutOfMemory ? "out of memory" :
                      type == WGPUErrorType_Validation ? "validation error" :
                      type == WGPUErrorType_Internal ? "internal error" : "error";
   if (!s.pending_error.empty()) s.pending_error += "; ";
   s.pending_error += std::string("WebGPU ") + kind + ": " + str(msg);
 }
-void on_lost(const WGPUDevice*, WGPUEnum reason, WGPUStringView msg, void*, void*) {
+void on_lost(const WGPUDevice* device, WGPUEnum reason, WGPUStringView msg, void*, void*) {
   State& s = S();
-  if (reason == 2 /*Destroyed*/ && s.device == nullptr) return;  // our own shutdown
+  std::lock_guard<std::recursive_mutex> lock(s.mu);  // may fire from another thread
+  if (s.device == nullptr || !device || *device != s.device) return;  // our shutdown, or a replaced device
   s.lost_message = "reason " + std::to_string(reason) + ": " + str(msg);
 }
 
@@ -252,9 +255,23 @@ extern "C" {
 int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
-  if (s.device) {
+  if (s.device && s.lost_message.empty()) {
     set_err(err, n, "ewgpu_init called twice");
     return 1;
+  }
+  if (s.device) {
+    // The lost device goes; objects made on it stay in the tables until their owners destroy them.
+    if (s.staging) wgpuBufferRelease(s.staging);
+    s.staging = nullptr;
+    s.staging_size = 0;
+    wgpuQueueRelease(s.queue);
+    WGPUDevice lost = s.device;
+    s.device = nullptr;
+    wgpuDeviceRelease(lost);
+    wgpuAdapterRelease(s.adapter);
+    wgpuInstanceRelease(s.instance);
+    s.lost_message.clear();
+    s.pending_error.clear();
   }
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);  // silences Mesa's harmless warning
   WGPUInstanceDescriptor idesc{};
@@ -363,7 +380,14 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   out->has_subgroups = wgpuDeviceHasFeature(s.device, WGPUFeatureName_Subgroups);
   out->has_shader_f16 = wgpuDeviceHasFeature(s.device, WGPUFeatureName_ShaderF16);
   s.has_timestamps = out->has_timestamp_query;
+  ++s.generation;
   return 0;
+}
+
+uint32_t ewgpu_device_generation(void) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  return s.device && s.lost_message.empty() ? s.generation : 0;
 }
 
 void ewgpu_shutdown(void) {

@@ -42,8 +42,12 @@ struct EwCommand {
 };
 
 // Creates instance, Vulkan adapter and device with the adapter's full limits and the optional
-// features it has. Returns 0 on success.
+// features it has. Returns 0 on success. After a device loss it may be called again: a fresh
+// device replaces the lost one, whose objects stay valid to destroy through their old handles.
 int ewgpu_init(EwAdapterInfo* out, char* err, size_t err_len);
+// Which device is current: a number that changes with every successful ewgpu_init, or 0 while
+// there is no usable device (none yet, or lost). Objects of an older generation must not be used.
+uint32_t ewgpu_device_generation(void);
 void ewgpu_shutdown(void);
 
 uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, char* err, size_t err_len);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "format/escape.h"
+#include "graph/index_check.h"
 #include "graph/op_registry.h"
 
 namespace etwebgpu::graph {
@@ -171,7 +173,7 @@ Graph::Graph(std::shared_ptr<gpu::Context> ctx, const format::VkGraphIR& ir, Gra
   auto missing = OpRegistry::global().missing(ir_);
   if (!missing.empty()) {
     std::string m;
-    for (auto& s : missing) m += (m.empty() ? "" : ", ") + s;
+    for (auto& s : missing) m += (m.empty() ? "" : ", ") + format::escape_untrusted(s);
     throw Error(ErrorKind::Unsupported, "the graph uses " + std::to_string(missing.size()) +
                                             " operator(s) etwebgpu does not implement: " + m);
   }
@@ -252,7 +254,8 @@ void Graph::build() {
 
   nodes_.reserve(ir_.chain.size());
   for (const auto& call : ir_.chain) {
-    if (call.args.empty()) throw Error(ErrorKind::Format, call.name + ": operator call without arguments");
+    if (call.args.empty())
+      throw Error(ErrorKind::Format, format::escape_untrusted(call.name) + ": operator call without arguments");
     for (int32_t a : call.args) kind(a);  // range check
     nodes_.push_back(Node{});
     Node& node = nodes_.back();
@@ -477,6 +480,14 @@ const gpu::Buffer& Graph::dummy_buffer() {
   return *owned_[dummy_];
 }
 
+IndexCheck& Graph::index_check() {
+  if (!index_check_) {
+    index_check_ = std::make_unique<IndexCheck>(*ctx_);
+    allocated_bytes_ += IndexCheck::kRecordBytes;
+  }
+  return *index_check_;
+}
+
 void Graph::set_input(size_t i, const HostTensor& h) {
   if (i >= ir_.input_ids.size())
     throw Error(ErrorKind::InvalidArgument, "input index " + std::to_string(i) + " out of range (graph has " +
@@ -543,14 +554,6 @@ void Graph::resize_and_record(std::vector<gpu::Command>& cmds, std::vector<uint6
   }
 }
 
-void Graph::execute(std::vector<uint64_t>* durations, std::vector<std::string>* labels) {
-  std::vector<gpu::Command> cmds;
-  std::vector<uint64_t> before;
-  resize_and_record(cmds, durations ? &before : nullptr, labels);
-  ctx_->submit(cmds, durations);
-  if (durations) durations->insert(durations->begin(), before.begin(), before.end());
-}
-
 std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations,
                                                 std::vector<std::string>* labels) {
   if (dtypes.size() != ir_.output_ids.size()) throw Error(ErrorKind::Internal, "output dtype count mismatch");
@@ -564,8 +567,10 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
     words[i].resize(static_cast<size_t>(tensor(id).numel()));
     reads.push_back({&buffer(id), 0, words[i].size() * 4, words[i].data()});
   }
+  if (index_check_) index_check_->arm(reads);
   ctx_->submit(cmds, durations, reads);
   if (durations) durations->insert(durations->begin(), before.begin(), before.end());
+  if (index_check_) index_check_->raise_if_reported();
   std::vector<HostTensor> out;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const Tensor& t = tensors_[ir_.output_ids[i]];
@@ -575,12 +580,13 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
 }
 
 void Graph::execute_extended(const Extend& extend) {
-  resize();
   std::vector<gpu::Command> cmds;
-  record(cmds);
+  resize_and_record(cmds, nullptr, nullptr);
   std::vector<gpu::Context::Read> reads;
   if (extend) extend(cmds, reads);
+  if (index_check_) index_check_->arm(reads);
   ctx_->submit(cmds, nullptr, reads);
+  if (index_check_) index_check_->raise_if_reported();
 }
 
 Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,

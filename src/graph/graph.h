@@ -72,6 +72,7 @@ struct Node {
 };
 
 class Graph;
+class IndexCheck;
 
 // What an op builder sees: the graph, the op call and helpers to read its arguments.
 struct OpContext {
@@ -132,6 +133,8 @@ class Graph {
   // Writes only when the bytes changed: resize hooks run before every run, and most uniforms (all
   // of them for static shapes) stay the same; each skipped queue write saves a staging copy.
   void write_uniform(gpu::Buffer& b, const void* data, size_t bytes);
+  // The graph's out-of-range index record (graph/index_check.h), created on first use.
+  IndexCheck& index_check();
 
   // --- I/O
   const std::vector<uint32_t>& input_ids() const { return ir_.input_ids; }
@@ -144,7 +147,6 @@ class Graph {
   // --- execution
   void resize();                                  // re-run every resize hook in chain order
   void record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels = nullptr);
-  void execute(std::vector<uint64_t>* durations = nullptr, std::vector<std::string>* labels = nullptr);
   // resize + record + one submit that also reads every output back (one queue round trip);
   // outputs converted to `dtypes` (one per output).
   std::vector<HostTensor> execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations = nullptr,
@@ -184,6 +186,7 @@ class Graph {
   int dummy_ = -1;
   std::vector<Node> nodes_;
   uint64_t allocated_bytes_ = 0;
+  std::unique_ptr<IndexCheck> index_check_;
 };
 
 // Conversions between host dtypes and GPU words.

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "format/escape.h"
 #include "graph/op_registry.h"
 
 namespace etwebgpu::graph {
@@ -250,8 +251,8 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
                                              std::to_string(plan.delegates.size()));
         const auto& d = plan.delegates[ins.index];
         if (d.id != "VulkanBackend") {
-          unsupported.insert("delegate backend " + d.id);
-          mp.instructions.push_back({"delegate", d.id + " #" + std::to_string(ins.index), false});
+          unsupported.insert("delegate backend " + format::escape_untrusted(d.id));
+          mp.instructions.push_back({"delegate", format::escape_untrusted(d.id) + " #" + std::to_string(ins.index), false});
           continue;
         }
         auto sub = format::read_vkgraph(d.blob, program);
@@ -308,7 +309,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         for (auto& c : sub.chain) {
           format::VkOpCall oc{node++, c.name, {}};
           for (int32_t a : c.args) oc.args.push_back(map[a]);
-          if (!reg.has(c.name)) missing.insert(c.name);
+          if (!reg.has(c.name)) missing.insert(format::escape_untrusted(c.name));
           ir.chain.push_back(std::move(oc));
         }
         for (auto& m : missing) unsupported.insert(m);
@@ -324,7 +325,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         bool void_return = key == "aten::unbind_copy.int_out" && ins.args.size() == 3;
         size_t nret = void_return ? 0 : static_cast<size_t>(kernel_call_outputs(key));
         if (ins.args.size() < std::max<size_t>(2, 2 * nret))
-          throw Error(ErrorKind::Format, key + ": KernelCall with fewer than " + std::to_string(std::max<size_t>(2, 2 * nret)) +
+          throw Error(ErrorKind::Format, format::escape_untrusted(key) + ": KernelCall with fewer than " + std::to_string(std::max<size_t>(2, 2 * nret)) +
                                              " arguments");
         std::vector<int32_t> args(ins.args.begin(), ins.args.end() - static_cast<std::ptrdiff_t>(nret));
         for (auto& a : args) {
@@ -345,8 +346,8 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         std::string op;
         bool ok = map_kernel_call(key, args, op, ir) && reg.has(op);
         if (!ok) {
-          unsupported.insert(key);
-          mp.instructions.push_back({"unsupported", key, false});
+          unsupported.insert(format::escape_untrusted(key));
+          mp.instructions.push_back({"unsupported", format::escape_untrusted(key), false});
           continue;
         }
         if (args.back() == args.front() && key.back() == '_') {
@@ -359,7 +360,7 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           for (size_t k = 0; k < nret; ++k) moved.erase(ins.args[ins.args.size() - nret - 1 - k]);
         }
         ir.chain.push_back(format::VkOpCall{node++, op, args});
-        mp.instructions.push_back({"gpu-kernel", key + " -> " + op, true});
+        mp.instructions.push_back({"gpu-kernel", format::escape_untrusted(key) + " -> " + op, true});
       } else if (ins.kind == InstrKind::MoveCall) {
         if (ins.move_from < 0 || ins.move_to < 0 || static_cast<size_t>(ins.move_from) >= nvals ||
             static_cast<size_t>(ins.move_to) >= nvals)

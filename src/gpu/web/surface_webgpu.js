@@ -42,6 +42,7 @@ var LibraryEwgpu = {
         EW.pendingError += 'WebGPU ' + kind + ': ' + e.message;
       });
       device.lost.then(function(l) {
+        if (EW.device !== device) return;  // a replaced device
         if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
         if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
       });
@@ -73,6 +74,7 @@ var LibraryEwgpu = {
       HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
       EW.hasTimestamps = device.features.has('timestamp-query');
       Module['ewgpuStats'] = EW.stats;
+      EW.generation += 1;
       return 0;
     },
     adapter: null,
@@ -83,6 +85,7 @@ var LibraryEwgpu = {
     hasTimestamps: false,
     pendingError: '',   // uncaptured errors since the last check
     lostMessage: '',    // non-empty once the device is lost
+    generation: 0,      // of the current device (ewgpu_device_generation)
     buffers: [null], freeBuffers: [],
     pipelines: [null], freePipelines: [],
     bindGroups: [null], freeBindGroups: [],
@@ -214,7 +217,13 @@ var LibraryEwgpu = {
   ewgpu_init: function(out, err, errLen) {
     return Asyncify.handleAsync(async function() {
       try {
-        if (EW.device) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        if (EW.device && !EW.lostMessage) { EW.setErr(err, errLen, 'ewgpu_init called twice'); return 1; }
+        if (EW.device) {
+          // The lost device goes; objects made on it stay in the tables until their owners destroy them.
+          EW.device = null; EW.queue = null; EW.adapter = null;
+          EW.staging = null; EW.stagingSize = 0;
+          EW.lostMessage = ''; EW.pendingError = '';
+        }
         // A GPUDevice handed in by the page (etwebgpu.js Model.load(src, {device})): shared with
         // the page's own WebGPU code, so it is neither replaced nor destroyed here.
         var given = Module['etwebgpuDevice'];
@@ -257,6 +266,11 @@ var LibraryEwgpu = {
         return 1;
       }
     });
+  },
+
+  ewgpu_device_generation__deps: ['$EW'],
+  ewgpu_device_generation: function() {
+    return (EW.device && !EW.lostMessage) ? EW.generation : 0;
   },
 
   ewgpu_shutdown__deps: ['$EW'],

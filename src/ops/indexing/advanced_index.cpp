@@ -6,6 +6,7 @@
 // otherwise B comes first, followed by the remaining dims in order.
 #include <memory>
 
+#include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
@@ -23,8 +24,9 @@ struct AdvParams {
   int32_t src[8] = {0};
   uint32_t ix[kMaxIndexTensors][8] = {};
   uint32_t mask_lo = 0, mask_rank = 0, pad0 = 0, pad1 = 0;
+  uint32_t sites[kMaxIndexTensors] = {};  // IndexCheck site of each index tensor
 };
-static_assert(sizeof(AdvParams) == 3 * 80 + 32 + 128 + 16);
+static_assert(sizeof(AdvParams) == 3 * 80 + 32 + 128 + 32);
 
 enum AdvMode : uint32_t { kIndex = 0, kPut = 1, kMaskPut = 2 };
 
@@ -75,7 +77,8 @@ Plan make_plan(const std::string& w, const std::vector<int64_t>& self, const std
   return p;
 }
 
-void fill_index_strides(AdvParams& a, const Plan& p) {
+void fill_index_strides(AdvParams& a, const Plan& p, const std::vector<uint32_t>& sites) {
+  for (size_t j = 0; j < sites.size(); ++j) a.sites[j] = sites[j];
   for (size_t d = 0; d < p.src.size(); ++d) a.src[d] = p.src[d];
   for (size_t j = 0; j < p.ix.size(); ++j)
     for (size_t d = 0; d < p.ix[j].size(); ++d) a.ix[j][d] = static_cast<uint32_t>(p.ix[j][d]);
@@ -85,6 +88,7 @@ struct Parsed {
   std::vector<int32_t> entries;  // value ids, -1 for Null
   std::vector<int32_t> tensors;  // the non-Null ones, in order
   bool mask = false;             // a single boolean mask index
+  std::vector<uint32_t> sites;   // IndexCheck site per index tensor (not for a mask)
 };
 
 Parsed parse_indices(const OpContext& oc, int32_t list_id, bool allow_mask) {
@@ -121,6 +125,11 @@ Parsed parse_indices(const OpContext& oc, int32_t list_id, bool allow_mask) {
   if (p.tensors.size() > kMaxIndexTensors)
     oc.fail(ErrorKind::Unsupported, std::to_string(p.tensors.size()) + " index tensors (at most " +
                                         std::to_string(kMaxIndexTensors) + " are supported)");
+  // index.Tensor and index_put accept [-size, size) and wrap negatives once, as PyTorch does.
+  if (!p.mask)
+    for (size_t k = 0; k < p.entries.size(); ++k)
+      if (p.entries[k] >= 0)
+        p.sites.push_back(g.index_check().add_site(mem::who(oc), static_cast<int64_t>(k), graph::IndexCheck::Negatives::WrapOnce));
   return p;
 }
 
@@ -130,6 +139,7 @@ std::vector<gpu::Binding> bindings(Graph& g, const gpu::Buffer& in, const gpu::B
   for (size_t j = 0; j < kMaxIndexTensors; ++j)
     b.push_back({static_cast<uint32_t>(2 + j), j < idx.size() ? &g.buffer(idx[j]) : &g.dummy_buffer()});
   b.push_back({6, &u});
+  b.push_back(g.index_check().binding());
   return b;
 }
 
@@ -169,7 +179,7 @@ void build_index(OpContext& oc) {
     AdvParams a;
     a.r = make_shape(p.r);
     a.s = make_shape(xd);
-    fill_index_strides(a, p);
+    fill_index_strides(a, p, ps.sites);
     u->write(g, a);
     set_groups(g, *s, groups_for(numel(p.r)));
   };
@@ -280,7 +290,7 @@ void build_index_put(OpContext& oc) {
       auto vs = broadcast_strides(vd, p.r);
       a.r = make_shape(p.r);
       a.v = make_shape(p.r, &vs);
-      fill_index_strides(a, p);
+      fill_index_strides(a, p, ps.sites);
       target = p.r;
     }
     u->write(g, a);

@@ -1,46 +1,54 @@
-// Gather-like indexing ops (embedding, index_select, gather) through
-// indexing_gather.wgsl. Index tensors are int32/int64 (one i32 word each); negative indices wrap
-// once; indices still out of range produce 0 (the GPU cannot raise; documented).
+// Gather-like indexing ops (embedding, index_select, gather) through indexing_gather.wgsl. Index
+// tensors are int32/int64 (one i32 word each), checked as PyTorch does ([0, size), no wrapping); a
+// bad one is reported through the graph's IndexCheck and the run raises Error(InvalidArgument)
+// naming the op and the index.
 #include <functional>
 #include <memory>
 
+#include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
 namespace {
 
+using graph::IndexCheck;
 using mem::fail_at;
 using mem::set_out;
 
-// WGSL: struct Params { o: Shape, s: Shape, dim, n_idx, inner, src_dim: u32 }
+// WGSL: struct Params { o: Shape, s: Shape, dim, n_idx, inner, src_dim, site, pad0, pad1, pad2: u32 }
 struct IndexParams {
   ShapeU o, s;
-  uint32_t dim = 0, n_idx = 0, inner = 1, src_dim = 1;
+  uint32_t dim = 0, n_idx = 0, inner = 1, src_dim = 1, site = 0, pad0 = 0, pad1 = 0, pad2 = 0;
 };
-static_assert(sizeof(IndexParams) == 176);
+static_assert(sizeof(IndexParams) == 192);
 
 enum IndexMode : uint32_t { kSelect = 0, kGather = 1 };
 
 struct IStep {
   size_t step = 0;
   std::shared_ptr<Uniform<IndexParams>> u;
+  uint32_t site = 0;  // IndexCheck site of the indices this step reads
 };
 
+// `dim`: the dimension the step's indices select in, for the out-of-range error.
 IStep add_index_step(OpContext& oc, IndexMode mode, const gpu::Buffer& src, const gpu::Buffer& idx,
-                     const gpu::Buffer& out, const char* variant) {
+                     const gpu::Buffer& out, const char* variant, int64_t dim = 0) {
   Graph& g = oc.g;
   if (&src == &out || &idx == &out)
     oc.fail(ErrorKind::Unsupported, "an input and the output share one memory object");
   IStep s;
   s.u = std::make_shared<Uniform<IndexParams>>();
   s.u->init(g, oc.call.name);
+  s.site = g.index_check().add_site(mem::who(oc), dim, IndexCheck::Negatives::Reject);
   const auto& p = g.ctx().pipeline("indexing_gather", "main", {{"MODE", static_cast<double>(mode)}});
-  oc.node.steps.push_back(g.make_step(p, {{0, &src}, {1, &idx}, {2, &out}, {3, s.u->buf}}, 0, variant));
+  oc.node.steps.push_back(
+      g.make_step(p, {{0, &src}, {1, &idx}, {2, &out}, {3, s.u->buf}, g.index_check().binding()}, 0, variant));
   s.step = oc.node.steps.size() - 1;
   return s;
 }
 
-void write_index(Graph& g, Step& step, const IStep& s, const IndexParams& p) {
+void write_index(Graph& g, Step& step, const IStep& s, IndexParams p) {
+  p.site = s.site;
   s.u->write(g, p);
   set_groups(g, step, groups_for(p.o.numel));
 }
@@ -62,13 +70,14 @@ int64_t prod(const std::vector<int64_t>& d, size_t a, size_t b) {
   return p;
 }
 
-// MODE 0 over (outer, n_idx, inner); `geom(out_dims&, outer&, src_dim&, inner&)` from live dims.
-void build_select_like(OpContext& oc, int32_t src, int32_t idx, const char* variant,
+// MODE 0 over (outer, n_idx, inner) selecting in `dim` of src; `geom(out_dims&, outer&, src_dim&,
+// inner&)` from live dims.
+void build_select_like(OpContext& oc, int32_t src, int32_t idx, int64_t dim, const char* variant,
                        std::function<void(std::vector<int64_t>&, int64_t&, int64_t&, int64_t&)> geom) {
   Graph& g = oc.g;
   int32_t out = oc.out();
   mem::require_same_words(oc, src, out, "the source");
-  IStep s = add_index_step(oc, kSelect, g.buffer(src), g.buffer(idx), g.buffer(out), variant);
+  IStep s = add_index_step(oc, kSelect, g.buffer(src), g.buffer(idx), g.buffer(out), variant, dim);
   graph::Node* node = &oc.node;
   std::string w = mem::who(oc);
   oc.node.resize = [&g, out, idx, s, node, w, geom] {
@@ -95,7 +104,7 @@ void build_embedding(OpContext& oc) {
   require_index(oc, ix, "indices");
   if (g.tensor(wt).rank() != 2)
     oc.fail(ErrorKind::InvalidArgument, "weight must be 2-D, got " + shape_str(g.tensor(wt).max_dims));
-  build_select_like(oc, wt, ix, "embedding", [&g, wt, ix](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
+  build_select_like(oc, wt, ix, 0, "embedding", [&g, wt, ix](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
     const auto& wd = g.tensor(wt).dims;
     od = g.tensor(ix).dims;
     od.push_back(wd[1]);
@@ -114,7 +123,7 @@ void build_index_select(OpContext& oc) {
   if (g.tensor(ix).rank() > 1)
     oc.fail(ErrorKind::InvalidArgument, "index must be 0-D or 1-D, got " + shape_str(g.tensor(ix).max_dims));
   int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r);
-  build_select_like(oc, x, ix, "index_select", [&g, x, ix, d](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
+  build_select_like(oc, x, ix, d, "index_select", [&g, x, ix, d](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
     const auto& xd = g.tensor(x).dims;
     od = xd;
     od[d] = g.tensor(ix).numel();
@@ -134,7 +143,7 @@ void build_gather(OpContext& oc) {
   if (g.tensor(ix).rank() != r && !(r == 0 && g.tensor(ix).rank() <= 1))
     oc.fail(ErrorKind::InvalidArgument, "index " + shape_str(g.tensor(ix).max_dims) + " and self " +
                                             shape_str(g.tensor(x).max_dims) + " must have the same number of dims");
-  IStep s = add_index_step(oc, kGather, g.buffer(x), g.buffer(ix), g.buffer(out), "gather");
+  IStep s = add_index_step(oc, kGather, g.buffer(x), g.buffer(ix), g.buffer(out), "gather", d);
   graph::Node* node = &oc.node;
   std::string w = mem::who(oc);
   oc.node.resize = [&g, x, ix, out, d, s, node, w] {

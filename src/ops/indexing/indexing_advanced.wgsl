@@ -2,14 +2,15 @@
 // R is the indexed result shape. Each self dim takes its coordinate either from an R coordinate
 // (P.src[d] >= 0) or from index tensor j = -(P.src[d] + 1), read at its broadcast position over R
 // (strides P.ix[j], 0 outside the broadcast block). Indices are i32 words; negatives wrap once; an
-// index still out of range writes nothing.
+// index still out of range is reported to the graph's index-error record (P.sites[j] names the op
+// and dim) and writes nothing; the run then raises.
 // MODE 0 index:     OUT[r] = IN[self offset of r]
 // MODE 1 put:       OUT[self offset of r] = IN[values offset of r]  (ACC: += atomically)
 // MODE 2 mask put:  over self elements c; where MASK (I0) at c[P.mask_lo..] is true,
 //                   OUT[c] = IN[values offset of c]  (ACC: +=); P.v strides are over self dims.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { r: Shape, s: Shape, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
-                mask_lo: u32, mask_rank: u32, pad0: u32, pad1: u32 };
+                mask_lo: u32, mask_rank: u32, pad0: u32, pad1: u32, sites: vec4<u32> };
 
 @group(0) @binding(0) var<storage, read> IN: array<u32>;
 @group(0) @binding(1) var<storage, read_write> OUT: array<atomic<u32>>;
@@ -22,7 +23,7 @@ struct Params { r: Shape, s: Shape, v: Shape, src: array<vec4<i32>, 2>, ix: arra
 override MODE: u32 = 0u;
 override ACC: u32 = 0u;    // 0 overwrite, 1 float add, 2 int add, 3 bool or
 override WG: u32 = 256u;
-const INVALID: u32 = 0xffffffffu;
+//!include index_error
 
 fn at(a: array<vec4<u32>, 2>, d: u32) -> u32 { return a[d / 4u][d % 4u]; }
 
@@ -35,7 +36,7 @@ fn read_index(j: u32, p: u32) -> u32 {
   }
 }
 
-// Self word offset of result coordinate `rc`, or INVALID for an out-of-range index.
+// Self word offset of result coordinate `rc`, or INDEX_INVALID for an out-of-range index.
 fn self_offset(rc: array<u32, 8>) -> u32 {
   var off = 0u;
   for (var d = 0u; d < P.s.rank; d = d + 1u) {
@@ -47,11 +48,8 @@ fn self_offset(rc: array<u32, 8>) -> u32 {
       let j = u32(-s - 1);
       var p = 0u;
       for (var k = 0u; k < P.r.rank; k = k + 1u) { p = p + rc[k] * at(P.ix[j], k); }
-      let n = i32(at(P.s.dims, d));
-      var v = bitcast<i32>(read_index(j, p));
-      if (v < 0) { v = v + n; }
-      if (v < 0 || v >= n) { return INVALID; }
-      c = u32(v);
+      c = checked_index(P.sites[j], read_index(j, p), at(P.s.dims, d), true);
+      if (c == INDEX_INVALID) { return INDEX_INVALID; }
     }
     off = off + c * at(P.s.strides, d);
   }
@@ -93,11 +91,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (MODE == 0u) {
     let off = self_offset(rc);
-    if (off == INVALID) { return; }
+    if (off == INDEX_INVALID) { return; }
     atomicStore(&OUT[i], IN[off]);
   } else if (MODE == 1u) {
     let off = self_offset(rc);
-    if (off == INVALID) { return; }
+    if (off == INDEX_INVALID) { return; }
     store(off, IN[voff]);
   } else {
     var m = 0u;

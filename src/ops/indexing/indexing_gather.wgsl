@@ -1,10 +1,10 @@
-// Index-driven gathers (indexing family). Indices are i32 words; negative ones wrap once (+size);
-// an index still out of range yields a 0 word (PyTorch raises; the GPU cannot, see docs/OPS.md).
+// Index-driven gathers (indexing family). Indices are i32 words, checked as PyTorch does:
+// embedding, index_select and gather accept [0, size). A bad index is reported to the graph's index-error record (P.site
+// names the op) and its output word is 0; the run then raises instead of returning the output.
 // MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
 // MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
-struct Params { o: Shape, s: Shape,
-                dim: u32, n_idx: u32, inner: u32, src_dim: u32 };
+struct Params { o: Shape, s: Shape, dim: u32, n_idx: u32, inner: u32, src_dim: u32, site: u32, pad0: u32, pad1: u32, pad2: u32 };
 
 @group(0) @binding(0) var<storage, read> SRC: array<u32>;
 @group(0) @binding(1) var<storage, read> IDX: array<u32>;
@@ -13,18 +13,10 @@ struct Params { o: Shape, s: Shape,
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
-const INVALID: u32 = 0xffffffffu;
+//!include index_error
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
 fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
-
-// Wrapped index in [0, n), or INVALID.
-fn wrap(w: u32, n: u32) -> u32 {
-  var v = bitcast<i32>(w);
-  if (v < 0) { v = v + i32(n); }
-  if (v < 0 || v >= i32(n)) { return INVALID; }
-  return u32(v);
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -36,12 +28,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = i / P.inner;
     let k = t % P.n_idx;
     let o = t / P.n_idx;
-    let v = wrap(IDX[k], P.src_dim);
-    if (v == INVALID) { OUT[i] = 0u; return; }
+    let v = checked_index(P.site, IDX[k], P.src_dim, false);
+    if (v == INDEX_INVALID) { OUT[i] = 0u; return; }
     OUT[i] = SRC[(o * P.src_dim + v) * P.inner + r];
   } else if (MODE == 1u) {
-    let v = wrap(IDX[i], P.src_dim);
-    if (v == INVALID) { OUT[i] = 0u; return; }
+    let v = checked_index(P.site, IDX[i], P.src_dim, false);
+    if (v == INDEX_INVALID) { OUT[i] = 0u; return; }
     var rem = i;
     var off = 0u;
     for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {

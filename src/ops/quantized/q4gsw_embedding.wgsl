@@ -1,14 +1,17 @@
 // et_vk.embedding_q4gsw: out[t, d] = dequant(weight[indices[t], d]); one invocation per output
 // element (flat index, 2D folding). LINEAR = 0: byte = (q[2j] + 8) << 4 | (q[2j+1] + 8);
 // LINEAR = 1 (is_linear_weight): byte = (q[2j+1] + 8) << 4 | (q[2j] + 8).
-// Indices outside [0, V) produce zeros (the GPU cannot raise; documented in docs/OPS.md).
-struct Params { n: u32, d: u32, v: u32, gs: u32, groups: u32, wrow: u32, pad0: u32, pad1: u32 };
+// Indices outside [0, V) (negatives included, as in PyTorch's embedding) are reported to the
+// graph's index-error record (site P.site) and the run raises; their outputs are 0.
+struct Params { n: u32, d: u32, v: u32, gs: u32, groups: u32, wrow: u32, site: u32, pad1: u32 };
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 @group(0) @binding(1) var<storage, read> SC: array<f32>;
 @group(0) @binding(2) var<storage, read> IDX: array<i32>;
 @group(0) @binding(3) var<storage, read_write> O: array<f32>;
 @group(0) @binding(4) var<uniform> P: Params;
+
+//!include index_error
 
 override LINEAR: u32 = 0u;
 override WG: u32 = 256u;
@@ -19,9 +22,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
   let d = i % P.d;
-  let row = IDX[i / P.d];
-  if (row < 0 || u32(row) >= P.v) { O[i] = 0.0; return; }
-  let r = u32(row);
+  let r = checked_index(P.site, bitcast<u32>(IDX[i / P.d]), P.v, false);
+  if (r == INDEX_INVALID) { O[i] = 0.0; return; }
   let byte = r * P.wrow + d / 2u;
   let b = (W[byte / 4u] >> ((byte % 4u) * 8u)) & 0xffu;
   let odd = (d & 1u) == 1u;

@@ -10,6 +10,7 @@
 // Packed bytes are uploaded as-is through Graph::raw_constant_buffer.
 #include <limits>
 
+#include "graph/index_check.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -101,7 +102,7 @@ void build_linear_q4gsw(OpContext& oc) {
 }
 
 struct EmbParams {
-  uint32_t n, d, v, gs, groups, wrow, pad0, pad1;
+  uint32_t n, d, v, gs, groups, wrow, site, pad1;
 };
 
 void build_embedding_q4gsw(OpContext& oc) {
@@ -134,12 +135,13 @@ void build_embedding_q4gsw(OpContext& oc) {
   auto u = std::make_shared<Uniform<EmbParams>>();
   u->init(g, oc.call.name);
   const auto& pipe = g.ctx().pipeline("q4gsw_embedding", "main", {{"LINEAR", linear ? 1.0 : 0.0}});
+  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+  const uint32_t site = g.index_check().add_site(name, 0, graph::IndexCheck::Negatives::Reject);
   oc.node.steps.push_back(g.make_step(pipe, {{0, &g.raw_constant_buffer(w)}, {1, &g.buffer(sc)}, {2, &g.buffer(idx)},
-                                             {3, &g.buffer(out)}, {4, u->buf}}, 0));
+                                             {3, &g.buffer(out)}, {4, u->buf}, g.index_check().binding()}, 0));
   Node* node = &oc.node;
   EmbParams base{0, static_cast<uint32_t>(D), static_cast<uint32_t>(V), static_cast<uint32_t>(std::max<int64_t>(gs, 1)),
-                 static_cast<uint32_t>(groups), static_cast<uint32_t>(tw.max_dims[1]), 0, 0};
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
+                 static_cast<uint32_t>(groups), static_cast<uint32_t>(tw.max_dims[1]), site, 0};
   oc.node.resize = [&g, node, u, idx, out, base, name] {
     std::vector<int64_t> od = g.tensor(idx).dims;
     od.push_back(base.d);

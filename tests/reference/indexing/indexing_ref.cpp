@@ -12,9 +12,17 @@ static int64_t nel(const std::vector<int64_t>& s) {
   return n;
 }
 
+// index.Tensor: [-n, n) with negatives wrapped once.
 static int64_t wrap(double v, int64_t n) {
   int64_t i = static_cast<int64_t>(v);
   if (i < 0) i += n;
+  if (i < 0 || i >= n) throw std::runtime_error("index out of range");
+  return i;
+}
+
+// embedding, index_select, gather: [0, n) only, negatives are errors.
+static int64_t in_range(double v, int64_t n) {
+  int64_t i = static_cast<int64_t>(v);
   if (i < 0 || i >= n) throw std::runtime_error("index out of range");
   return i;
 }
@@ -33,7 +41,7 @@ HostTensor embedding(const HostTensor& wh, const HostTensor& ih) {
   os.push_back(w.shape[1]);
   std::vector<double> v;
   for (double k : ix.v)
-    for (int64_t d = 0; d < w.shape[1]; ++d) v.push_back(w.at({wrap(k, w.shape[0]), d}));
+    for (int64_t d = 0; d < w.shape[1]; ++d) v.push_back(w.at({in_range(k, w.shape[0]), d}));
   return make(w.kind, os, v);
 }
 
@@ -45,7 +53,7 @@ HostTensor index_select(const HostTensor& xh, int64_t dim, const HostTensor& ih)
   std::vector<double> v(nel(os));
   for (int64_t i = 0; i < nel(os); ++i) {
     auto c = coords(i, os);
-    c[dim] = wrap(ix.v[c[dim]], x.shape[dim]);
+    c[dim] = in_range(ix.v[c[dim]], x.shape[dim]);
     v[i] = x.at(c);
   }
   return make(x.kind, os, v);
@@ -57,7 +65,7 @@ HostTensor gather(const HostTensor& xh, int64_t dim, const HostTensor& ih) {
   std::vector<double> v(ix.v.size());
   for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
     auto c = coords(i, ix.shape);
-    c[dim] = wrap(ix.v[i], x.shape[dim]);
+    c[dim] = in_range(ix.v[i], x.shape[dim]);
     v[i] = x.at(c);
   }
   return make(x.kind, ix.shape, v);

@@ -1,4 +1,5 @@
-// fp64 references for the indexing family, from PyTorch's semantics (negative indices wrap once).
+// fp64 references for the indexing family, from PyTorch's semantics: index.Tensor wraps negative
+// indices once; embedding, index_select and gather reject them (as PyTorch raises).
 #pragma once
 #include <vector>
 

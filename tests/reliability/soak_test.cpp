@@ -1,0 +1,101 @@
+// A long-lived process: 200 load / run / free cycles over ten mixed conformance fixtures. Every
+// freed model returns all its device buffers and bind groups; host RSS stays flat after the
+// first pass (pipelines are compiled once and cached); the last runs are as fast as the first.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "graph/conformance.h"
+#include "gpu/context.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+// ASan's quarantine keeps freed memory (up to 256 MiB) out of reuse, so RSS grows by design there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRssIsMeaningful = false;
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+
+int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size_pages = 0, resident_pages = 0;
+  statm >> size_pages >> resident_pages;
+  return resident_pages * sysconf(_SC_PAGESIZE);
+}
+
+// CPU time of the whole process (lavapipe's worker threads included), in ms: unlike wall time it
+// does not grow when other processes load the machine.
+double cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Ten fixtures across op families; 20 consecutive cycles visit each twice, so the first and
+// the last 20 cycles time the same work.
+const std::vector<std::string> kFixtures = {
+    "add_bcast",   "embedding",  "layer_norm",       "softmax_last",          "conv2d_grouped",
+    "matmul_bmm",  "sdpa_causal", "linear_q4gsw_mlp", "upsample_bilinear_ac_false", "cat_dims"};
+
+TEST(Soak, TwoHundredLoadRunFreeCyclesKeepMemoryFlatAndSpeedSteady) {
+  ETW_REQUIRE_GPU();
+  const std::string dir = conformance_dir();
+  for (const auto& name : kFixtures)
+    if (!std::filesystem::exists(dir + "/" + name + "/model.pte")) GTEST_SKIP() << "no fixture " << dir << "/" << name;
+  // One pass first: compiles and caches every pipeline the fixtures use.
+  for (const auto& name : kFixtures) ASSERT_EQ(run_conformance_case(dir, name).status, ConformanceResult::Status::Passed);
+
+  const auto objects_before = gpu::Context::live_objects();
+  const int cycles = 200, window = 20;
+  std::vector<double> wall_ms(cycles), cpu(cycles);
+  int64_t rss_after_first_window = 0;
+  for (int c = 0; c < cycles; ++c) {
+    const std::string& name = kFixtures[c % kFixtures.size()];
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_ms();
+    const ConformanceResult r = run_conformance_case(dir, name);
+    cpu[c] = cpu_ms() - c0;
+    wall_ms[c] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.status, ConformanceResult::Status::Passed) << "cycle " << c << " " << name << ": " << r.message;
+    const auto now = gpu::Context::live_objects();
+    ASSERT_EQ(now.buffers, objects_before.buffers) << "cycle " << c << " " << name << " leaked device buffers";
+    ASSERT_EQ(now.buffer_bytes, objects_before.buffer_bytes) << "cycle " << c << " " << name;
+    ASSERT_EQ(now.bind_groups, objects_before.bind_groups) << "cycle " << c << " " << name << " leaked bind groups";
+    if (c == window - 1) rss_after_first_window = rss_bytes();
+  }
+  const int64_t rss_growth = rss_bytes() - rss_after_first_window;
+  auto first = [&](const std::vector<double>& v) { return median({v.begin(), v.begin() + window}); };
+  auto last = [&](const std::vector<double>& v) { return median({v.end() - window, v.end()}); };
+  std::printf("soak: %d cycles; median cycle of the first / last %d: CPU %.2f / %.2f ms, wall %.2f / %.2f ms; "
+              "RSS growth %.1f MiB over the last %d cycles; %lld device buffers / %lld bind groups outside models\n",
+              cycles, window, first(cpu), last(cpu), first(wall_ms), last(wall_ms), rss_growth / 1048576.0,
+              cycles - window, static_cast<long long>(objects_before.buffers),
+              static_cast<long long>(objects_before.bind_groups));
+  // A leak of one fixture's file bytes (>= 20 KiB) per cycle would add >= 3.5 MiB; allocator noise is far below.
+  if (kRssIsMeaningful) EXPECT_LT(rss_growth, 8ll << 20);
+  // CPU time, generous for a loaded 2-core machine (shared caches); the slowdown this guards
+  // against was 5x.
+  EXPECT_LT(last(cpu), 2.0 * first(cpu) + 0.5);
+}
+
+}  // namespace
