@@ -3,9 +3,10 @@
 // order, every index element at c with c[dim] replaced by k whose value equals c[dim] contributes
 // src (or the scalar VALUE) at that index coordinate: scatter keeps the last one, scatter_add
 // adds them in index order (as PyTorch's CPU loop does). Coordinates outside the index's extent
-// (d != dim) get no contribution. Index words are i32; src is read with its own strides.
+// (d != dim) get no contribution. Index words are i32; src is read with its own strides. An index
+// outside [0, size) is reported to the graph's index-error record (the run raises).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
-struct Params { o: Shape, ix: Shape, src: Shape, dim: u32, value: u32, pad0: u32, pad1: u32 };
+struct Params { o: Shape, ix: Shape, src: Shape, dim: u32, value: u32, site: u32, pad1: u32 };
 
 @group(0) @binding(0) var<storage, read> SELF: array<u32>;
 @group(0) @binding(1) var<storage, read> IDX: array<i32>;
@@ -17,6 +18,7 @@ override ADD: u32 = 0u;     // 0: scatter (last write wins), 1: scatter_add
 override DT: u32 = 0u;      // scatter_add words: 0 f32, 1 i32, 2 bool (logical or)
 override USE_SRC: u32 = 1u; // 0: the scalar P.value (scatter.value)
 override WG: u32 = 256u;
+//!include index_error
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
 fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
@@ -57,8 +59,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let istep = stride_of(P.ix, P.dim);
     let sstep = stride_of(P.src, P.dim);
     for (var k = 0u; k < n; k = k + 1u) {
-      // index check: wired to the error buffer after merge
-      if (IDX[ioff + k * istep] == i32(goal)) {
+      let w = IDX[ioff + k * istep];
+      // Every reader of an out-of-range index reports it (the first report is kept).
+      if (w < 0 || u32(w) >= dim_of(P.o, P.dim)) { report_bad_index(P.site, w, dim_of(P.o, P.dim)); }
+      if (w == i32(goal)) {
         var v = P.value;
         if (USE_SRC == 1u) { v = SRC[soff + k * sstep]; }
         acc = combine(acc, v);

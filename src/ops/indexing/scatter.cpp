@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
@@ -17,7 +18,7 @@ using mem::set_out;
 
 struct Params {
   ShapeU o, ix, src;
-  uint32_t dim = 0, value = 0, pad0 = 0, pad1 = 0;
+  uint32_t dim = 0, value = 0, site = 0, pad1 = 0;
 };
 static_assert(sizeof(Params) == 256);
 
@@ -65,12 +66,15 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
   auto u = std::make_shared<Uniform<Params>>();
   u->init(g, oc.call.name);
   const gpu::Buffer& src_buf = use_src ? g.buffer(src) : g.dummy_buffer();
-  oc.node.steps.push_back(g.make_step(
-      pipe, {{0, &g.buffer(self)}, {1, &g.buffer(ix)}, {2, &src_buf}, {3, &g.buffer(out)}, {4, u->buf}}, 0,
-      add ? "scatter_add" : "scatter"));
+  // PyTorch's scatter rejects indices outside [0, size) (no wrapping).
+  uint32_t site = g.index_check().add_site(mem::who(oc), dim, graph::IndexCheck::Negatives::Reject);
+  oc.node.steps.push_back(g.make_step(pipe,
+                                      {{0, &g.buffer(self)}, {1, &g.buffer(ix)}, {2, &src_buf}, {3, &g.buffer(out)},
+                                       {4, u->buf}, g.index_check().binding()},
+                                      0, add ? "scatter_add" : "scatter"));
   Step* s = &oc.node.steps.back();
   std::string w = mem::who(oc);
-  oc.node.resize = [&g, self, ix, src, out, dim, use_src, value, u, s, w] {
+  oc.node.resize = [&g, self, ix, src, out, dim, use_src, value, u, s, w, site] {
     const auto& sd = g.tensor(self).dims;
     const auto& id = g.tensor(ix).dims;
     std::vector<int64_t> srcd = use_src ? g.tensor(src).dims : id;
@@ -98,6 +102,7 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
     }
     p.dim = static_cast<uint32_t>(dim);
     p.value = value;
+    p.site = site;
     u->write(g, p);
     set_groups(g, *s, groups_for(numel(sd)));
   };
