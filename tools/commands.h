@@ -11,3 +11,4 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int cmd_bench(const BenchArgs& a);
 int cmd_demo();
 int cmd_example_write(const std::string& dir);
+int cmd_ops(bool markdown);

@@ -9,7 +9,7 @@ namespace {
 bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64 || t == DType::Bool || t == DType::UInt8 || t == DType::Int8; }
 }
 
-CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, double atol, double rtol) {
+CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, double atol, double rtol, NanPolicy nan) {
   CompareResult r;
   char buf[512];
   if (got.shape != exp.shape) {
@@ -27,7 +27,7 @@ CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, doub
   double worst_ratio = -1;
   for (size_t i = 0; i < g.size(); ++i) {
     double err = std::fabs(g[i] - e[i]);
-    bool nan_ok = std::isnan(g[i]) && std::isnan(e[i]);
+    bool nan_ok = nan == NanPolicy::MatchExpectedNan && std::isnan(g[i]) && std::isnan(e[i]);
     double tol = int_cmp ? 0.0 : atol + rtol * std::fabs(e[i]);
     bool bad = nan_ok ? false : (std::isnan(g[i]) || std::isnan(e[i]) || err > tol);
     if (std::isinf(g[i]) && std::isinf(e[i]) && g[i] == e[i]) bad = false, err = 0;

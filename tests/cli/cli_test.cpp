@@ -73,7 +73,7 @@ TEST(Cli, BenchPrintsWallAndPerOpGpuTimesAndWritesAChromeTrace) {
 
 TEST(Cli, InspectDecodesEveryConformanceFixture) {
   auto dir = etwebgpu::testing::conformance_dir();
-  if (!std::filesystem::exists(dir + "/manifest.json")) GTEST_SKIP() << "no fixtures at " << dir;
+  ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/manifest.json"), dir);
   for (auto& name : conformance_case_names(dir)) {
     std::string out;
     EXPECT_EQ(run_cli("inspect " + dir + "/" + name + "/model.pte", &out), 0) << name << "\n" << out;
@@ -84,7 +84,7 @@ TEST(Cli, InspectDecodesEveryConformanceFixture) {
 
 TEST(Cli, InspectShowsWhereEachInstructionOfAPartlyDelegatedProgramRuns) {
   auto dir = etwebgpu::testing::conformance_dir();
-  if (!std::filesystem::exists(dir + "/sdpa_standard/model.pte")) GTEST_SKIP() << "no fixtures at " << dir;
+  ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/sdpa_standard/model.pte"), dir);
   std::string out;
   ASSERT_EQ(run_cli("inspect " + dir + "/sdpa_standard/model.pte", &out), 0) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::mul.Scalar_out -> aten.mul.Scalar"), std::string::npos) << out;

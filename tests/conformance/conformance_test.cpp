@@ -1,8 +1,15 @@
 // Every fixture in $ETWEBGPU_CONFORMANCE_DIR (default ../shared/conformance): load, run, compare
-// with the manifest's tolerances. Unsupported cases are skipped visibly, naming what is missing.
+// with the manifest's tolerances, and check the outcome against the case's expected status in
+// tests/conformance/expected_status.txt. A regression (an expected-passing case that fails or turns
+// unsupported) fails; so does an improvement, with a message saying which line to update, so the
+// file always states what the runtime does. Expected-unsupported cases are skipped visibly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 #include "graph/conformance.h"
 #include "support/op_harness.h"
@@ -11,25 +18,67 @@ using namespace etwebgpu;
 
 namespace {
 
+const char* kStatusFile = ETWEBGPU_SOURCE_DIR "/tests/conformance/expected_status.txt";
+
+// case name -> "passed" | "unsupported"; '#' starts a comment.
+std::map<std::string, std::string> ExpectedStatus() {
+  std::map<std::string, std::string> m;
+  std::ifstream f(kStatusFile);
+  std::string line;
+  while (std::getline(f, line)) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ls(line);
+    std::string name, status;
+    if (ls >> name >> status) m[name] = status;
+  }
+  return m;
+}
+
+bool HaveFixtures() { return std::filesystem::exists(etwebgpu::testing::conformance_dir() + "/manifest.json"); }
+
 std::vector<std::string> CaseNames() {
-  auto dir = etwebgpu::testing::conformance_dir();
-  if (!std::filesystem::exists(dir + "/manifest.json")) return {"NO_FIXTURES"};
-  return conformance_case_names(dir);
+  if (!HaveFixtures()) return {"NO_FIXTURES"};
+  return conformance_case_names(etwebgpu::testing::conformance_dir());
 }
 
 class Conformance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Conformance, MatchesGoldenWithinManifestTolerance) {
   auto dir = etwebgpu::testing::conformance_dir();
-  if (GetParam() == "NO_FIXTURES") GTEST_SKIP() << "no conformance fixtures at " << dir;
+  ETW_REQUIRE_FIXTURE(GetParam() != "NO_FIXTURES", dir);
   ETW_REQUIRE_GPU();
+  auto expected = ExpectedStatus();
+  auto it = expected.find(GetParam());
+  ASSERT_NE(it, expected.end()) << "case " << GetParam() << " has no line in " << kStatusFile
+                                << ": add '" << GetParam() << " passed' (or 'unsupported')";
+  ASSERT_TRUE(it->second == "passed" || it->second == "unsupported")
+      << kStatusFile << ": status of " << GetParam() << " must be passed or unsupported, got '" << it->second << "'";
   auto r = run_conformance_case(dir, GetParam());
-  if (r.status == ConformanceResult::Status::Unsupported) GTEST_SKIP() << "UNSUPPORTED: " << r.message;
-  EXPECT_EQ(r.status, ConformanceResult::Status::Passed) << r.message;
   RecordProperty("result", r.message);
+  if (it->second == "unsupported") {
+    ASSERT_NE(r.status, ConformanceResult::Status::Passed)
+        << GetParam() << " now passes (" << r.message << "): change its line in " << kStatusFile << " to 'passed'";
+    ASSERT_EQ(r.status, ConformanceResult::Status::Unsupported) << "expected unsupported, but it runs and fails: " << r.message;
+    GTEST_SKIP() << "expected unsupported (" << kStatusFile << "): " << r.message;
+  }
+  EXPECT_EQ(r.status, ConformanceResult::Status::Passed)
+      << (r.status == ConformanceResult::Status::Unsupported ? "REGRESSION: expected to pass, now unsupported: "
+                                                             : "")
+      << r.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Conformance, ::testing::ValuesIn(CaseNames()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+TEST(ConformanceStatus, EveryListedCaseExistsInTheFixtures) {
+  auto dir = etwebgpu::testing::conformance_dir();
+  ETW_REQUIRE_FIXTURE(HaveFixtures(), dir);
+  auto names = conformance_case_names(dir);
+  auto expected = ExpectedStatus();
+  ASSERT_FALSE(expected.empty()) << kStatusFile << " is missing or empty";
+  for (auto& [name, status] : expected)
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end())
+        << kStatusFile << " lists '" << name << "', which is not a case in " << dir << ": remove the line";
+}
 
 }  // namespace

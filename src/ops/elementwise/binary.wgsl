@@ -32,6 +32,11 @@ fn operand_offset(i: u32, s: Shape) -> u32 {
   return off;
 }
 
+// NaN tests on the bits: compilers may fold `x != x` to false (WGSL lets them assume no NaNs).
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+// Truth value of a float operand of a logical op: nonzero, NaN included (PyTorch).
+fn truthy(x: f32) -> bool { return x != 0.0 || is_nan(x); }
+
 fn f_op(x: f32, y: f32) -> f32 {
   switch OP {
     case 0u: { return x + P.alpha * y; }
@@ -41,16 +46,17 @@ fn f_op(x: f32, y: f32) -> f32 {
     case 4u: { return trunc(x / y); }
     case 5u: { return floor(x / y); }
     case 6u: {
-      // pow with PyTorch's handling of negative bases with integral exponents.
+      // pow with PyTorch's handling of negative bases with integral exponents; x^0 is 1 for
+      // every x (NaN and -inf included), so that test comes first.
+      if (y == 0.0) { return 1.0; }
       if (x < 0.0 && y == round(y)) {
         let r = pow(-x, y);
         return select(r, -r, (i32(y) & 1) == 1);
       }
-      if (y == 0.0) { return 1.0; }
       return pow(x, y);
     }
-    case 7u: { if (x != x || y != y) { return x + y; } return min(x, y); }
-    case 8u: { if (x != x || y != y) { return x + y; } return max(x, y); }
+    case 7u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return min(x, y); }
+    case 8u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return max(x, y); }
     default: { return 0.0; }
   }
 }
@@ -80,15 +86,15 @@ fn i_op(x: i32, y: i32) -> i32 {
 
 fn cmp_f(x: f32, y: f32) -> bool {
   switch OP {
-    case 10u: { return x == y; }
-    case 11u: { return x != y; }
+    case 10u: { return x == y && !is_nan(x); }
+    case 11u: { return x != y || is_nan(x) || is_nan(y); }
     case 12u: { return x < y; }
     case 13u: { return x <= y; }
     case 14u: { return x > y; }
     case 15u: { return x >= y; }
-    case 16u: { return (x != 0.0) != (y != 0.0); }
-    case 20u: { return x != 0.0 && y != 0.0; }
-    case 21u: { return x != 0.0 || y != 0.0; }
+    case 16u: { return truthy(x) != truthy(y); }
+    case 20u: { return truthy(x) && truthy(y); }
+    case 21u: { return truthy(x) || truthy(y); }
     default: { return false; }
   }
 }
