@@ -7,9 +7,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 
 #include "graph/conformance.h"
 #include "support/op_harness.h"
@@ -18,21 +15,8 @@ using namespace etwebgpu;
 
 namespace {
 
-const char* kStatusFile = ETWEBGPU_SOURCE_DIR "/tests/conformance/expected_status.txt";
-
-// case name -> "passed" | "unsupported"; '#' starts a comment.
-std::map<std::string, std::string> ExpectedStatus() {
-  std::map<std::string, std::string> m;
-  std::ifstream f(kStatusFile);
-  std::string line;
-  while (std::getline(f, line)) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream ls(line);
-    std::string name, status;
-    if (ls >> name >> status) m[name] = status;
-  }
-  return m;
-}
+using etwebgpu::testing::expected_conformance_status;
+const char* const kStatusFile = etwebgpu::testing::kExpectedStatusFile;
 
 bool HaveFixtures() { return std::filesystem::exists(etwebgpu::testing::conformance_dir() + "/manifest.json"); }
 
@@ -47,7 +31,7 @@ TEST_P(Conformance, MatchesGoldenWithinManifestTolerance) {
   auto dir = etwebgpu::testing::conformance_dir();
   ETW_REQUIRE_FIXTURE(GetParam() != "NO_FIXTURES", dir);
   ETW_REQUIRE_GPU();
-  auto expected = ExpectedStatus();
+  auto expected = expected_conformance_status();
   auto it = expected.find(GetParam());
   ASSERT_NE(it, expected.end()) << "case " << GetParam() << " has no line in " << kStatusFile
                                 << ": add '" << GetParam() << " passed' (or 'unsupported')";
@@ -74,7 +58,7 @@ TEST(ConformanceStatus, EveryListedCaseExistsInTheFixtures) {
   auto dir = etwebgpu::testing::conformance_dir();
   ETW_REQUIRE_FIXTURE(HaveFixtures(), dir);
   auto names = conformance_case_names(dir);
-  auto expected = ExpectedStatus();
+  auto expected = expected_conformance_status();
   ASSERT_FALSE(expected.empty()) << kStatusFile << " is missing or empty";
   for (auto& [name, status] : expected)
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end())

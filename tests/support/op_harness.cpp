@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "format/ir.h"
 #include "gpu/context.h"
@@ -127,6 +128,20 @@ bool gpu_available(std::string* why) {
   }
   if (why) *why = reason;
   return state == 1;
+}
+
+const char* const kExpectedStatusFile = ETWEBGPU_SOURCE_DIR "/tests/conformance/expected_status.txt";
+
+std::map<std::string, std::string> expected_conformance_status() {
+  std::map<std::string, std::string> m;
+  std::ifstream f(kExpectedStatusFile);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ls(line.substr(0, line.find('#')));
+    std::string name, status;
+    if (ls >> name >> status) m[name] = status;
+  }
+  return m;
 }
 
 std::string conformance_dir() {

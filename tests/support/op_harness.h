@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,10 @@ bool env_flag(const char* name);
       GTEST_SKIP() << "conformance fixtures not present: " << (where);                       \
     }                                                                                        \
   } while (0)
+
+// tests/conformance/expected_status.txt: case name -> "passed" | "unsupported".
+extern const char* const kExpectedStatusFile;
+std::map<std::string, std::string> expected_conformance_status();
 
 // $ETWEBGPU_CONFORMANCE_DIR, defaulting to <source>/../shared/conformance.
 std::string conformance_dir();
