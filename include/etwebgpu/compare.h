@@ -1,7 +1,7 @@
 // Tolerance comparison used by `etwebgpu run --expect`, the conformance runner and the tests:
 // an element fails iff |got - exp| > atol + rtol * |exp| (in float64); a NaN in got always fails
 // (the conformance fixtures' rule) unless the caller opts in to NaN matching a NaN expected value;
-// equal infinities match; integer and bool tensors must match exactly; shape or dtype mismatch fails.
+// an infinity matches only the same infinity; integer and bool tensors must match exactly; shape or dtype mismatch fails.
 #pragma once
 #include <string>
 

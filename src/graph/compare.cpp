@@ -30,7 +30,11 @@ CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, doub
     bool nan_ok = nan == NanPolicy::MatchExpectedNan && std::isnan(g[i]) && std::isnan(e[i]);
     double tol = int_cmp ? 0.0 : atol + rtol * std::fabs(e[i]);
     bool bad = nan_ok ? false : (std::isnan(g[i]) || std::isnan(e[i]) || err > tol);
-    if (std::isinf(g[i]) && std::isinf(e[i]) && g[i] == e[i]) bad = false, err = 0;
+    // An infinity on either side matches only the same infinity (atol + rtol * inf would accept anything).
+    if (!std::isnan(g[i]) && !std::isnan(e[i]) && (std::isinf(g[i]) || std::isinf(e[i]))) {
+      bad = g[i] != e[i];
+      err = bad ? INFINITY : 0;
+    }
     if (!std::isnan(err) && err > r.max_abs_err) r.max_abs_err = err;
     double ratio = bad ? (std::isnan(err) ? INFINITY : err / (tol > 0 ? tol : 1e-300)) : (tol > 0 ? err / tol : 0);
     if (bad) ++r.mismatches;

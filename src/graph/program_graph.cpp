@@ -142,8 +142,10 @@ std::vector<std::string> kernel_call_names(const std::string& op_name) {
   auto d2 = d1 == std::string::npos ? std::string::npos : op_name.find('.', d1 + 1);
   if (d2 == std::string::npos || op_name.compare(0, d1, "et_vk") == 0) return names;
   std::string ov = op_name.substr(d2 + 1);
-  names.push_back(op_name.substr(0, d1) + "::" + op_name.substr(d1 + 1, d2 - d1 - 1) + "." +
-                  (ov == "default" ? "out" : ov + "_out"));
+  std::string generic = op_name.substr(0, d1) + "::" + op_name.substr(d1 + 1, d2 - d1 - 1) + "." +
+                        (ov == "default" ? "out" : ov + "_out");
+  // A special mapping may claim the generic spelling for another op (aten::all.out -> all.dim).
+  if (!special_mappings().count(generic)) names.push_back(generic);
   return names;
 }
 
