@@ -36,7 +36,8 @@ CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, doub
       err = bad ? INFINITY : 0;
     }
     if (!std::isnan(err) && err > r.max_abs_err) r.max_abs_err = err;
-    double ratio = bad ? (std::isnan(err) ? INFINITY : err / (tol > 0 ? tol : 1e-300)) : (tol > 0 ? err / tol : 0);
+    double ratio = bad ? (std::isnan(err) || std::isinf(err) ? INFINITY : err / (tol > 0 ? tol : 1e-300))
+                       : (tol > 0 && std::isfinite(tol) ? err / tol : 0);
     if (bad) ++r.mismatches;
     if (ratio > worst_ratio) {
       worst_ratio = ratio;

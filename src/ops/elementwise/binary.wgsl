@@ -49,6 +49,11 @@ fn f_op(x: f32, y: f32) -> f32 {
       // pow with PyTorch's handling of negative bases with integral exponents; x^0 is 1 for
       // every x (NaN and -inf included), so that test comes first.
       if (y == 0.0) { return 1.0; }
+      // 0^negative is +inf (-inf for -0 to an odd power); pow() here would give 0.
+      if (x == 0.0 && y < 0.0) {
+        let odd_neg_zero = (bitcast<u32>(x) & 0x80000000u) != 0u && y == round(y) && (i32(y) & 1) == 1;
+        return bitcast<f32>(select(0x7f800000u, 0xff800000u, odd_neg_zero));
+      }
       if (x < 0.0 && y == round(y)) {
         let r = pow(-x, y);
         return select(r, -r, (i32(y) & 1) == 1);
