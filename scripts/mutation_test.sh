@@ -78,7 +78,7 @@ done
 echo "== restoring the build"
 build_tests /tmp/etw-mutation-build.log || { cat /tmp/etw-mutation-build.log; exit 2; }
 echo "mutants: $killed killed of $run ($invalid invalid, ${#equivalent[@]} equivalent not run) in $(( $(date +%s) - t0 )) s"
-for e in "${equivalent[@]}"; do echo "  equivalent: $e"; done
+for e in "${equivalent[@]}"; do echo "  $e"; done
 if [ ${#survivors[@]} -gt 0 ]; then
   echo "survivors:"
   for s in "${survivors[@]}"; do echo "  $s"; done

@@ -48,9 +48,9 @@ std::string make_fixtures(const std::string& name, const std::string& source, co
 TEST(NoSilentSkips, GpuTestFailsWithoutAnAdapterOnlyWhenRequired) {
   std::string out;
   const char* no_driver = "VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json";
-  EXPECT_NE(run_self(std::string(no_driver) + " ETWEBGPU_REQUIRE_GPU=1", "OpBinary.Int32AddSubMulAreExact", &out), 0) << out;
+  EXPECT_NE(run_self(std::string(no_driver) + " ETWEBGPU_REQUIRE_GPU=1", "GpuContext.AdapterIsVulkanWithLimitsAndFeaturesRead", &out), 0) << out;
   EXPECT_TRUE(has(out, "no WebGPU device and ETWEBGPU_REQUIRE_GPU=1")) << out;
-  EXPECT_EQ(run_self(std::string(no_driver) + " ETWEBGPU_REQUIRE_GPU=0", "OpBinary.Int32AddSubMulAreExact", &out), 0) << out;
+  EXPECT_EQ(run_self(std::string(no_driver) + " ETWEBGPU_REQUIRE_GPU=0", "GpuContext.AdapterIsVulkanWithLimitsAndFeaturesRead", &out), 0) << out;
   EXPECT_TRUE(has(out, "[  SKIPPED ]")) << out;
 }
 
