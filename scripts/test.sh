@@ -5,18 +5,37 @@
 # a short deterministic fuzz run of each target.
 # Last, the WebAssembly build and its browser tests in headless Chromium (scripts/web_build.sh,
 # tests/web/run_web_tests.mjs).
+# Nothing passes by skipping: GPU tests fail without an adapter, fixture tests fail without the
+# fixtures, conformance cases must match tests/conformance/expected_status.txt (native and browser).
+# After the tests: every registered operator and kernel route must have run in an op test
+# (scripts/coverage_check.sh), docs/OPS.md's operator table must match the registry, and a sample
+# of mutants (scripts/mutation_test.sh) must be killed.
 # ETWEBGPU_SKIP_SANITIZE=1 / ETWEBGPU_SKIP_TSAN=1 / ETWEBGPU_SKIP_FUZZ=1 / ETWEBGPU_SKIP_PYTHON=1 /
-# ETWEBGPU_SKIP_WEB=1 skip the later stages (local iteration only).
+# ETWEBGPU_SKIP_WEB=1 / ETWEBGPU_SKIP_MUTATION=1 skip those stages (local iteration only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+export ETWEBGPU_REQUIRE_GPU=1 ETWEBGPU_REQUIRE_FIXTURES=1
+fixtures=${ETWEBGPU_CONFORMANCE_DIR:-../shared/conformance}
+if [ ! -f "$fixtures/manifest.json" ]; then
+  echo "conformance fixtures missing at $fixtures (clone ../shared beside the repo or set ETWEBGPU_CONFORMANCE_DIR)"
+  exit 1
+fi
 
 echo "== build + tests"
 bash scripts/build.sh build
-(cd build && ctest -j"$jobs" --output-on-failure --timeout 900)
+coverage_log=$(mktemp -d)
+(cd build && ETWEBGPU_COVERAGE_DIR=$coverage_log ctest -j"$jobs" --output-on-failure --timeout 900)
+bash scripts/coverage_check.sh "$coverage_log" build
+rm -rf "$coverage_log"
+bash scripts/ops_table.sh build --check
 ./build/etwebgpu conformance
+if [ "${ETWEBGPU_SKIP_MUTATION:-0}" != 1 ]; then
+  echo "== mutation sample"
+  bash scripts/mutation_test.sh --build build --sample "${ETWEBGPU_MUTATION_SAMPLE:-4}"
+fi
 
 if [ "${ETWEBGPU_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== Python package (over build/'s library) + tests"
@@ -52,6 +71,6 @@ if [ "${ETWEBGPU_SKIP_WEB:-0}" != 1 ]; then
   echo "== web build + browser tests"
   bash scripts/setup.sh --web
   bash scripts/web_build.sh build-web
-  node tests/web/run_web_tests.mjs --build build-web
+  node tests/web/run_web_tests.mjs --build build-web --require-fixtures
 fi
 echo "== all tests passed"

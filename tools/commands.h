@@ -21,3 +21,4 @@ struct GenerateArgs {
 };
 CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a);
 int cmd_generate(GenerateArgs a);
+int cmd_ops(bool markdown);

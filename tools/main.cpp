@@ -1,4 +1,4 @@
-// etwebgpu command-line tool: info, inspect, run, demo, example, bench.
+// etwebgpu command-line tool: info, inspect, run, demo, example, bench, conformance, ops.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
   auto* conf = app.add_subcommand("conformance", "run the conformance fixtures and print passed/failed/unsupported");
   conf->add_option("dir", dir, "fixture folder (default $ETWEBGPU_CONFORMANCE_DIR or ../shared/conformance)");
   conf->add_option("--filter", conf_filter, "only cases whose name contains this");
+  bool ops_markdown = false;
+  auto* ops = app.add_subcommand("ops", "list every supported operator: VkGraph name, then its KernelCall name(s)");
+  ops->add_flag("--markdown", ops_markdown, "print docs/OPS.md's generated operator table");
   BenchArgs bench_args;
   auto* bench = add_bench_command(app, bench_args);
   GenerateArgs gen_args;
@@ -226,6 +229,7 @@ int main(int argc, char** argv) {
     if (*bench) return cmd_bench(bench_args);
     if (*gen) return cmd_generate(gen_args);
     if (*conf) return cmd_conformance(dir, conf_filter);
+    if (*ops) return cmd_ops(ops_markdown);
   } catch (const Error& e) {
     std::fprintf(stderr, "etwebgpu: %s\n", e.what());
     return 2;

@@ -1,6 +1,7 @@
 // Tolerance comparison used by `etwebgpu run --expect`, the conformance runner and the tests:
-// an element fails iff |got - exp| > atol + rtol * |exp| (in float64); NaN in got fails unless
-// exp is NaN too; integer and bool tensors must match exactly; shape or dtype mismatch fails.
+// an element fails iff |got - exp| > atol + rtol * |exp| (in float64); a NaN in got always fails
+// (the conformance fixtures' rule) unless the caller opts in to NaN matching a NaN expected value;
+// an infinity matches only the same infinity; integer and bool tensors must match exactly; shape or dtype mismatch fails.
 #pragma once
 #include <string>
 
@@ -17,6 +18,12 @@ struct CompareResult {
   std::string message;          // one line, e.g. "ok: max |err| 3.1e-07" or what failed
 };
 
-CompareResult compare_tensors(const HostTensor& got, const HostTensor& expected, double atol, double rtol);
+enum class NanPolicy {
+  Strict,           // a NaN in got fails, whatever is expected
+  MatchExpectedNan  // a NaN in got passes exactly where expected is NaN (op tests of NaN semantics)
+};
+
+CompareResult compare_tensors(const HostTensor& got, const HostTensor& expected, double atol, double rtol,
+                              NanPolicy nan = NanPolicy::Strict);
 
 }  // namespace etwebgpu

@@ -9,7 +9,7 @@ namespace {
 bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64 || t == DType::Bool || t == DType::UInt8 || t == DType::Int8; }
 }
 
-CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, double atol, double rtol) {
+CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, double atol, double rtol, NanPolicy nan) {
   CompareResult r;
   char buf[512];
   if (got.shape != exp.shape) {
@@ -27,12 +27,17 @@ CompareResult compare_tensors(const HostTensor& got, const HostTensor& exp, doub
   double worst_ratio = -1;
   for (size_t i = 0; i < g.size(); ++i) {
     double err = std::fabs(g[i] - e[i]);
-    bool nan_ok = std::isnan(g[i]) && std::isnan(e[i]);
+    bool nan_ok = nan == NanPolicy::MatchExpectedNan && std::isnan(g[i]) && std::isnan(e[i]);
     double tol = int_cmp ? 0.0 : atol + rtol * std::fabs(e[i]);
     bool bad = nan_ok ? false : (std::isnan(g[i]) || std::isnan(e[i]) || err > tol);
-    if (std::isinf(g[i]) && std::isinf(e[i]) && g[i] == e[i]) bad = false, err = 0;
+    // An infinity on either side matches only the same infinity (atol + rtol * inf would accept anything).
+    if (!std::isnan(g[i]) && !std::isnan(e[i]) && (std::isinf(g[i]) || std::isinf(e[i]))) {
+      bad = g[i] != e[i];
+      err = bad ? INFINITY : 0;
+    }
     if (!std::isnan(err) && err > r.max_abs_err) r.max_abs_err = err;
-    double ratio = bad ? (std::isnan(err) ? INFINITY : err / (tol > 0 ? tol : 1e-300)) : (tol > 0 ? err / tol : 0);
+    double ratio = bad ? (std::isnan(err) || std::isinf(err) ? INFINITY : err / (tol > 0 ? tol : 1e-300))
+                       : (tol > 0 && std::isfinite(tol) ? err / tol : 0);
     if (bad) ++r.mismatches;
     if (ratio > worst_ratio) {
       worst_ratio = ratio;

@@ -29,6 +29,11 @@ std::vector<std::string> OpRegistry::names() const {
   return v;
 }
 
+std::string OpRegistry::where(const std::string& name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? "" : it->second.where;
+}
+
 std::vector<std::string> OpRegistry::missing(const format::VkGraphIR& ir) const {
   std::set<std::string> m;
   for (auto& c : ir.chain)

@@ -20,6 +20,8 @@ class OpRegistry {
   const OpBuilder* find(const std::string& name) const;
   bool has(const std::string& name) const { return find(name) != nullptr; }
   std::vector<std::string> names() const;
+  // The source file that registered `name` ("" when unknown).
+  std::string where(const std::string& name) const;
   // Every op name of `ir` the registry lacks, sorted and unique.
   std::vector<std::string> missing(const format::VkGraphIR& ir) const;
 

@@ -211,6 +211,22 @@ bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::st
   return true;
 }
 
+std::vector<std::string> kernel_call_names(const std::string& op_name) {
+  std::vector<std::string> names;
+  for (const auto& [key, m] : special_mappings())
+    if (op_name == m.op) names.push_back(key);
+  if (!names.empty()) return names;
+  auto d1 = op_name.find('.');
+  auto d2 = d1 == std::string::npos ? std::string::npos : op_name.find('.', d1 + 1);
+  if (d2 == std::string::npos || op_name.compare(0, d1, "et_vk") == 0) return names;
+  std::string ov = op_name.substr(d2 + 1);
+  std::string generic = op_name.substr(0, d1) + "::" + op_name.substr(d1 + 1, d2 - d1 - 1) + "." +
+                        (ov == "default" ? "out" : ov + "_out");
+  // A special mapping may claim the generic spelling for another op (aten::all.out -> all.dim).
+  if (!special_mappings().count(generic)) names.push_back(generic);
+  return names;
+}
+
 MergedProgram merge_program(const format::Program& program, const format::ExecutionPlan& plan) {
   MergedProgram mp;
   auto& ir = mp.ir;

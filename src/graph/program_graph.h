@@ -25,6 +25,11 @@ int kernel_call_outputs(const std::string& key);
 bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
                      format::VkGraphIR& ir);
 
+// The out-variant kernel names map_kernel_call maps onto the op-library name `op_name`: the
+// special mappings that target it, else the generic "ns::name.out" / "ns::name.X_out" form. Ops
+// without an out variant (et_vk.*, names without a namespace such as sym_size.int) have none.
+std::vector<std::string> kernel_call_names(const std::string& op_name);
+
 // Decodes every delegate, checks every operator against the registry and merges; all problems
 // found are listed in `unsupported` (nothing is built).
 MergedProgram merge_program(const format::Program& program, const format::ExecutionPlan& plan);

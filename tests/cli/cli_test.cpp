@@ -12,6 +12,7 @@ using namespace etwebgpu;
 namespace {
 
 using etwebgpu::testing::run_cli;
+using etwebgpu::testing::expected_conformance_status;
 
 std::string tmpdir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("etwebgpu_cli_" + name + "_" + std::to_string(getpid()));
@@ -73,18 +74,21 @@ TEST(Cli, BenchPrintsWallAndPerOpGpuTimesAndWritesAChromeTrace) {
 
 TEST(Cli, InspectDecodesEveryConformanceFixture) {
   auto dir = etwebgpu::testing::conformance_dir();
-  if (!std::filesystem::exists(dir + "/manifest.json")) GTEST_SKIP() << "no fixtures at " << dir;
+  ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/manifest.json"), dir);
+  auto expected = expected_conformance_status();
   for (auto& name : conformance_case_names(dir)) {
     std::string out;
     EXPECT_EQ(run_cli("inspect " + dir + "/" + name + "/model.pte", &out), 0) << name << "\n" << out;
-    EXPECT_NE(out.find("all operators supported"), std::string::npos) << name << "\n" << out;
+    // Cases expected unsupported (tests/conformance/expected_status.txt) must say what is missing.
+    const char* want = expected[name] == "unsupported" ? "NOT SUPPORTED" : "all operators supported";
+    EXPECT_NE(out.find(want), std::string::npos) << name << "\n" << out;
     EXPECT_NE(out.find("delegate"), std::string::npos) << name;
   }
 }
 
 TEST(Cli, InspectShowsWhereEachInstructionOfAPartlyDelegatedProgramRuns) {
   auto dir = etwebgpu::testing::conformance_dir();
-  if (!std::filesystem::exists(dir + "/sdpa_standard/model.pte")) GTEST_SKIP() << "no fixtures at " << dir;
+  ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/sdpa_standard/model.pte"), dir);
   std::string out;
   ASSERT_EQ(run_cli("inspect " + dir + "/sdpa_standard/model.pte", &out), 0) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::mul.Scalar_out -> aten.mul.Scalar"), std::string::npos) << out;

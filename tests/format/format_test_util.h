@@ -38,11 +38,17 @@ inline std::shared_ptr<const Bytes> load_case(const std::string& name) {
   return read_bytes(conformance_dir() / name / "model.pte");
 }
 
+// Skips without fixtures; fails instead when $ETWEBGPU_REQUIRE_FIXTURES=1 (CI).
 #define ETWEBGPU_REQUIRE_CONFORMANCE()                                                                  \
   do {                                                                                                  \
-    if (::etwebgpu::format::fixtures::conformance_cases().empty())                                       \
+    if (::etwebgpu::format::fixtures::conformance_cases().empty()) {                                     \
+      const char* req_ = std::getenv("ETWEBGPU_REQUIRE_FIXTURES");                                        \
+      if (req_ && std::string(req_) == "1")                                                              \
+        FAIL() << "conformance fixtures not found in " << ::etwebgpu::format::fixtures::conformance_dir() \
+               << " and ETWEBGPU_REQUIRE_FIXTURES=1";                                                     \
       GTEST_SKIP() << "conformance fixtures not found in " << ::etwebgpu::format::fixtures::conformance_dir() \
                    << " (set ETWEBGPU_CONFORMANCE_DIR)";                                                \
+    }                                                                                                   \
   } while (0)
 
 }  // namespace etwebgpu::format::fixtures

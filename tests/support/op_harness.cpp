@@ -1,13 +1,18 @@
 #include "support/op_harness.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
+#include "format/ir.h"
 #include "gpu/context.h"
+#include "graph/program_graph.h"
 
 namespace etwebgpu::testing {
 
@@ -50,11 +55,43 @@ Id OpGraph::output(DType t, std::vector<int64_t> dims) {
 }
 
 std::vector<HostTensor> OpGraph::run(const LoadOptions& opts) {
-  model_ = Model::load_bytes(gb.serialize(), opts);
-  return model_->run(inputs);
+  auto bytes = gb.serialize();
+  if (coverage_logging()) op_names_ = program_op_names(bytes);
+  model_ = Model::load_bytes(std::move(bytes), opts);
+  return run_logged(inputs);
 }
 
-std::vector<HostTensor> OpGraph::rerun(const std::vector<HostTensor>& in) { return model_->run(in); }
+std::vector<HostTensor> OpGraph::rerun(const std::vector<HostTensor>& in) { return run_logged(in); }
+
+std::vector<HostTensor> OpGraph::run_logged(const std::vector<HostTensor>& in) {
+  if (!coverage_logging()) return model_->run(in);
+  Profile p;
+  auto out = model_->run(in, &p);
+  log_coverage(op_names_, p);
+  return out;
+}
+
+bool coverage_logging() {
+  const char* d = std::getenv("ETWEBGPU_COVERAGE_DIR");
+  return d && *d;
+}
+
+std::vector<std::string> program_op_names(const std::vector<uint8_t>& pte) {
+  auto program = format::read_program(std::make_shared<const format::Bytes>(pte));
+  auto merged = graph::merge_program(program, program.plan("forward"));
+  std::vector<std::string> names;
+  for (const auto& c : merged.ir.chain) names.push_back(c.name);
+  return names;
+}
+
+void log_coverage(const std::vector<std::string>& op_names, const Profile& profile) {
+  if (!coverage_logging()) return;
+  std::string path = std::string(std::getenv("ETWEBGPU_COVERAGE_DIR")) + "/ops-" + std::to_string(getpid()) + ".log";
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw std::runtime_error("cannot append to coverage log " + path);
+  for (const auto& n : op_names) f << "op " << n << "\n";
+  for (const auto& d : profile.dispatches) f << "route " << d.op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
+}
 
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values) {
   return HostTensor::from<double>(DType::Float64, std::move(shape), values);
@@ -64,6 +101,17 @@ HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values) {
   auto r = compare_tensors(got, ref, atol, rtol);
   if (r.ok) return ::testing::AssertionSuccess() << r.message;
   return ::testing::AssertionFailure() << r.message;
+}
+
+::testing::AssertionResult CloseNan(const HostTensor& got, const HostTensor& ref, double atol, double rtol) {
+  auto r = compare_tensors(got, ref, atol, rtol, NanPolicy::MatchExpectedNan);
+  if (r.ok) return ::testing::AssertionSuccess() << r.message;
+  return ::testing::AssertionFailure() << r.message;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
 }
 
 bool gpu_available(std::string* why) {
@@ -80,6 +128,20 @@ bool gpu_available(std::string* why) {
   }
   if (why) *why = reason;
   return state == 1;
+}
+
+const char* const kExpectedStatusFile = ETWEBGPU_SOURCE_DIR "/tests/conformance/expected_status.txt";
+
+std::map<std::string, std::string> expected_conformance_status() {
+  std::map<std::string, std::string> m;
+  std::ifstream f(kExpectedStatusFile);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ls(line.substr(0, line.find('#')));
+    std::string name, status;
+    if (ls >> name >> status) m[name] = status;
+  }
+  return m;
 }
 
 std::string conformance_dir() {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,15 +40,29 @@ class OpGraph {
   std::vector<HostTensor> inputs;
 
  private:
+  std::vector<HostTensor> run_logged(const std::vector<HostTensor>& in);
   std::unique_ptr<Model> model_;
+  std::vector<std::string> op_names_;  // operators of the graph, for the coverage log
 };
+
+// With $ETWEBGPU_COVERAGE_DIR set, every successful OpGraph run appends to DIR/ops-<pid>.log one
+// line "op NAME" per operator of its graph and "route OP VARIANT" per kernel dispatched;
+// scripts/coverage_check.sh compares them with `etwebgpu ops` and tests/coverage/kernel_routes.txt.
+// Op tests that load programs without OpGraph log through this too.
+void log_coverage(const std::vector<std::string>& op_names, const Profile& profile);
+// The operator names of a serialized program's "forward" plan (delegate ops and kernel calls).
+std::vector<std::string> program_op_names(const std::vector<uint8_t>& pte);
+bool coverage_logging();
 
 // Builds a reference HostTensor (float64) from values and a shape.
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);
 
-// gtest assertion: `got` matches reference `ref` within atol + rtol*|ref|.
+// gtest assertion: `got` matches reference `ref` within atol + rtol*|ref|; any NaN in `got` fails.
 ::testing::AssertionResult Close(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,
                                  double rtol = 1e-4);
+// As Close, but a NaN in `got` passes exactly where the fp64 reference is NaN (PyTorch's NaN results).
+::testing::AssertionResult CloseNan(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,
+                                    double rtol = 1e-4);
 
 // The message of the etwebgpu::Error `f` throws ("" when it throws none).
 template <class F>
@@ -61,13 +76,36 @@ std::string load_error(F&& f) {
 }
 inline bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
-// True when a WebGPU device is present; GPU tests call ETW_REQUIRE_GPU() first.
+// True when a WebGPU device is present; GPU tests call ETW_REQUIRE_GPU() first. Without a device
+// they skip, unless $ETWEBGPU_REQUIRE_GPU=1 (set by scripts/test.sh): then they fail, so CI never
+// passes by skipping.
 bool gpu_available(std::string* why = nullptr);
-#define ETW_REQUIRE_GPU()                                          \
-  do {                                                             \
-    std::string why_;                                              \
-    if (!::etwebgpu::testing::gpu_available(&why_)) GTEST_SKIP() << "no WebGPU device: " << why_; \
+// True when $NAME is set to 1: CI's switch from "skip" to "fail" (ETWEBGPU_REQUIRE_GPU, ETWEBGPU_REQUIRE_FIXTURES).
+bool env_flag(const char* name);
+#define ETW_REQUIRE_GPU()                                                                     \
+  do {                                                                                        \
+    std::string why_;                                                                         \
+    if (!::etwebgpu::testing::gpu_available(&why_)) {                                         \
+      if (::etwebgpu::testing::env_flag("ETWEBGPU_REQUIRE_GPU"))                              \
+        FAIL() << "no WebGPU device and ETWEBGPU_REQUIRE_GPU=1: " << why_;                    \
+      GTEST_SKIP() << "no WebGPU device: " << why_;                                           \
+    }                                                                                         \
   } while (0)
+
+// Skips the test when the conformance fixtures it reads are absent; fails instead when
+// $ETWEBGPU_REQUIRE_FIXTURES=1 (CI: missing fixtures must not pass as skips).
+#define ETW_REQUIRE_FIXTURE(present, where)                                                  \
+  do {                                                                                       \
+    if (!(present)) {                                                                        \
+      if (::etwebgpu::testing::env_flag("ETWEBGPU_REQUIRE_FIXTURES"))                        \
+        FAIL() << "conformance fixtures missing and ETWEBGPU_REQUIRE_FIXTURES=1: " << (where); \
+      GTEST_SKIP() << "conformance fixtures not present: " << (where);                       \
+    }                                                                                        \
+  } while (0)
+
+// tests/conformance/expected_status.txt: case name -> "passed" | "unsupported".
+extern const char* const kExpectedStatusFile;
+std::map<std::string, std::string> expected_conformance_status();
 
 // $ETWEBGPU_CONFORMANCE_DIR, defaulting to <source>/../shared/conformance.
 std::string conformance_dir();

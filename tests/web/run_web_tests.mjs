@@ -4,12 +4,15 @@
 // playwright-core, and runs inside the page: the WebGPU surface checks, the embedded example
 // model against its float64 reference, example.html and index.html end to end, the public module
 // etwebgpu.js (tests/web/module_api_tests.mjs: URL/bytes, run, dispose, errors, device, worker,
-// README snippet, npm package), every
-// conformance case with the manifest's tolerances, and last a device-loss check. A case that does not finish within --case-timeout seconds (SwiftShader is about
-// 0.4 GFLOP/s) is reported as skipped by name and the page is reloaded. Exit code 1 on any failure.
+// README snippet, npm package), every conformance case with the manifest's tolerances, and last a
+// device-loss check. Each case's outcome is checked against tests/conformance/expected_status.txt:
+// a case expected to pass that fails, turns unsupported or does not finish within --case-timeout
+// seconds (then the page is reloaded) is a failure; so is an expected-unsupported case that now
+// passes (update its line). With --require-fixtures, missing fixtures are a failure instead of a
+// note. Exit code 1 on any failure.
 //
 //   node tests/web/run_web_tests.mjs [--build build-web] [--conformance ../shared/conformance]
-//        [--filter SUBSTR] [--case-timeout 30] [--chromium /usr/bin/chromium] [--verbose]
+//        [--filter SUBSTR] [--case-timeout 30] [--chromium /usr/bin/chromium] [--require-fixtures] [--verbose]
 // Needs: bash scripts/web_build.sh; npm ci in tests/web (scripts/setup.sh --web does it).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,6 +32,8 @@ const filter = arg('--filter', '');
 const caseTimeoutS = Number(arg('--case-timeout', 30));
 const exe = arg('--chromium', '/usr/bin/chromium');
 const verbose = argv.includes('--verbose');
+const requireFixtures = argv.includes('--require-fixtures');
+const statusFile = path.join(root, 'tests', 'conformance', 'expected_status.txt');
 
 function die(msg) {
   console.error('web tests: ' + msg);
@@ -38,7 +43,14 @@ for (const f of ['etwebgpu_web.js', 'etwebgpu_web.wasm', 'tests.html', 'etw.js',
   if (!fs.existsSync(path.join(build, f))) die(`${build}/${f} missing: run bash scripts/web_build.sh`);
 if (!fs.existsSync(exe)) die(`${exe} missing: run bash scripts/setup.sh --web`);
 const haveConformance = fs.existsSync(path.join(conformance, 'manifest.json'));
+if (!haveConformance && requireFixtures) die(`no conformance fixtures at ${conformance} (--require-fixtures)`);
 if (!haveConformance) console.log(`web tests: no conformance fixtures at ${conformance}; running the other checks only`);
+// case name -> 'passed' | 'unsupported' ('#' starts a comment)
+const expectedStatus = new Map();
+for (const line of fs.readFileSync(statusFile, 'utf8').split('\n')) {
+  const [name, status] = line.replace(/#.*/, '').trim().split(/\s+/);
+  if (name && status) expectedStatus.set(name, status);
+}
 
 const t0 = Date.now();
 const {server, url} = await startServer({dir: build, conformance: haveConformance ? conformance : null});
@@ -175,7 +187,7 @@ try {
     console.log('== module API (etwebgpu.js): skipped, it runs the add_bcast fixture');
   }
 
-  const counts = {passed: 0, failed: 0, unsupported: 0, skipped: 0};
+  const counts = {passed: 0, failed: 0, unsupported: 0, timeout: 0};
   if (haveConformance) {
     const manifest = JSON.parse(fs.readFileSync(path.join(conformance, 'manifest.json'), 'utf8'));
     const names = Object.keys(manifest.cases).filter((n) => n.includes(filter));
@@ -186,23 +198,28 @@ try {
                                      {name, entry});
       let status, message, ms;
       if (r.timeout) {
-        status = 'skipped';
-        message = `did not finish within ${caseTimeoutS} s on this adapter (too large for SwiftShader)`;
+        status = 'timeout';
+        message = `did not finish within ${caseTimeoutS} s on this adapter`;
         ms = caseTimeoutS * 1000;
         await openPage();  // the wasm is still busy with it: start over with a fresh page
       } else {
         ({status, message, ms} = r.value);
       }
       ++counts[status];
-      if (status === 'failed') ++failures;
-      results.cases.push({name, status, message, ms});
-      console.log(`${status.padEnd(11)} ${name.padEnd(28)} ${String(Math.round(ms || 0)).padStart(6)} ms  ${message}`);
+      const want = expectedStatus.get(name);
+      let verdict = '';
+      if (!want) verdict = `no line in ${statusFile}: add '${name} passed' (or 'unsupported')`;
+      else if (status !== want && want === 'unsupported' && status === 'passed')
+        verdict = `now passes: change its line in ${statusFile} to 'passed'`;
+      else if (status !== want) verdict = `REGRESSION: expected ${want}, got ${status}`;
+      if (verdict) ++failures;
+      results.cases.push({name, status, expected: want || null, message, ms});
+      console.log(`${(verdict ? 'FAIL ' : '') + status.padEnd(11)} ${name.padEnd(28)} ` +
+                  `${String(Math.round(ms || 0)).padStart(6)} ms  ${message}${verdict ? '  <- ' + verdict : ''}`);
       if (verbose && !r.timeout && r.value.gpu) console.log('            ' + JSON.stringify(r.value.gpu));
     }
     console.log(`conformance (browser): ${counts.passed} passed, ${counts.failed} failed, ` +
-                `${counts.unsupported} unsupported, ${counts.skipped} skipped (${names.length} cases)`);
-    const skipped = results.cases.filter((c) => c.status === 'skipped').map((c) => c.name);
-    if (skipped.length) console.log(`skipped: ${skipped.join(', ')}`);
+                `${counts.unsupported} unsupported, ${counts.timeout} timed out (${names.length} cases)`);
   }
   // Last (it leaves the page's device lost): a lost device must surface as an error.
   console.log('== device loss');
@@ -220,7 +237,7 @@ try {
   console.log(`== web tests: ${failures ? 'FAILED' : 'passed'} (surface checks ${results.checks.length - checksFailed}/` +
               `${results.checks.length}, example ${results.example && results.example.pass ? 'ok' : 'FAIL'}, ` +
               `conformance ${counts.passed} passed / ${counts.failed} failed / ${counts.unsupported} unsupported / ` +
-              `${counts.skipped} skipped) in ${((Date.now() - t0) / 1000).toFixed(0)} s; details in ${out}`);
+              `${counts.timeout} timed out) in ${((Date.now() - t0) / 1000).toFixed(0)} s; details in ${out}`);
 } catch (e) {
   console.log('FAIL  ' + (e.stack || e.message || e));
   ++failures;

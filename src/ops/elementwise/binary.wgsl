@@ -32,17 +32,26 @@ fn operand_offset(i: u32, s: Shape) -> u32 {
   return off;
 }
 
+// NaN tests on the bits: compilers may fold `x != x` to false (WGSL lets them assume no NaNs).
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+// Truth value of a float operand of a logical op: nonzero, NaN included (PyTorch).
+fn truthy(x: f32) -> bool { return x != 0.0 || is_nan(x); }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
 fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
 const PI: f32 = 3.14159265358979;
 
-// pow with PyTorch's handling of negative bases with integral exponents and of 0 and 1 bases.
+// pow with PyTorch's handling of negative bases with integral exponents and of 0 and 1 bases;
+// x^0 is 1 for every x (NaN and -inf included), so that test comes first.
 fn pow_f(x: f32, y: f32) -> f32 {
   if (y == 0.0 || x == 1.0) { return 1.0; }
   if (is_nan(x) || is_nan(y)) { return x + y; }
-  if (x == 0.0) { if (y > 0.0) { return 0.0; } if (y < 0.0) { return 1.0 / x; } }
+  if (x == 0.0) {
+    // (-0)^odd keeps the sign; 0^negative is +inf (-inf for -0 to an odd negative power).
+    let odd = y == round(y) && (i32(y) & 1) == 1;
+    if (y > 0.0) { return select(0.0, x, odd); }
+    return bitcast<f32>(select(0x7f800000u, 0xff800000u, odd && sign_bit(x)));
+  }
   if (x < 0.0 && y == round(y)) {
     let r = pow(-x, y);
     return select(r, -r, (i32(y) & 1) == 1);
@@ -92,8 +101,8 @@ fn f_op(x: f32, y: f32) -> f32 {
     case 4u: { return trunc(x / y); }
     case 5u: { return floor_div_f(x, y); }
     case 6u: { return pow_f(x, y); }
-    case 7u: { if (x != x || y != y) { return x + y; } return min(x, y); }
-    case 8u: { if (x != x || y != y) { return x + y; } return max(x, y); }
+    case 7u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return min(x, y); }
+    case 8u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return max(x, y); }
     case 9u: { return atan2_f(x, y); }
     case 25u: { return fmod_f(x, y); }
     case 26u: {  // remainder: fmod moved to the sign of the divisor
@@ -141,15 +150,15 @@ fn i_op(x: i32, y: i32) -> i32 {
 
 fn cmp_f(x: f32, y: f32) -> bool {
   switch OP {
-    case 10u: { return x == y; }
-    case 11u: { return x != y; }
+    case 10u: { return x == y && !is_nan(x); }
+    case 11u: { return x != y || is_nan(x) || is_nan(y); }
     case 12u: { return x < y; }
     case 13u: { return x <= y; }
     case 14u: { return x > y; }
     case 15u: { return x >= y; }
-    case 16u: { return (x != 0.0) != (y != 0.0); }
-    case 20u: { return x != 0.0 && y != 0.0; }
-    case 21u: { return x != 0.0 || y != 0.0; }
+    case 16u: { return truthy(x) != truthy(y); }
+    case 20u: { return truthy(x) && truthy(y); }
+    case 21u: { return truthy(x) || truthy(y); }
     default: { return false; }
   }
 }

@@ -347,6 +347,18 @@ TEST(OpConv, LargeTileGemmAlignedVariantAndDefaultRouting) {
   expect_conv(xl, ws, nullptr, c, "", "conv_gemm");
 }
 
+TEST(OpConv, LargeTileGemm128AlignedVariantWhenEveryTileIsWhole) {
+  ETW_REQUIRE_GPU();
+  // OC 128, N = 16 * 8 = 128, K = 8 * 9 = 72: one whole 128x128 tile, no edge checks.
+  auto x = random_f32({1, 8, 16, 8}, 75), w = random_f32({128, 8, 3, 3}, 76), b = random_f32({128}, 77);
+  Conv c;
+  c.padding = {1, 1};
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128_aligned");
+  // Same shapes with OC 130: the unaligned 128x128 kernel with a 2-row second tile.
+  auto w2 = random_f32({130, 8, 3, 3}, 78);
+  expect_conv(x, w2, nullptr, c, "gemm_large", "conv_gemm_128x128");
+}
+
 TEST(OpConv, LargeTileGemmClampConv1dAndDynamicRerun) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({1, 4, 8, 8}, 75, -2.f, 2.f), w = random_f32({40, 4, 3, 3}, 76), b = random_f32({40}, 77);

@@ -181,7 +181,7 @@ TEST(OpToCopy, UnsupportedPairsAndDimOrdersFailAtLoad) {
 TEST(OpToCopy, ConformanceToCopyIntToFloatPasses) {
   ETW_REQUIRE_GPU();
   std::string dir = conformance_dir() + "/to_copy_int_to_float";
-  if (!std::ifstream(dir + "/model.pte")) GTEST_SKIP() << "fixture not present: " << dir;
+  ETW_REQUIRE_FIXTURE(std::ifstream(dir + "/model.pte").good(), dir);
   auto m = Model::load(dir + "/model.pte");
   auto out = m->run({format::read_npy(dir + "/input_0.npy"), format::read_npy(dir + "/input_1.npy")});
   ASSERT_EQ(out.size(), 1u);

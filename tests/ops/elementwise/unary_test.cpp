@@ -153,17 +153,17 @@ TEST(OpUnary, NanPropagatesAndLargeInputsStayFinite) {
   auto x = HostTensor::from<float>(DType::Float32, {9}, v);
   for (auto [op, r] : {std::pair{"aten.tanh.default", UnaryOp::Tanh}, {"aten.sigmoid.default", UnaryOp::Sigmoid},
                        {"aten.silu.default", UnaryOp::Silu}, {"aten.relu.default", UnaryOp::Relu}}) {
-    EXPECT_TRUE(Close(run_unary(op, x, DType::Float32), ref::unary(r, x), 1e-6, 1e-5)) << op;
+    EXPECT_TRUE(CloseNan(run_unary(op, x, DType::Float32), ref::unary(r, x), 1e-6, 1e-5)) << op;
   }
   auto c = run_unary("aten.clamp.default", x, DType::Float32, [](GraphBuilder& b) { return std::vector<Id>{b.int_(-1), b.int_(1)}; });
-  EXPECT_TRUE(Close(c, ref::unary(UnaryOp::Clamp, x, -1.0, 1.0), 0, 0));
+  EXPECT_TRUE(CloseNan(c, ref::unary(UnaryOp::Clamp, x, -1.0, 1.0), 0, 0));
   auto g = run_unary("aten.gelu.default", x, DType::Float32, [](GraphBuilder& b) { return std::vector<Id>{b.str("none")}; });
-  EXPECT_TRUE(Close(g, ref::unary(UnaryOp::GeluErf, x), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(g, ref::unary(UnaryOp::GeluErf, x), 1e-6, 1e-5));
   // sqrt / log of a negative number are NaN; rsqrt(0) is inf; log(0) is -inf.
   auto y = HostTensor::from<float>(DType::Float32, {3}, std::vector<float>{-1.f, 0.f, 4.f});
-  EXPECT_TRUE(Close(run_unary("aten.sqrt.default", y, DType::Float32), ref::unary(UnaryOp::Sqrt, y), 0, 1e-6));
-  EXPECT_TRUE(Close(run_unary("aten.rsqrt.default", y, DType::Float32), ref::unary(UnaryOp::Rsqrt, y), 0, 1e-6));
-  EXPECT_TRUE(Close(run_unary("aten.log.default", y, DType::Float32), ref::unary(UnaryOp::Log, y), 0, 1e-6));
+  EXPECT_TRUE(CloseNan(run_unary("aten.sqrt.default", y, DType::Float32), ref::unary(UnaryOp::Sqrt, y), 0, 1e-6));
+  EXPECT_TRUE(CloseNan(run_unary("aten.rsqrt.default", y, DType::Float32), ref::unary(UnaryOp::Rsqrt, y), 0, 1e-6));
+  EXPECT_TRUE(CloseNan(run_unary("aten.log.default", y, DType::Float32), ref::unary(UnaryOp::Log, y), 0, 1e-6));
 }
 
 TEST(OpUnary, BitwiseNotAndLogicalNotOnIntAndBool) {

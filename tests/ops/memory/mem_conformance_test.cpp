@@ -19,7 +19,7 @@ TEST_P(OpMemConformance, FixtureMatchesExpectedWithinManifestTolerance) {
   ETW_REQUIRE_GPU();
   namespace fs = std::filesystem;
   fs::path root = conformance_dir();
-  if (!fs::exists(root / "manifest.json")) GTEST_SKIP() << "no conformance fixtures at " << root;
+  ETW_REQUIRE_FIXTURE(fs::exists(root / "manifest.json"), root.string());
   auto manifest = nlohmann::json::parse(std::ifstream(root / "manifest.json"));
   const auto& c = manifest["cases"][GetParam()];
   ASSERT_FALSE(c.is_null()) << GetParam();

@@ -80,9 +80,9 @@ TEST(OpAmaxAmin, FloatAndIntAcrossDimsWithNanPropagation) {
     auto ref = ref::reduce(r, x, {2}, false);
     auto got = run_dims(op, x, std::vector<int64_t>{2}, false, DType::Float32, ref.shape, false);
     EXPECT_TRUE(std::isnan(got.as<float>()[5])) << op;
-    EXPECT_TRUE(Close(got, ref)) << op;
+    EXPECT_TRUE(CloseNan(got, ref)) << op;
     auto ref2 = ref::reduce(r, x, {0, 1}, true);
-    EXPECT_TRUE(Close(run_dims(op, x, std::vector<int64_t>{0, 1}, true, DType::Float32, ref2.shape, false), ref2)) << op;
+    EXPECT_TRUE(CloseNan(run_dims(op, x, std::vector<int64_t>{0, 1}, true, DType::Float32, ref2.shape, false), ref2)) << op;
   }
   auto xi = random_i32({6, 5}, 9, -100, 100);
   auto refi = ref::reduce(Reduce::Amax, xi, {0}, false);
