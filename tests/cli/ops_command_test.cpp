@@ -39,7 +39,7 @@ TEST(CliOps, ListsEveryRegisteredOperatorOnceWithKernelNamesThatMapBack) {
     ASSERT_EQ(listed.count(op), 1u) << op;
     for (const auto& k : listed[op]) {
       format::VkGraphIR ir;
-      std::vector<int32_t> args(8, 0);
+      std::vector<int32_t> args(16, 0);  // enough for the longest layout plus its outs
       std::string mapped;
       EXPECT_TRUE(graph::map_kernel_call(k, args, mapped, ir)) << k;
       EXPECT_EQ(mapped, op) << k;

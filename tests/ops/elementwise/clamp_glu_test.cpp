@@ -32,7 +32,7 @@ TEST(OpClampTensor, BroadcastsAllThreeOperandsAndMinAboveMaxGivesMax) {
   auto lo = random_f32({4, 1}, 701, -2, 0);
   auto hi = random_f32({7}, 702, -0.5f, 2);  // some hi < lo: the result is hi there
   auto want = ref::clamp_tensor(x, &lo, &hi);
-  EXPECT_TRUE(Close(run_clamp(x, &lo, &hi, DType::Float32, want.shape), want, 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(x, &lo, &hi, DType::Float32, want.shape), want, 0, 0));
 }
 
 TEST(OpClampTensor, OneSidedBoundsAndNanInAnyOperandGivesNan) {
@@ -43,9 +43,9 @@ TEST(OpClampTensor, OneSidedBoundsAndNanInAnyOperandGivesNan) {
   lo.as<float>()[9] = kNan;
   auto hi = random_f32({6}, 712, -1, 1);
   hi.as<float>()[4] = kNan;
-  EXPECT_TRUE(Close(run_clamp(x, &lo, nullptr, DType::Float32, {5, 6}), ref::clamp_tensor(x, &lo, nullptr), 0, 0));
-  EXPECT_TRUE(Close(run_clamp(x, nullptr, &hi, DType::Float32, {5, 6}), ref::clamp_tensor(x, nullptr, &hi), 0, 0));
-  EXPECT_TRUE(Close(run_clamp(x, &lo, &hi, DType::Float32, {5, 6}), ref::clamp_tensor(x, &lo, &hi), 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(x, &lo, nullptr, DType::Float32, {5, 6}), ref::clamp_tensor(x, &lo, nullptr), 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(x, nullptr, &hi, DType::Float32, {5, 6}), ref::clamp_tensor(x, nullptr, &hi), 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(x, &lo, &hi, DType::Float32, {5, 6}), ref::clamp_tensor(x, &lo, &hi), 0, 0));
 }
 
 TEST(OpClampTensor, IntTensorsStayIntAndIntBoundsPromoteIntoAFloatOutput) {
@@ -55,9 +55,9 @@ TEST(OpClampTensor, IntTensorsStayIntAndIntBoundsPromoteIntoAFloatOutput) {
   auto want = ref::clamp_tensor(x, &lo, &hi);
   HostTensor wi(DType::Int32, want.shape);
   for (int64_t i = 0; i < want.numel(); ++i) wi.as<int32_t>()[i] = static_cast<int32_t>(want.as<double>()[i]);
-  EXPECT_TRUE(Close(run_clamp(x, &lo, &hi, DType::Int32, {4, 9}), wi, 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(x, &lo, &hi, DType::Int32, {4, 9}), wi, 0, 0));
   auto xf = random_f32({4, 9}, 723, -80, 80);
-  EXPECT_TRUE(Close(run_clamp(xf, &lo, &hi, DType::Float32, {4, 9}), ref::clamp_tensor(xf, &lo, &hi), 0, 0));
+  EXPECT_TRUE(CloseNan(run_clamp(xf, &lo, &hi, DType::Float32, {4, 9}), ref::clamp_tensor(xf, &lo, &hi), 0, 0));
 }
 
 TEST(OpClampTensor, BadArgumentsFailAtLoadNamingTheOp) {
@@ -85,10 +85,10 @@ TEST(OpGlu, HalvesAnyDimIncludingNegativeOnes) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({3, 4, 5, 6}, 740, -8, 8);
   x.as<float>()[0] = kNan;
-  EXPECT_TRUE(Close(run_glu(x, -1, {3, 4, 5, 3}), ref::glu(x, -1), 1e-6, 1e-5));
-  EXPECT_TRUE(Close(run_glu(x, 1, {3, 2, 5, 6}), ref::glu(x, 1), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(run_glu(x, -1, {3, 4, 5, 3}), ref::glu(x, -1), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(run_glu(x, 1, {3, 2, 5, 6}), ref::glu(x, 1), 1e-6, 1e-5));
   auto y = random_f32({2, 3, 1}, 741, -8, 8);  // outermost dim of size 2: one element per half
-  EXPECT_TRUE(Close(run_glu(y, -3, {1, 3, 1}), ref::glu(y, -3), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(run_glu(y, -3, {1, 3, 1}), ref::glu(y, -3), 1e-6, 1e-5));
 }
 
 TEST(OpGlu, OddHalvingDimensionFailsNamingTheOp) {
@@ -112,8 +112,8 @@ TEST(OpClampGluKernelCall, OutVariantsMapToTheSameKernels) {
   auto model = Model::load_bytes(p.serialize());
   for (const auto& k : model->plan_summary()) EXPECT_EQ(k.kind, "gpu-kernel") << k.what;
   auto out = model->run({xv, lv});
-  EXPECT_TRUE(Close(out[0], ref::clamp_tensor(xv, &lv, nullptr), 0, 0));
-  EXPECT_TRUE(Close(out[1], ref::glu(xv, -1), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[0], ref::clamp_tensor(xv, &lv, nullptr), 0, 0));
+  EXPECT_TRUE(CloseNan(out[1], ref::glu(xv, -1), 1e-6, 1e-5));
 }
 
 }  // namespace

@@ -25,14 +25,14 @@ TEST(OpMaskedFill, BroadcastMaskFillsFloatIntAndBoolWithTheCastValue) {
     Id s = g.input(f), m = g.input(mask);
     Id o = g.output(DType::Float32, f.shape);
     g.gb.op("aten.masked_fill.Scalar", {s, m, g.gb.dbl(v), o});
-    EXPECT_TRUE(Close(g.run()[0], ref::masked_fill(f, mask, v), 0, 0)) << v;
+    EXPECT_TRUE(CloseNan(g.run()[0], ref::masked_fill(f, mask, v), 0, 0)) << v;
   }
   auto i = random_i32({3, 4, 5}, 3, -9, 9);
   OpGraph g;
   Id s = g.input(i), m = g.input(mask);
   Id o = g.output(DType::Int32, i.shape);
   g.gb.op("aten.masked_fill.Scalar", {s, m, g.gb.dbl(7.8), o});
-  EXPECT_TRUE(Close(g.run()[0], ref::masked_fill(i, mask, 7), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::masked_fill(i, mask, 7), 0, 0));
 }
 
 TEST(OpMaskedFill, NonBoolMaskAndNonBroadcastingMaskAreErrors) {
@@ -58,7 +58,7 @@ TEST(OpMaskedFill, ALargerMaskExpandsSelfLikeTheFunctionalForm) {
   Id o = g.output(DType::Float32, {2, 4, 3});
   g.gb.op("aten.masked_fill.Scalar", {s, m, g.gb.dbl(9.0), o});
   auto want = ref::masked_fill(ref::broadcast_to(self, {2, 4, 3}), mask, 9.0);
-  EXPECT_TRUE(Close(g.run()[0], want, 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], want, 0, 0));
 }
 
 TEST(OpMaskedScatter, TakesSourceElementsInOrderAcrossSeveralBlocks) {
@@ -68,7 +68,7 @@ TEST(OpMaskedScatter, TakesSourceElementsInOrderAcrossSeveralBlocks) {
   Id s = g.input(self), m = g.input(mask), r = g.input(src);
   Id o = g.output(DType::Float32, {3, 700});
   g.gb.op("aten.masked_scatter.default", {s, m, r, o});
-  EXPECT_TRUE(Close(g.run()[0], ref::masked_scatter(self, mask, src), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::masked_scatter(self, mask, src), 0, 0));
 }
 
 TEST(OpMaskedSelect, BroadcastSelfAndMaskGiveARuntimeLengthThatFeedsTheNextOp) {
@@ -85,7 +85,7 @@ TEST(OpMaskedSelect, BroadcastSelfAndMaskGiveARuntimeLengthThatFeedsTheNextOp) {
   Id direct = g.output(DType::Float32, {6000});
   g.gb.op("aten.alias_copy.default", {sel, direct});
   auto out = g.run();
-  EXPECT_TRUE(Close(out[1], ref, 0, 0));
+  EXPECT_TRUE(CloseNan(out[1], ref, 0, 0));
   ASSERT_EQ(out[0].shape, ref.shape);
   auto rv = ref.to_f64();
   for (size_t i = 0; i < rv.size(); ++i) ASSERT_EQ(out[0].as<float>()[i], static_cast<float>(-rv[i])) << i;
@@ -100,9 +100,9 @@ TEST(OpMaskedSelect, AllFalseGivesEmptyAndRerunWithNewDataChangesTheLength) {
   g.gb.op("aten.masked_select.default", {s, m, o});
   EXPECT_EQ(g.run()[0].shape, (std::vector<int64_t>{0}));
   auto mask = random_bool({40}, 10);
-  EXPECT_TRUE(Close(g.rerun({self, mask})[0], ref::masked_select(self, mask), 0, 0));
+  EXPECT_TRUE(CloseNan(g.rerun({self, mask})[0], ref::masked_select(self, mask), 0, 0));
   auto all = bools({40}, std::vector<uint8_t>(40, 1));
-  EXPECT_TRUE(Close(g.rerun({self, all})[0], self, 0, 0));
+  EXPECT_TRUE(CloseNan(g.rerun({self, all})[0], self, 0, 0));
 }
 
 TEST(OpNonzero, CoordinatesInRowMajorOrderWithNaNCountedAndNegativeZeroNot) {
@@ -112,14 +112,14 @@ TEST(OpNonzero, CoordinatesInRowMajorOrderWithNaNCountedAndNegativeZeroNot) {
   Id in = g.input(x);
   Id o = g.output(DType::Int64, {600, 3});
   g.gb.op("aten.nonzero.default", {in, o});
-  EXPECT_TRUE(Close(g.run()[0], ref::nonzero(x), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::nonzero(x), 0, 0));
   auto f = HostTensor::from<float>(DType::Float32, {2, 3}, {0.f, -0.f, std::nanf(""), 1e-30f, 0.f, -INFINITY});
   OpGraph g2;
   Id in2 = g2.input(f);
   Id o2 = g2.output(DType::Int64, {6, 2});
   g2.gb.op("aten.nonzero.default", {in2, o2});
   auto got = g2.run()[0];
-  EXPECT_TRUE(Close(got, ref::nonzero(f), 0, 0));
+  EXPECT_TRUE(CloseNan(got, ref::nonzero(f), 0, 0));
   EXPECT_EQ(got.shape, (std::vector<int64_t>{3, 2}));
 }
 
@@ -130,7 +130,7 @@ TEST(OpNonzero, ZeroDimAndBoolInputs) {
   Id in = g.input(b);
   Id o = g.output(DType::Int64, {63, 2});
   g.gb.op("aten.nonzero.default", {in, o});
-  EXPECT_TRUE(Close(g.run()[0], ref::nonzero(b), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::nonzero(b), 0, 0));
   OpGraph g0;
   Id s = g0.input(HostTensor::from<float>(DType::Float32, {}, {2.f}));
   Id o0 = g0.output(DType::Int64, {1, 0});
@@ -147,7 +147,7 @@ TEST(OpNonzero, MoreBlocksThan65535WorkgroupsFoldTheGrid) {
   Id in = g.input(x);
   Id o = g.output(DType::Int64, {8, 1});
   g.gb.op("aten.nonzero.default", {in, o});
-  EXPECT_TRUE(Close(g.run()[0], ref::nonzero(x), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::nonzero(x), 0, 0));
 }
 
 TEST(OpNonzero, WrongOutputShapeIsAnError) {
@@ -169,7 +169,7 @@ TEST(OpRepeatInterleave, RepeatsIncludingZerosGiveIndicesAndOutputSizeIsChecked)
   Id r = g.input(reps);
   Id o = g.output(DType::Int64, {900});
   g.gb.op("aten.repeat_interleave.Tensor", {r, g.gb.null(), o});
-  EXPECT_TRUE(Close(g.run()[0], ref, 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref, 0, 0));
   OpGraph g2;
   Id r2 = g2.input(reps);
   Id o2 = g2.output(DType::Int64, {900});
@@ -200,7 +200,7 @@ TEST(OpNonzero, ProfileListsTheDispatchesOfEverySegmentInOrder) {
   g.run();
   Profile prof;
   auto out = g.model()->run({x}, &prof);
-  EXPECT_TRUE(Close(out[0], ref::nonzero(x), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::nonzero(x), 0, 0));
   std::vector<std::string> seen;
   for (auto& d : prof.dispatches) seen.push_back(d.op + "|" + d.variant);
   std::vector<std::string> want = {"aten.nonzero.default|count", "aten.nonzero.default|scan", "aten.nonzero.default|write",
@@ -222,7 +222,7 @@ TEST(OpMaskedKernelCall, MaskedFillAndNonzeroOutVariantsRunAsTheirOps) {
   p.output(nz);
   auto model = Model::load_bytes(p.serialize());
   auto out = model->run({xv, mv});
-  EXPECT_TRUE(Close(out[0], ref::nonzero(ref::masked_fill(xv, mv, 0.0)), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::nonzero(ref::masked_fill(xv, mv, 0.0)), 0, 0));
 }
 
 }  // namespace

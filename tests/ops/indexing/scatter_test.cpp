@@ -81,13 +81,21 @@ TEST(OpScatterAdd, EmptyIndexCopiesSelfAndZeroDimTensorsWork) {
   EXPECT_TRUE(Close(got, HostTensor::from<double>(DType::Float64, {}, {3.5}), 0, 0));
 }
 
-TEST(OpScatter, OutOfRangeIndicesAreNotWritten) {
+TEST(OpScatter, OutOfRangeIndicesRaiseAsPyTorchDoesNegativesIncluded) {
   ETW_REQUIRE_GPU();
   auto self = HostTensor::from<float>(DType::Float32, {4}, {1, 2, 3, 4});
-  auto index = HostTensor::from<int32_t>(DType::Int32, {3}, {-1, 4, 2});
   auto src = HostTensor::from<float>(DType::Float32, {3}, {10, 20, 30});
-  auto got = run_scatter("aten.scatter.src", self, 0, index, &src, 0);
-  EXPECT_TRUE(Close(got, HostTensor::from<double>(DType::Float64, {4}, {1, 2, 30, 4}), 0, 0));
+  for (int32_t bad : {4, -1}) {
+    auto index = HostTensor::from<int32_t>(DType::Int32, {3}, {0, bad, 2});
+    auto e = load_error([&] { run_scatter("aten.scatter.src", self, 0, index, &src, 0); });
+    EXPECT_TRUE(has(e, "aten.scatter.src") && has(e, ("index " + std::to_string(bad)).c_str()) &&
+                has(e, "out of bounds for dimension 0 with size 4"))
+        << e;
+  }
+  auto e = load_error([&] {
+    run_scatter("aten.scatter_add.default", self, 0, HostTensor::from<int32_t>(DType::Int32, {3}, {0, 1, 9}), &src, 0);
+  });
+  EXPECT_TRUE(has(e, "aten.scatter_add.default") && has(e, "index 9")) << e;
 }
 
 TEST(OpScatter, RankMismatchAndOversizedIndexAreErrorsNamingTheOp) {

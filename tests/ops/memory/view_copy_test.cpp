@@ -36,19 +36,19 @@ TEST(OpViewTranspose, SwapsNegativeDimsOnRankFourAndTransposesWithT) {
   auto a = random_f32({2, 3, 4, 5}, 1);
   auto ref = ref::transpose(a, -1, 1);
   auto got = run1("aten.transpose_copy.int", a, ref.shape, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(-1), g.gb.int_(1)}; });
-  EXPECT_TRUE(Close(got, ref, 0, 0));
+  EXPECT_TRUE(CloseNan(got, ref, 0, 0));
   auto m = random_i32({3, 7}, 2, -50, 50);
   auto tref = ref::transpose(m, 0, 1);
-  EXPECT_TRUE(Close(run1("aten.t_copy.default", m, tref.shape, [](OpGraph&) { return std::vector<Id>{}; }), tref, 0, 0));
+  EXPECT_TRUE(CloseNan(run1("aten.t_copy.default", m, tref.shape, [](OpGraph&) { return std::vector<Id>{}; }), tref, 0, 0));
   auto v = random_f32({5}, 3);  // t() of a vector is the vector
-  EXPECT_TRUE(Close(run1("aten.t_copy.default", v, {5}, [](OpGraph&) { return std::vector<Id>{}; }), v, 0, 0));
+  EXPECT_TRUE(CloseNan(run1("aten.t_copy.default", v, {5}, [](OpGraph&) { return std::vector<Id>{}; }), v, 0, 0));
 }
 
 TEST(OpViewTranspose, ZeroDimTensorAcceptsDimsZeroAndMinusOne) {
   ETW_REQUIRE_GPU();
   auto s = HostTensor::from<float>(DType::Float32, {}, {4.25f});
   auto got = run1("aten.transpose_copy.int", s, {}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(-1)}; });
-  EXPECT_TRUE(Close(got, s, 0, 0));
+  EXPECT_TRUE(CloseNan(got, s, 0, 0));
   auto e = load_err("aten.transpose_copy.int", s, {}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0), g.gb.int_(1)}; });
   EXPECT_TRUE(has(e, "dim 1 out of range")) << e;
 }
@@ -66,7 +66,7 @@ TEST(OpViewNarrow, NegativeStartWrapsOnceAndZeroLengthIsEmpty) {
   auto got = run1("aten.narrow_copy.default", a, ref.shape, [](OpGraph& g) {
     return std::vector<Id>{g.gb.int_(1), g.gb.int_(-7), g.gb.int_(5)};
   });
-  EXPECT_TRUE(Close(got, ref, 0, 0));
+  EXPECT_TRUE(CloseNan(got, ref, 0, 0));
   auto empty = run1("aten.narrow_copy.default", a, {4, 0, 3}, [](OpGraph& g) {
     return std::vector<Id>{g.gb.int_(-2), g.gb.int_(9), g.gb.int_(0)};
   });
@@ -89,7 +89,7 @@ TEST(OpViewDiagonal, PositiveNegativeAndOutOfRangeOffsetsOnBatchedInput) {
     auto got = run1("aten.diagonal_copy.default", a, ref.shape, [off](OpGraph& g) {
       return std::vector<Id>{g.gb.int_(off), g.gb.int_(3), g.gb.int_(-3)};
     });
-    EXPECT_TRUE(Close(got, ref, 0, 0)) << "offset " << off;
+    EXPECT_TRUE(CloseNan(got, ref, 0, 0)) << "offset " << off;
   }
   auto e = load_err("aten.diagonal_copy.default", a, {3, 4, 2}, [](OpGraph& g) {
     return std::vector<Id>{g.gb.int_(0), g.gb.int_(1), g.gb.int_(-3)};
@@ -105,7 +105,7 @@ TEST(OpViewUnfold, WindowsWithStepAndTheWindowDimLast) {
     auto got = run1("aten.unfold_copy.default", a, ref.shape, [size, step](OpGraph& g) {
       return std::vector<Id>{g.gb.int_(-2), g.gb.int_(size), g.gb.int_(step)};
     });
-    EXPECT_TRUE(Close(got, ref, 0, 0)) << size << " " << step;
+    EXPECT_TRUE(CloseNan(got, ref, 0, 0)) << size << " " << step;
   }
   auto e = load_err("aten.unfold_copy.default", a, {3, 1, 2, 11}, [](OpGraph& g) {
     return std::vector<Id>{g.gb.int_(1), g.gb.int_(11), g.gb.int_(1)};
@@ -123,7 +123,7 @@ TEST(OpViewRoll, PositiveNegativeLargeAndRepeatedShifts) {
     auto got = run1("aten.roll.default", a, ref.shape, [&](OpGraph& g) {
       return std::vector<Id>{g.gb.int_list(shifts), g.gb.int_list(dims)};
     });
-    EXPECT_TRUE(Close(got, ref, 0, 0)) << shape_str(shifts) << " / " << shape_str(dims);
+    EXPECT_TRUE(CloseNan(got, ref, 0, 0)) << shape_str(shifts) << " / " << shape_str(dims);
   }
   auto e = load_err("aten.roll.default", a, {3, 5, 4}, [](OpGraph& g) {
     return std::vector<Id>{g.gb.int_list({1, 2}), g.gb.int_list({0})};
@@ -138,8 +138,8 @@ TEST(OpViewRoll, DynamicInputRollsTheLiveShape) {
   Id x = g.input(big, {5, 6}, true);
   Id o = g.output(DType::Float32, {5, 6});
   g.gb.op("aten.roll.default", {x, g.gb.int_list({2, -1}), g.gb.int_list({0, 1}), o});
-  EXPECT_TRUE(Close(g.run()[0], ref::roll(big, {2, -1}, {0, 1}), 0, 0));
-  EXPECT_TRUE(Close(g.rerun({small})[0], ref::roll(small, {2, -1}, {0, 1}), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::roll(big, {2, -1}, {0, 1}), 0, 0));
+  EXPECT_TRUE(CloseNan(g.rerun({small})[0], ref::roll(small, {2, -1}, {0, 1}), 0, 0));
 }
 
 TEST(OpViewTril, DiagonalsZerosAboveAndNaNIsZeroedNotPropagated) {
@@ -150,7 +150,7 @@ TEST(OpViewTril, DiagonalsZerosAboveAndNaNIsZeroedNotPropagated) {
   for (int64_t diag : {0, 2, -1, -10, 10}) {
     auto ref = ref::tril(a, diag);
     auto got = run1("aten.tril.default", a, ref.shape, [diag](OpGraph& g) { return std::vector<Id>{g.gb.int_(diag)}; });
-    EXPECT_TRUE(Close(got, ref, 0, 0)) << "diagonal " << diag;
+    EXPECT_TRUE(CloseNan(got, ref, 0, 0)) << "diagonal " << diag;
   }
   auto e = load_err("aten.tril.default", random_f32({5}, 1), {5}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0)}; });
   EXPECT_TRUE(has(e, "at least 2 dimensions")) << e;
@@ -166,7 +166,7 @@ TEST(OpViewStack, StacksAtEveryPositionIncludingNegativeAndLast) {
     for (auto& x : xs) ins.push_back(g.input(x));
     Id o = g.output(DType::Float32, ref.shape);
     g.gb.op("aten.stack.default", {g.gb.value_list(ins), g.gb.int_(d), o});
-    EXPECT_TRUE(Close(g.run()[0], ref, 0, 0)) << "dim " << d;
+    EXPECT_TRUE(CloseNan(g.run()[0], ref, 0, 0)) << "dim " << d;
   }
 }
 
@@ -190,7 +190,7 @@ TEST(OpViewUnbind, EachOutputIsOneSliceAlongANegativeDim) {
   g.gb.op("aten.unbind_copy.int", {x, g.gb.int_(-2), g.gb.value_list(outs)});
   auto got = g.run();
   ASSERT_EQ(got.size(), 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Close(got[i], ref::select(a, 1, i), 0, 0)) << i;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(CloseNan(got[i], ref::select(a, 1, i), 0, 0)) << i;
 }
 
 TEST(OpViewSelectScatter, WritesSrcIntoTheSelectedSliceAndCopiesTheRest) {
@@ -201,7 +201,7 @@ TEST(OpViewSelectScatter, WritesSrcIntoTheSelectedSliceAndCopiesTheRest) {
   Id s = g.input(self), r = g.input(src);
   Id o = g.output(DType::Float32, {3, 4, 5});
   g.gb.op("aten.select_scatter.default", {s, r, g.gb.int_(1), g.gb.int_(-1), o});
-  EXPECT_TRUE(Close(g.run()[0], ref, 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref, 0, 0));
 }
 
 TEST(OpViewSelectScatter, WrongSrcShapeAndIndexOutOfRangeAreErrors) {
@@ -230,7 +230,7 @@ TEST(OpViewSliceScatter, StepNegativeStartAndClampedEnd) {
     Id o = g.output(DType::Int32, {4, 9});
     g.gb.op("aten.slice_scatter.default", {s, r, g.gb.int_(-1), c.start ? g.gb.int_(*c.start) : g.gb.null(),
                                            c.end ? g.gb.int_(*c.end) : g.gb.null(), g.gb.int_(c.step), o});
-    EXPECT_TRUE(Close(g.run()[0], ref, 0, 0));
+    EXPECT_TRUE(CloseNan(g.run()[0], ref, 0, 0));
   }
 }
 
@@ -241,7 +241,7 @@ TEST(OpViewCopy, CopyBroadcastsSrcIntoSelfsShape) {
   Id s = g.input(self), r = g.input(src);
   Id o = g.output(DType::Float32, {2, 3, 4});
   g.gb.op("aten.copy.default", {s, r, g.gb.boolean(false), o});
-  EXPECT_TRUE(Close(g.run()[0], ref::broadcast_to(src, {2, 3, 4}), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::broadcast_to(src, {2, 3, 4}), 0, 0));
 }
 
 TEST(OpViewCopy, NonBroadcastableSrcIsAnError) {
@@ -267,22 +267,22 @@ TEST(OpViewCopy, CopyCastsSrcToSelfsDtype) {
     return g.run()[0];
   };
   auto to_int = run(HostTensor::from<float>(DType::Float32, {1, 3}, {-2.75f, 0.5f, 3.99f}), DType::Int32);
-  EXPECT_TRUE(Close(to_int, HostTensor::from<int64_t>(DType::Int64, {2, 3}, {-2, 0, 3, -2, 0, 3}), 0, 0));
+  EXPECT_TRUE(CloseNan(to_int, HostTensor::from<int64_t>(DType::Int64, {2, 3}, {-2, 0, 3, -2, 0, 3}), 0, 0));
   auto to_bool = run(f, DType::Bool);
   EXPECT_EQ(std::vector<uint8_t>(to_bool.data.begin(), to_bool.data.end()), (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));
   auto ints = random_i32({2, 3}, 3, -1000, 1000);
   auto as_f64 = [](const HostTensor& t) { return ref_tensor(t.shape, t.to_f64()); };
-  EXPECT_TRUE(Close(run(ints, DType::Float32), as_f64(ints), 0, 0));
-  EXPECT_TRUE(Close(run(ints, DType::Int64), ints, 0, 0));
+  EXPECT_TRUE(CloseNan(run(ints, DType::Float32), as_f64(ints), 0, 0));
+  EXPECT_TRUE(CloseNan(run(ints, DType::Int64), ints, 0, 0));
   auto b = random_bool({2, 3}, 4);
-  EXPECT_TRUE(Close(run(b, DType::Float32), as_f64(b), 0, 0));
+  EXPECT_TRUE(CloseNan(run(b, DType::Float32), as_f64(b), 0, 0));
 }
 
 TEST(OpViewFill, ScalarFillUsesTheOutputDtypeAndTensorFillBroadcastsAZeroDimValue) {
   ETW_REQUIRE_GPU();
   auto a = random_i32({3, 5}, 19, -5, 5);
   auto got = run1("aten.fill.Scalar", a, {3, 5}, [](OpGraph& g) { return std::vector<Id>{g.gb.dbl(-2.75)}; });
-  EXPECT_TRUE(Close(got, ref::broadcast_to(HostTensor::from<int32_t>(DType::Int32, {}, {-2}), {3, 5}), 0, 0));
+  EXPECT_TRUE(CloseNan(got, ref::broadcast_to(HostTensor::from<int32_t>(DType::Int32, {}, {-2}), {3, 5}), 0, 0));
   auto f = random_f32({4, 2}, 20);
   auto inf = run1("aten.fill.Scalar", f, {4, 2}, [](OpGraph& g) { return std::vector<Id>{g.gb.dbl(-INFINITY)}; });
   EXPECT_TRUE(std::isinf(inf.as<float>()[7]) && inf.as<float>()[7] < 0);
@@ -291,13 +291,13 @@ TEST(OpViewFill, ScalarFillUsesTheOutputDtypeAndTensorFillBroadcastsAZeroDimValu
   Id x = g.input(f), val = g.input(v);
   Id o = g.output(DType::Float32, {4, 2});
   g.gb.op("aten.fill.Tensor", {x, val, o});
-  EXPECT_TRUE(Close(g.run()[0], ref::broadcast_to(v, {4, 2}), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::broadcast_to(v, {4, 2}), 0, 0));
   // A float value filling an int tensor is truncated, as fill_ casts it.
   OpGraph gi;
   Id xi = gi.input(a), vi = gi.input(HostTensor::from<float>(DType::Float32, {}, {-3.9f}));
   Id oi = gi.output(DType::Int32, {3, 5});
   gi.gb.op("aten.fill.Tensor", {xi, vi, oi});
-  EXPECT_TRUE(Close(gi.run()[0], ref::broadcast_to(HostTensor::from<int32_t>(DType::Int32, {}, {-3}), {3, 5}), 0, 0));
+  EXPECT_TRUE(CloseNan(gi.run()[0], ref::broadcast_to(HostTensor::from<int32_t>(DType::Int32, {}, {-3}), {3, 5}), 0, 0));
 }
 
 TEST(OpViewFill, NonScalarFillValueIsAnError) {
@@ -314,7 +314,7 @@ TEST(OpViewCopy, LiftFreshAndDetachCopyTheInput) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({3, 4}, 21);
   for (const char* op : {"aten.lift_fresh_copy.default", "aten.detach_copy.default"})
-    EXPECT_TRUE(Close(run1(op, a, {3, 4}, [](OpGraph&) { return std::vector<Id>{}; }), a, 0, 0)) << op;
+    EXPECT_TRUE(CloseNan(run1(op, a, {3, 4}, [](OpGraph&) { return std::vector<Id>{}; }), a, 0, 0)) << op;
 }
 
 TEST(OpViewEmpty, TakesTheRequestedShape) {
@@ -342,8 +342,8 @@ TEST(OpViewDropout, InferenceIsIdentityWithAnAllTrueMaskAndTrainingIsUnsupported
   };
   for (auto [train, p] : std::vector<std::pair<int, double>>{{0, 0.5}, {1, 0.0}}) {
     auto out = build(train, p);
-    EXPECT_TRUE(Close(out[0], a, 0, 0));
-    EXPECT_TRUE(Close(out[1], ref::broadcast_to(HostTensor::from<uint8_t>(DType::Bool, {}, {1}), {3, 7}), 0, 0));
+    EXPECT_TRUE(CloseNan(out[0], a, 0, 0));
+    EXPECT_TRUE(CloseNan(out[1], ref::broadcast_to(HostTensor::from<uint8_t>(DType::Bool, {}, {1}), {3, 7}), 0, 0));
   }
   auto e = load_error([&] { build(1, 0.5); });
   EXPECT_TRUE(has(e, "aten.native_dropout.default") && has(e, "training-mode dropout")) << e;
@@ -372,9 +372,9 @@ TEST(OpViewKernelCall, RollTransposeEmptyAndUnbindOutVariantsRunAsTheirOps) {
   auto model = Model::load_bytes(p.serialize());
   for (auto& k : model->plan_summary()) EXPECT_EQ(k.kind, "gpu-kernel") << k.what;
   auto out = model->run({av});
-  EXPECT_TRUE(Close(out[0], ref::transpose(ref::roll(av, {1}, {1}), 0, 1), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::transpose(ref::roll(av, {1}, {1}), 0, 1), 0, 0));
   EXPECT_EQ(out[1].shape, (std::vector<int64_t>{2, 5}));
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(Close(out[2 + i], ref::select(av, 1, i), 0, 0)) << i;
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(CloseNan(out[2 + i], ref::select(av, 1, i), 0, 0)) << i;
 }
 
 }  // namespace

@@ -35,20 +35,20 @@ TEST(OpVar, CorrectionsAndNegativeDimsMatchReferenceOnShortAndLongRows) {
   for (double c : {0.0, 1.0, 2.0}) {
     for (bool kd : {false, true}) {
       auto ref = ref::var(x, {-1}, c, kd);
-      EXPECT_TRUE(Close(run_var(x, std::vector<int64_t>{-1}, c, kd, ref.shape), ref, 1e-5, 1e-4)) << c << kd;
+      EXPECT_TRUE(CloseNan(run_var(x, std::vector<int64_t>{-1}, c, kd, ref.shape), ref, 1e-5, 1e-4)) << c << kd;
     }
     auto ref = ref::var(x, {0, 2}, c, false);
-    EXPECT_TRUE(Close(run_var(x, std::vector<int64_t>{2, 0}, c, false, ref.shape), ref, 1e-5, 1e-4)) << c;
+    EXPECT_TRUE(CloseNan(run_var(x, std::vector<int64_t>{2, 0}, c, false, ref.shape), ref, 1e-5, 1e-4)) << c;
   }
   auto ref_all = ref::var(x, {}, 1.0, false);
-  EXPECT_TRUE(Close(run_var(x, std::nullopt, std::nullopt, false, {}), ref_all, 1e-5, 1e-4)) << "None = all dims, Bessel";
+  EXPECT_TRUE(CloseNan(run_var(x, std::nullopt, std::nullopt, false, {}), ref_all, 1e-5, 1e-4)) << "None = all dims, Bessel";
   // Rows of 500 take the workgroup route; an offset mean checks the two-pass form (no E[x^2]-E[x]^2).
   auto y = random_f32({4, 500}, 501, 1000, 1001);
   auto ref_long = ref::var(y, {1}, 1.0, false);
-  EXPECT_TRUE(Close(run_var(y, std::vector<int64_t>{1}, 1.0, false, {4}), ref_long, 1e-5, 2e-3));
+  EXPECT_TRUE(CloseNan(run_var(y, std::vector<int64_t>{1}, 1.0, false, {4}), ref_long, 1e-5, 2e-3));
   // 140 strided elements per output (dims 0 and 2): the workgroup route over a non-contiguous set.
   auto z = random_f32({70, 3, 2}, 502, -2, 2);
-  EXPECT_TRUE(Close(run_var(z, std::vector<int64_t>{0, -1}, 1.0, true, {1, 3, 1}), ref::var(z, {0, -1}, 1.0, true), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(run_var(z, std::vector<int64_t>{0, -1}, 1.0, true, {1, 3, 1}), ref::var(z, {0, -1}, 1.0, true), 1e-5, 1e-4));
 }
 
 TEST(OpVar, TooFewElementsForTheCorrectionGiveNanOrInfAsPyTorch) {
@@ -64,7 +64,7 @@ TEST(OpVar, TooFewElementsForTheCorrectionGiveNanOrInfAsPyTorch) {
   // NaN in a row makes its variance NaN.
   auto w = random_f32({3, 6}, 511);
   w.as<float>()[8] = kNan;
-  EXPECT_TRUE(Close(run_var(w, std::vector<int64_t>{1}, 0.0, false, {3}), ref::var(w, {1}, 0.0, false), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(run_var(w, std::vector<int64_t>{1}, 0.0, false, {3}), ref::var(w, {1}, 0.0, false), 1e-5, 1e-4));
 }
 
 TEST(OpVar, DimAndDefaultOverloadsReadTheUnbiasedFlag) {
@@ -78,8 +78,8 @@ TEST(OpVar, DimAndDefaultOverloadsReadTheUnbiasedFlag) {
     g.gb.op("aten.var.dim", {in, g.gb.int_list({-1}), g.gb.boolean(unbiased), g.gb.boolean(true), o1});
     g.gb.op("aten.var.default", {in, g.gb.boolean(unbiased), o2});
     auto out = g.run();
-    EXPECT_TRUE(Close(out[0], ref::var(x, {-1}, unbiased ? 1 : 0, true), 1e-5, 1e-4)) << unbiased;
-    EXPECT_TRUE(Close(out[1], ref::var(x, {}, unbiased ? 1 : 0, false), 1e-5, 1e-4)) << unbiased;
+    EXPECT_TRUE(CloseNan(out[0], ref::var(x, {-1}, unbiased ? 1 : 0, true), 1e-5, 1e-4)) << unbiased;
+    EXPECT_TRUE(CloseNan(out[1], ref::var(x, {}, unbiased ? 1 : 0, false), 1e-5, 1e-4)) << unbiased;
   }
 }
 
@@ -98,8 +98,8 @@ TEST(OpVarMean, WritesVarianceAndMeanThroughTheOutputList) {
   Id m = g.output(DType::Float32, {2, 1, 70});
   g.gb.op("aten.var_mean.correction", {in, g.gb.int_list({1}), g.gb.dbl(0.0), g.gb.boolean(true), g.gb.value_list({v, m})});
   auto out = g.run();
-  EXPECT_TRUE(Close(out[0], ref::var(x, {1}, 0.0, true), 1e-5, 1e-4));
-  EXPECT_TRUE(Close(out[1], ref::reduce(Reduce::Mean, x, {1}, true), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[0], ref::var(x, {1}, 0.0, true), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(out[1], ref::reduce(Reduce::Mean, x, {1}, true), 1e-6, 1e-5));
 }
 
 // prod.dim_int [self, dim, keepdim, dtype, out]; prod.default [self, dtype, out]
@@ -117,11 +117,11 @@ TEST(OpProd, FloatAndIntProductsOverOneDimAndEverything) {
   g.gb.op("aten.prod.dim_int", {b, g.gb.int_(1), g.gb.boolean(true), g.gb.null(), o3});  // int input, float dtype
   g.gb.op("aten.prod.default", {a, g.gb.null(), o4});
   auto out = g.run();
-  EXPECT_TRUE(Close(out[0], ref::prod(x, {-2}, false), 1e-6, 1e-5));
-  EXPECT_TRUE(Close(out[1], ref::prod(xi, {}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::prod(x, {-2}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[1], ref::prod(xi, {}, false), 0, 0));
   auto pi = ref::prod(xi, {1}, true);
-  EXPECT_TRUE(Close(out[2], ref_tensor(pi.shape, pi.to_f64()), 0, 0));
-  EXPECT_TRUE(Close(out[3], ref::prod(x, {}, false), 1e-6, 1e-4));
+  EXPECT_TRUE(CloseNan(out[2], ref_tensor(pi.shape, pi.to_f64()), 0, 0));
+  EXPECT_TRUE(CloseNan(out[3], ref::prod(x, {}, false), 1e-6, 1e-4));
 }
 
 TEST(OpProd, LongRowsTakeTheWorkgroupRoute) {
@@ -131,7 +131,7 @@ TEST(OpProd, LongRowsTakeTheWorkgroupRoute) {
   Id a = g.input(x);
   Id o = g.output(DType::Float32, {3});
   g.gb.op("aten.prod.dim_int", {a, g.gb.int_(1), g.gb.boolean(false), g.gb.null(), o});
-  EXPECT_TRUE(Close(g.run()[0], ref::prod(x, {1}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref::prod(x, {1}, false), 1e-6, 1e-5));
 }
 
 TEST(OpProd, EmptyReductionIsOne) {
@@ -140,7 +140,7 @@ TEST(OpProd, EmptyReductionIsOne) {
   Id a = g.input(HostTensor(DType::Float32, {3, 0}));
   Id o = g.output(DType::Float32, {3});
   g.gb.op("aten.prod.dim_int", {a, g.gb.int_(1), g.gb.boolean(false), g.gb.null(), o});
-  EXPECT_TRUE(Close(g.run()[0], ref_tensor({3}, {1, 1, 1}), 0, 0));
+  EXPECT_TRUE(CloseNan(g.run()[0], ref_tensor({3}, {1, 1, 1}), 0, 0));
 }
 
 // max.dim / min.dim [self, dim, keepdim, ValueList(values, indices)]
@@ -160,8 +160,8 @@ TEST(OpMaxMinDim, ValuesAndFirstIndicesWithTiesNanAndNegativeDims) {
     auto xi = random_i32({3, len, 2}, 560, -2, 2);  // many ties
     for (auto [op, vr, ir] : {std::tuple{"aten.max.dim", Reduce::Amax, Reduce::Argmax}, std::tuple{"aten.min.dim", Reduce::Amin, Reduce::Argmin}}) {
       auto out = run_value_index(op, xi, -2, false, {3, 2}, DType::Int32);
-      EXPECT_TRUE(Close(out[0], ref::reduce(vr, xi, {-2}, false), 0, 0)) << op << len;
-      EXPECT_TRUE(Close(out[1], ref::reduce(ir, xi, {-2}, false), 0, 0)) << op << len;
+      EXPECT_TRUE(CloseNan(out[0], ref::reduce(vr, xi, {-2}, false), 0, 0)) << op << len;
+      EXPECT_TRUE(CloseNan(out[1], ref::reduce(ir, xi, {-2}, false), 0, 0)) << op << len;
     }
   }
   auto x = random_f32({4, 9}, 561);
@@ -171,8 +171,8 @@ TEST(OpMaxMinDim, ValuesAndFirstIndicesWithTiesNanAndNegativeDims) {
     auto out = run_value_index(op, x, 1, true, {4, 1}, DType::Float32);
     EXPECT_TRUE(std::isnan(out[0].as<float>()[0])) << op;
     EXPECT_EQ(out[1].to_f64()[0], 3) << op << ": the first NaN is the extreme";
-    EXPECT_TRUE(Close(out[0], ref::reduce(vr, x, {1}, true), 0, 0)) << op;
-    EXPECT_TRUE(Close(out[1], ref::reduce(ir, x, {1}, true), 0, 0)) << op;
+    EXPECT_TRUE(CloseNan(out[0], ref::reduce(vr, x, {1}, true), 0, 0)) << op;
+    EXPECT_TRUE(CloseNan(out[1], ref::reduce(ir, x, {1}, true), 0, 0)) << op;
   }
 }
 
@@ -202,8 +202,8 @@ TEST(OpMaxMinUnary, WholeTensorExtremesPropagateNan) {
   g.gb.op("aten.min.default", {a, o2});
   g.gb.op("aten.max.default", {b, o3});
   auto out = g.run();
-  EXPECT_TRUE(Close(out[0], ref::reduce(Reduce::Amax, x, {}, false), 0, 0));
-  EXPECT_TRUE(Close(out[1], ref::reduce(Reduce::Amin, x, {}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::reduce(Reduce::Amax, x, {}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[1], ref::reduce(Reduce::Amin, x, {}, false), 0, 0));
   EXPECT_TRUE(std::isnan(out[2].as<float>()[0]));
 }
 
@@ -217,8 +217,8 @@ TEST(OpMeanDefault, MeanOfEverythingWithAnIntInputPromotedByDtype) {
   g.gb.op("aten.mean.default", {a, g.gb.null(), o1});
   g.gb.op("aten.mean.default", {b, g.gb.int_(6), o2});  // dtype=torch.float32 (ScalarType 6)
   auto out = g.run();
-  EXPECT_TRUE(Close(out[0], ref::reduce(Reduce::Mean, x, {}, false), 1e-6, 1e-5));
-  EXPECT_TRUE(Close(out[1], ref::reduce(Reduce::Mean, xi, {}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[0], ref::reduce(Reduce::Mean, x, {}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[1], ref::reduce(Reduce::Mean, xi, {}, false), 1e-6, 1e-5));
 }
 
 TEST(OpAnyDims, SeveralDimsNoneAndKeepdim) {
@@ -233,8 +233,8 @@ TEST(OpAnyDims, SeveralDimsNoneAndKeepdim) {
     g.gb.op("aten.any.dims", {a, g.gb.int_list({0, -1}), g.gb.boolean(false), o1});
     g.gb.op("aten.any.dims", {a, g.gb.null(), g.gb.boolean(true), o2});
     auto out = g.run();
-    EXPECT_TRUE(Close(out[0], ref::reduce(Reduce::Any, *t, {0, -1}, false), 0, 0));
-    EXPECT_TRUE(Close(out[1], ref::reduce(Reduce::Any, *t, {}, true), 0, 0));
+    EXPECT_TRUE(CloseNan(out[0], ref::reduce(Reduce::Any, *t, {0, -1}, false), 0, 0));
+    EXPECT_TRUE(CloseNan(out[1], ref::reduce(Reduce::Any, *t, {}, true), 0, 0));
   }
 }
 
@@ -260,12 +260,12 @@ TEST(OpStatsKernelCall, MultiOutputOutVariantsPassTheirOutsAsOneList) {
   auto model = Model::load_bytes(p.serialize());
   for (const auto& k : model->plan_summary()) EXPECT_EQ(k.kind, "gpu-kernel") << k.what;
   auto out = model->run({xv});
-  EXPECT_TRUE(Close(out[0], ref::reduce(Reduce::Amax, xv, {1}, false), 0, 0));
-  EXPECT_TRUE(Close(out[1], ref::reduce(Reduce::Argmax, xv, {1}, false), 0, 0));
-  EXPECT_TRUE(Close(out[2], ref::reduce(Reduce::Amin, xv, {-1}, true), 0, 0));
-  EXPECT_TRUE(Close(out[3], ref::reduce(Reduce::Argmin, xv, {-1}, true), 0, 0));
-  EXPECT_TRUE(Close(out[4], ref::var(xv, {0}, 1.0, false), 1e-5, 1e-4));
-  EXPECT_TRUE(Close(out[5], ref::reduce(Reduce::Mean, xv, {0}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[0], ref::reduce(Reduce::Amax, xv, {1}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[1], ref::reduce(Reduce::Argmax, xv, {1}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[2], ref::reduce(Reduce::Amin, xv, {-1}, true), 0, 0));
+  EXPECT_TRUE(CloseNan(out[3], ref::reduce(Reduce::Argmin, xv, {-1}, true), 0, 0));
+  EXPECT_TRUE(CloseNan(out[4], ref::var(xv, {0}, 1.0, false), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(out[5], ref::reduce(Reduce::Mean, xv, {0}, false), 1e-6, 1e-5));
 }
 
 TEST(OpStatsKernelCall, RenamedOutVariantsMapToTheirFunctionalOverloads) {
@@ -293,14 +293,14 @@ TEST(OpStatsKernelCall, RenamedOutVariantsMapToTheirFunctionalOverloads) {
   for (const auto& k : model->plan_summary()) EXPECT_EQ(k.kind, "gpu-kernel") << k.what;
   auto bv = random_bool(shape, 621);
   auto out = model->run({xv, bv});
-  EXPECT_TRUE(Close(out[0], ref::var(xv, {1}, 0.0, false), 1e-5, 1e-4));
-  EXPECT_TRUE(Close(out[1], ref::var(xv, {1}, 1.0, false), 1e-5, 1e-4));
-  EXPECT_TRUE(Close(out[2], ref::prod(xv, {0}, false), 1e-6, 1e-5));
-  EXPECT_TRUE(Close(out[3], ref::prod(xv, {}, false), 1e-6, 1e-4));
-  EXPECT_TRUE(Close(out[4], ref::reduce(Reduce::Amax, xv, {}, false), 0, 0));
-  EXPECT_TRUE(Close(out[5], ref::reduce(Reduce::Amin, xv, {}, false), 0, 0));
-  EXPECT_TRUE(Close(out[6], ref::reduce(Reduce::Mean, xv, {}, false), 1e-6, 1e-5));
-  EXPECT_TRUE(Close(out[7], ref::reduce(Reduce::Any, bv, {1}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[0], ref::var(xv, {1}, 0.0, false), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(out[1], ref::var(xv, {1}, 1.0, false), 1e-5, 1e-4));
+  EXPECT_TRUE(CloseNan(out[2], ref::prod(xv, {0}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[3], ref::prod(xv, {}, false), 1e-6, 1e-4));
+  EXPECT_TRUE(CloseNan(out[4], ref::reduce(Reduce::Amax, xv, {}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[5], ref::reduce(Reduce::Amin, xv, {}, false), 0, 0));
+  EXPECT_TRUE(CloseNan(out[6], ref::reduce(Reduce::Mean, xv, {}, false), 1e-6, 1e-5));
+  EXPECT_TRUE(CloseNan(out[7], ref::reduce(Reduce::Any, bv, {1}, false), 0, 0));
 }
 
 }  // namespace
