@@ -213,12 +213,17 @@ bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::st
 
 std::vector<std::string> kernel_call_names(const std::string& op_name) {
   std::vector<std::string> names;
+  bool renamed = false;  // an out variant under another name replaces the generic spelling
   for (const auto& [key, m] : special_mappings())
-    if (op_name == m.op) names.push_back(key);
-  if (!names.empty()) return names;
+    if (op_name == m.op) {
+      names.push_back(key);
+      renamed = renamed || key.back() != '_';  // in-place kernels (copy_, index_put_) come in addition
+    }
+  if (renamed) return names;
   auto d1 = op_name.find('.');
   auto d2 = d1 == std::string::npos ? std::string::npos : op_name.find('.', d1 + 1);
   if (d2 == std::string::npos || op_name.compare(0, d1, "et_vk") == 0) return names;
+  if (op_name[d2 - 1] == '_') return names;  // in-place ops (copy_) have no out variant
   std::string ov = op_name.substr(d2 + 1);
   std::string generic = op_name.substr(0, d1) + "::" + op_name.substr(d1 + 1, d2 - d1 - 1) + "." +
                         (ov == "default" ? "out" : ov + "_out");
