@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "etwebgpu/error.h"
+#include "format/escape.h"
 
 namespace etwebgpu {
 
@@ -41,7 +42,7 @@ class SentencePieceTokenizer : public Tokenizer {
   explicit SentencePieceTokenizer(const std::string& bytes, const std::string& path) {
     auto st = sp_.LoadFromSerializedProto(bytes);
     if (!st.ok()) throw Error(ErrorKind::Format, "'" + path + "' is neither a tokenizer.json nor a SentencePiece model (" +
-                                                     st.ToString() + ")");
+                                                     format::escape_untrusted(st.ToString()) + ")");
   }
   std::vector<int64_t> encode(const std::string& text) const override {
     std::vector<int> ids;
@@ -113,7 +114,7 @@ class Regex {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
       throw Error(ErrorKind::Unsupported, "tokenizer.json pre-tokenizer regex at offset " + std::to_string(off) + ": " +
-                                              reinterpret_cast<char*>(msg));
+                                              reinterpret_cast<char*>(msg));  // PCRE2's own message
     }
     data_ = pcre2_match_data_create_from_pattern(code_, nullptr);
   }
@@ -152,7 +153,8 @@ class BpeTokenizer : public Tokenizer {
   BpeTokenizer(const nlohmann::json& j, const std::string& path) {
     const auto& model = j.at("model");
     std::string type = model.value("type", "BPE");
-    if (type != "BPE") throw Error(ErrorKind::Unsupported, "'" + path + "': tokenizer model type " + type + " (only BPE)");
+    if (type != "BPE")
+      throw Error(ErrorKind::Unsupported, "'" + path + "': tokenizer model type " + format::escape_untrusted(type) + " (only BPE)");
     for (auto& [tok, id] : model.at("vocab").items()) add_token(tok, id.get<int64_t>());
     int64_t rank = 0;
     for (const auto& m : model.at("merges")) {
@@ -160,7 +162,8 @@ class BpeTokenizer : public Tokenizer {
       if (m.is_string()) {
         std::string s = m.get<std::string>();
         auto sp = s.find(' ');
-        if (sp == std::string::npos) throw Error(ErrorKind::Format, "'" + path + "': merge '" + s + "' has no space");
+        if (sp == std::string::npos)
+          throw Error(ErrorKind::Format, "'" + path + "': merge '" + format::escape_untrusted(s) + "' has no space");
         a = s.substr(0, sp);
         b = s.substr(sp + 1);
       } else {
@@ -262,13 +265,13 @@ class BpeTokenizer : public Tokenizer {
       const auto& pat = p.at("pattern");
       std::string behavior = p.value("behavior", "Isolated");
       if (behavior != "Isolated" || p.value("invert", false))
-        throw Error(ErrorKind::Unsupported, "'" + path + "': Split pre-tokenizer with behavior " + behavior);
+        throw Error(ErrorKind::Unsupported, "'" + path + "': Split pre-tokenizer with behavior " + format::escape_untrusted(behavior));
       if (pat.contains("Regex")) regexes_.push_back(std::make_unique<Regex>(pat.at("Regex").get<std::string>()));
       else throw Error(ErrorKind::Unsupported, "'" + path + "': Split pre-tokenizer on a plain string");
     } else if (type == "Digits" || type == "Punctuation" || type == "Whitespace" || type == "Metaspace") {
-      throw Error(ErrorKind::Unsupported, "'" + path + "': pre-tokenizer " + type + " (byte-level BPE files only)");
+      throw Error(ErrorKind::Unsupported, "'" + path + "': pre-tokenizer " + type + " (byte-level BPE files only)");  // a known name
     } else {
-      throw Error(ErrorKind::Unsupported, "'" + path + "': pre-tokenizer type '" + type + "'");
+      throw Error(ErrorKind::Unsupported, "'" + path + "': pre-tokenizer type '" + format::escape_untrusted(type) + "'");
     }
   }
 
@@ -313,7 +316,8 @@ class BpeTokenizer : public Tokenizer {
     for (const auto& s : sym) {
       auto it = vocab_.find(s);
       if (it == vocab_.end())
-        throw Error(ErrorKind::InvalidArgument, "tokenizer.json: the byte-level symbol '" + s + "' is not in the vocabulary");
+        throw Error(ErrorKind::InvalidArgument,
+                    "tokenizer.json: the byte-level symbol '" + format::escape_untrusted(s) + "' is not in the vocabulary");
       ids.push_back(it->second);
     }
   }
@@ -340,12 +344,12 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
     try {
       j = nlohmann::json::parse(bytes);
     } catch (const std::exception& e) {
-      throw Error(ErrorKind::Format, "'" + path + "': " + e.what());
+      throw Error(ErrorKind::Format, "'" + path + "': " + format::escape_untrusted(e.what()));
     }
     try {
       return std::make_unique<BpeTokenizer>(j, path);
     } catch (const nlohmann::json::exception& e) {
-      throw Error(ErrorKind::Format, "'" + path + "' is not a Hugging Face tokenizer.json: " + e.what());
+      throw Error(ErrorKind::Format, "'" + path + "' is not a Hugging Face tokenizer.json: " + format::escape_untrusted(e.what()));
     }
   }
   return std::make_unique<SentencePieceTokenizer>(bytes, path);

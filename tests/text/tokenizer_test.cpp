@@ -70,6 +70,11 @@ TEST(Tokenizer, ErrorsNameTheFileAndTheProblem) {
   std::string junk = ::testing::TempDir() + "/etw_junk.model";
   std::ofstream(junk) << "not a sentencepiece model";
   EXPECT_TRUE(has(load_error([&] { Tokenizer::load(junk); }), "neither a tokenizer.json nor a SentencePiece model"));
+  // Names from the file reach the message escaped (an ESC byte could drive the user's terminal).
+  std::ofstream(bad) << "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, "
+                        "\"pre_tokenizer\": {\"type\": \"Evil\\u001b[2J\"}}";
+  auto esc = load_error([&] { Tokenizer::load(bad); });
+  EXPECT_TRUE(has(esc, "Evil\\x1b[2J") && esc.find('\x1b') == std::string::npos) << esc;
   auto tok = Tokenizer::load(data("bpe_gpt2.json"));
   EXPECT_TRUE(has(load_error([&] { tok->decode({100000}); }), "outside the tokenizer's vocabulary"));
   EXPECT_TRUE(has(load_error([&] { tok->decode({-1}); }), "outside the tokenizer's vocabulary"));
