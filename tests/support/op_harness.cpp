@@ -160,4 +160,24 @@ int run_cli(const std::string& args, std::string* out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+std::vector<std::string> OpGraph::variants() {
+  Profile p;
+  model_->run(inputs, &p);
+  std::vector<std::string> v;
+  for (auto& d : p.dispatches) v.push_back(d.variant);
+  return v;
+}
+
+HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
+                const std::function<std::vector<Id>(OpGraph&)>& mid) {
+  OpGraph g;
+  Id x = g.input(a);
+  Id o = g.output(a.dtype, out_dims);
+  std::vector<Id> args{x};
+  for (Id m : mid(g)) args.push_back(m);
+  args.push_back(o);
+  g.gb.op(op, args);
+  return g.run()[0];
+}
+
 }  // namespace etwebgpu::testing

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ class OpGraph {
   // Runs again with new input data (same Model: dynamic shapes, decode loops).
   std::vector<HostTensor> rerun(const std::vector<HostTensor>& inputs);
   std::unique_ptr<Model>& model() { return model_; }
+  // Kernel variants the loaded model dispatches (one profiled rerun on the same inputs).
+  std::vector<std::string> variants();
   std::vector<HostTensor> inputs;
 
  private:
@@ -53,6 +56,10 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
 // The operator names of a serialized program's "forward" plan (delegate ops and kernel calls).
 std::vector<std::string> program_op_names(const std::vector<uint8_t>& pte);
 bool coverage_logging();
+
+// One op over one input: args = x, then `mid(g)`, then the output; returns the output.
+HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
+                const std::function<std::vector<Id>(OpGraph&)>& mid);
 
 // Builds a reference HostTensor (float64) from values and a shape.
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);

@@ -12,19 +12,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-// One op over one input: args = x, then `mid(g)`, then the output.
-HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
-                const std::function<std::vector<Id>(OpGraph&)>& mid) {
-  OpGraph g;
-  Id x = g.input(a);
-  Id o = g.output(a.dtype, out_dims);
-  std::vector<Id> args{x};
-  for (Id m : mid(g)) args.push_back(m);
-  args.push_back(o);
-  g.gb.op(op, args);
-  return g.run()[0];
-}
-
 // Loads a one-op graph and returns the load error ("" when none).
 std::string load_err(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
                      const std::function<std::vector<Id>(OpGraph&)>& mid) {
