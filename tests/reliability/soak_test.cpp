@@ -92,7 +92,9 @@ TEST(Soak, TwoHundredLoadRunFreeCyclesKeepMemoryFlatAndSpeedSteady) {
               cycles - window, static_cast<long long>(objects_before.buffers),
               static_cast<long long>(objects_before.bind_groups));
   // A leak of one fixture's file bytes (>= 20 KiB) per cycle would add >= 3.5 MiB; allocator noise is far below.
-  if (kRssIsMeaningful) EXPECT_LT(rss_growth, 8ll << 20);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(rss_growth, 8ll << 20);
+  }
   // CPU time, generous for a loaded 2-core machine (shared caches); the slowdown this guards
   // against was 5x.
   EXPECT_LT(last(cpu), 2.0 * first(cpu) + 0.5);
