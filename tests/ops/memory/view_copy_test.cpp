@@ -364,4 +364,22 @@ TEST(OpViewKernelCall, RollTransposeEmptyAndUnbindOutVariantsRunAsTheirOps) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(CloseNan(out[2 + i], ref::select(av, 1, i), 0, 0)) << i;
 }
 
+// native_dropout.out (2 outs: output and mask) as a KernelCall runs the same inference kernel.
+TEST(OpViewKernelCall, NativeDropoutOutVariantPassesBothOutsAsOneList) {
+  ETW_REQUIRE_GPU();
+  auto av = random_f32({2, 5}, 24);
+  ProgramBuilder p;
+  auto a = p.tensor(DType::Float32, {2, 5});
+  auto y = p.tensor(DType::Float32, {2, 5}), m = p.tensor(DType::Bool, {2, 5});
+  p.input(a);
+  p.kernel("aten::native_dropout", "out", {a, p.dbl(0.25), p.boolean(false), y, m}, 2);
+  p.output(y);
+  p.output(m);
+  auto model = Model::load_bytes(p.serialize());
+  for (auto& k : model->plan_summary()) EXPECT_EQ(k.kind, "gpu-kernel") << k.what;
+  auto out = model->run({av});
+  EXPECT_TRUE(CloseNan(out[0], av, 0, 0));
+  EXPECT_TRUE(CloseNan(out[1], ref::broadcast_to(HostTensor::from<uint8_t>(DType::Bool, {}, {1}), {2, 5}), 0, 0));
+}
+
 }  // namespace
