@@ -24,7 +24,8 @@ struct HostTensor {
   template <class T>
   static HostTensor from(DType t, std::vector<int64_t> s, const std::vector<T>& v) {
     HostTensor h(t, std::move(s));
-    std::memcpy(h.data.data(), v.data(), std::min(h.data.size(), v.size() * sizeof(T)));
+    size_t n = std::min(h.data.size(), v.size() * sizeof(T));
+    if (n) std::memcpy(h.data.data(), v.data(), n);  // empty vectors may hold null pointers
     return h;
   }
   int64_t numel() const { return etwebgpu::numel(shape); }
