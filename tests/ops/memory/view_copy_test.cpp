@@ -87,7 +87,8 @@ TEST(OpViewDiagonal, PositiveNegativeAndOutOfRangeOffsetsOnBatchedInput) {
 TEST(OpViewUnfold, WindowsWithStepAndTheWindowDimLast) {
   ETW_REQUIRE_GPU();
   auto a = random_f32({3, 10, 2}, 6);
-  for (auto [size, step] : std::vector<std::pair<int64_t, int64_t>>{{3, 2}, {10, 1}, {1, 4}, {0, 3}}) {
+  for (auto sz : std::vector<std::pair<int64_t, int64_t>>{{3, 2}, {10, 1}, {1, 4}, {0, 3}}) {
+    int64_t size = sz.first, step = sz.second;  // named locals: clang 14 cannot capture structured bindings
     auto ref = ref::unfold(a, -2, size, step);
     auto got = run1("aten.unfold_copy.default", a, ref.shape, [size, step](OpGraph& g) {
       return std::vector<Id>{g.gb.int_(-2), g.gb.int_(size), g.gb.int_(step)};
@@ -105,7 +106,9 @@ TEST(OpViewRoll, PositiveNegativeLargeAndRepeatedShifts) {
   auto a = random_i32({3, 5, 4}, 7, -100, 100);
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{2}, {1}}, {{-3, 17}, {0, -1}}, {{1, 2}, {2, 2}}, {{-13}, {}}};
-  for (auto& [shifts, dims] : cases) {
+  for (auto& c : cases) {
+    const auto& shifts = c.first;
+    const auto& dims = c.second;
     auto ref = ref::roll(a, shifts, dims);
     auto got = run1("aten.roll.default", a, ref.shape, [&](OpGraph& g) {
       return std::vector<Id>{g.gb.int_list(shifts), g.gb.int_list(dims)};
