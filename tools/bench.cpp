@@ -19,6 +19,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--warmup", a.warmup, "untimed runs first");
   b->add_option("--iters", a.iters, "timed runs");
   b->add_option("--trace", a.trace, "write a Chrome trace (JSON) of one profiled run");
+  b->add_flag("--json", a.json, "print one JSON object: wall_ms_median, gpu_ms, dispatches, gpu_bytes");
   return b;
 }
 
@@ -43,7 +44,7 @@ int cmd_bench(const BenchArgs& a) {
   std::mt19937 rng(1234);
   std::vector<HostTensor> inputs;
   for (auto& io : model->inputs()) inputs.push_back(random_input(io, rng));
-  std::printf("adapter: %s\n", Model::device_summary().c_str());
+  if (!a.json) std::printf("adapter: %s\n", Model::device_summary().c_str());
   for (int i = 0; i < a.warmup; ++i) model->run(inputs);
   std::vector<double> ms;
   for (int i = 0; i < a.iters; ++i) {
@@ -52,6 +53,21 @@ int cmd_bench(const BenchArgs& a) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
+  if (a.json) {
+    // Wall time: upload + run + read back of one run. GPU time: the sum of the dispatches' timestamps
+    // of one profiled run (null without timestamp queries).
+    Profile prof;
+    model->run(inputs, &prof);
+    uint64_t ns = 0;
+    for (auto& d : prof.dispatches) ns += d.gpu_ns;
+    nlohmann::json j;
+    j["wall_ms_median"] = ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(ms[ms.size() / 2]);
+    j["gpu_ms"] = prof.has_gpu_times ? nlohmann::json(ns / 1e6) : nlohmann::json(nullptr);
+    j["dispatches"] = prof.dispatches.size();
+    j["gpu_bytes"] = model->gpu_bytes();
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
   if (!ms.empty())
     std::printf("wall per run: median %.3f ms  min %.3f ms  max %.3f ms  (%d runs, %d warmup)\n", ms[ms.size() / 2],
                 ms.front(), ms.back(), a.iters, a.warmup);

@@ -8,6 +8,7 @@ struct BenchArgs {
   std::string model;
   int warmup = 3, iters = 20;
   std::string trace;
+  bool json = false;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int cmd_bench(const BenchArgs& a);

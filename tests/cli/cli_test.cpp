@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "format/npy.h"
 #include "graph/conformance.h"
 #include "support/op_harness.h"
@@ -69,6 +71,24 @@ TEST(Cli, BenchPrintsWallAndPerOpGpuTimesAndWritesAChromeTrace) {
     EXPECT_NE(trace.find("\"traceEvents\""), std::string::npos);
     EXPECT_NE(trace.find("aten._softmax.default"), std::string::npos);
   }
+  std::filesystem::remove_all(d);
+}
+
+TEST(Cli, BenchJsonReportsMedianGpuTimeDispatchesAndTheModelsGpuBytes) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("bench_json"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("bench " + d + "/model.pte --warmup 1 --iters 3 --json", &out), 0) << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  auto model = Model::load(d + "/model.pte");
+  Profile prof;
+  std::vector<HostTensor> in;
+  for (auto& io : model->inputs()) in.emplace_back(io.dtype, io.sizes);
+  model->run(in, &prof);
+  EXPECT_EQ(j.at("dispatches").get<size_t>(), prof.dispatches.size());
+  EXPECT_EQ(j.at("gpu_bytes").get<uint64_t>(), model->gpu_bytes());
+  EXPECT_GT(j.at("wall_ms_median").get<double>(), 0.0);
+  if (prof.has_gpu_times) EXPECT_GT(j.at("gpu_ms").get<double>(), 0.0);
   std::filesystem::remove_all(d);
 }
 
