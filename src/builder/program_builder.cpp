@@ -86,34 +86,32 @@ ProgramBuilder::Id ProgramBuilder::tensor(DType dtype, std::vector<int64_t> size
   return impl_->add(std::move(v));
 }
 
-ProgramBuilder::Id ProgramBuilder::constant_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes) {
-  check_sizes(dtype, sizes, "ProgramBuilder::constant_tensor");
-  const uint64_t need = tensor_nbytes(dtype, sizes, "ProgramBuilder::constant_tensor");
+namespace {
+// A tensor whose bytes the file holds: a constant, or a mutable buffer's initial contents.
+ProgramBuilder::Id tensor_with_bytes(ProgramBuilder::Impl& impl, const char* what, DType dtype, std::vector<int64_t> sizes,
+                                     std::vector<uint8_t> bytes, bool mutable_init) {
+  check_sizes(dtype, sizes, what);
+  const uint64_t need = tensor_nbytes(dtype, sizes, what);
   if (bytes.size() != need)
-    invalid(fmt::format("ProgramBuilder::constant_tensor: {} bytes given for {}{} which needs {}", bytes.size(),
-                        dtype_name(dtype), shape_str(sizes), need));
-  Impl::Value v;
+    invalid(fmt::format("{}: {} bytes given for {}{} which needs {}", what, bytes.size(), dtype_name(dtype),
+                        shape_str(sizes), need));
+  ProgramBuilder::Impl::Value v;
   v.kind = EValueKind::Tensor;
   v.dtype = dtype;
   v.sizes = std::move(sizes);
-  v.constant = true;
+  v.constant = !mutable_init;
+  v.mutable_init = mutable_init;
   v.bytes = std::move(bytes);
-  return impl_->add(std::move(v));
+  return impl.add(std::move(v));
+}
+}  // namespace
+
+ProgramBuilder::Id ProgramBuilder::constant_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes) {
+  return tensor_with_bytes(*impl_, "ProgramBuilder::constant_tensor", dtype, std::move(sizes), std::move(bytes), false);
 }
 
 ProgramBuilder::Id ProgramBuilder::mutable_tensor(DType dtype, std::vector<int64_t> sizes, std::vector<uint8_t> bytes) {
-  check_sizes(dtype, sizes, "ProgramBuilder::mutable_tensor");
-  const uint64_t need = tensor_nbytes(dtype, sizes, "ProgramBuilder::mutable_tensor");
-  if (bytes.size() != need)
-    invalid(fmt::format("ProgramBuilder::mutable_tensor: {} bytes given for {}{} which needs {}", bytes.size(),
-                        dtype_name(dtype), shape_str(sizes), need));
-  Impl::Value v;
-  v.kind = EValueKind::Tensor;
-  v.dtype = dtype;
-  v.sizes = std::move(sizes);
-  v.mutable_init = true;
-  v.bytes = std::move(bytes);
-  return impl_->add(std::move(v));
+  return tensor_with_bytes(*impl_, "ProgramBuilder::mutable_tensor", dtype, std::move(sizes), std::move(bytes), true);
 }
 
 ProgramBuilder::Id ProgramBuilder::null() { return impl_->add({}); }

@@ -449,14 +449,6 @@ void Graph::upload_constant_into(int32_t dst, int32_t src) {
   ctx_->write(buffer(dst), 0, w.data(), w.size() * 4);
 }
 
-void Graph::write_uniform(gpu::Buffer& b, const void* data, size_t bytes) {
-  auto& last = uniform_bytes_[&b];
-  const auto* p = static_cast<const uint8_t*>(data);
-  if (last.size() == bytes && std::memcmp(last.data(), p, bytes) == 0) return;
-  last.assign(p, p + bytes);
-  ctx_->write(b, 0, data, bytes);
-}
-
 gpu::Buffer& Graph::make_uniform(size_t bytes, const std::string& label) {
   owned_.push_back(std::make_unique<gpu::Buffer>(
       ctx_->create_buffer((bytes + 15) & ~size_t(15), gpu::BufferKind::Uniform, label)));

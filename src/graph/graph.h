@@ -130,9 +130,7 @@ class Graph {
   gpu::Buffer& make_scratch(uint64_t bytes, const std::string& label);
   // A 16-byte zero storage buffer for absent optional tensors.
   const gpu::Buffer& dummy_buffer();
-  // Writes only when the bytes changed: resize hooks run before every run, and most uniforms (all
-  // of them for static shapes) stay the same; each skipped queue write saves a staging copy.
-  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes);
+  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes) { ctx_->write(b, 0, data, bytes); }
   // The graph's out-of-range index record (graph/index_check.h), created on first use.
   IndexCheck& index_check();
 
@@ -180,8 +178,7 @@ class Graph {
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
   std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
-  std::map<int32_t, int> mem_obj_buffer_;
-  std::map<const gpu::Buffer*, std::vector<uint8_t>> uniform_bytes_;  // last written, per uniform  // mem_obj_id -> buffer index (ids may be sparse)
+  std::map<int32_t, int> mem_obj_buffer_;  // mem_obj_id -> buffer index (ids may be sparse)
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

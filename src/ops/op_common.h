@@ -53,11 +53,22 @@ void require_dtype(const OpContext& oc, int32_t id, std::initializer_list<VkDTyp
 void require_same_numel(const OpContext& oc, int32_t a, int32_t b);
 
 // A uniform buffer that a node rewrites from its resize hook.
+// Writes only when the bytes changed: resize hooks run before every run, and most uniforms (all of
+// them for static shapes) stay the same; each skipped queue write saves a staging copy.
 template <class T>
 struct Uniform {
   gpu::Buffer* buf = nullptr;
   void init(Graph& g, const std::string& label) { buf = &g.make_uniform(sizeof(T), label); }
-  void write(Graph& g, const T& v) { g.write_uniform(*buf, &v, sizeof(T)); }
+  void write(Graph& g, const T& v) {
+    if (written_ && std::memcmp(&last_, &v, sizeof(T)) == 0) return;
+    std::memcpy(&last_, &v, sizeof(T));
+    written_ = true;
+    g.write_uniform(*buf, &v, sizeof(T));
+  }
+
+ private:
+  T last_{};
+  bool written_ = false;
 };
 
 // Grid for `n` invocations at `wg` per workgroup (the shader bounds-checks the flat index).
