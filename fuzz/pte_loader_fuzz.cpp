@@ -9,7 +9,7 @@
 #include "etwebgpu/error.h"
 #include "format/describe.h"
 #include "format/ir.h"
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 
 using namespace etwebgpu;
 

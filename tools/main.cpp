@@ -16,7 +16,7 @@
 #include "gpu/selftest.h"
 #include "graph/conformance.h"
 #include "graph/op_registry.h"
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 #include "models/example_model.h"
 #include "tools/commands.h"
 

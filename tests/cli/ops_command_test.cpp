@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "graph/op_registry.h"
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;

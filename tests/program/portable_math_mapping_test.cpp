@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "graph/op_registry.h"
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 
 namespace {
 

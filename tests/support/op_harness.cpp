@@ -12,7 +12,7 @@
 
 #include "format/ir.h"
 #include "gpu/context.h"
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 
 namespace etwebgpu::testing {
 

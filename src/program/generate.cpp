@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "graph/model_internal.h"
-#include "graph/token_sampler.h"
+#include "program/model_internal.h"
+#include "program/token_sampler.h"
 
 namespace etwebgpu {
 

@@ -1,4 +1,4 @@
-#include "graph/program_graph.h"
+#include "program/program_graph.h"
 
 #include <map>
 #include <set>

@@ -9,8 +9,8 @@
 #include "format/ir.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
-#include "graph/model_internal.h"
-#include "graph/program_graph.h"
+#include "program/model_internal.h"
+#include "program/program_graph.h"
 
 namespace etwebgpu {
 

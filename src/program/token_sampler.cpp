@@ -1,4 +1,4 @@
-#include "graph/token_sampler.h"
+#include "program/token_sampler.h"
 
 namespace etwebgpu::graph {
 
