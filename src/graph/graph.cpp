@@ -167,9 +167,35 @@ int32_t OpContext::arg(size_t i) const {
 void OpContext::fail(ErrorKind k, const std::string& msg) const {
   throw Error(k, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
 }
+void OpContext::output(int32_t id, std::function<std::vector<int64_t>(const kernel::Live&)> dims) const {
+  g.tensor(id);  // must be a tensor
+  node.outputs.emplace_back(id, std::move(dims));
+}
+void OpContext::output_like(int32_t id, int32_t like) const {
+  g.tensor(like);
+  output(id, [like](const kernel::Live& l) { return l.dims(like); });
+}
+void OpContext::prepare(std::function<void(const kernel::Live&)> f) const { node.prepare = std::move(f); }
+Step& OpContext::add(const kernel::Kernel& k) const {
+  g.add_kernel(node, k);
+  return node.steps.back();
+}
+
+namespace {
+// What kernels' functions read: live dims and integers of the graph.
+class GraphLive : public kernel::Live {
+ public:
+  explicit GraphLive(Graph& g) : g_(g) {}
+  const std::vector<int64_t>& dims(int32_t tensor) const override { return g_.tensor(tensor).dims; }
+  int64_t integer(int32_t value) const override { return g_.integer(value); }
+
+ private:
+  Graph& g_;
+};
+}  // namespace
 
 Graph::Graph(std::shared_ptr<gpu::Context> ctx, const format::VkGraphIR& ir, GraphOptions opts)
-    : ctx_(std::move(ctx)), ir_(ir), opts_(std::move(opts)) {
+    : ctx_(std::move(ctx)), ir_(ir), opts_(std::move(opts)), live_(std::make_unique<GraphLive>(*this)) {
   auto missing = OpRegistry::global().missing(ir_);
   if (!missing.empty()) {
     std::string m;
@@ -201,6 +227,7 @@ void Graph::build() {
       Tensor& t = tensors_[i];
       t.dtype = v.tensor.dtype;
       host_dtype_of(t.dtype);  // rejects unknown dtypes up front
+      t.storage = is_float_vk(t.dtype) ? kernel::Storage::F32 : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U32;
       if (v.tensor.dims.size() > kMaxRank)
         throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
                                           "; at most " + std::to_string(kMaxRank) + " is supported");
@@ -506,8 +533,88 @@ HostTensor Graph::get_output(size_t i, DType dtype) {
 }
 
 void Graph::resize() {
-  for (auto& n : nodes_)
+  for (auto& n : nodes_) resize_node(n);
+}
+
+void Graph::resize_node(Node& n) {
+  try {
+    if (n.prepare) n.prepare(*live_);
+    for (auto& [id, f] : n.outputs) {
+      std::vector<int64_t> d = f(*live_);
+      Tensor& t = tensor(id);
+      for (int64_t v : d)
+        if (v < 0) throw Error(ErrorKind::InvalidArgument, "output size " + shape_str(d) + " has a negative dimension");
+      if (numel(d) > t.max_numel())
+        throw Error(ErrorKind::InvalidArgument, "output " + shape_str(d) + " exceeds its bound " + shape_str(t.max_dims));
+      t.dims = std::move(d);
+    }
+    for (auto& r : n.kernels) {
+      Step& s = n.steps[r.step];
+      bool on = !r.when || r.when(*live_);
+      kernel::Groups gr = on && r.groups ? r.groups(*live_) : kernel::Groups::none();
+      if (on && r.params) {
+        r.params(*live_, params_scratch_);
+        if (params_scratch_ != r.last) {
+          write_uniform(*r.uniform, params_scratch_.data(), params_scratch_.size());
+          r.last = params_scratch_;
+        }
+      }
+      // Inactive kernels get no pipeline, so they are neither recorded nor profiled.
+      if (gr.x == 0 || gr.y == 0 || gr.z == 0) {
+        s.pipeline = nullptr;
+        s.grid = {0, 1, 1};
+        continue;
+      }
+      s.pipeline = r.pipeline;
+      if (gr.flat) {
+        s.grid = ctx_->grid(gr.x);
+      } else {
+        uint64_t lim = ctx_->info().max_workgroups_per_dim;
+        if (gr.x > lim || gr.y > lim || gr.z > lim)
+          throw Error(ErrorKind::Limit, "dispatch grid " + std::to_string(gr.x) + "x" + std::to_string(gr.y) + "x" +
+                                            std::to_string(gr.z) + " exceeds maxComputeWorkgroupsPerDimension " +
+                                            std::to_string(lim));
+        s.grid = {static_cast<uint32_t>(gr.x), static_cast<uint32_t>(gr.y), static_cast<uint32_t>(gr.z)};
+      }
+    }
     if (n.resize) n.resize();
+  } catch (const Error& e) {
+    // Messages from kernels' functions name the op here, once.
+    std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
+    if (m.rfind(kind, 0) == 0) m = m.substr(kind.size());
+    if (m.rfind(n.op, 0) == 0) throw;
+    throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m);
+  }
+}
+
+void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
+  if (!k.groups_fn()) throw Error(ErrorKind::Internal, n.op + ": kernel " + k.shader() + " declares no dispatch size");
+  std::vector<kernel::Storage> storage;
+  for (auto& t : k.tensors()) {
+    if (t.id < 0 && t.access == kernel::Access::ReadWrite)
+      throw Error(ErrorKind::Internal, n.op + ": kernel " + k.shader() + " output " + t.name + " has no tensor");
+    storage.push_back(t.id < 0 ? kernel::Storage::F32 : tensor(t.id).storage);
+  }
+  const gpu::Pipeline& pipe = ctx_->pipeline_from_source(k.source(storage), k.entry(), k.constants(), k.shader());
+  kernel::Kernel::Slots slots = k.slots();
+  std::vector<gpu::Binding> b;
+  for (size_t i = 0; i < k.tensors().size(); ++i) {
+    int32_t id = k.tensors()[i].id;
+    b.push_back({slots.tensor[i], id < 0 ? &dummy_buffer() : &buffer(id)});
+  }
+  for (size_t i = 0; i < k.buffers().size(); ++i) b.push_back({slots.buffer[i], k.buffers()[i].buffer});
+  KernelRun r;
+  r.pipeline = &pipe;
+  if (k.uniform_bytes()) {
+    r.uniform = &make_uniform(k.uniform_bytes(), n.op);
+    b.push_back({slots.uniform, r.uniform});
+  }
+  r.params = k.params_fn();
+  r.groups = k.groups_fn();
+  r.when = k.when_fn();
+  n.steps.push_back(make_step(pipe, b, 0, k.variant_name()));
+  r.step = n.steps.size() - 1;
+  n.kernels.push_back(std::move(r));
 }
 
 void Graph::record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {
@@ -534,7 +641,7 @@ void Graph::resize_and_record(std::vector<gpu::Command>& cmds, std::vector<uint6
     return;
   }
   for (auto& n : nodes_) {
-    if (n.resize) n.resize();
+    resize_node(n);
     record_node(n, cmds, labels);
     if (!n.readback) continue;
     uint32_t word = 0;

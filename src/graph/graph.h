@@ -19,6 +19,7 @@
 #include "etwebgpu/tensor.h"
 #include "format/ir.h"
 #include "gpu/context.h"
+#include "kernel/kernel.h"
 
 namespace etwebgpu::graph {
 
@@ -40,6 +41,7 @@ struct Tensor {
   std::vector<int64_t> dims;       // live dims
   int32_t mem_obj_id = -1;
   int32_t constant_id = -1;
+  kernel::Storage storage = kernel::Storage::F32;  // set from dtype (and precision) at build
   int buffer_index = -1;           // into Graph::buffers_, -1 until first use
   int64_t numel() const { return etwebgpu::numel(dims); }
   int64_t max_numel() const { return etwebgpu::numel(max_dims); }
@@ -59,11 +61,28 @@ struct Step {
   std::string variant;             // kernel variant for profiles, e.g. "gemm_vec4"
 };
 
+// A kernel's live part, driven by Graph's resize loop: its step, uniform and functions.
+struct KernelRun {
+  size_t step = 0;                 // into Node::steps
+  const gpu::Pipeline* pipeline = nullptr;
+  gpu::Buffer* uniform = nullptr;
+  std::vector<uint8_t> last;       // uniform bytes last written (writes are skipped when equal)
+  kernel::Kernel::ParamsFn params;
+  std::function<kernel::Groups(const kernel::Live&)> groups;
+  std::function<bool(const kernel::Live&)> when;
+};
+
 struct Node {
   std::string op;                  // operator name
   uint32_t node_id = 0;
   std::vector<Step> steps;
-  std::function<void()> resize;    // recompute live output dims / uniforms / grids; may be empty
+  // Run by Graph before every run, in chain order: prepare, then each output's dims (checked
+  // against its serialized bound), then each kernel's route, uniform and grid.
+  std::function<void(const kernel::Live&)> prepare;
+  std::vector<std::pair<int32_t, std::function<std::vector<int64_t>(const kernel::Live&)>>> outputs;
+  std::vector<KernelRun> kernels;
+  // Host-side work that is not a kernel's (SymInt arithmetic, buffer-copy sizes); may be empty.
+  std::function<void()> resize;
   // Data-dependent output shape (nonzero, masked_select): when set, a run submits the work
   // recorded up to this node, reads the first word of `readback_src` and calls `readback` with it
   // (which sets the output's live dims) before later nodes resize. One round trip per such node.
@@ -83,6 +102,15 @@ struct OpContext {
   size_t nargs() const { return call.args.size(); }
   int32_t out() const { return call.args.back(); }
   [[noreturn]] void fail(ErrorKind k, const std::string& msg) const;
+
+  // Declares how output tensor `id`'s live dims follow from live values.
+  void output(int32_t id, std::function<std::vector<int64_t>(const kernel::Live&)> dims) const;
+  // Output `id` has the live dims of tensor `like`.
+  void output_like(int32_t id, int32_t like) const;
+  // Work shared by the node's functions (e.g. a problem computed once), run first.
+  void prepare(std::function<void(const kernel::Live&)> f) const;
+  // Instantiates `k` (pipeline for the tensors' storage types, uniform, bind group) as a new step.
+  Step& add(const kernel::Kernel& k) const;
 };
 
 class Graph {
@@ -158,12 +186,19 @@ class Graph {
   size_t num_state() const { return ir_.state.size(); }
   uint64_t allocated_bytes() const { return allocated_bytes_; }
 
+  // Instantiates kernel `k` as a new step of node `n` (see OpContext::add).
+  void add_kernel(Node& n, const kernel::Kernel& k);
+  // Live dims and integers, as kernels' functions see them.
+  const kernel::Live& live() const { return *live_; }
+
   // Helpers for op builders.
   Step make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
                  std::string variant = {});
 
  private:
   void build();
+  // Runs node `n`'s prepare, output-dims and kernel functions and its host hook; errors name the op.
+  void resize_node(Node& n);
   void record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels);
   // resize + record; stops to submit and read back at every node with a readback hook (the
   // commands after the last one are left in `cmds`, their durations appended by the caller).
@@ -184,6 +219,8 @@ class Graph {
   std::vector<Node> nodes_;
   uint64_t allocated_bytes_ = 0;
   std::unique_ptr<IndexCheck> index_check_;
+  std::unique_ptr<kernel::Live> live_;
+  std::vector<uint8_t> params_scratch_;  // uniform bytes of the kernel being resized
 };
 
 // Conversions between host dtypes and GPU words.

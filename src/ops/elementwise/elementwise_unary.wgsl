@@ -1,16 +1,11 @@
 // Elementwise unary ops over a flat index (input and output have the same shape, so the flat
-// index is the element index: no stride math). OP picks the op (see unary.cpp), DT how words are
-// computed (0 f32, 1 i32, 2 bool 0/1). IN_INT = 1: f32 op whose input words are i32 (or bool 0/1),
-// converted first (PyTorch promotes integer inputs of float ops).
+// index is the element index: no stride math). OP picks the op (see unary.cpp), DT how values are
+// computed (0 f32, 1 i32, 2 bool 0/1). Float ops of integer inputs read them converted to f32
+// (PyTorch promotes them); values are computed in f32 whatever the storage (X_T, Y_T).
 struct Params { n: u32, i0: i32, i1: i32, pad: u32, f0: f32, f1: f32, f2: f32, pad2: u32 };
-
-@group(0) @binding(0) var<storage, read> X: array<u32>;
-@group(0) @binding(1) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override OP: u32 = 0u;
 override DT: u32 = 0u;
-override IN_INT: u32 = 0u;
 override WG: u32 = 256u;
 
 // NaN/inf built at run time from P.pad (always 0): WGSL constant evaluation rejects them.
@@ -225,24 +220,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
-  let w = X[i];
-  if (OP == 62u) {  // identity (any dtype)
-    Y[i] = w;
+  if (OP == 62u) {  // identity (input and output of one dtype class)
+    Y[i] = Y_T(X[i]);
   } else if (OP == 60u || OP == 61u) {  // isinf / isnan: bool output; integers are never either
     var r = false;
-    if (DT == 0u) { r = select(is_inf(bitcast<f32>(w)), is_nan(bitcast<f32>(w)), OP == 61u); }
-    Y[i] = select(0u, 1u, r);
-  } else if (OP == 31u) {  // logical_not: bool output from any input
-    var z = w == 0u;
-    if (DT == 0u) { z = (w & 0x7fffffffu) == 0u; }  // -0.0 is zero too; NaN is not (bit test)
-    Y[i] = select(0u, 1u, z);
+#if X_FLOAT
+    let x = f32(X[i]);
+    r = select(is_inf(x), is_nan(x), OP == 61u);
+#endif
+    Y[i] = Y_T(select(0u, 1u, r));
+  } else if (OP == 31u) {  // logical_not: bool output from any input (-0.0 is zero, NaN is not)
+    Y[i] = Y_T(select(0u, 1u, f32(X[i]) == 0.0));
   } else if (DT == 2u) {  // bool: bitwise_not flips 0/1, sign keeps it
-    if (OP == 56u) { Y[i] = w; } else { Y[i] = select(1u, 0u, w != 0u); }
+    let w = u32(X[i]);
+    Y[i] = Y_T(select(select(1u, 0u, w != 0u), w, OP == 56u));
   } else if (DT == 1u) {
-    Y[i] = bitcast<u32>(i_op(bitcast<i32>(w)));
+    Y[i] = Y_T(i_op(i32(X[i])));
   } else {
-    var x = bitcast<f32>(w);
-    if (IN_INT == 1u) { x = f32(bitcast<i32>(w)); }
-    Y[i] = bitcast<u32>(f_op(x));
+    Y[i] = Y_T(f_op(f32(X[i])));
   }
 }

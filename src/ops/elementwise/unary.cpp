@@ -58,7 +58,7 @@ void build_unary(OpContext& oc, UnOp op) {
   int32_t x = oc.arg(0), out = oc.out();
   VkDType it = g.tensor(x).dtype, ot = g.tensor(out).dtype;
   require_same_numel(oc, x, out);
-  uint32_t dt = 0, in_int = 0;
+  uint32_t dt = 0;
   Params p;
   if (op == kIsinf || op == kIsnan) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; isinf/isnan produce bool");
@@ -88,7 +88,6 @@ void build_unary(OpContext& oc, UnOp op) {
       oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it));
     if (!is_float(it) && int_ok(op))
       oc.fail(ErrorKind::Unsupported, std::string("int input with a ") + format::vk_dtype_name(ot) + " output");
-    in_int = is_float(it) ? 0 : 1;
   } else if (is_int(ot) && int_ok(op)) {
     if (!is_int(it)) oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it) + " with an int output");
     dt = 1;
@@ -138,24 +137,18 @@ void build_unary(OpContext& oc, UnOp op) {
     p.f2 = to_f32(g.opt_number(oc.arg(3)).value_or(1.0));
   }
 
-  gpu::Constants c{{"OP", double(op)}, {"DT", double(dt)}, {"IN_INT", double(in_int)}};
-  const auto& pipe = g.ctx().pipeline("elementwise_unary", "main", c);
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  std::string name = oc.call.name;
-  oc.node.resize = [&g, x, out, u, s, p, name] {
-    Tensor& to = g.tensor(out);
-    const auto& d = g.tensor(x).dims;
-    if (numel(d) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(d) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = d;
-    Params q = p;
-    q.n = static_cast<uint32_t>(to.numel());
-    u->write(g, q);
-    set_groups(g, *s, groups_for(to.numel()));
-  };
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("elementwise_unary")
+             .constant("OP", op)
+             .constant("DT", dt)
+             .input("X", x)
+             .output("Y", out)
+             .params<Params>([p, out](const kernel::Live& l) {
+               Params q = p;
+               q.n = kernel::u32(l.numel(out), "element count");
+               return q;
+             })
+             .flat(out));
 }
 
 template <UnOp OP>

@@ -1,0 +1,36 @@
+// How a tensor's elements are stored on the GPU. One place decides it (graph::Graph::build, from the
+// VkGraph dtype and LoadOptions::precision); kernels see it as WGSL types in their generated preamble.
+#pragma once
+#include <cstdint>
+
+namespace etwebgpu::kernel {
+
+enum class Storage : uint8_t {
+  F32,  // float tensors (FLOAT32/FLOAT64, and FLOAT16 at fp32 precision)
+  F16,  // float tensors at fp16 precision (needs the adapter's shader-f16)
+  I32,  // INT32/INT64/INT8 (int64 values must fit int32)
+  U32,  // BOOL/UINT8 as 0..255 per 32-bit word
+};
+
+inline uint32_t element_bytes(Storage s) { return s == Storage::F16 ? 2 : 4; }
+inline bool is_float(Storage s) { return s == Storage::F32 || s == Storage::F16; }
+inline const char* wgsl_scalar(Storage s) {
+  switch (s) {
+    case Storage::F32: return "f32";
+    case Storage::F16: return "f16";
+    case Storage::I32: return "i32";
+    case Storage::U32: return "u32";
+  }
+  return "u32";
+}
+inline const char* storage_name(Storage s) {
+  switch (s) {
+    case Storage::F32: return "f32";
+    case Storage::F16: return "f16";
+    case Storage::I32: return "i32";
+    case Storage::U32: return "u32";
+  }
+  return "?";
+}
+
+}  // namespace etwebgpu::kernel
