@@ -19,6 +19,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--warmup", a.warmup, "untimed runs first");
   b->add_option("--iters", a.iters, "timed runs");
   b->add_option("--trace", a.trace, "write a Chrome trace (JSON) of one profiled run");
+  b->add_option("--precision", a.precision, "storage of float tensors: fp32, fp16 (needs shader-f16) or auto");
   b->add_flag("--json", a.json, "print one JSON object: wall_ms_median, gpu_ms, dispatches, gpu_bytes");
   return b;
 }
@@ -40,7 +41,9 @@ static HostTensor random_input(const IoInfo& io, std::mt19937& rng) {
 }
 
 int cmd_bench(const BenchArgs& a) {
-  auto model = Model::load(a.model);
+  LoadOptions lo;
+  lo.precision = parse_precision(a.precision);
+  auto model = Model::load(a.model, lo);
   std::mt19937 rng(1234);
   std::vector<HostTensor> inputs;
   for (auto& io : model->inputs()) inputs.push_back(random_input(io, rng));
@@ -65,6 +68,7 @@ int cmd_bench(const BenchArgs& a) {
     j["gpu_ms"] = prof.has_gpu_times ? nlohmann::json(ns / 1e6) : nlohmann::json(nullptr);
     j["dispatches"] = prof.dispatches.size();
     j["gpu_bytes"] = model->gpu_bytes();
+    j["precision"] = precision_name(model->precision());
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }

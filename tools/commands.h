@@ -9,6 +9,7 @@ struct BenchArgs {
   int warmup = 3, iters = 20;
   std::string trace;
   bool json = false;
+  std::string precision = "fp32";
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int cmd_bench(const BenchArgs& a);

@@ -146,7 +146,7 @@ std::vector<RunStep> split_then(int& argc, char** argv) {
   return steps;
 }
 
-int cmd_conformance(std::string dir, const std::string& filter) {
+int cmd_conformance(std::string dir, const std::string& filter, const LoadOptions& lo) {
   if (dir.empty()) {
     const char* e = std::getenv("ETWEBGPU_CONFORMANCE_DIR");
     dir = e ? e : "../shared/conformance";
@@ -160,7 +160,7 @@ int cmd_conformance(std::string dir, const std::string& filter) {
                      r.status == ConformanceResult::Status::Unsupported ? "UNSUPPORTED" : "FAIL";
     std::printf("%-12s %-28s %s\n", st, r.name.c_str(), r.message.c_str());
     std::fflush(stdout);
-  });
+  }, lo);
   std::printf("%s\n", s.line().c_str());
   return s.failed ? 1 : 0;
 }
@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
   run->add_option("--atol", atol, "absolute tolerance");
   run->add_option("--rtol", rtol, "relative tolerance");
   run->add_option("--method", lo.method, "method name");
+  std::string precision = "fp32";
+  const char* precision_help = "storage of float tensors: fp32, fp16 (needs shader-f16) or auto (fp16 where available)";
+  run->add_option("--precision", precision, precision_help);
   run->footer("Several steps on one loaded model (state such as a KV cache carries over):\n"
               "  etwebgpu run m.pte -i a.npy -e a_out.npy --then -i b.npy -e b_out.npy [--then ...]");
   auto* demo = app.add_subcommand("demo", "run the embedded example model and check it against a CPU reference");
@@ -199,6 +202,8 @@ int main(int argc, char** argv) {
   auto* conf = app.add_subcommand("conformance", "run the conformance fixtures and print passed/failed/unsupported");
   conf->add_option("dir", dir, "fixture folder (default $ETWEBGPU_CONFORMANCE_DIR or ../shared/conformance)");
   conf->add_option("--filter", conf_filter, "only cases whose name contains this");
+  conf->add_option("--precision", precision,
+                   std::string(precision_help) + "; at fp16 tolerances widen to rtol 2e-2, atol 2e-2 x max|expected|");
   bool ops_markdown = false;
   auto* ops = app.add_subcommand("ops", "list every supported operator: VkGraph name, then its KernelCall name(s)");
   ops->add_flag("--markdown", ops_markdown, "print docs/OPS.md's generated operator table");
@@ -217,6 +222,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (!later_steps.empty() && !*run) throw Error(ErrorKind::InvalidArgument, "--then is only accepted by 'run'");
+    lo.precision = parse_precision(precision);
     if (*info) return cmd_info(lose_device);
     if (*inspect) return cmd_inspect(model_path, method);
     if (*run) {
@@ -228,7 +234,7 @@ int main(int argc, char** argv) {
     if (*example) return cmd_example_write(dir);
     if (*bench) return cmd_bench(bench_args);
     if (*gen) return cmd_generate(gen_args);
-    if (*conf) return cmd_conformance(dir, conf_filter);
+    if (*conf) return cmd_conformance(dir, conf_filter, lo);
     if (*ops) return cmd_ops(ops_markdown);
   } catch (const Error& e) {
     std::fprintf(stderr, "etwebgpu: %s\n", e.what());

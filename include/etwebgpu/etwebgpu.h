@@ -14,8 +14,17 @@ namespace etwebgpu {
 
 namespace detail { struct ModelAccess; }  // the runtime's own helpers (generation); not API
 
+// How float tensors (activations, KV caches, weights) are stored on the GPU. Arithmetic and
+// accumulation are f32 either way. FP16 halves memory and bandwidth and needs the adapter's
+// shader-f16 feature (lavapipe and most browsers have it); Auto picks FP16 where it is available.
+enum class Precision { FP32, FP16, Auto };
+const char* precision_name(Precision p);  // "fp32", "fp16", "auto"
+// Parses "fp32" | "fp16" | "auto"; throws Error(InvalidArgument) naming the text otherwise.
+Precision parse_precision(const std::string& text);
+
 struct LoadOptions {
   std::string method = "forward";
+  Precision precision = Precision::FP32;
   // et_vk.sdpa: below this B*H*S_q the per-entry QK kernel is used (a speed knob only).
   int64_t sdpa_occupancy_floor = 4096;
   // Forces kernel routes (tests, benchmarks): e.g. {"conv", "direct"}; see docs/OPS.md.
@@ -70,6 +79,7 @@ class Model {
   void reset_state();
   size_t num_state_buffers() const;   // mutable buffers of the method (0 for stateless programs)
   uint64_t gpu_bytes() const;         // device memory held by this model
+  Precision precision() const;        // FP32 or FP16: what LoadOptions::precision resolved to
   static std::string device_summary();  // adapter line of the shared device
 
   struct Impl;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "etwebgpu/etwebgpu.h"
+
 namespace etwebgpu {
 
 struct ConformanceResult {
@@ -20,8 +22,10 @@ struct ConformanceSummary {
 };
 
 std::vector<std::string> conformance_case_names(const std::string& dir);
-ConformanceResult run_conformance_case(const std::string& dir, const std::string& name);
+// At fp16 precision the tolerances widen to rtol 2e-2, atol 2e-2 x max|expected|.
+ConformanceResult run_conformance_case(const std::string& dir, const std::string& name, const LoadOptions& opts = {});
 ConformanceSummary run_conformance(const std::string& dir, const std::string& filter = "",
-                                   const std::function<void(const ConformanceResult&)>& on_case = {});
+                                   const std::function<void(const ConformanceResult&)>& on_case = {},
+                                   const LoadOptions& opts = {});
 
 }  // namespace etwebgpu

@@ -27,6 +27,62 @@ float half_to_float(uint16_t h) {
   return sign ? -v : v;
 }
 
+// f32 -> f16 bits, round to nearest even; overflow gives inf and NaN stays NaN, as PyTorch's .half().
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
+  if (e == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (m ? 0x200u : 0u));
+  int32_t he = static_cast<int32_t>(e) - 127 + 15;
+  if (he >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (he <= 0) {
+    if (he < -10) return static_cast<uint16_t>(sign);
+    m |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - he);
+    uint32_t hm = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (hm & 1u))) ++hm;
+    return static_cast<uint16_t>(sign | hm);
+  }
+  uint32_t hm = m >> 13, rem = m & 0x1fffu;
+  uint32_t h = sign | (static_cast<uint32_t>(he) << 10) | hm;
+  if (rem > 0x1000u || (rem == 0x1000u && (hm & 1u))) ++h;  // may carry into the exponent: still right
+  return static_cast<uint16_t>(h);
+}
+
+// One 32-bit word per element (f32 bits for floats) -> the bytes storage `s` holds, 4-byte padded.
+std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage s) {
+  std::vector<uint8_t> b;
+  if (s != kernel::Storage::F16) {
+    b.resize(w.size() * 4);
+    if (!w.empty()) std::memcpy(b.data(), w.data(), b.size());
+    return b;
+  }
+  b.resize((w.size() * 2 + 3) & ~size_t(3), 0);
+  for (size_t i = 0; i < w.size(); ++i) {
+    float f;
+    std::memcpy(&f, &w[i], 4);
+    uint16_t h = float_to_half(f);
+    std::memcpy(b.data() + 2 * i, &h, 2);
+  }
+  return b;
+}
+
+// Inverse of store_words for `n` elements.
+std::vector<uint32_t> load_words(const std::vector<uint8_t>& b, size_t n, kernel::Storage s) {
+  std::vector<uint32_t> w(n);
+  if (s != kernel::Storage::F16) {
+    if (n) std::memcpy(w.data(), b.data(), n * 4);
+    return w;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, b.data() + 2 * i, 2);
+    float f = half_to_float(h);
+    std::memcpy(&w[i], &f, 4);
+  }
+  return w;
+}
+
 // Serialized element bytes -> one 32-bit GPU word each.
 std::vector<uint32_t> widen(const uint8_t* p, int64_t n, VkDType t) {
   std::vector<uint32_t> w(static_cast<size_t>(n));
@@ -219,7 +275,6 @@ void Graph::build() {
   size_t n = ir_.values.size();
   tensors_.resize(n);
   symints_.assign(n, 0);
-  symint_buffer_.assign(n, -1);
   raw_constant_.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const auto& v = ir_.values[i];
@@ -227,7 +282,8 @@ void Graph::build() {
       Tensor& t = tensors_[i];
       t.dtype = v.tensor.dtype;
       host_dtype_of(t.dtype);  // rejects unknown dtypes up front
-      t.storage = is_float_vk(t.dtype) ? kernel::Storage::F32 : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U32;
+      t.storage = is_float_vk(t.dtype) ? (opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32)
+                  : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U32;
       if (v.tensor.dims.size() > kMaxRank)
         throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
                                           "; at most " + std::to_string(kMaxRank) + " is supported");
@@ -249,7 +305,7 @@ void Graph::build() {
   for (size_t i = 0; i < n; ++i)
     if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0) {
       auto& need = mem_need[tensors_[i].mem_obj_id];
-      need = std::max<uint64_t>(need, static_cast<uint64_t>(tensors_[i].max_numel()) * 4);
+      need = std::max<uint64_t>(need, tensors_[i].bytes(tensors_[i].max_numel()));
     }
   // Limits are checked for the whole graph before anything is allocated.
   uint64_t planned = 0;
@@ -257,7 +313,7 @@ void Graph::build() {
   for (auto& [m, b] : mem_need) add_planned(b);
   for (size_t i = 0; i < n; ++i) {
     if (ir_.values[i].kind != VkValueKind::Tensor) continue;
-    uint64_t bytes = static_cast<uint64_t>(tensors_[i].max_numel()) * 4;
+    uint64_t bytes = tensors_[i].bytes(tensors_[i].max_numel());
     if (bytes > ctx_->info().max_storage_binding)
       throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
                                         std::to_string(bytes) + " bytes, above the device's maxStorageBufferBindingSize of " +
@@ -309,7 +365,8 @@ void Graph::reset_state() {
     std::vector<uint32_t> w = st.init.empty() ? std::vector<uint32_t>(static_cast<size_t>(t.max_numel()), 0u)
                                               : widen(st.init.data(), t.max_numel(), t.dtype);
     t.dims = t.max_dims;
-    if (!w.empty()) ctx_->write(buffer(st.value_id), 0, w.data(), w.size() * 4);
+    auto b = store_words(w, t.storage);
+    if (!b.empty()) ctx_->write(buffer(st.value_id), 0, b.data(), b.size());
   }
 }
 
@@ -397,21 +454,6 @@ int64_t Graph::symint(int32_t id) const {
 void Graph::set_symint(int32_t id, int64_t v) {
   if (kind(id) != VkValueKind::SymInt) throw Error(ErrorKind::Format, "expected a SymInt, got " + value_desc(ir_, id));
   symints_[id] = v;
-  if (symint_buffer_[id] >= 0) {
-    int32_t w[4] = {static_cast<int32_t>(v), 0, 0, 0};
-    ctx_->write(*owned_[symint_buffer_[id]], 0, w, sizeof w);
-  }
-}
-
-const gpu::Buffer& Graph::symint_buffer(int32_t id) {
-  if (kind(id) != VkValueKind::SymInt) throw Error(ErrorKind::Format, "expected a SymInt, got " + value_desc(ir_, id));
-  if (symint_buffer_[id] < 0) {
-    auto& b = make_uniform(16, "symint%" + std::to_string(id));
-    symint_buffer_[id] = static_cast<int>(owned_.size() - 1);
-    int32_t w[4] = {static_cast<int32_t>(symints_[id]), 0, 0, 0};
-    ctx_->write(b, 0, w, sizeof w);
-  }
-  return *owned_[symint_buffer_[id]];
 }
 
 format::ByteSpan Graph::constant_bytes(int32_t id) const {
@@ -438,16 +480,18 @@ const gpu::Buffer& Graph::buffer(int32_t id) {
           ctx_->create_buffer(buffer_need_[bi], gpu::BufferKind::Storage, "mem_obj" + std::to_string(t.mem_obj_id)));
       allocated_bytes_ += buffers_[bi]->size();
     }
+    if (t.storage == kernel::Storage::F16) f16_buffers_.insert(buffers_[bi].get());
     t.buffer_index = bi;
     return *buffers_[bi];
   }
-  uint64_t bytes = static_cast<uint64_t>(t.max_numel()) * 4;
+  uint64_t bytes = t.bytes(t.max_numel());
   auto b = std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label));
   allocated_bytes_ += b->size();
+  if (t.storage == kernel::Storage::F16) f16_buffers_.insert(b.get());
   if (t.constant_id >= 0) {
     auto bytes_in = constant_bytes(id);
-    auto w = widen(bytes_in.data(), t.max_numel(), t.dtype);
-    ctx_->write(*b, 0, w.data(), w.size() * 4);
+    auto w = store_words(widen(bytes_in.data(), t.max_numel(), t.dtype), t.storage);
+    ctx_->write(*b, 0, w.data(), w.size());
   }
   t.buffer_index = static_cast<int>(buffers_.size());
   buffers_.push_back(std::move(b));
@@ -472,8 +516,8 @@ void Graph::upload_constant_into(int32_t dst, int32_t src) {
     throw Error(ErrorKind::Format, "prepack: constant %" + std::to_string(src) + " " + shape_str(s.max_dims) +
                                        " does not fit tensor %" + std::to_string(dst) + " " + shape_str(d.max_dims));
   auto bytes = constant_bytes(src);
-  auto w = widen(bytes.data(), s.max_numel(), s.dtype);
-  ctx_->write(buffer(dst), 0, w.data(), w.size() * 4);
+  auto w = store_words(widen(bytes.data(), s.max_numel(), s.dtype), d.storage);
+  ctx_->write(buffer(dst), 0, w.data(), w.size());
 }
 
 gpu::Buffer& Graph::make_uniform(size_t bytes, const std::string& label) {
@@ -518,18 +562,9 @@ void Graph::set_input(size_t i, const HostTensor& h) {
   if (!fits)
     throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(h.shape) +
                                                 ", outside the exported bound " + shape_str(t.max_dims));
-  auto w = to_gpu_words(h, t.dtype);
+  auto w = store_words(to_gpu_words(h, t.dtype), t.storage);
   t.dims = h.shape;
-  ctx_->write(buffer(id), 0, w.data(), w.size() * 4);
-}
-
-HostTensor Graph::get_output(size_t i, DType dtype) {
-  if (i >= ir_.output_ids.size()) throw Error(ErrorKind::InvalidArgument, "output index out of range");
-  int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
-  Tensor& t = tensor(id);
-  std::vector<uint32_t> w(static_cast<size_t>(t.numel()));
-  ctx_->read(buffer(id), 0, w.data(), w.size() * 4);
-  return from_gpu_words(w, t.dtype, dtype, t.dims);
+  ctx_->write(buffer(id), 0, w.data(), w.size());
 }
 
 void Graph::resize() {
@@ -612,7 +647,11 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
   r.params = k.params_fn();
   r.groups = k.groups_fn();
   r.when = k.when_fn();
-  n.steps.push_back(make_step(pipe, b, 0, k.variant_name()));
+  Step st;
+  st.pipeline = &pipe;
+  st.bind_group = ctx_->bind_group(pipe, b);
+  st.variant = k.variant_name();
+  n.steps.push_back(std::move(st));
   r.step = n.steps.size() - 1;
   n.kernels.push_back(std::move(r));
 }
@@ -659,12 +698,13 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   std::vector<gpu::Command> cmds;
   std::vector<uint64_t> before;
   resize_and_record(cmds, durations ? &before : nullptr, labels);
-  std::vector<std::vector<uint32_t>> words(dtypes.size());
+  std::vector<std::vector<uint8_t>> raw(dtypes.size());
   std::vector<gpu::Context::Read> reads;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
-    words[i].resize(static_cast<size_t>(tensor(id).numel()));
-    reads.push_back({&buffer(id), 0, words[i].size() * 4, words[i].data()});
+    const Tensor& t = tensor(id);
+    raw[i].resize(t.bytes(t.numel()));
+    reads.push_back({&buffer(id), 0, raw[i].size(), raw[i].data()});
   }
   if (index_check_) index_check_->arm(reads);
   ctx_->submit(cmds, durations, reads);
@@ -673,7 +713,7 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   std::vector<HostTensor> out;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const Tensor& t = tensors_[ir_.output_ids[i]];
-    out.push_back(from_gpu_words(words[i], t.dtype, dtypes[i], t.dims));
+    out.push_back(from_gpu_words(load_words(raw[i], static_cast<size_t>(t.numel()), t.storage), t.dtype, dtypes[i], t.dims));
   }
   return out;
 }
@@ -690,6 +730,10 @@ void Graph::execute_extended(const Extend& extend) {
 
 Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
                       std::string variant) {
+  // Hand-bound shaders read 32-bit words: they must never see f16 storage.
+  for (auto& x : b)
+    if (f16_buffers_.count(x.buffer))
+      throw Error(ErrorKind::Unsupported, p.label + " has no fp16 variant yet; load with precision fp32");
   Step s;
   s.pipeline = &p;
   s.bind_group = ctx_->bind_group(p, b);

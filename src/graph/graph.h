@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct GraphOptions {
   // "conv" = "gemm" | "direct", "sdpa_qk" = "row" | "entry", "matmul" = "tiled" | "vec4" | "gemv".
   std::map<std::string, std::string> force_route;
   uint64_t max_gpu_bytes = 16ull << 30;  // planned tensor storage above this is refused up front
+  bool fp16 = false;                      // float tensors stored as f16 (the device has shader-f16)
 };
 
 struct Tensor {
@@ -45,6 +47,10 @@ struct Tensor {
   int buffer_index = -1;           // into Graph::buffers_, -1 until first use
   int64_t numel() const { return etwebgpu::numel(dims); }
   int64_t max_numel() const { return etwebgpu::numel(max_dims); }
+  // Bytes `elements` elements occupy in storage, rounded up to the 4 bytes buffer copies need.
+  uint64_t bytes(int64_t elements) const {
+    return (static_cast<uint64_t>(elements) * kernel::element_bytes(storage) + 3) & ~uint64_t(3);
+  }
   int64_t dim(int64_t d) const;    // negative d counts from the end; range-checked
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
 };
@@ -123,7 +129,6 @@ class Graph {
   gpu::Context& ctx() { return *ctx_; }
   const GraphOptions& options() const { return opts_; }
   const format::VkGraphIR& ir() const { return ir_; }
-  size_t num_values() const { return ir_.values.size(); }
   VkValueKind kind(int32_t id) const;
 
   // --- argument readers (throw Error naming the value when the kind is wrong)
@@ -140,10 +145,9 @@ class Graph {
   std::vector<double> double_list(int32_t id) const;
   std::vector<int32_t> value_list(int32_t id) const;
 
-  // --- SymInts: live value and its 16-byte uniform (first word = value)
+  // --- SymInts: live value
   int64_t symint(int32_t id) const;
   void set_symint(int32_t id, int64_t v);
-  const gpu::Buffer& symint_buffer(int32_t id);
 
   // --- storage
   const gpu::Buffer& buffer(int32_t tensor_id);  // allocates (and uploads constants) on first use
@@ -167,8 +171,6 @@ class Graph {
   const std::vector<uint32_t>& output_ids() const { return ir_.output_ids; }
   // Sets an input's live shape (must fit the serialized bound) and uploads its data.
   void set_input(size_t i, const HostTensor& t);
-  // Reads output i at its live shape, as `dtype` (float32/int32/int64/bool...).
-  HostTensor get_output(size_t i, DType dtype);
 
   // --- execution
   void resize();                                  // re-run every resize hook in chain order
@@ -209,7 +211,6 @@ class Graph {
   GraphOptions opts_;
   std::vector<Tensor> tensors_;          // indexed by value id (non-tensors unused)
   std::vector<int64_t> symints_;         // live SymInt values by value id
-  std::vector<int> symint_buffer_;       // index into owned_ or -1
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
   std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
@@ -221,6 +222,7 @@ class Graph {
   std::unique_ptr<IndexCheck> index_check_;
   std::unique_ptr<kernel::Live> live_;
   std::vector<uint8_t> params_scratch_;  // uniform bytes of the kernel being resized
+  std::set<const gpu::Buffer*> f16_buffers_;  // buffers of f16 tensors (refused by make_step)
 };
 
 // Conversions between host dtypes and GPU words.

@@ -44,6 +44,7 @@ std::vector<uint8_t> read_file(const std::string& path) {
 
 struct Model::Impl {
   std::shared_ptr<gpu::Context> ctx;
+  Precision precision = Precision::FP32;
   format::Program program;
   const format::ExecutionPlan* plan = nullptr;
   std::vector<InstructionInfo> instructions;
@@ -89,7 +90,13 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
     impl->output_dtypes.push_back(impl->outputs.back().dtype);
   }
   impl->ctx = gpu::Context::get();
+  impl->precision = opts.precision;
+  if (opts.precision == Precision::Auto) impl->precision = impl->ctx->info().shader_f16 ? Precision::FP16 : Precision::FP32;
+  if (impl->precision == Precision::FP16 && !impl->ctx->info().shader_f16)
+    throw Error(ErrorKind::Unsupported, "precision fp16 needs the adapter's shader-f16 feature, which " +
+                                            impl->ctx->info().description + " does not offer; use fp32 or auto");
   graph::GraphOptions gopts;
+  gopts.fp16 = impl->precision == Precision::FP16;
   gopts.sdpa_occupancy_floor = opts.sdpa_occupancy_floor;
   gopts.force_route = opts.force_route;
   gopts.max_gpu_bytes = opts.max_gpu_bytes;
@@ -107,6 +114,22 @@ void Model::reset_state() {
 }
 size_t Model::num_state_buffers() const { return impl_->graph->num_state(); }
 uint64_t Model::gpu_bytes() const { return impl_->graph->allocated_bytes(); }
+Precision Model::precision() const { return impl_->precision; }
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::FP16: return "fp16";
+    case Precision::Auto: return "auto";
+  }
+  return "?";
+}
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::FP32;
+  if (text == "fp16") return Precision::FP16;
+  if (text == "auto") return Precision::Auto;
+  throw Error(ErrorKind::InvalidArgument, "precision '" + text + "' (expected fp32, fp16 or auto)");
+}
 std::string Model::device_summary() { return gpu::Context::get()->info().summary(); }
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }
 
