@@ -66,7 +66,7 @@ std::string preprocess(std::string_view src, const std::set<std::string>& define
   };
   auto kept = [&] { return stack.empty() || stack.back().on; };
   size_t at = 0;
-  while (at <= src.size()) {
+  while (at < src.size()) {
     size_t end = src.find('\n', at);
     if (end == std::string_view::npos) end = src.size();
     std::string_view line = src.substr(at, end - at);
@@ -96,7 +96,6 @@ std::string preprocess(std::string_view src, const std::set<std::string>& define
       out.append(line);
       out.push_back('\n');
     }
-    if (end == src.size()) break;
     at = end + 1;
   }
   if (!stack.empty()) fail("#if without #endif at the end of the file");
