@@ -1,11 +1,7 @@
 // Numeric dtype conversion over a flat index (shapes are equal, so no stride math).
-// MODE 0: f32 -> i32 (truncates toward zero); 1: i32 (or bool 0/1) -> f32; 2: f32 -> bool (x != 0);
-// 3: i32 -> bool (x != 0).
+// MODE 0: float -> int (truncates toward zero); 1: int (or bool 0/1) -> float; 2: float -> bool
+// (x != 0); 3: int -> bool (x != 0). X_T and Y_T are the storage types of each side.
 struct Params { n: u32, p0: u32, p1: u32, p2: u32 };
-
-@group(0) @binding(0) var<storage, read> X: array<u32>;
-@group(0) @binding(1) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
@@ -15,12 +11,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
-  let w = X[i];
   switch MODE {
-    case 0u: { Y[i] = bitcast<u32>(i32(trunc(bitcast<f32>(w)))); }
-    case 1u: { Y[i] = bitcast<u32>(f32(bitcast<i32>(w))); }
-    // Bit test, not a float compare: NaN is nonzero (true, like torch) and compilers may fold NaN compares.
-    case 2u: { Y[i] = select(0u, 1u, (w & 0x7fffffffu) != 0u); }
-    default: { Y[i] = select(0u, 1u, w != 0u); }
+    case 0u: { Y[i] = Y_T(i32(trunc(f32(X[i])))); }
+    case 1u: { Y[i] = Y_T(f32(i32(X[i]))); }
+    // Bit test of the f32 value, not a float compare: NaN is nonzero (true, like torch) and
+    // compilers may fold NaN compares; -0.0 is false.
+    case 2u: { Y[i] = Y_T(select(0u, 1u, (bitcast<u32>(f32(X[i])) & 0x7fffffffu) != 0u)); }
+    default: { Y[i] = Y_T(select(0u, 1u, i32(X[i]) != 0)); }
   }
 }

@@ -50,31 +50,24 @@ void build_copy(OpContext& oc, int dim_order_arg) {
     oc.fail(ErrorKind::Unsupported, std::string("conversion from ") + format::vk_dtype_name(it) + " to " +
                                         format::vk_dtype_name(ot));
 
-  std::string name = oc.call.name;
-  auto check = [&g, x, out, name] {
-    Tensor& to = g.tensor(out);
-    const auto& d = g.tensor(x).dims;
-    if (numel(d) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(d) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = d;
-    return static_cast<uint64_t>(to.numel());
-  };
+  oc.output_like(out, x);
   if (mode < 0) {
     const gpu::Buffer* src = &g.buffer(x);
     const gpu::Buffer* dst = &g.buffer(out);
-    if (src == dst) {  // aliased storage: the data is already there
-      oc.node.resize = [check] { check(); };
-      return;
-    }
+    if (src == dst) return;  // aliased storage: the data is already there
+    // One word class on both sides (bool 0/1 words are valid int32 words): the bytes copy as they are.
+    if (kernel::element_bytes(tx.storage) != kernel::element_bytes(g.tensor(out).storage))
+      oc.fail(ErrorKind::Internal, std::string("copy between ") + kernel::storage_name(tx.storage) + " and " +
+                                       kernel::storage_name(g.tensor(out).storage) + " storage");
     oc.node.steps.emplace_back();
     Step* s = &oc.node.steps.back();
     s->variant = "copy";
-    oc.node.resize = [check, s, src, dst] {
-      uint64_t n = check();
+    oc.node.resize = [&g, out, s, src, dst] {
+      const Tensor& to = g.tensor(out);
       // An empty tensor records nothing (copy_src null skips the step).
-      s->copy_src = n ? src : nullptr;
+      s->copy_src = to.numel() ? src : nullptr;
       s->copy_dst = dst;
-      s->copy_size = n * 4;
+      s->copy_size = to.bytes(to.numel());
     };
     return;
   }
@@ -84,18 +77,13 @@ void build_copy(OpContext& oc, int dim_order_arg) {
     oc.fail(ErrorKind::Unsupported, std::string("input and output share one buffer; an in-place ") +
                                         format::vk_dtype_name(it) + " -> " + format::vk_dtype_name(ot) +
                                         " conversion is not supported");
-  const auto& pipe = g.ctx().pipeline("conversion_convert", "main", {{"MODE", double(mode)}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0, "convert"));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, check, u, s] {
-    uint64_t n = check();
-    Params p;
-    p.n = static_cast<uint32_t>(n);
-    u->write(g, p);
-    set_groups(g, *s, groups_for(n));
-  };
+  oc.add(kernel::Kernel("conversion_convert")
+             .constant("MODE", mode)
+             .input("X", x)
+             .output("Y", out)
+             .params<Params>([out](const kernel::Live& l) { return Params{kernel::u32(l.numel(out), "element count"), {0, 0, 0}}; })
+             .flat(out)
+             .variant("convert"));
 }
 
 // _to_copy: [self, dtype, layout, device, pin_memory, non_blocking, memory_format, out]

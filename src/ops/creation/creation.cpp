@@ -3,6 +3,7 @@
 // The output dtype is the output tensor's (dtype arguments are serialized as Null). One fill
 // kernel (creation_fill.wgsl) writes start + i*step, run every time since the output buffer may
 // be shared with other tensors.
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -43,35 +44,34 @@ int32_t to_i32(const std::string& op, double v, const char* what) {
   return static_cast<int32_t>(std::trunc(v));
 }
 
-// Live output dims and fill parameters, recomputed at every resize (SymInt sizes / bounds).
-struct Fill {
-  std::vector<int64_t> dims;
-  Params p;
-};
+using DimsFn = std::function<std::vector<int64_t>(const kernel::Live&)>;
+using ParamsFn = std::function<Params(const kernel::Live&)>;
 
-// Shared tail: installs the fill step; `live` gives the output dims and parameters at each resize.
-void install(OpContext& oc, int32_t out, std::function<Fill()> live) {
-  Graph& g = oc.g;
+// Shared tail: the fill kernel over `out`, whose live dims (checked against its rank here and its
+// bound by the graph) and fill parameters come from live values (SymInt sizes / bounds).
+void install(OpContext& oc, int32_t out, DimsFn dims, ParamsFn params) {
   uint32_t dt = dt_code(oc, out);
-  const auto& pipe = g.ctx().pipeline("creation_fill", "main", {{"DT", double(dt)}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(out)}, {1, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  std::string name = oc.call.name;
-  oc.node.resize = [&g, out, u, s, live, name] {
-    Fill f = live();
-    const auto& d = f.dims;
-    Tensor& to = g.tensor(out);
-    if (d.size() != to.max_dims.size() || numel(d) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(d) + " does not fit the output tensor " +
-                                                  shape_str(to.max_dims));
-    to.dims = d;
-    Params q = f.p;
-    q.n = static_cast<uint32_t>(to.numel());
-    u->write(g, q);
-    set_groups(g, *s, groups_for(to.numel()));
-  };
+  std::vector<int64_t> bound = oc.g.tensor(out).max_dims;
+  oc.output(out, [dims = std::move(dims), bound](const kernel::Live& l) {
+    std::vector<int64_t> d = dims(l);
+    if (d.size() != bound.size() || numel(d) > numel(bound))
+      throw Error(ErrorKind::InvalidArgument, "output " + shape_str(d) + " does not fit the output tensor " + shape_str(bound));
+    return d;
+  });
+  oc.add(kernel::Kernel("creation_fill")
+             .constant("DT", dt)
+             .output("Y", out)
+             .params<Params>([out, params = std::move(params)](const kernel::Live& l) {
+               Params q = params(l);
+               q.n = kernel::u32(l.numel(out), "element count");
+               return q;
+             })
+             .flat(out));
+}
+
+// A fill whose parameters do not change between runs.
+ParamsFn constant_params(Params p) {
+  return [p](const kernel::Live&) { return p; };
 }
 
 // A constant fill value in the output's dtype.
@@ -97,7 +97,15 @@ void build_sized_fill(OpContext& oc, std::optional<double> fixed) {
     oc.fail(ErrorKind::InvalidArgument, "size " + shape_str(sz) + " differs from the output tensor " +
                                             shape_str(g.tensor(out).max_dims));
   Params p = fill_params(oc, out, v);
-  install(oc, out, [&g, size, p] { return Fill{g.int_list(size), p}; });
+  if (g.kind(size) == format::VkValueKind::ValueList) {
+    install(oc, out, [ids = g.value_list(size)](const kernel::Live& l) {
+      std::vector<int64_t> d;
+      for (int32_t id : ids) d.push_back(l.integer(id));
+      return d;
+    }, constant_params(p));
+  } else {
+    install(oc, out, [sz](const kernel::Live&) { return sz; }, constant_params(p));
+  }
 }
 
 // *_like: the output follows the live shape of self.
@@ -107,7 +115,7 @@ void build_like_fill(OpContext& oc, std::optional<double> fixed) {
   double v = fixed ? *fixed : g.number(oc.arg(1));
   require_same_numel(oc, self, out);
   Params p = fill_params(oc, out, v);
-  install(oc, out, [&g, self, p] { return Fill{g.tensor(self).dims, p}; });
+  install(oc, out, [self](const kernel::Live& l) { return l.dims(self); }, constant_params(p));
 }
 
 void build_full(OpContext& oc) { build_sized_fill(oc, std::nullopt); }
@@ -124,7 +132,7 @@ void build_scalar_tensor(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(oc.g.tensor(out).max_dims) + " is not a single element");
   std::vector<int64_t> d = oc.g.tensor(out).max_dims;
   Params p = fill_params(oc, out, oc.g.number(oc.arg(0)));
-  install(oc, out, [d, p] { return Fill{d, p}; });
+  install(oc, out, [d](const kernel::Live&) { return d; }, constant_params(p));
 }
 
 // arange: element count ceil((end - start) / step), computed from live values (SymInts allowed).
@@ -170,18 +178,30 @@ void build_arange_impl(OpContext& oc, int32_t a_start, int32_t a_end, int32_t a_
   }
   bool int_out = dt == 1;
   std::string name = oc.call.name;
-  // Everything is re-read from live values at each resize (SymInt bounds change per run).
-  install(oc, out, [&g, val, a_start, a_end, a_step, int_out, name] {
-    double st = val(a_start, 0), en = val(a_end, 0), sp = val(a_step, 1);
-    Fill f{{arange_count(name, st, en, sp)}, Params{}};
+  // Bounds as functions of live values: SymInts re-read at each run, the rest fixed at load.
+  struct Bound { int32_t symint; double v; };
+  auto bound = [&g, &val](int32_t id, double dflt) {
+    return Bound{id >= 0 && g.kind(id) == format::VkValueKind::SymInt ? id : -1, val(id, dflt)};
+  };
+  auto bounds = [b = std::array<Bound, 3>{bound(a_start, 0), bound(a_end, 0), bound(a_step, 1)}](const kernel::Live& l) {
+    std::array<double, 3> v;
+    for (size_t k = 0; k < 3; ++k) v[k] = b[k].symint >= 0 ? static_cast<double>(l.integer(b[k].symint)) : b[k].v;
+    return v;
+  };
+  install(oc, out, [bounds, name](const kernel::Live& l) {
+    auto [st, en, sp] = bounds(l);
+    return std::vector<int64_t>{arange_count(name, st, en, sp)};
+  }, [bounds, int_out, name](const kernel::Live& l) {
+    auto [st, en, sp] = bounds(l);
+    Params p;
     if (int_out) {
-      f.p.i_start = to_i32(name, st, "start");
-      f.p.i_step = to_i32(name, sp, "step");
+      p.i_start = to_i32(name, st, "start");
+      p.i_step = to_i32(name, sp, "step");
     } else {
-      f.p.f_start = to_f32(st);
-      f.p.f_step = to_f32(sp);
+      p.f_start = to_f32(st);
+      p.f_step = to_f32(sp);
     }
-    return f;
+    return p;
   });
 }
 
@@ -211,17 +231,17 @@ void build_native_dropout(OpContext& oc) {
   require_same_numel(oc, x, y);
   require_same_numel(oc, x, mask);
   if (&g.buffer(x) == &g.buffer(y)) oc.fail(ErrorKind::Unsupported, "input and output share one memory object");
-  Step copy;  // pushed before install(), which keeps a pointer to its own (last) step
+  Step copy;
   copy.copy_src = &g.buffer(x);
   copy.copy_dst = &g.buffer(y);
   copy.variant = "copy";
   oc.node.steps.push_back(std::move(copy));
-  install(oc, mask, [&g, x, p = fill_params(oc, mask, 1.0)] { return Fill{g.tensor(x).dims, p}; });
+  oc.output_like(y, x);
+  install(oc, mask, [x](const kernel::Live& l) { return l.dims(x); }, constant_params(fill_params(oc, mask, 1.0)));
   graph::Node* node = &oc.node;
-  oc.node.resize = [&g, x, y, node, fill = oc.node.resize] {
-    fill();
-    g.tensor(y).dims = g.tensor(x).dims;
-    node->steps[0].copy_size = static_cast<uint64_t>(g.tensor(x).numel()) * 4;
+  oc.node.resize = [&g, y, node] {
+    const Tensor& ty = g.tensor(y);  // input and output have one storage type (same host dtype)
+    node->steps[0].copy_size = ty.bytes(ty.numel());
   };
 }
 

@@ -1,9 +1,7 @@
-// Fills the output with start + i * step over a flat index (full/zeros/ones: step 0; arange).
-// DT 0: f32 words; 1: i32 words (exact integer arithmetic); 2: bool (start != 0, step unused).
+// Fills the output with start + i * step over a flat index (full/zeros/ones: step 0; arange),
+// converted to Y_T. DT 0: computed in f32; 1: in i32 (exact integer arithmetic); 2: bool
+// (start != 0, step unused).
 struct Params { n: u32, i_start: i32, i_step: i32, pad: u32, f_start: f32, f_step: f32, pad2: vec2<u32> };
-
-@group(0) @binding(0) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(1) var<uniform> P: Params;
 
 override DT: u32 = 0u;
 override WG: u32 = 256u;
@@ -17,10 +15,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // step == 0 keeps -inf / inf / NaN fills exact (inf * 0 would be NaN).
     var v = P.f_start;
     if (P.f_step != 0.0) { v = P.f_start + f32(i) * P.f_step; }
-    Y[i] = bitcast<u32>(v);
+    Y[i] = Y_T(v);
   } else if (DT == 1u) {
-    Y[i] = bitcast<u32>(P.i_start + i32(i) * P.i_step);
+    Y[i] = Y_T(P.i_start + i32(i) * P.i_step);
   } else {
-    Y[i] = select(0u, 1u, P.i_start != 0);
+    Y[i] = Y_T(select(0u, 1u, P.i_start != 0));
   }
 }

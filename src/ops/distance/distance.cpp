@@ -28,11 +28,6 @@ void require_float(const OpContext& oc, int32_t id, const char* what) {
     oc.fail(ErrorKind::Unsupported, std::string(what) + " dtype " + format::vk_dtype_name(oc.g.tensor(id).dtype) + " (float only)");
 }
 
-void set_out(const format::VkOpCall& call, Tensor& to, const std::vector<int64_t>& od) {
-  if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-  to.dims = od;
-}
-
 // [x1, x2, p, compute_mode, out]. compute_mode only picks CPU/CUDA algorithms (matmul or direct)
 // for p = 2; the kernel always computes directly.
 void build_cdist(OpContext& oc) {
@@ -44,41 +39,49 @@ void build_cdist(OpContext& oc) {
                                             " must have at least 2 dims");
   double p = g.number(oc.arg(2));
   double mode = mode_for(oc, p);
-  const auto& pipe = g.ctx().pipeline("distance_pairwise", "cdist", {{"MODE", mode}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x1)}, {1, &g.buffer(x2)}, {2, &g.buffer(out)}, {3, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, x1, x2, out, u, s, p, &call = oc.call] {
-    const auto &d1 = g.tensor(x1).dims, &d2 = g.tensor(x2).dims;
-    int64_t rows1 = d1[d1.size() - 2], rows2 = d2[d2.size() - 2], cols = d1.back();
-    if (d2.back() != cols)
-      fail_call(call, ErrorKind::InvalidArgument, "x1 " + shape_str(d1) + " and x2 " + shape_str(d2) + " differ in their last dim");
-    std::vector<int64_t> bd1(d1.begin(), d1.end() - 2), bd2(d2.begin(), d2.end() - 2), ob;
+  // Batch dims of x1 and x2 and their broadcast; throws when they do not broadcast.
+  struct Batch { std::vector<int64_t> b1, b2, out; };
+  auto batch = [x1, x2](const kernel::Live& l) {
+    const auto &d1 = l.dims(x1), &d2 = l.dims(x2);
+    if (d2.back() != d1.back())
+      throw Error(ErrorKind::InvalidArgument, "x1 " + shape_str(d1) + " and x2 " + shape_str(d2) + " differ in their last dim");
+    Batch b{{d1.begin(), d1.end() - 2}, {d2.begin(), d2.end() - 2}, {}};
     try {
-      ob = broadcast_shape(bd1, bd2);
+      b.out = broadcast_shape(b.b1, b.b2);
     } catch (const Error&) {
-      fail_call(call, ErrorKind::InvalidArgument, "batch dims of x1 " + shape_str(d1) + " and x2 " + shape_str(d2) + " do not broadcast");
+      throw Error(ErrorKind::InvalidArgument, "batch dims of x1 " + shape_str(d1) + " and x2 " + shape_str(d2) + " do not broadcast");
     }
-    std::vector<int64_t> od = ob;
-    od.push_back(rows1);
-    od.push_back(rows2);
-    set_out(call, g.tensor(out), od);
-    // Batch strides in elements: a broadcast batch index times the row block of each input.
-    auto s1 = broadcast_strides(bd1, ob), s2 = broadcast_strides(bd2, ob);
-    for (auto& v : s1) v *= rows1 * cols;
-    for (auto& v : s2) v *= rows2 * cols;
-    Params q;
-    q.b1 = make_shape(ob, &s1);
-    q.b2 = make_shape(ob, &s2);
-    q.rows1 = static_cast<uint32_t>(rows1);
-    q.rows2 = static_cast<uint32_t>(rows2);
-    q.cols = static_cast<uint32_t>(cols);
-    q.n = static_cast<uint32_t>(numel(od));
-    q.p = static_cast<float>(p);
-    u->write(g, q);
-    set_groups(g, *s, groups_for(numel(od)));
+    return b;
   };
+  oc.output(out, [x1, x2, batch](const kernel::Live& l) {
+    std::vector<int64_t> od = batch(l).out;
+    od.push_back(l.dims(x1).end()[-2]);
+    od.push_back(l.dims(x2).end()[-2]);
+    return od;
+  });
+  oc.add(kernel::Kernel("distance_pairwise", "cdist")
+             .constant("MODE", mode)
+             .input("X1", x1)
+             .input("X2", x2)
+             .output("Y", out)
+             .params<Params>([x1, x2, out, batch, p](const kernel::Live& l) {
+               Batch b = batch(l);
+               int64_t rows1 = l.dims(x1).end()[-2], rows2 = l.dims(x2).end()[-2], cols = l.dims(x1).back();
+               // Batch strides in elements: a broadcast batch index times the row block of each input.
+               auto s1 = broadcast_strides(b.b1, b.out), s2 = broadcast_strides(b.b2, b.out);
+               for (auto& v : s1) v *= rows1 * cols;
+               for (auto& v : s2) v *= rows2 * cols;
+               Params q;
+               q.b1 = make_shape(b.out, &s1);
+               q.b2 = make_shape(b.out, &s2);
+               q.rows1 = kernel::u32(rows1, "x1 rows");
+               q.rows2 = kernel::u32(rows2, "x2 rows");
+               q.cols = kernel::u32(cols, "columns");
+               q.n = kernel::u32(l.numel(out), "output size");
+               q.p = static_cast<float>(p);
+               return q;
+             })
+             .flat(out));
 }
 
 // [self, p, out]: self [N, M] -> out [N (N - 1) / 2].
@@ -90,25 +93,25 @@ void build_pdist(OpContext& oc) {
   if (g.tensor(x).rank() != 2) oc.fail(ErrorKind::InvalidArgument, "self " + shape_str(g.tensor(x).max_dims) + " must be 2-D");
   double p = g.number(oc.arg(1));
   double mode = mode_for(oc, p);
-  const auto& pipe = g.ctx().pipeline("distance_pairwise", "pdist", {{"MODE", mode}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
+  oc.output(out, [x](const kernel::Live& l) {
+    int64_t n = l.dims(x)[0];
+    return std::vector<int64_t>{n < 2 ? 0 : n * (n - 1) / 2};
+  });
   // dist() reads X2 only for cdist, but the binding belongs to the pdist entry's layout as well.
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.dummy_buffer()}, {2, &g.buffer(out)}, {3, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, x, out, u, s, p, &call = oc.call] {
-    const auto& d = g.tensor(x).dims;
-    int64_t n = d[0] * (d[0] - 1) / 2;
-    if (d[0] < 2) n = 0;
-    set_out(call, g.tensor(out), {n});
-    Params q;
-    q.rows1 = static_cast<uint32_t>(d[0]);
-    q.cols = static_cast<uint32_t>(d[1]);
-    q.n = static_cast<uint32_t>(n);
-    q.p = static_cast<float>(p);
-    u->write(g, q);
-    set_groups(g, *s, groups_for(static_cast<uint64_t>(n)));
-  };
+  oc.add(kernel::Kernel("distance_pairwise", "pdist")
+             .constant("MODE", mode)
+             .input("X1", x)
+             .input("X2", -1)
+             .output("Y", out)
+             .params<Params>([x, out, p](const kernel::Live& l) {
+               Params q;
+               q.rows1 = kernel::u32(l.dims(x)[0], "rows");
+               q.cols = kernel::u32(l.dims(x)[1], "columns");
+               q.n = kernel::u32(l.numel(out), "output size");
+               q.p = static_cast<float>(p);
+               return q;
+             })
+             .flat(out));
 }
 
 ETW_REGISTER_OP("aten._cdist_forward.default", build_cdist);

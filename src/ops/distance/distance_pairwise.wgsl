@@ -1,14 +1,10 @@
 // Pairwise p-norm distances. `cdist`: out[b, i, j] = ||x1[b, i, :] - x2[b, j, :]||_p with the
 // batch dims broadcast (P.batch: output batch shape with x1's / x2's row-block strides in
 // P.b1 / P.b2). `pdist`: out[k] = ||x[i, :] - x[j, :]||_p for the k-th pair i < j in row order.
+// Computed in f32 whatever the storage (X1_T, X2_T, Y_T).
 // MODE: 0 p = 0 (count of differing coordinates), 1 p = 1, 2 p = 2, 3 p = inf, 4 any other p.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { b1: Shape, b2: Shape, rows1: u32, rows2: u32, cols: u32, n: u32, p: f32, pad0: u32, pad1: u32, pad2: u32 };
-
-@group(0) @binding(0) var<storage, read> X1: array<f32>;
-@group(0) @binding(1) var<storage, read> X2: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 override MODE: u32 = 2u;
 override WG: u32 = 256u;
@@ -30,9 +26,9 @@ fn offset(idx: u32, s: Shape) -> u32 {
 fn dist(a: u32, b: u32, second_in_x2: bool) -> f32 {
   var acc = 0.0;
   for (var m = 0u; m < P.cols; m = m + 1u) {
-    var y = X1[b + m];
-    if (second_in_x2) { y = X2[b + m]; }
-    let d = abs(X1[a + m] - y);
+    var y = 0.0;
+    if (second_in_x2) { y = f32(X2[b + m]); } else { y = f32(X1[b + m]); }
+    let d = abs(f32(X1[a + m]) - y);
     switch MODE {
       case 0u: { acc = acc + select(0.0, 1.0, d != 0.0); }
       case 1u: { acc = acc + d; }
@@ -57,7 +53,7 @@ fn cdist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
   let b = i / per_batch;
   let r = (i % per_batch) / P.rows2;
   let c = i % P.rows2;
-  O[i] = dist(offset(b, P.b1) + r * P.cols, offset(b, P.b2) + c * P.cols, true);
+  Y[i] = Y_T(dist(offset(b, P.b1) + r * P.cols, offset(b, P.b2) + c * P.cols, true));
 }
 
 @compute @workgroup_size(WG)
@@ -75,5 +71,5 @@ fn pdist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     r = r + 1u;
   }
   let c = r + 1u + (k - first);
-  O[k] = dist(r * P.cols, c * P.cols, false);
+  Y[k] = Y_T(dist(r * P.cols, c * P.cols, false));
 }

@@ -2,8 +2,8 @@
 // Routes (chosen per run from live shapes; force_route "binary" = "vec4" | "general" pins them
 // where the vec4 kernel exists): float add/sub/mul/div whose operands are contiguous with the
 // output's shape (or a scalar) and whose element count divides by 4 take
-// elementwise_binary_vec4.wgsl (array<vec4<f32>>, 4 vec4 per invocation); everything else takes
-// the general broadcasting kernel binary.wgsl. Both compute the same f32 expressions.
+// elementwise_binary_vec4.wgsl (vec4 bindings, 4 vec4 per invocation); everything else takes the
+// general broadcasting kernel binary.wgsl. Both compute the same f32 expressions.
 #include <algorithm>
 #include <cmath>
 
@@ -11,8 +11,6 @@
 
 namespace etwebgpu::ops {
 namespace {
-
-using graph::Node;
 
 enum BinOp : uint32_t {
   kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kDivTrunc = 4, kDivFloor = 5, kPow = 6, kMin = 7, kMax = 8,
@@ -81,67 +79,72 @@ void build_binary(OpContext& oc, Form f) {
   // Integer scalars saturate to the int32 range (tensors are int32 words on the GPU).
   int32_t iscalar = static_cast<int32_t>(std::clamp(std::isnan(scalar) ? 0.0 : scalar, -2147483648.0, 2147483647.0));
 
-  gpu::Constants c{{"OP", op}, {"DT", compute_float ? 0.0 : 1.0}, {"B_SCALAR", f.scalar_other ? 1.0 : 0.0},
-                   {"A_INT", compute_float && !a_float ? 1.0 : 0.0},
-                   {"B_INT", compute_float && !f.scalar_other && !b_float ? 1.0 : 0.0}};
-  const auto& pipe = g.ctx().pipeline("binary", "main", c);
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& bb = f.scalar_other ? g.dummy_buffer() : g.buffer(b);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(a)}, {1, &bb}, {2, &g.buffer(out)}, {3, u->buf}}, 0,
-                                      f.scalar_other ? "scalar" : "tensor"));
-  size_t general = oc.node.steps.size() - 1;
+  oc.output(out, [a, b, scalar_other = f.scalar_other](const kernel::Live& l) {
+    return broadcast_shape(l.dims(a), scalar_other ? std::vector<int64_t>{} : l.dims(b));
+  });
+  // Whether no operand broadcasts this run: every offset is the flat index.
+  auto contiguous = [a, b, out, scalar_other = f.scalar_other](const kernel::Live& l) {
+    return l.dims(a) == l.dims(out) && (scalar_other || l.dims(b) == l.dims(out));
+  };
+  float falpha = static_cast<float>(alpha), fscalar = static_cast<float>(scalar);
+  int32_t bt = f.scalar_other ? -1 : b;  // a scalar operand binds the dummy
+
   // vec4 fast path: float arithmetic without int->float promotion of an operand.
   std::string forced;
   if (auto it = g.options().force_route.find("binary"); it != g.options().force_route.end()) forced = it->second;
   if (!forced.empty() && forced != "vec4" && forced != "general")
     oc.fail(ErrorKind::InvalidArgument, "force_route binary must be \"vec4\" or \"general\", got \"" + forced + "\"");
-  bool vec4_ok = compute_float && !cmp && (op == kAdd || op == kSub || op == kMul || op == kDiv) && a_float &&
-                 (f.scalar_other || b_float) && forced != "general" &&
-                 // vec4 bindings need 16 bytes: only when the maximum shapes hold at least a vec4
-                 ta.max_numel() >= 4 && to.max_numel() >= 4 && (f.scalar_other || g.tensor(b).max_numel() >= 4);
-  std::shared_ptr<Uniform<Vec4Params>> u4;
-  size_t fast = SIZE_MAX;
-  if (vec4_ok) {
-    const auto& p4 = g.ctx().pipeline("elementwise_binary_vec4", "main",
-                                      {{"OP", op}, {"B_SCALAR", f.scalar_other ? 1.0 : 0.0}, {"PER", kVec4Per}});
-    u4 = std::make_shared<Uniform<Vec4Params>>();
-    u4->init(g, oc.call.name + ".vec4");
-    fast = oc.node.steps.size();
-    oc.node.steps.push_back(
-        g.make_step(p4, {{0, &g.buffer(a)}, {1, &bb}, {2, &g.buffer(out)}, {3, u4->buf}}, 0, "vec4"));
-  }
-  Node* node = &oc.node;
-  bool scalar_other = f.scalar_other;
-  oc.node.resize = [&g, a, b, out, u, u4, node, general, fast, alpha, scalar, iscalar, scalar_other, &oc_call = oc.call] {
-    Step* step = &node->steps[general];
-    Tensor& ta = g.tensor(a);
-    std::vector<int64_t> bd = scalar_other ? std::vector<int64_t>{} : g.tensor(b).dims;
-    std::vector<int64_t> od = broadcast_shape(ta.dims, bd);
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": output " + shape_str(od) + " exceeds its bound " +
-                                                  shape_str(to.max_dims));
-    to.dims = od;
-    Params p;
-    p.o = make_shape(od);
-    auto sa = broadcast_strides(ta.dims, od);
-    p.a = make_shape(od, &sa);
-    auto sb = broadcast_strides(bd, od);
-    p.b = make_shape(od, &sb);
-    p.alpha = static_cast<float>(alpha);
-    p.scalar = static_cast<float>(scalar);
-    p.iscalar = iscalar;
-    p.contiguous = (ta.dims == od && (scalar_other || bd == od)) ? 1u : 0u;
-    u->write(g, p);
-    bool use_vec4 = fast != SIZE_MAX && p.contiguous && numel(od) % 4 == 0;
-    set_groups(g, *step, use_vec4 ? 0 : groups_for(numel(od)));
-    if (fast != SIZE_MAX) {
-      uint64_t n4 = static_cast<uint64_t>(numel(od)) / 4;
-      if (use_vec4) u4->write(g, Vec4Params{static_cast<uint32_t>(n4), p.alpha, p.scalar, 0});
-      set_groups(g, node->steps[fast], use_vec4 ? groups_for(n4, kWorkgroupSize * kVec4Per) : 0);
-    }
+  // A vec4 binding needs the buffer to hold one whole vec4 of its storage type.
+  auto holds_vec4 = [&g](int32_t id) {
+    const Tensor& t = g.tensor(id);
+    return t.bytes(t.max_numel()) >= 4 * kernel::element_bytes(t.storage);
   };
+  bool vec4_ok = compute_float && !cmp && (op == kAdd || op == kSub || op == kMul || op == kDiv) && a_float &&
+                 (f.scalar_other || b_float) && forced != "general" && holds_vec4(a) && holds_vec4(out) &&
+                 (f.scalar_other || holds_vec4(b));
+  auto use_vec4 = [vec4_ok, contiguous, out](const kernel::Live& l) {
+    return vec4_ok && contiguous(l) && l.numel(out) % 4 == 0;
+  };
+
+  oc.add(kernel::Kernel("binary")
+             .constant("OP", op)
+             .constant("DT", compute_float ? 0.0 : 1.0)
+             .constant("B_SCALAR", f.scalar_other ? 1.0 : 0.0)
+             .input("A", a)
+             .input("B", bt)
+             .output("Y", out)
+             .params<Params>([a, b, out, contiguous, falpha, fscalar, iscalar, scalar_other = f.scalar_other](const kernel::Live& l) {
+               const auto& od = l.dims(out);
+               std::vector<int64_t> bd = scalar_other ? std::vector<int64_t>{} : l.dims(b);
+               Params p;
+               p.o = make_shape(od);
+               auto sa = broadcast_strides(l.dims(a), od);
+               p.a = make_shape(od, &sa);
+               auto sb = broadcast_strides(bd, od);
+               p.b = make_shape(od, &sb);
+               p.alpha = falpha;
+               p.scalar = fscalar;
+               p.iscalar = iscalar;
+               p.contiguous = contiguous(l) ? 1u : 0u;
+               return p;
+             })
+             .flat(out)
+             .when([use_vec4](const kernel::Live& l) { return !use_vec4(l); })
+             .variant(f.scalar_other ? "scalar" : "tensor"));
+  if (vec4_ok)
+    oc.add(kernel::Kernel("elementwise_binary_vec4")
+               .constant("OP", op)
+               .constant("B_SCALAR", f.scalar_other ? 1.0 : 0.0)
+               .constant("PER", kVec4Per)
+               .input("A", a, true)
+               .input("B", bt, true)
+               .output("Y", out, true)
+               .params<Vec4Params>([out, falpha, fscalar](const kernel::Live& l) {
+                 return Vec4Params{kernel::u32(l.numel(out) / 4, "vec4 count"), falpha, fscalar, 0};
+               })
+               .flat(out, 4 * kVec4Per)
+               .when(use_vec4)
+               .variant("vec4"));
 }
 
 template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>

@@ -1,20 +1,13 @@
-// Elementwise binary ops with full broadcasting. Every tensor is one 32-bit word per element;
-// DT picks how words are read (0 f32, 1 i32, 2 bool/u32). OP picks the operation (see binary.cpp).
-// B_SCALAR = 1 reads the right operand from P.scalar instead of buffer B.
+// Elementwise binary ops with full broadcasting. DT picks how values are computed (0 f32, 1 i32);
+// operands are read converted to it whatever their storage (A_T, B_T: an int operand of a float op
+// is promoted, as in PyTorch) and the result is converted to Y_T. OP picks the operation (see
+// binary.cpp). B_SCALAR = 1 reads the right operand from P.scalar / P.iscalar instead of B.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, iscalar: i32 };
-
-@group(0) @binding(0) var<storage, read> A: array<u32>;
-@group(0) @binding(1) var<storage, read> B: array<u32>;
-@group(0) @binding(2) var<storage, read_write> O: array<u32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 override OP: u32 = 0u;
 override DT: u32 = 0u;
 override B_SCALAR: u32 = 0u;
-// 1 when that operand holds int32 words but the op computes in f32 (type promotion).
-override A_INT: u32 = 0u;
-override B_INT: u32 = 0u;
 override WG: u32 = 256u;
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
@@ -177,6 +170,15 @@ fn cmp_i(x: i32, y: i32) -> bool {
   }
 }
 
+fn b_f(i: u32) -> f32 {
+  if (B_SCALAR == 1u) { return P.scalar; }
+  return f32(B[i]);
+}
+fn b_i(i: u32) -> i32 {
+  if (B_SCALAR == 1u) { return P.iscalar; }
+  return i32(B[i]);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -188,22 +190,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ia = operand_offset(i, P.a);
     ib = operand_offset(i, P.b);
   }
-  var wa = A[ia];
-  var wb = 0u;
-  if (B_SCALAR == 1u) {
-    if (DT == 0u) { wb = bitcast<u32>(P.scalar); } else { wb = bitcast<u32>(P.iscalar); }
-  } else {
-    wb = B[ib];
-  }
-  if (DT == 0u && A_INT == 1u) { wa = bitcast<u32>(f32(bitcast<i32>(wa))); }
-  if (DT == 0u && B_INT == 1u && B_SCALAR == 0u) { wb = bitcast<u32>(f32(bitcast<i32>(wb))); }
   if (OP >= 10u && OP < 22u) {
     var r = false;
-    if (DT == 0u) { r = cmp_f(bitcast<f32>(wa), bitcast<f32>(wb)); } else { r = cmp_i(bitcast<i32>(wa), bitcast<i32>(wb)); }
-    O[i] = select(0u, 1u, r);
+    if (DT == 0u) { r = cmp_f(f32(A[ia]), b_f(ib)); } else { r = cmp_i(i32(A[ia]), b_i(ib)); }
+    Y[i] = Y_T(select(0u, 1u, r));
   } else if (DT == 0u) {
-    O[i] = bitcast<u32>(f_op(bitcast<f32>(wa), bitcast<f32>(wb)));
+    Y[i] = Y_T(f_op(f32(A[ia]), b_f(ib)));
   } else {
-    O[i] = bitcast<u32>(i_op(bitcast<i32>(wa), bitcast<i32>(wb)));
+    Y[i] = Y_T(i_op(i32(A[ia]), b_i(ib)));
   }
 }

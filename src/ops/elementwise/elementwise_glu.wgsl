@@ -1,10 +1,7 @@
-// aten.glu.default: the input is split in halves a, b along dim; O = a * sigmoid(b). The output
-// (shape of a half) is viewed as [outer, half * inner]; a half sits `half * inner` words before b.
+// aten.glu.default: the input is split in halves a, b along dim; Y = a * sigmoid(b), in f32. The
+// output (shape of a half) is viewed as [outer, half * inner]; a half sits `half * inner` elements
+// before b.
 struct Params { n: u32, half_inner: u32, pad0: u32, pad1: u32 };
-
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> O: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override WG: u32 = 256u;
 
@@ -15,6 +12,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (i >= P.n) { return; }
   let outer = i / P.half_inner;
   let ia = outer * 2u * P.half_inner + i % P.half_inner;
-  let b = X[ia + P.half_inner];
-  O[i] = X[ia] / (1.0 + exp(-b));
+  let b = f32(X[ia + P.half_inner]);
+  Y[i] = Y_T(f32(X[ia]) / (1.0 + exp(-b)));
 }

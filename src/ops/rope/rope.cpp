@@ -5,16 +5,8 @@
 namespace etwebgpu::ops {
 namespace {
 
-using graph::Node;
-
 struct Params {
   uint32_t pairs, d, h, s, start, width, pad0, pad1;
-};
-
-struct Half {
-  int32_t x, out;
-  std::shared_ptr<Uniform<Params>> u;
-  size_t step;
 };
 
 void build_rope(OpContext& oc, bool hf) {
@@ -48,47 +40,40 @@ void build_rope(OpContext& oc, bool hf) {
     if (g.tensor(outs[i]).max_numel() < g.tensor(i ? xk : xq).max_numel())
       oc.fail(ErrorKind::InvalidArgument, "output " + std::to_string(i) + " is smaller than its input");
 
-  const auto& pipe = g.ctx().pipeline("rope_rotary", "main", {{"HF", hf ? 1.0 : 0.0}});
-  std::vector<Half> halves;
+  // Live checks of the freqs table against xq and xk, before either kernel's parameters.
+  oc.prepare([xq, xk, fc, fs, start_id, hf](const kernel::Live& l) {
+    const auto& tc = l.dims(fc);
+    if (l.dims(fs) != tc)
+      throw Error(ErrorKind::InvalidArgument, "freqs_cos " + shape_str(tc) + " and freqs_sin " + shape_str(l.dims(fs)) + " differ");
+    int64_t s = l.dims(xq).end()[-3];
+    if (l.dims(xk).end()[-3] != s) throw Error(ErrorKind::InvalidArgument, "xq and xk sequence lengths differ");
+    int64_t start = hf ? l.integer(start_id) : 0;
+    if (hf && (start < 0 || start + s > tc[0]))
+      throw Error(ErrorKind::InvalidArgument, "rows start_pos " + std::to_string(start) + " + S " + std::to_string(s) +
+                                                  " exceed the freqs table of " + std::to_string(tc[0]) + " rows");
+    if (!hf && tc[0] != s)
+      throw Error(ErrorKind::InvalidArgument, "freqs have " + std::to_string(tc[0]) + " rows but the sequence length is " +
+                                                  std::to_string(s));
+  });
   for (int i = 0; i < 2; ++i) {
-    Half h{i ? xk : xq, outs[i], std::make_shared<Uniform<Params>>(), oc.node.steps.size()};
-    h.u->init(g, oc.call.name + (i ? ".k" : ".q"));
-    oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(h.x)}, {1, &g.buffer(fc)}, {2, &g.buffer(fs)},
-                                               {3, &g.buffer(h.out)}, {4, h.u->buf}}, 0, hf ? "hf" : "interleaved"));
-    halves.push_back(h);
+    int32_t x = i ? xk : xq, out = outs[i];
+    oc.output_like(out, x);
+    oc.add(kernel::Kernel("rope_rotary")
+               .constant("HF", hf ? 1.0 : 0.0)
+               .input("X", x)
+               .input("COS", fc)
+               .input("SIN", fs)
+               .output("Y", out)
+               .params<Params>([x, fc, start_id, hf](const kernel::Live& l) {
+                 const auto& d = l.dims(x);
+                 int64_t start = hf ? l.integer(start_id) : 0;
+                 return Params{kernel::u32(l.numel(x) / 2, "pair count"), kernel::u32(d.end()[-1], "head_dim"),
+                               kernel::u32(d.end()[-2], "heads"), kernel::u32(d.end()[-3], "sequence length"),
+                               kernel::u32(start, "start_pos"), kernel::u32(l.dims(fc)[1], "freqs width"), 0, 0};
+               })
+               .flat(x, 2)
+               .variant(hf ? "hf" : "interleaved"));
   }
-  Node* node = &oc.node;
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  oc.node.resize = [&g, node, halves, fc, fs, start_id, hf, name] {
-    const Tensor& tc = g.tensor(fc);
-    if (g.tensor(fs).dims != tc.dims)
-      throw Error(ErrorKind::InvalidArgument, name + ": freqs_cos " + shape_str(tc.dims) + " and freqs_sin " +
-                                                  shape_str(g.tensor(fs).dims) + " differ");
-    int64_t start = hf ? g.integer(start_id) : 0;
-    int64_t seq = -1;
-    for (const Half& h : halves) {
-      const Tensor& tx = g.tensor(h.x);
-      int64_t s = tx.dim(-3), hh = tx.dim(-2), d = tx.dim(-1);
-      if (seq >= 0 && s != seq)
-        throw Error(ErrorKind::InvalidArgument, name + ": xq and xk sequence lengths differ");
-      seq = s;
-      if (hf && (start < 0 || start + s > tc.dims[0]))
-        throw Error(ErrorKind::InvalidArgument, name + ": rows start_pos " + std::to_string(start) + " + S " +
-                                                    std::to_string(s) + " exceed the freqs table of " +
-                                                    std::to_string(tc.dims[0]) + " rows");
-      if (!hf && tc.dims[0] != s)
-        throw Error(ErrorKind::InvalidArgument, name + ": freqs have " + std::to_string(tc.dims[0]) +
-                                                    " rows but the sequence length is " + std::to_string(s));
-      Tensor& to = g.tensor(h.out);
-      if (tx.numel() > to.max_numel())
-        throw Error(ErrorKind::InvalidArgument, name + ": output exceeds its bound " + shape_str(to.max_dims));
-      to.dims = tx.dims;
-      Params p{static_cast<uint32_t>(tx.numel() / 2), static_cast<uint32_t>(d), static_cast<uint32_t>(hh),
-               static_cast<uint32_t>(s), static_cast<uint32_t>(start), static_cast<uint32_t>(tc.dims[1]), 0, 0};
-      h.u->write(g, p);
-      set_groups(g, node->steps[h.step], groups_for(p.pairs));
-    }
-  };
 }
 
 void build_interleaved(OpContext& oc) { build_rope(oc, false); }

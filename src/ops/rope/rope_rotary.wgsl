@@ -1,13 +1,8 @@
 // Rotary embeddings. One invocation per rotated pair of x ([..., S, H, D] contiguous).
 // HF = 0: interleaved pairs (2i, 2i+1), table [S, D/2] at row s (Llama apply_rotary_emb).
 // HF = 1: rotate-half pairs (i, i + D/2), table [max_seq, D] at row start_pos + s (Hugging Face).
+// Computed in f32 whatever the storage.
 struct Params { pairs: u32, d: u32, h: u32, s: u32, start: u32, width: u32, pad0: u32, pad1: u32 };
-
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> COS: array<f32>;
-@group(0) @binding(2) var<storage, read> SIN: array<f32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 override HF: u32 = 0u;
 override WG: u32 = 256u;
@@ -24,17 +19,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = row * P.d;
   if (HF == 0u) {
     let t = s * P.width + i;
-    let c = COS[t];
-    let sn = SIN[t];
-    let a = X[base + 2u * i];
-    let b = X[base + 2u * i + 1u];
-    O[base + 2u * i] = a * c - b * sn;
-    O[base + 2u * i + 1u] = a * sn + b * c;
+    let c = f32(COS[t]);
+    let sn = f32(SIN[t]);
+    let a = f32(X[base + 2u * i]);
+    let b = f32(X[base + 2u * i + 1u]);
+    Y[base + 2u * i] = Y_T(a * c - b * sn);
+    Y[base + 2u * i + 1u] = Y_T(a * sn + b * c);
   } else {
     let t = (P.start + s) * P.width;
-    let a = X[base + i];
-    let b = X[base + i + half];
-    O[base + i] = a * COS[t + i] - b * SIN[t + i];
-    O[base + i + half] = b * COS[t + i + half] + a * SIN[t + i + half];
+    let a = f32(X[base + i]);
+    let b = f32(X[base + i + half]);
+    Y[base + i] = Y_T(a * f32(COS[t + i]) - b * f32(SIN[t + i]));
+    Y[base + i + half] = Y_T(b * f32(COS[t + i + half]) + a * f32(SIN[t + i + half]));
   }
 }
