@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "gpu/context.h"
+#include "kernel/storage.h"
 
 namespace etwebgpu::graph {
 
@@ -21,7 +22,8 @@ static_assert(sizeof(SamplerParams) == 32);
 
 class TokenSampler {
  public:
-  TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits);
+  // `storage`: how the logits are stored (f32, or f16 at fp16 precision).
+  TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage);
   // Writes the parameters of the next pick; returns the command to append to the run.
   gpu::Command command(const SamplerParams& p);
   // The region to read back in the same submit; token() is valid after that submit.

@@ -6,9 +6,7 @@
 // preserving u32 key of the logits, so no sort and no candidate buffer is needed.
 struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> L: array<f32>;
-@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
+// L (logits, f32 or f16 storage, read as f32), OUT and P come from the generated preamble.
 
 const WG: u32 = 256u;
 var<workgroup> su: array<u32, WG>;
@@ -27,7 +25,7 @@ fn unkey(k: u32) -> f32 {
   if ((k & 0x80000000u) != 0u) { return bitcast<f32>(k & 0x7fffffffu); }
   return bitcast<f32>(~k);
 }
-fn logit(i: u32) -> f32 { return L[P.offset + i]; }
+fn logit(i: u32) -> f32 { return f32(L[P.offset + i]); }
 
 fn sum_u(v: u32, lid: u32) -> u32 {
   su[lid] = v;

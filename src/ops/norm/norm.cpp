@@ -4,6 +4,7 @@
 // softmax_row_vec4.wgsl instead (online max/sum, one read pass + one write pass), chosen per run
 // from live shapes; force_route "softmax" = "vec4" | "general" pins it where both exist.
 #include <functional>
+#include <memory>
 #include <numeric>
 
 #include "ops/op_common.h"
@@ -48,64 +49,67 @@ struct RowSetup {
   double eps = 0;
 };
 
-// Creates the row kernel step; `shape` computes (rows, len, inner, groups, hw, cpg) and the stat
-// dims from the live input dims (called from the resize hook).
+// Computes the row view (rows, len, inner, groups, hw, cpg) and the stat dims from the live input
+// dims; throws when the live input no longer fits the op's arguments.
 using RowShape = std::function<RowParams(const std::vector<int64_t>& in, std::vector<int64_t>* stat_dims)>;
 
 void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   Graph& g = oc.g;
-  bool has_w = s.w >= 0, has_b = s.b >= 0, stats = s.mean >= 0 && s.rstd >= 0;
-  gpu::Constants c{{"MODE", s.mode}, {"HAS_W", has_w ? 1.0 : 0.0}, {"HAS_B", has_b ? 1.0 : 0.0},
-                   {"STATS", stats ? 1.0 : 0.0}};
-  const auto& pipe = g.ctx().pipeline("norm_row", "main", c);
-  auto u = std::make_shared<Uniform<RowParams>>();
-  u->init(g, oc.call.name);
-  // Distinct scratch words when stats are not written: two writable bindings may not alias.
-  const gpu::Buffer& mb = stats ? g.buffer(s.mean) : g.make_scratch(16, oc.call.name + ".mean");
-  const gpu::Buffer& rb = stats ? g.buffer(s.rstd) : g.make_scratch(16, oc.call.name + ".rstd");
-  oc.node.steps.push_back(g.make_step(pipe,
-                                      {{0, &g.buffer(s.x)},
-                                       {1, has_w ? &g.buffer(s.w) : &g.dummy_buffer()},
-                                       {2, has_b ? &g.buffer(s.b) : &g.dummy_buffer()},
-                                       {3, &g.buffer(s.out)},
-                                       {4, &mb},
-                                       {5, &rb},
-                                       {6, u->buf}},
-                                      0, "row"));
-  size_t general = oc.node.steps.size() - 1, fast = SIZE_MAX;
+  bool stats = s.mean >= 0 && s.rstd >= 0;
+  struct State {
+    RowParams p;
+    std::vector<int64_t> sd;
+  };
+  auto st = std::make_shared<State>();
+  oc.prepare([s, st, shape](const kernel::Live& l) {
+    st->sd.clear();
+    st->p = shape(l.dims(s.x), &st->sd);
+    st->p.eps = static_cast<float>(s.eps);
+  });
+  oc.output_like(s.out, s.x);
+  if (stats) {
+    oc.output(s.mean, [st](const kernel::Live&) { return st->sd; });
+    oc.output(s.rstd, [st](const kernel::Live&) { return st->sd; });
+  }
+  bool has_vec4 = false;
   if (s.mode == kSoftmax || s.mode == kLogSoftmax) {
     std::string forced;
     if (auto it = g.options().force_route.find("softmax"); it != g.options().force_route.end()) forced = it->second;
     if (!forced.empty() && forced != "vec4" && forced != "general")
       oc.fail(ErrorKind::InvalidArgument, "force_route softmax must be \"vec4\" or \"general\", got \"" + forced + "\"");
-    // vec4 bindings need 16 bytes: only when the maximum shapes hold at least a vec4.
-    if (forced != "general" && g.tensor(s.x).max_numel() >= 4 && g.tensor(s.out).max_numel() >= 4) {
-      const auto& p4 = g.ctx().pipeline("softmax_row_vec4", "main", {{"MODE", s.mode}});
-      fast = oc.node.steps.size();
-      oc.node.steps.push_back(g.make_step(p4, {{0, &g.buffer(s.x)}, {1, &g.buffer(s.out)}, {2, u->buf}}, 0, "row_vec4"));
-    }
+    // vec4 bindings need the buffers to hold a whole vec4 at the maximum shapes.
+    auto holds_vec4 = [&g](int32_t id) {
+      uint64_t eb = kernel::element_bytes(g.tensor(id).storage);
+      return static_cast<uint64_t>(g.tensor(id).max_numel()) * eb >= 4 * eb;
+    };
+    has_vec4 = forced != "general" && holds_vec4(s.x) && holds_vec4(s.out);
   }
-  graph::Node* node = &oc.node;
-  oc.node.resize = [&g, s, u, node, general, fast, stats, shape, &call = oc.call] {
-    Step* step = &node->steps[general];
-    auto& in = g.tensor(s.x).dims;
-    std::vector<int64_t> sd;
-    RowParams p = shape(in, &sd);
-    p.eps = static_cast<float>(s.eps);
-    Tensor& to = g.tensor(s.out);
-    if (numel(in) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, call.name + ": output " + shape_str(in) + " exceeds its bound " +
-                                                  shape_str(to.max_dims));
-    to.dims = in;
-    if (stats) {
-      g.tensor(s.mean).dims = sd;
-      g.tensor(s.rstd).dims = sd;
-    }
-    u->write(g, p);
-    bool use_vec4 = fast != SIZE_MAX && p.inner == 1 && p.len % 4 == 0;
-    set_groups(g, *step, p.len == 0 || use_vec4 ? 0 : p.rows);
-    if (fast != SIZE_MAX) set_groups(g, node->steps[fast], p.len == 0 || !use_vec4 ? 0 : p.rows);
-  };
+  auto vec4_run = [st, has_vec4] { return has_vec4 && st->p.inner == 1 && st->p.len % 4 == 0; };
+  auto params = [st](const kernel::Live&) { return st->p; };
+  kernel::Kernel k("norm_row");
+  k.constant("MODE", s.mode)
+      .constant("HAS_W", s.w >= 0 ? 1.0 : 0.0)
+      .constant("HAS_B", s.b >= 0 ? 1.0 : 0.0)
+      .input("X", s.x)
+      .input("W", s.w)
+      .input("B", s.b)
+      .output("O", s.out);
+  if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
+  oc.add(k.params<RowParams>(params)
+             .groups([st, vec4_run](const kernel::Live&) {
+               return kernel::Groups::linear(st->p.len == 0 || vec4_run() ? 0 : st->p.rows);
+             })
+             .variant("row"));
+  if (has_vec4)
+    oc.add(kernel::Kernel("softmax_row_vec4")
+               .constant("MODE", s.mode)
+               .input("X", s.x, true)
+               .output("O", s.out, true)
+               .params<RowParams>(params)
+               .groups([st, vec4_run](const kernel::Live&) {
+                 return kernel::Groups::linear(st->p.len == 0 || !vec4_run() ? 0 : st->p.rows);
+               })
+               .variant("row_vec4"));
 }
 
 // Items 1 and 2 of a norm's ValueList get mean/rstd when they are float tensors that can hold
@@ -148,9 +152,9 @@ void build_softmax(OpContext& oc, RowMode mode) {
   build_row(oc, s, [dim](const std::vector<int64_t>& in, std::vector<int64_t>*) {
     RowParams p;
     size_t d = static_cast<size_t>(dim);
-    p.len = static_cast<uint32_t>(in.empty() ? 1 : in[d]);
-    p.inner = static_cast<uint32_t>(prod(in, d + 1, in.size()));
-    p.rows = static_cast<uint32_t>(prod(in, 0, d) * p.inner);
+    p.len = kernel::u32(in.empty() ? 1 : in[d], "row length");
+    p.inner = kernel::u32(prod(in, d + 1, in.size()), "inner size");
+    p.rows = kernel::u32(prod(in, 0, d) * p.inner, "row count");
     return p;
   });
 }
@@ -175,13 +179,12 @@ void build_layer_norm(OpContext& oc) {
   s.eps = g.number(oc.arg(4));
   if (g.kind(oc.out()) == format::VkValueKind::ValueList)
     stats_targets(oc, g.value_list(oc.out()), prod(md, 0, lead), s);
-  build_row(oc, s, [lead, len, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
+  build_row(oc, s, [lead, len](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
     if (in.size() < lead || numel(std::vector<int64_t>(in.begin() + lead, in.end())) != len)
-      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live input " + shape_str(in) +
-                                                  " changed its normalized dims");
+      throw Error(ErrorKind::InvalidArgument, "live input " + shape_str(in) + " changed its normalized dims");
     RowParams p;
-    p.len = static_cast<uint32_t>(len);
-    p.rows = static_cast<uint32_t>(prod(in, 0, lead));
+    p.len = kernel::u32(len, "row length");
+    p.rows = kernel::u32(prod(in, 0, lead), "row count");
     *sd = in;
     for (size_t i = lead; i < sd->size(); ++i) (*sd)[i] = 1;
     return p;
@@ -198,13 +201,13 @@ void build_rms_norm(OpContext& oc) {
   RowSetup s{kRmsNorm, x, -1, -1, out};
   if (opt_param(oc, oc.arg(1), len, "weight")) s.w = oc.arg(1);
   s.eps = g.number(oc.arg(2));
-  build_row(oc, s, [len, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+  build_row(oc, s, [len](const std::vector<int64_t>& in, std::vector<int64_t>*) {
     if (in.back() != len)
-      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live last dim " + std::to_string(in.back()) +
-                                                  " differs from the weight's " + std::to_string(len));
+      throw Error(ErrorKind::InvalidArgument, "live last dim " + std::to_string(in.back()) + " differs from the weight's " +
+                                                  std::to_string(len));
     RowParams p;
-    p.len = static_cast<uint32_t>(len);
-    p.rows = static_cast<uint32_t>(numel(in) / std::max<int64_t>(len, 1));
+    p.len = kernel::u32(len, "row length");
+    p.rows = kernel::u32(numel(in) / std::max<int64_t>(len, 1), "row count");
     return p;
   });
 }
@@ -226,16 +229,15 @@ void build_group_norm(OpContext& oc) {
   if (opt_param(oc, oc.arg(2), C, "bias")) s.b = oc.arg(2);
   s.eps = g.number(oc.arg(7));
   if (g.kind(oc.out()) == format::VkValueKind::ValueList) stats_targets(oc, g.value_list(oc.out()), md[0] * G, s);
-  build_row(oc, s, [C, G, &oc_call = oc.call](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
-    if (in.size() < 2 || in[1] != C)
-      throw Error(ErrorKind::InvalidArgument, oc_call.name + ": live input " + shape_str(in) + " changed C");
+  build_row(oc, s, [C, G](const std::vector<int64_t>& in, std::vector<int64_t>* sd) {
+    if (in.size() < 2 || in[1] != C) throw Error(ErrorKind::InvalidArgument, "live input " + shape_str(in) + " changed C");
     int64_t hw = prod(in, 2, in.size());
     RowParams p;
-    p.groups = static_cast<uint32_t>(G);
-    p.cpg = static_cast<uint32_t>(C / G);
-    p.hw = static_cast<uint32_t>(std::max<int64_t>(hw, 1));
-    p.len = static_cast<uint32_t>(C / G * hw);
-    p.rows = static_cast<uint32_t>(in[0] * G);
+    p.groups = kernel::u32(G, "groups");
+    p.cpg = kernel::u32(C / G, "channels per group");
+    p.hw = kernel::u32(std::max<int64_t>(hw, 1), "spatial size");
+    p.len = kernel::u32(C / G * hw, "row length");
+    p.rows = kernel::u32(in[0] * G, "row count");
     *sd = {in[0], G};
     return p;
   });
@@ -247,41 +249,33 @@ struct BatchStatsParams {
   uint32_t pad1[2] = {0, 0};
 };
 
-// Per-channel normalization step: out = (x - mean[c]) * scale[c] (* w + b), where scale is
-// 1 / sqrt(var + eps) from a variance buffer, or the buffer itself when `invstd` (batch stats).
-// Returns the resize work; `C` is checked against the live input.
-std::function<void()> add_batch_apply(OpContext& oc, int32_t x, int32_t out, int32_t w, int32_t b, const gpu::Buffer& mean,
-                                      const gpu::Buffer& scale, bool invstd, int64_t C, double eps) {
-  Graph& g = oc.g;
-  const auto& pipe = g.ctx().pipeline("norm_batch", "main",
-                                      {{"HAS_W", w >= 0 ? 1.0 : 0.0}, {"HAS_B", b >= 0 ? 1.0 : 0.0}, {"INVSTD", invstd ? 1.0 : 0.0}});
-  auto u = std::make_shared<Uniform<BatchParams>>();
-  u->init(g, oc.call.name);
-  size_t idx = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(pipe,
-                                      {{0, &g.buffer(x)},
-                                       {1, w >= 0 ? &g.buffer(w) : &g.dummy_buffer()},
-                                       {2, b >= 0 ? &g.buffer(b) : &g.dummy_buffer()},
-                                       {3, &mean},
-                                       {4, &scale},
-                                       {5, &g.buffer(out)},
-                                       {6, u->buf}},
-                                      0));
-  graph::Node* node = &oc.node;
-  return [&g, x, out, u, node, idx, C, eps, &call = oc.call] {
-    auto& in = g.tensor(x).dims;
-    if (in.size() < 2 || in[1] != C)
-      throw Error(ErrorKind::InvalidArgument, call.name + ": live input " + shape_str(in) + " changed C");
-    Tensor& to = g.tensor(out);
-    if (numel(in) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, call.name + ": output " + shape_str(in) + " exceeds its bound " +
-                                                  shape_str(to.max_dims));
-    to.dims = in;
-    BatchParams p{static_cast<uint32_t>(numel(in)), static_cast<uint32_t>(prod(in, 2, in.size())),
-                  static_cast<uint32_t>(C), static_cast<float>(eps)};
-    u->write(g, p);
-    set_groups(g, node->steps[idx], groups_for(p.numel));
-  };
+// Per-channel normalization kernel: out = (x - mean[c]) * scale[c] (* w + b), where scale is
+// 1 / sqrt(var + eps) from a variance tensor, or the tensor itself when `invstd` (batch stats).
+void add_batch_apply(OpContext& oc, int32_t x, int32_t out, int32_t w, int32_t b, int32_t mean, int32_t scale, bool invstd,
+                     int64_t C, double eps) {
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("norm_batch")
+             .constant("HAS_W", w >= 0 ? 1.0 : 0.0)
+             .constant("HAS_B", b >= 0 ? 1.0 : 0.0)
+             .constant("INVSTD", invstd ? 1.0 : 0.0)
+             .input("X", x)
+             .input("W", w)
+             .input("B", b)
+             .input("MEAN", mean)
+             .input("VAR", scale)
+             .output("O", out)
+             .params<BatchParams>([x, C, eps](const kernel::Live& l) {
+               const auto& in = l.dims(x);
+               return BatchParams{kernel::u32(l.numel(x), "element count"), kernel::u32(prod(in, 2, in.size()), "inner size"),
+                                  kernel::u32(C, "channels"), static_cast<float>(eps)};
+             })
+             .flat(out));
+}
+
+// The live input must keep its C (weights and stats are per channel).
+void check_channels(const kernel::Live& l, int32_t x, int64_t C) {
+  const auto& in = l.dims(x);
+  if (in.size() < 2 || in[1] != C) throw Error(ErrorKind::InvalidArgument, "live input " + shape_str(in) + " changed C");
 }
 
 // [N, C, ...] float input of rank 2 to 5; returns C.
@@ -304,8 +298,9 @@ void build_batch_norm(OpContext& oc) {
     if (g.is_null(oc.arg(k))) oc.fail(ErrorKind::Unsupported, k == 3 ? "running_mean is required" : "running_var is required");
     opt_param(oc, oc.arg(k), C, k == 3 ? "running_mean" : "running_var");
   }
-  oc.node.resize = add_batch_apply(oc, x, out, has_w ? oc.arg(1) : -1, has_b ? oc.arg(2) : -1, g.buffer(oc.arg(3)),
-                                   g.buffer(oc.arg(4)), false, C, g.number(oc.arg(6)));
+  oc.prepare([x, C](const kernel::Live& l) { check_channels(l, x, C); });
+  add_batch_apply(oc, x, out, has_w ? oc.arg(1) : -1, has_b ? oc.arg(2) : -1, oc.arg(3), oc.arg(4), false, C,
+                  g.number(oc.arg(6)));
 }
 
 // _native_batch_norm_legit: [x, w?, b?, running_mean, running_var, training, momentum, eps,
@@ -334,46 +329,32 @@ void build_batch_norm_legit(OpContext& oc, bool with_running) {
   for (int32_t t : {save_mean, save_invstd}) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "save_mean/save_invstd");
   if (!training) {
     if (rm < 0) oc.fail(ErrorKind::InvalidArgument, "evaluation mode (training=False) needs running_mean and running_var");
-    auto apply = add_batch_apply(oc, x, out, w, b, g.buffer(rm), g.buffer(rv), false, C, eps);
-    oc.node.resize = [&g, apply, save_mean, save_invstd] {
-      apply();
-      g.tensor(save_mean).dims = {0};
-      g.tensor(save_invstd).dims = {0};
-    };
+    oc.prepare([x, C](const kernel::Live& l) { check_channels(l, x, C); });
+    add_batch_apply(oc, x, out, w, b, rm, rv, false, C, eps);
+    for (int32_t t : {save_mean, save_invstd}) oc.output(t, [](const kernel::Live&) { return std::vector<int64_t>{0}; });
     return;
   }
   for (int32_t t : {save_mean, save_invstd})
     if (g.tensor(t).max_numel() < C)
       oc.fail(ErrorKind::InvalidArgument, "save_mean/save_invstd " + shape_str(g.tensor(t).max_dims) + " hold fewer than C = " + std::to_string(C));
-  bool update = rm >= 0;
-  const auto& pipe = g.ctx().pipeline("norm_batch_stats", "main", {{"UPDATE", update ? 1.0 : 0.0}});
-  auto u = std::make_shared<Uniform<BatchStatsParams>>();
-  u->init(g, oc.call.name + ".stats");
-  // Without running stats their bindings get two distinct scratch words (never written; two
-  // writable bindings of one buffer would be a validation error).
-  const gpu::Buffer& rm_buf = update ? g.buffer(rm) : g.make_scratch(16, oc.call.name + ".no_running_mean");
-  const gpu::Buffer& rv_buf = update ? g.buffer(rv) : g.make_scratch(16, oc.call.name + ".no_running_var");
-  size_t stats = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(pipe,
-                                      {{0, &g.buffer(x)}, {1, &g.buffer(save_mean)}, {2, &g.buffer(save_invstd)},
-                                       {3, &rm_buf}, {4, &rv_buf}, {5, u->buf}},
-                                      0, "stats"));
-  auto apply = add_batch_apply(oc, x, out, w, b, g.buffer(save_mean), g.buffer(save_invstd), true, C, eps);
-  graph::Node* node = &oc.node;
-  oc.node.resize = [&g, x, save_mean, save_invstd, u, node, stats, apply, C, eps, momentum] {
-    apply();  // checks the live input
-    auto& in = g.tensor(x).dims;
-    g.tensor(save_mean).dims = {C};
-    g.tensor(save_invstd).dims = {C};
-    BatchStatsParams p;
-    p.channels = static_cast<uint32_t>(C);
-    p.inner = static_cast<uint32_t>(prod(in, 2, in.size()));
-    p.batch = static_cast<uint32_t>(in[0]);
-    p.eps = static_cast<float>(eps);
-    p.momentum = static_cast<float>(momentum);
-    u->write(g, p);
-    set_groups(g, node->steps[stats], C);
-  };
+  oc.prepare([x, C](const kernel::Live& l) { check_channels(l, x, C); });
+  for (int32_t t : {save_mean, save_invstd}) oc.output(t, [C](const kernel::Live&) { return std::vector<int64_t>{C}; });
+  kernel::Kernel k("norm_batch_stats");
+  k.input("X", x).output("SAVE_MEAN", save_mean).output("SAVE_INVSTD", save_invstd);
+  if (rm >= 0) k.output("RUN_MEAN", rm).output("RUN_VAR", rv).define("UPDATE");
+  oc.add(k.params<BatchStatsParams>([x, C, eps, momentum](const kernel::Live& l) {
+            const auto& in = l.dims(x);
+            BatchStatsParams p;
+            p.channels = kernel::u32(C, "channels");
+            p.inner = kernel::u32(prod(in, 2, in.size()), "inner size");
+            p.batch = kernel::u32(in[0], "batch");
+            p.eps = static_cast<float>(eps);
+            p.momentum = static_cast<float>(momentum);
+            return p;
+          })
+             .groups([C](const kernel::Live&) { return kernel::Groups::linear(static_cast<uint64_t>(C)); })
+             .variant("stats"));
+  add_batch_apply(oc, x, out, w, b, save_mean, save_invstd, true, C, eps);
 }
 
 ETW_REGISTER_OP("aten._native_batch_norm_legit_no_training.default", build_batch_norm);

@@ -1,17 +1,10 @@
 // Batch statistics for batch norm in training mode: one workgroup per channel c reduces the
 // batch * inner elements x[n, c, k] in two passes (mean, then squared deviations) and writes
-// save_mean[c], save_invstd[c] = 1 / sqrt(biased var + eps). UPDATE = 1 also moves the running
+// save_mean[c], save_invstd[c] = 1 / sqrt(biased var + eps). UPDATE (defined) also moves the running
 // stats: r = (1 - momentum) r + momentum * stat, with the unbiased variance (ATen's rule).
 struct Params { channels: u32, inner: u32, batch: u32, pad0: u32, eps: f32, momentum: f32, pad1: u32, pad2: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> SAVE_MEAN: array<f32>;
-@group(0) @binding(2) var<storage, read_write> SAVE_INVSTD: array<f32>;
-@group(0) @binding(3) var<storage, read_write> RUN_MEAN: array<f32>;
-@group(0) @binding(4) var<storage, read_write> RUN_VAR: array<f32>;
-@group(0) @binding(5) var<uniform> P: Params;
 
-override UPDATE: u32 = 0u;
 const WG: u32 = 256u;
 
 var<workgroup> part: array<f32, 256>;
@@ -28,7 +21,7 @@ fn group_sum(lid: u32) -> f32 {
   return total;
 }
 
-fn at(c: u32, e: u32) -> f32 { return X[((e / P.inner) * P.channels + c) * P.inner + e % P.inner]; }
+fn at(c: u32, e: u32) -> f32 { return f32(X[((e / P.inner) * P.channels + c) * P.inner + e % P.inner]); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -48,14 +41,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   part[lid] = q;
   let sq = group_sum(lid);
   if (lid == 0u) {
-    SAVE_MEAN[c] = mean;
-    SAVE_INVSTD[c] = inverseSqrt(sq / f32(count) + P.eps);
-    if (UPDATE == 1u) {
+    SAVE_MEAN[c] = SAVE_MEAN_T(mean);
+    SAVE_INVSTD[c] = SAVE_INVSTD_T(inverseSqrt(sq / f32(count) + P.eps));
+#if UPDATE
+    {
       // One element per channel: the unbiased variance is 0 / 0 (NaN), as in ATen.
       var unbiased = bitcast<f32>(0x7fc00000u | P.pad0);
       if (count > 1u) { unbiased = sq / f32(count - 1u); }
-      RUN_MEAN[c] = (1.0 - P.momentum) * RUN_MEAN[c] + P.momentum * mean;
-      RUN_VAR[c] = (1.0 - P.momentum) * RUN_VAR[c] + P.momentum * unbiased;
+      RUN_MEAN[c] = RUN_MEAN_T((1.0 - P.momentum) * f32(RUN_MEAN[c]) + P.momentum * mean);
+      RUN_VAR[c] = RUN_VAR_T((1.0 - P.momentum) * f32(RUN_VAR[c]) + P.momentum * unbiased);
     }
+#endif
   }
 }

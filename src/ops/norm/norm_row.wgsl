@@ -2,21 +2,14 @@
 // (4096+) use all 256 lanes. The tensor is viewed as [outer, len, inner]: row r = (r / inner,
 // r % inner) and its element k lives at (r / inner) * len * inner + k * inner + r % inner.
 // MODE: 0 softmax, 1 log_softmax, 2 layer_norm, 3 rms_norm, 4 group_norm (weight per channel
-// = (r % groups) * cpg + k / hw).
+// = (r % groups) * cpg + k / hw). STATS: mean/rstd per row into MEAN/RSTD (layer_norm, group_norm).
+// Computed in f32 whatever the storage.
 struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> W: array<f32>;
-@group(0) @binding(2) var<storage, read> B: array<f32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<storage, read_write> MEAN: array<f32>;
-@group(0) @binding(5) var<storage, read_write> RSTD: array<f32>;
-@group(0) @binding(6) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
 override HAS_W: u32 = 0u;
 override HAS_B: u32 = 0u;
-override STATS: u32 = 0u;  // 1: write mean/rstd per row (layer_norm, group_norm)
 const WG: u32 = 256u;
 
 var<workgroup> red: array<f32, 256>;
@@ -75,17 +68,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n = P.len;
   if (MODE <= 1u) {
     var m = from_bits(0xff800000u);
-    for (var k = lid; k < n; k = k + WG) { m = nmax(m, X[base + k * st]); }
+    for (var k = lid; k < n; k = k + WG) { m = nmax(m, f32(X[base + k * st])); }
     m = wg_max(m, lid);
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { s = s + exp(X[base + k * st] - m); }
+    for (var k = lid; k < n; k = k + WG) { s = s + exp(f32(X[base + k * st]) - m); }
     s = wg_sum(s, lid);
     if (MODE == 0u) {
       let inv = 1.0 / s;
-      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = exp(X[base + k * st] - m) * inv; }
+      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(exp(f32(X[base + k * st]) - m) * inv); }
     } else {
       let ls = log(s);
-      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = X[base + k * st] - m - ls; }
+      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(f32(X[base + k * st]) - m - ls); }
     }
     return;
   }
@@ -93,27 +86,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var rstd = 0.0;
   if (MODE == 3u) {
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { let x = X[base + k * st]; s = s + x * x; }
+    for (var k = lid; k < n; k = k + WG) { let x = f32(X[base + k * st]); s = s + x * x; }
     s = wg_sum(s, lid);
     rstd = inverseSqrt(s / f32(n) + P.eps);
   } else {
     // Two passes (mean, then centered sum of squares): biased variance as PyTorch computes it.
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { s = s + X[base + k * st]; }
+    for (var k = lid; k < n; k = k + WG) { s = s + f32(X[base + k * st]); }
     mean = wg_sum(s, lid) / f32(n);
     var q = 0.0;
-    for (var k = lid; k < n; k = k + WG) { let d = X[base + k * st] - mean; q = q + d * d; }
+    for (var k = lid; k < n; k = k + WG) { let d = f32(X[base + k * st]) - mean; q = q + d * d; }
     rstd = inverseSqrt(wg_sum(q, lid) / f32(n) + P.eps);
   }
   for (var k = lid; k < n; k = k + WG) {
-    var y = (X[base + k * st] - mean) * rstd;
+    var y = (f32(X[base + k * st]) - mean) * rstd;
     let c = widx(r, k);
-    if (HAS_W == 1u) { y = y * W[c]; }
-    if (HAS_B == 1u) { y = y + B[c]; }
-    O[base + k * st] = y;
+    if (HAS_W == 1u) { y = y * f32(W[c]); }
+    if (HAS_B == 1u) { y = y + f32(B[c]); }
+    O[base + k * st] = O_T(y);
   }
-  if (STATS == 1u && lid == 0u) {
-    MEAN[r] = mean;
-    RSTD[r] = rstd;
+#if STATS
+  if (lid == 0u) {
+    MEAN[r] = MEAN_T(mean);
+    RSTD[r] = RSTD_T(rstd);
   }
+#endif
 }

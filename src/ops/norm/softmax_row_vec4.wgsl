@@ -1,13 +1,10 @@
 // Fast softmax / log_softmax over contiguous rows (inner == 1) whose length divides by 4: one
-// 256-wide workgroup per row (2D-folded grid), array<vec4<f32>> loads. One read pass keeps a
+// 256-wide workgroup per row (2D-folded grid), vec4 loads (computed in f32). One read pass keeps a
 // running (max, sum) per invocation with online rescaling; a workgroup tree merges the pairs; a
 // second pass (an L2 hit for rows of a few KB) writes the result. NaN propagates like torch.max;
 // an all -inf row gives NaN as PyTorch does. Uniform layout shared with norm_row.wgsl.
 struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> O: array<vec4<f32>>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;  // 0 softmax, 1 log_softmax
 const WG: u32 = 256u;
@@ -59,16 +56,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var k = lid;
   // Four vec4 loads in flight per step, then the tail one at a time.
   for (; k + 3u * WG < n4; k = k + 4u * WG) {
-    let v0 = X[base + k];
-    let v1 = X[base + k + WG];
-    let v2 = X[base + k + 2u * WG];
-    let v3 = X[base + k + 3u * WG];
+    let v0 = vec4<f32>(X[base + k]);
+    let v1 = vec4<f32>(X[base + k + WG]);
+    let v2 = vec4<f32>(X[base + k + 2u * WG]);
+    let v3 = vec4<f32>(X[base + k + 3u * WG]);
     ms = accum(ms, v0, neg_inf);
     ms = accum(ms, v1, neg_inf);
     ms = accum(ms, v2, neg_inf);
     ms = accum(ms, v3, neg_inf);
   }
-  for (; k < n4; k = k + WG) { ms = accum(ms, X[base + k], neg_inf); }
+  for (; k < n4; k = k + WG) { ms = accum(ms, vec4<f32>(X[base + k]), neg_inf); }
   red_m[lid] = ms.x;
   red_s[lid] = ms.y;
   workgroupBarrier();
@@ -87,14 +84,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ls = vec4<f32>(log(s));
   var q = lid;
   for (; q + 3u * WG < n4; q = q + 4u * WG) {
-    let v0 = X[base + q];
-    let v1 = X[base + q + WG];
-    let v2 = X[base + q + 2u * WG];
-    let v3 = X[base + q + 3u * WG];
-    O[base + q] = finish(v0, m, inv, ls);
-    O[base + q + WG] = finish(v1, m, inv, ls);
-    O[base + q + 2u * WG] = finish(v2, m, inv, ls);
-    O[base + q + 3u * WG] = finish(v3, m, inv, ls);
+    let v0 = vec4<f32>(X[base + q]);
+    let v1 = vec4<f32>(X[base + q + WG]);
+    let v2 = vec4<f32>(X[base + q + 2u * WG]);
+    let v3 = vec4<f32>(X[base + q + 3u * WG]);
+    O[base + q] = vec4<O_T>(finish(v0, m, inv, ls));
+    O[base + q + WG] = vec4<O_T>(finish(v1, m, inv, ls));
+    O[base + q + 2u * WG] = vec4<O_T>(finish(v2, m, inv, ls));
+    O[base + q + 3u * WG] = vec4<O_T>(finish(v3, m, inv, ls));
   }
-  for (; q < n4; q = q + WG) { O[base + q] = finish(X[base + q], m, inv, ls); }
+  for (; q < n4; q = q + WG) { O[base + q] = vec4<O_T>(finish(vec4<f32>(X[base + q]), m, inv, ls)); }
 }

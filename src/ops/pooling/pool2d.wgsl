@@ -1,18 +1,13 @@
 // 2D pooling over NCHW planes, one invocation per output element.
-// MODE 0: avg_pool2d (PyTorch's window/divisor rules), 1: max_pool2d (+ flat h*W+w indices when
-// WRITE_IDX), 2: adaptive avg (start = floor(o*in/out), end = ceil((o+1)*in/out)).
+// MODE 0: avg_pool2d (PyTorch's window/divisor rules), 1: max_pool2d (+ flat h*W+w indices into
+// IDX when WRITE_IDX), 2: adaptive avg (start = floor(o*in/out), end = ceil((o+1)*in/out)).
+// Values are computed in f32 whatever the storage of X and O.
 struct Params {
   total: u32, ih: u32, iw: u32, oh: u32, ow: u32, kh: u32, kw: u32, sh: u32,
   sw: u32, ph: i32, pw: i32, dh: u32, dw: u32, divisor: i32, count_pad: u32, pad: u32,
 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> O: array<f32>;
-@group(0) @binding(2) var<storage, read_write> IDX: array<i32>;
-@group(0) @binding(3) var<uniform> P: Params;
-
 override MODE: u32 = 0u;
-override WRITE_IDX: u32 = 0u;
 override WG: u32 = 256u;
 
 // Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
@@ -41,9 +36,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let w1 = ((ox + 1u) * P.iw + P.ow - 1u) / P.ow;
     var s = 0.0;
     for (var y = h0; y < h1; y = y + 1u) {
-      for (var x = w0; x < w1; x = x + 1u) { s = s + X[base + y * P.iw + x]; }
+      for (var x = w0; x < w1; x = x + 1u) { s = s + f32(X[base + y * P.iw + x]); }
     }
-    O[i] = s / f32((h1 - h0) * (w1 - w0));
+    O[i] = O_T(s / f32((h1 - h0) * (w1 - w0)));
     return;
   }
   let hs = i32(oy * P.sh) - P.ph;
@@ -56,14 +51,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let w0 = max(ws, 0);
     he = min(he, H);
     we = min(we, Wd);
-    if (h0 >= he || w0 >= we) { O[i] = 0.0; return; }  // window entirely in the padding
+    if (h0 >= he || w0 >= we) { O[i] = O_T(0.0); return; }  // window entirely in the padding
     var s = 0.0;
     for (var y = h0; y < he; y = y + 1) {
-      for (var x = w0; x < we; x = x + 1) { s = s + X[base + u32(y * Wd + x)]; }
+      for (var x = w0; x < we; x = x + 1) { s = s + f32(X[base + u32(y * Wd + x)]); }
     }
     var div = 0;
     if (P.divisor != 0) { div = P.divisor; } else if (P.count_pad == 1u) { div = pool; } else { div = (he - h0) * (we - w0); }
-    O[i] = s / f32(div);
+    O[i] = O_T(s / f32(div));
     return;
   }
   // Max: skip taps outside the input; like PyTorch, `val > max || isnan(val)` (the last NaN wins).
@@ -79,10 +74,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var kx = 0u; kx < P.kw; kx = kx + 1u) {
       let x = ws + i32(kx * P.dw);
       if (x < 0 || x >= Wd) { continue; }
-      let v = X[base + u32(y * Wd + x)];
+      let v = f32(X[base + u32(y * Wd + x)]);
       if (v > m || is_nan(v)) { m = v; mi = y * Wd + x; }
     }
   }
-  O[i] = m;
-  if (WRITE_IDX == 1u) { IDX[i] = mi; }
+  O[i] = O_T(m);
+#if WRITE_IDX
+  IDX[i] = IDX_T(mi);
+#endif
 }

@@ -58,13 +58,6 @@ std::vector<int64_t> with_hw(const std::vector<int64_t>& in, int64_t oh, int64_t
   return o;
 }
 
-// Resize-time failure naming the op and node (the hook does not hold an OpContext).
-void set_out(Graph& g, const format::VkOpCall& call, int32_t out, const std::vector<int64_t>& dims) {
-  Tensor& t = g.tensor(out);
-  if (numel(dims) > t.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(dims) + " exceeds its bound " + shape_str(t.max_dims));
-  t.dims = dims;
-}
-
 struct PoolSetup {
   PoolMode mode = kAvg;
   int32_t x = -1, out = -1, idx = -1;
@@ -75,7 +68,6 @@ struct PoolSetup {
 };
 
 void build_pool(OpContext& oc, PoolSetup s) {
-  Graph& g = oc.g;
   check_input(oc, s.x, s.out);
   if (s.mode != kAdaptive) {
     const Window& w = s.w;
@@ -88,45 +80,42 @@ void build_pool(OpContext& oc, PoolSetup s) {
     oc.fail(ErrorKind::InvalidArgument, "output_size must be positive");
   }
   if (s.idx >= 0) require_dtype(oc, s.idx, {VkDType::Int32, VkDType::Int64}, "indices output");
-  const auto& pipe = g.ctx().pipeline("pool2d", "main", {{"MODE", s.mode}, {"WRITE_IDX", s.idx >= 0 ? 1.0 : 0.0}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& ib = s.idx >= 0 ? g.buffer(s.idx) : g.make_scratch(16, oc.call.name + ".idx");
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(s.x)}, {1, &g.buffer(s.out)}, {2, &ib}, {3, u->buf}}, 0,
-                                      s.mode == kAvg ? "avg" : s.mode == kMax ? "max" : "adaptive_avg"));
-  Step* step = &oc.node.steps.back();
-  oc.node.resize = [&g, s, u, step, &call = oc.call] {
-    auto in = g.tensor(s.x).dims;
+  auto p = std::make_shared<Params>();
+  oc.prepare([s, p](const kernel::Live& l) {
+    const auto& in = l.dims(s.x);
     int64_t H = in[in.size() - 2], W = in[in.size() - 1];
-    Params p;
     const Window& w = s.w;
     int64_t oh, ow;
     if (s.mode == kAdaptive) {
       oh = s.adaptive_out.first;
       ow = s.adaptive_out.second;
-      if (H <= 0 || W <= 0) fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " has an empty plane");
+      if (H <= 0 || W <= 0) throw Error(ErrorKind::InvalidArgument, "input " + shape_str(in) + " has an empty plane");
     } else {
       oh = out_size(H, w.kh, w.ph, w.sh, w.dh, w.ceil_mode);
       ow = out_size(W, w.kw, w.pw, w.sw, w.dw, w.ceil_mode);
       if (oh < 1 || ow < 1)
-        fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " is too small: output " + std::to_string(oh) +
-                                                 "x" + std::to_string(ow));
+        throw Error(ErrorKind::InvalidArgument, "input " + shape_str(in) + " is too small: output " + std::to_string(oh) + "x" +
+                                                    std::to_string(ow));
     }
-    auto od = with_hw(in, oh, ow);
-    set_out(g, call, s.out, od);
-    if (s.idx >= 0) set_out(g, call, s.idx, od);
-    p.total = static_cast<uint32_t>(numel(od));
-    p.ih = static_cast<uint32_t>(H), p.iw = static_cast<uint32_t>(W);
-    p.oh = static_cast<uint32_t>(oh), p.ow = static_cast<uint32_t>(ow);
-    p.kh = static_cast<uint32_t>(w.kh), p.kw = static_cast<uint32_t>(w.kw);
-    p.sh = static_cast<uint32_t>(w.sh), p.sw = static_cast<uint32_t>(w.sw);
-    p.ph = static_cast<int32_t>(w.ph), p.pw = static_cast<int32_t>(w.pw);
-    p.dh = static_cast<uint32_t>(w.dh), p.dw = static_cast<uint32_t>(w.dw);
-    p.divisor = s.divisor;
-    p.count_pad = s.count_pad ? 1u : 0u;
-    u->write(g, p);
-    set_groups(g, *step, groups_for(p.total));
-  };
+    p->total = kernel::u32(numel(with_hw(in, oh, ow)), "output elements");
+    p->ih = kernel::u32(H, "input height"), p->iw = kernel::u32(W, "input width");
+    p->oh = kernel::u32(oh, "output height"), p->ow = kernel::u32(ow, "output width");
+    p->kh = kernel::u32(w.kh, "kernel height"), p->kw = kernel::u32(w.kw, "kernel width");
+    p->sh = kernel::u32(w.sh, "stride"), p->sw = kernel::u32(w.sw, "stride");
+    p->ph = static_cast<int32_t>(w.ph), p->pw = static_cast<int32_t>(w.pw);
+    p->dh = kernel::u32(w.dh, "dilation"), p->dw = kernel::u32(w.dw, "dilation");
+    p->divisor = s.divisor;
+    p->count_pad = s.count_pad ? 1u : 0u;
+  });
+  auto dims = [x = s.x, p](const kernel::Live& l) { return with_hw(l.dims(x), p->oh, p->ow); };
+  oc.output(s.out, dims);
+  if (s.idx >= 0) oc.output(s.idx, dims);
+  kernel::Kernel k("pool2d");
+  k.constant("MODE", s.mode).input("X", s.x).output("O", s.out);
+  if (s.idx >= 0) k.output("IDX", s.idx).define("WRITE_IDX");
+  oc.add(k.params<Params>([p](const kernel::Live&) { return *p; })
+             .flat(s.out)
+             .variant(s.mode == kAvg ? "avg" : s.mode == kMax ? "max" : "adaptive_avg"));
 }
 
 Window read_window(OpContext& oc, int k_arg, int s_arg, int p_arg, int d_arg, int c_arg) {

@@ -4,19 +4,14 @@
 // Entries: `per_group` = one workgroup per output with a shared-memory tree (long reductions),
 // `per_thread` = one invocation per output (short reductions, many outputs).
 // OP: 0 sum, 1 mean, 2 amax, 3 amin, 4 argmax, 5 argmin, 6 any, 7 all, 8 prod.
-// `var_per_group` / `var_per_thread`: variance (and optionally the mean) of float inputs, two passes.
-// CT: compute type 0 f32, 1 i32. IN_INT: input words are i32/bool but CT is f32 (converted on load).
+// `var_per_group` / `var_per_thread`: variance (and the mean into M when WRITE_MEAN) of float inputs, two passes.
+// CT: compute type 0 f32, 1 i32; elements of any storage are converted on load (X_T) and store (O_T).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { o: Shape, r: Shape, inv_count: f32, var_denom: f32, pad1: u32, pad2: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<u32>;
-@group(0) @binding(1) var<storage, read_write> O: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override OP: u32 = 0u;
 override CT: u32 = 0u;
-override IN_INT: u32 = 0u;
-override IN_FLOAT: u32 = 1u;  // input words are f32 (for any/all truthiness)
 const WG: u32 = 256u;
 
 struct Acc { f: f32, i: i32, k: u32 };
@@ -54,17 +49,10 @@ fn identity() -> Acc {
   }
 }
 
-fn load(w: u32, k: u32) -> Acc {
-  if (OP == 6u || OP == 7u) {
-    var t = w != 0u;
-    if (IN_FLOAT == 1u) { t = bitcast<f32>(w) != 0.0; }
-    return Acc(0.0, select(0, 1, t), k);
-  }
-  if (CT == 0u) {
-    if (IN_INT == 1u) { return Acc(f32(bitcast<i32>(w)), 0, k); }
-    return Acc(bitcast<f32>(w), 0, k);
-  }
-  return Acc(0.0, bitcast<i32>(w), k);
+fn load(w: X_T, k: u32) -> Acc {
+  if (OP == 6u || OP == 7u) { return Acc(0.0, select(0, 1, w != X_T(0)), k); }  // NaN is true
+  if (CT == 0u) { return Acc(f32(w), 0, k); }
+  return Acc(0.0, i32(w), k);
 }
 
 // a, b: partial results; for arg ops ties and NaNs go to the smaller index (PyTorch: first
@@ -108,11 +96,11 @@ fn combine(a: Acc, b: Acc) -> Acc {
 
 fn store(o: u32, a: Acc) {
   switch OP {
-    case 4u, 5u: { O[o] = bitcast<u32>(i32(a.k)); }
-    case 6u, 7u: { O[o] = u32(a.i); }
-    case 1u: { O[o] = bitcast<u32>(a.f * P.inv_count); }
+    case 4u, 5u: { O[o] = O_T(i32(a.k)); }
+    case 6u, 7u: { O[o] = O_T(a.i); }
+    case 1u: { O[o] = O_T(a.f * P.inv_count); }
     default: {
-      if (CT == 0u) { O[o] = bitcast<u32>(a.f); } else { O[o] = bitcast<u32>(a.i); }
+      if (CT == 0u) { O[o] = O_T(a.f); } else { O[o] = O_T(a.i); }
     }
   }
 }
@@ -158,8 +146,6 @@ fn per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 
 // Variance: pass 1 sums to the mean, pass 2 sums squared deviations from it. N - correction <= 0
 // divides by 0 as PyTorch does (inf, or NaN when every deviation is 0).
-@group(0) @binding(3) var<storage, read_write> M: array<u32>;
-override WRITE_MEAN: u32 = 0u;
 
 fn var_of(sq: f32) -> f32 {
   if (P.var_denom == 0.0) { return select(from_bits(0x7f800000u), from_bits(0x7fc00000u), sq == 0.0 || is_nan(sq)); }
@@ -167,8 +153,10 @@ fn var_of(sq: f32) -> f32 {
 }
 
 fn store_var(o: u32, mean: f32, sq: f32) {
-  O[o] = bitcast<u32>(var_of(sq));
-  if (WRITE_MEAN == 1u) { M[o] = bitcast<u32>(mean); }
+  O[o] = O_T(var_of(sq));
+#if WRITE_MEAN
+  M[o] = M_T(mean);
+#endif
 }
 
 // Tree sum of sf[0..WG) into sf[0]; every invocation of the workgroup calls it.
@@ -190,12 +178,12 @@ fn var_per_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   if (o >= P.o.numel) { return; }  // workgroup-uniform
   let base = offset(o, P.o);
   var s = 0.0;
-  for (var r = lid; r < P.r.numel; r = r + WG) { s = s + bitcast<f32>(X[base + offset(r, P.r)]); }
+  for (var r = lid; r < P.r.numel; r = r + WG) { s = s + f32(X[base + offset(r, P.r)]); }
   sf[lid] = s;
   let mean = group_sum(lid) * P.inv_count;
   var q = 0.0;
   for (var r = lid; r < P.r.numel; r = r + WG) {
-    let d = bitcast<f32>(X[base + offset(r, P.r)]) - mean;
+    let d = f32(X[base + offset(r, P.r)]) - mean;
     q = q + d * d;
   }
   sf[lid] = q;
@@ -210,11 +198,11 @@ fn var_per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   if (o >= P.o.numel) { return; }
   let base = offset(o, P.o);
   var s = 0.0;
-  for (var r = 0u; r < P.r.numel; r = r + 1u) { s = s + bitcast<f32>(X[base + offset(r, P.r)]); }
+  for (var r = 0u; r < P.r.numel; r = r + 1u) { s = s + f32(X[base + offset(r, P.r)]); }
   let mean = s * P.inv_count;
   var q = 0.0;
   for (var r = 0u; r < P.r.numel; r = r + 1u) {
-    let d = bitcast<f32>(X[base + offset(r, P.r)]) - mean;
+    let d = f32(X[base + offset(r, P.r)]) - mean;
     q = q + d * d;
   }
   store_var(o, mean, q);

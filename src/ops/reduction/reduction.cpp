@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 
 #include "ops/op_common.h"
 
@@ -60,15 +61,39 @@ std::vector<bool> reduce_mask(const OpContext& oc, int64_t rank, const std::vect
   return red;
 }
 
-void set_live_dims(const format::VkOpCall& call, Tensor& to, const std::vector<int64_t>& od) {
-  if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-  to.dims = od;
+// Kernel params of a reduce view (the uniform of both routes).
+Params view_params(const ReduceView& v) {
+  Params p;
+  p.o = make_shape(v.kd, &v.ks);
+  p.r = make_shape(v.rd, &v.rs);
+  int64_t count = numel(v.rd);
+  p.inv_count = count ? static_cast<float>(1.0 / static_cast<double>(count)) : NAN;
+  return p;
 }
 
-// Adds the steps reducing `x` into `out` with `op`; returns the resize work for them (a node with
-// several outputs runs several of these from one hook).
-std::function<void()> add_reduce(OpContext& oc, RedOp op, int32_t x, int32_t out, const std::vector<int64_t>& dims,
-                                 bool keepdim) {
+// Adds the per_group / per_thread kernel pair (`make(entry)` binds them): a workgroup per output
+// for reductions of at least kGroupRouteMin elements, a thread per output otherwise.
+void add_routes(OpContext& oc, const std::function<kernel::Kernel(const char*)>& make, const std::string& prefix,
+                std::shared_ptr<Params> p) {
+  auto params = [p](const kernel::Live&) { return *p; };
+  oc.add(make((prefix + "per_group").c_str())
+             .params<Params>(params)
+             .groups([p](const kernel::Live&) {
+               return kernel::Groups::linear(p->r.numel >= kGroupRouteMin ? p->o.numel : 0);
+             })
+             .variant("per_group"));
+  oc.add(make((prefix + "per_thread").c_str())
+             .params<Params>(params)
+             .groups([p](const kernel::Live&) {
+               return kernel::Groups::linear(p->r.numel >= kGroupRouteMin ? 0 : kernel::ceil_div(p->o.numel, kWorkgroupSize));
+             })
+             .variant("per_thread"));
+}
+
+// Adds the kernels reducing `x` into `out` with `op`; returns their params. A second reduction of
+// the same view in one node (max.dim's indices) passes `shared`: the node's prepare fills it.
+std::shared_ptr<Params> add_reduce(OpContext& oc, RedOp op, int32_t x, int32_t out, const std::vector<int64_t>& dims,
+                                   bool keepdim, std::shared_ptr<Params> shared = nullptr) {
   Graph& g = oc.g;
   Tensor& tx = g.tensor(x);
   Tensor& to = g.tensor(out);
@@ -76,13 +101,13 @@ std::function<void()> add_reduce(OpContext& oc, RedOp op, int32_t x, int32_t out
   bool in_float = is_float(tx.dtype);
   bool in_intish = is_int(tx.dtype) || is_boolish(tx.dtype);
   if (!in_float && !in_intish) oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(tx.dtype));
-  double ct = 0, in_int = 0;
+  double ct = 0;
   switch (op) {
     case kSum:
     case kMean:
     case kProd:
       if (is_float(to.dtype)) {
-        in_int = in_float ? 0 : 1;
+        ct = 0;
       } else if (is_int(to.dtype) && op != kMean) {
         if (in_float) oc.fail(ErrorKind::Unsupported, std::string(op_label(op)) + " of a float input into an integer output");
         ct = 1;
@@ -108,36 +133,25 @@ std::function<void()> add_reduce(OpContext& oc, RedOp op, int32_t x, int32_t out
       ct = 1;
       break;
   }
-  gpu::Constants c{{"OP", op}, {"CT", ct}, {"IN_INT", in_int}, {"IN_FLOAT", in_float ? 1.0 : 0.0}};
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}};
-  size_t sg = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "per_group", c), b, 0, "per_group"));
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "per_thread", c), b, 0, "per_thread"));
-  graph::Node* node = &oc.node;
-  return [&g, x, out, u, node, sg, red, keepdim, op, &call = oc.call] {
-    auto& in = g.tensor(x).dims;
-    ReduceView v = reduce_view(in, red, keepdim);
-    int64_t count = numel(v.rd);
-    if (count == 0 && op != kSum && op != kMean && op != kAny && op != kAll && op != kProd)
-      fail_call(call, ErrorKind::InvalidArgument, std::string(op_label(op)) + " over an empty dimension of " + shape_str(in));
-    set_live_dims(call, g.tensor(out), v.od);
-    Params p;
-    p.o = make_shape(v.kd, &v.ks);
-    p.r = make_shape(v.rd, &v.rs);
-    p.inv_count = count ? static_cast<float>(1.0 / static_cast<double>(count)) : NAN;
-    u->write(g, p);
-    int64_t n = numel(v.kd);
-    bool grouped = count >= kGroupRouteMin;
-    set_groups(g, node->steps[sg], grouped ? n : 0);
-    set_groups(g, node->steps[sg + 1], grouped ? 0 : groups_for(n));
-  };
+  auto p = shared ? shared : std::make_shared<Params>();
+  if (!shared)
+    oc.prepare([x, p, red, keepdim, op](const kernel::Live& l) {
+      const auto& in = l.dims(x);
+      ReduceView v = reduce_view(in, red, keepdim);
+      if (numel(v.rd) == 0 && op != kSum && op != kMean && op != kAny && op != kAll && op != kProd)
+        throw Error(ErrorKind::InvalidArgument, std::string(op_label(op)) + " over an empty dimension of " + shape_str(in));
+      *p = view_params(v);
+    });
+  oc.output(out, [x, red, keepdim](const kernel::Live& l) { return reduce_view(l.dims(x), red, keepdim).od; });
+  add_routes(oc, [&](const char* entry) {
+    return kernel::Kernel("reduce", entry).constant("OP", op).constant("CT", ct).input("X", x).output("O", out);
+  }, "", p);
+  return p;
 }
 
 // dims: normalized, sorted, unique reduced dims (empty + all_dims = reduce everything).
 void build_reduce(OpContext& oc, RedOp op, std::vector<int64_t> dims, bool keepdim) {
-  oc.node.resize = add_reduce(oc, op, oc.arg(0), oc.out(), dims, keepdim);
+  add_reduce(oc, op, oc.arg(0), oc.out(), dims, keepdim);
 }
 
 // Normalized, sorted reduced dims from an IntList/Null argument; empty or Null = all dims.
@@ -195,12 +209,8 @@ void build_value_index(OpContext& oc, RedOp value_op, RedOp index_op) {
   std::vector<int64_t> dims;
   if (rank > 0) dims.push_back(d);
   bool keepdim = g.boolean(oc.arg(2));
-  auto values = add_reduce(oc, value_op, oc.arg(0), outs[0], dims, keepdim);
-  auto indices = add_reduce(oc, index_op, oc.arg(0), outs[1], dims, keepdim);
-  oc.node.resize = [values, indices] {
-    values();
-    indices();
-  };
+  auto p = add_reduce(oc, value_op, oc.arg(0), outs[0], dims, keepdim);
+  add_reduce(oc, index_op, oc.arg(0), outs[1], dims, keepdim, p);
 }
 
 // var / var_mean: sum((x - mean)^2) / max(0, N - correction), two passes over the data (mean
@@ -216,31 +226,21 @@ void build_var(OpContext& oc, const std::vector<int64_t>& dims, double correctio
     if (o >= 0 && !is_float(g.tensor(o).dtype))
       oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(g.tensor(o).dtype) + " (float only)");
   std::vector<bool> red = reduce_mask(oc, tx.rank(), dims);
-  gpu::Constants c{{"WRITE_MEAN", mean_out >= 0 ? 1.0 : 0.0}};
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.buffer(var_out)}, {2, u->buf},
-                              {3, mean_out >= 0 ? &g.buffer(mean_out) : &g.dummy_buffer()}};
-  size_t sg = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "var_per_group", c), b, 0, "per_group"));
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("reduce", "var_per_thread", c), b, 0, "per_thread"));
-  graph::Node* node = &oc.node;
-  oc.node.resize = [&g, x, var_out, mean_out, u, node, sg, red, keepdim, correction, &call = oc.call] {
-    ReduceView v = reduce_view(g.tensor(x).dims, red, keepdim);
-    int64_t count = numel(v.rd);
-    set_live_dims(call, g.tensor(var_out), v.od);
-    if (mean_out >= 0) set_live_dims(call, g.tensor(mean_out), v.od);
-    Params p;
-    p.o = make_shape(v.kd, &v.ks);
-    p.r = make_shape(v.rd, &v.rs);
-    p.inv_count = count ? static_cast<float>(1.0 / static_cast<double>(count)) : NAN;
-    p.var_denom = static_cast<float>(std::max(0.0, static_cast<double>(count) - correction));
-    u->write(g, p);
-    int64_t n = numel(v.kd);
-    bool grouped = count >= kGroupRouteMin;
-    set_groups(g, node->steps[sg], grouped ? n : 0);
-    set_groups(g, node->steps[sg + 1], grouped ? 0 : groups_for(n));
-  };
+  auto p = std::make_shared<Params>();
+  oc.prepare([x, p, red, keepdim, correction](const kernel::Live& l) {
+    ReduceView v = reduce_view(l.dims(x), red, keepdim);
+    *p = view_params(v);
+    p->var_denom = static_cast<float>(std::max(0.0, static_cast<double>(numel(v.rd)) - correction));
+  });
+  auto od = [x, red, keepdim](const kernel::Live& l) { return reduce_view(l.dims(x), red, keepdim).od; };
+  oc.output(var_out, od);
+  if (mean_out >= 0) oc.output(mean_out, od);
+  add_routes(oc, [&](const char* entry) {
+    kernel::Kernel k("reduce", entry);
+    k.input("X", x).output("O", var_out);
+    if (mean_out >= 0) k.output("M", mean_out).define("WRITE_MEAN");
+    return k;
+  }, "var_", p);
 }
 
 // correction: Null = 1 (Bessel), like PyTorch.
@@ -264,25 +264,26 @@ void build_cumsum(OpContext& oc) {
   if (in_float && !out_float) oc.fail(ErrorKind::Unsupported, "cumsum of a float input into an integer output");
   if (tx.max_numel() != to.max_numel())
     oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(to.max_dims) + " does not match input " + shape_str(tx.max_dims));
-  const auto& pipe = g.ctx().pipeline("reduction_cumsum", "main", {{"IN_DT", in_float ? 0.0 : 1.0}, {"OUT_F", out_float ? 1.0 : 0.0}});
-  auto u = std::make_shared<Uniform<CumParams>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, x, out, u, s, dim, &call = oc.call] {
-    auto& in = g.tensor(x).dims;
-    Tensor& to = g.tensor(out);
-    if (numel(in) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(in) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = in;
-    CumParams p;
-    int64_t len = in.empty() ? 1 : in[dim], inner = 1;
-    for (size_t d = static_cast<size_t>(dim) + 1; d < in.size(); ++d) inner *= in[d];
-    p.len = static_cast<uint32_t>(len);
-    p.inner = static_cast<uint32_t>(inner);
-    p.lines = len ? static_cast<uint32_t>(numel(in) / len) : 0;
-    u->write(g, p);
-    set_groups(g, *s, groups_for(p.lines));
-  };
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("reduction_cumsum")
+             .constant("OUT_F", out_float ? 1.0 : 0.0)
+             .input("X", x)
+             .output("O", out)
+             .params<CumParams>([x, dim](const kernel::Live& l) {
+               const auto& in = l.dims(x);
+               int64_t len = in.empty() ? 1 : in[dim], inner = 1;
+               for (size_t d = static_cast<size_t>(dim) + 1; d < in.size(); ++d) inner *= in[d];
+               CumParams p;
+               p.len = kernel::u32(len, "scan length");
+               p.inner = kernel::u32(inner, "inner size");
+               p.lines = len ? kernel::u32(numel(in) / len, "line count") : 0;
+               return p;
+             })
+             .groups([x, dim](const kernel::Live& l) {
+               const auto& in = l.dims(x);
+               int64_t len = in.empty() ? 1 : in[dim];
+               return kernel::Groups::linear(len ? kernel::ceil_div(numel(in) / len, kWorkgroupSize) : 0);
+             }));
 }
 
 ETW_REGISTER_OP("aten.sum.dim_IntList", [](OpContext& oc) { build_dim_list(oc, kSum); });

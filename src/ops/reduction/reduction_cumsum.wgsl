@@ -1,13 +1,8 @@
 // cumsum along one dim: one invocation per line (outer, inner), sequential scan of `len` values.
-// IN_DT: 0 f32, 1 i32/bool words; OUT_F: 1 f32 output, 0 i32 output (int/bool inputs accumulate
-// in i32, like PyTorch's int64 promotion within 32-bit storage).
+// OUT_F: 1 float output (accumulated in f32), 0 int output (int/bool inputs accumulate in i32, like
+// PyTorch's int64 promotion within 32-bit storage).
 struct Params { lines: u32, len: u32, inner: u32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<u32>;
-@group(0) @binding(1) var<storage, read_write> O: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
-
-override IN_DT: u32 = 0u;
 override OUT_F: u32 = 1u;
 override WG: u32 = 256u;
 
@@ -23,11 +18,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let idx = base + k * P.inner;
     let w = X[idx];
     if (OUT_F == 1u) {
-      if (IN_DT == 0u) { sf = sf + bitcast<f32>(w); } else { sf = sf + f32(bitcast<i32>(w)); }
-      O[idx] = bitcast<u32>(sf);
+      sf = sf + f32(w);
+      O[idx] = O_T(sf);
     } else {
-      si = si + bitcast<i32>(w);
-      O[idx] = bitcast<u32>(si);
+      si = si + i32(w);
+      O[idx] = O_T(si);
     }
   }
 }

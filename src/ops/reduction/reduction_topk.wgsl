@@ -5,30 +5,27 @@
 // costs about k * len * ln(len) reads instead of len^2.
 struct Params { n: u32, len: u32, inner: u32, k: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<u32>;
-@group(0) @binding(1) var<storage, read_write> V: array<u32>;
-@group(0) @binding(2) var<storage, read_write> I: array<u32>;
-@group(0) @binding(3) var<uniform> P: Params;
-
 override LARGEST: u32 = 1u;
-override IS_INT: u32 = 0u;
 override WG: u32 = 256u;
 
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 
-// a > b in the value order (NaN above everything).
-fn greater(a: u32, b: u32) -> bool {
-  if (IS_INT == 1u) { return bitcast<i32>(a) > bitcast<i32>(b); }
-  let x = bitcast<f32>(a);
-  let y = bitcast<f32>(b);
+// a > b in the value order (NaN above everything). Integers compare as i32 (exact).
+#if X_FLOAT
+fn greater(a: X_T, b: X_T) -> bool {
+  let x = f32(a);
+  let y = f32(b);
   return (is_nan(x) && !is_nan(y)) || x > y;
 }
-fn equal(a: u32, b: u32) -> bool {
-  if (IS_INT == 1u) { return a == b; }
-  let x = bitcast<f32>(a);
-  let y = bitcast<f32>(b);
+fn equal(a: X_T, b: X_T) -> bool {
+  let x = f32(a);
+  let y = f32(b);
   return (is_nan(x) && is_nan(y)) || x == y;
 }
+#else
+fn greater(a: X_T, b: X_T) -> bool { return i32(a) > i32(b); }
+fn equal(a: X_T, b: X_T) -> bool { return a == b; }
+#endif
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -50,6 +47,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   // Here rank < k (k = 0 never dispatches).
   let dst = outer * P.k * P.inner + rank * P.inner + i % P.inner;
-  V[dst] = w;
-  I[dst] = j;
+  V[dst] = V_T(w);
+  I[dst] = I_T(j);
 }

@@ -31,29 +31,34 @@ void build_topk(OpContext& oc) {
   int64_t dim = norm_dim(oc, g.integer(oc.arg(2)), std::max<int64_t>(rank, 1));
   if (rank == 0) dim = 0;
   bool largest = g.boolean(oc.arg(3));
-  const auto& pipe = g.ctx().pipeline("reduction_topk", "main", {{"LARGEST", largest ? 1.0 : 0.0}, {"IS_INT", in_float ? 0.0 : 1.0}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(values)}, {2, &g.buffer(indices)}, {3, u->buf}}, 0));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, x, values, indices, u, s, k, dim, &call = oc.call] {
-    const auto& in = g.tensor(x).dims;
+  oc.prepare([x, k, dim](const kernel::Live& l) {
+    const auto& in = l.dims(x);
     int64_t len = in.empty() ? 1 : in[dim];
     if (k > len)
-      fail_call(call, ErrorKind::InvalidArgument, "k " + std::to_string(k) + " is larger than dim " + std::to_string(dim) +
-                                                      " of " + shape_str(in));
-    std::vector<int64_t> od = in;
-    if (!od.empty()) od[dim] = k;
-    for (int32_t o : {values, indices}) {
-      Tensor& to = g.tensor(o);
-      if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-      to.dims = od;
-    }
-    int64_t inner = 1;
-    for (size_t d = static_cast<size_t>(dim) + 1; d < in.size(); ++d) inner *= in[d];
-    u->write(g, Params{static_cast<uint32_t>(numel(in)), static_cast<uint32_t>(len), static_cast<uint32_t>(inner), static_cast<uint32_t>(k)});
-    set_groups(g, *s, k > 0 ? groups_for(numel(in)) : 0);
+      throw Error(ErrorKind::InvalidArgument, "k " + std::to_string(k) + " is larger than dim " + std::to_string(dim) + " of " +
+                                                  shape_str(in));
+  });
+  auto od = [x, k, dim](const kernel::Live& l) {
+    std::vector<int64_t> d = l.dims(x);
+    if (!d.empty()) d[dim] = k;
+    return d;
   };
+  oc.output(values, od);
+  oc.output(indices, od);
+  oc.add(kernel::Kernel("reduction_topk")
+             .constant("LARGEST", largest ? 1.0 : 0.0)
+             .input("X", x)
+             .output("V", values)
+             .output("I", indices)
+             .params<Params>([x, k, dim](const kernel::Live& l) {
+               const auto& in = l.dims(x);
+               int64_t inner = 1;
+               for (size_t d = static_cast<size_t>(dim) + 1; d < in.size(); ++d) inner *= in[d];
+               return Params{kernel::u32(l.numel(x), "element count"), kernel::u32(in.empty() ? 1 : in[dim], "dim size"),
+                             kernel::u32(inner, "inner size"), kernel::u32(k, "k")};
+             })
+             .flat(x)
+             .when([k](const kernel::Live&) { return k > 0; }));
 }
 
 ETW_REGISTER_OP("aten.topk.default", build_topk);

@@ -2,7 +2,7 @@
 // Routes, chosen per run from the live output width (force_route "upsample" = "vec4" | "general"
 // pins them where both exist): output width % 4 == 0 takes upsample2d_vec4.wgsl (4 adjacent
 // outputs per invocation, one vec4 store); others upsample2d.wgsl (one output per invocation).
-// Both evaluate the same f32 formulas.
+// Both evaluate the same f32 formulas, whatever the storage.
 #include <cmath>
 
 #include "ops/op_common.h"
@@ -50,26 +50,18 @@ void build_upsample(OpContext& oc, bool bilinear) {
   }
   if (osize && sf) oc.fail(ErrorKind::InvalidArgument, "only one of output_size and scale_factors may be given");
   if (!osize && !sf) oc.fail(ErrorKind::InvalidArgument, "either output_size or scale_factors must be given");
-  const auto& pipe = g.ctx().pipeline("upsample2d", "main", {{"MODE", bilinear ? 0.0 : 1.0}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0,
-                                      bilinear ? "bilinear" : "nearest"));
-  size_t general = oc.node.steps.size() - 1, fast = SIZE_MAX;
   std::string forced;
   if (auto it = g.options().force_route.find("upsample"); it != g.options().force_route.end()) forced = it->second;
   if (!forced.empty() && forced != "vec4" && forced != "general")
     oc.fail(ErrorKind::InvalidArgument, "force_route upsample must be \"vec4\" or \"general\", got \"" + forced + "\"");
-  if (forced != "general" && g.tensor(out).max_numel() >= 4) {  // a vec4 binding needs 16 bytes
-    const auto& p4 = g.ctx().pipeline("upsample2d_vec4", "main", {{"MODE", bilinear ? 0.0 : 1.0}});
-    fast = oc.node.steps.size();
-    oc.node.steps.push_back(g.make_step(p4, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0,
-                                        bilinear ? "bilinear_vec4" : "nearest_vec4"));
-  }
-  graph::Node* node = &oc.node;
-  oc.node.resize = [&g, x, out, u, node, general, fast, osize, sf, align, &call = oc.call] {
-    Step* step = &node->steps[general];
-    auto in = g.tensor(x).dims;
+  // A vec4 binding needs the buffer to hold one whole vec4 at the maximum shape.
+  const Tensor& to = g.tensor(out);
+  uint64_t eb = kernel::element_bytes(to.storage);
+  bool has_vec4 = forced != "general" && static_cast<uint64_t>(to.max_numel()) * eb >= 4 * eb;
+  // Output dims and the uniform, once per run from the live input.
+  auto p = std::make_shared<Params>();
+  oc.prepare([x, p, osize, sf, align](const kernel::Live& l) {
+    const auto& in = l.dims(x);
     int64_t H = in[in.size() - 2], W = in[in.size() - 1];
     int64_t oh, ow;
     if (osize) {
@@ -79,25 +71,40 @@ void build_upsample(OpContext& oc, bool bilinear) {
       ow = static_cast<int64_t>(std::floor(static_cast<double>(W) * sf->second));
     }
     if (H <= 0 || W <= 0 || oh <= 0 || ow <= 0)
-      fail_call(call, ErrorKind::InvalidArgument, "input " + shape_str(in) + " gives an empty output " + std::to_string(oh) + "x" + std::to_string(ow));
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(in) + " gives an empty output " + std::to_string(oh) + "x" +
+                                                  std::to_string(ow));
+    p->total = kernel::u32(numel(in) / (H * W) * oh * ow, "output elements");
+    p->ih = kernel::u32(H, "input height"), p->iw = kernel::u32(W, "input width");
+    p->oh = kernel::u32(oh, "output height"), p->ow = kernel::u32(ow, "output width");
+    p->align = align ? 1u : 0u;
+    p->scale_h = pixel_scale(H, oh, align, sf ? std::optional<double>(sf->first) : std::nullopt);
+    p->scale_w = pixel_scale(W, ow, align, sf ? std::optional<double>(sf->second) : std::nullopt);
+  });
+  oc.output(out, [x, p](const kernel::Live& l) {
+    const auto& in = l.dims(x);
     std::vector<int64_t> od(in.begin(), in.end() - 2);
-    od.push_back(oh);
-    od.push_back(ow);
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel()) fail_call(call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
-    Params p;
-    p.total = static_cast<uint32_t>(numel(od));
-    p.ih = static_cast<uint32_t>(H), p.iw = static_cast<uint32_t>(W);
-    p.oh = static_cast<uint32_t>(oh), p.ow = static_cast<uint32_t>(ow);
-    p.align = align ? 1u : 0u;
-    p.scale_h = pixel_scale(H, oh, align, sf ? std::optional<double>(sf->first) : std::nullopt);
-    p.scale_w = pixel_scale(W, ow, align, sf ? std::optional<double>(sf->second) : std::nullopt);
-    u->write(g, p);
-    bool use_vec4 = fast != SIZE_MAX && ow % 4 == 0;
-    set_groups(g, *step, use_vec4 ? 0 : groups_for(p.total));
-    if (fast != SIZE_MAX) set_groups(g, node->steps[fast], use_vec4 ? groups_for(p.total / 4) : 0);
-  };
+    od.push_back(p->oh);
+    od.push_back(p->ow);
+    return od;
+  });
+  auto params = [p](const kernel::Live&) { return *p; };
+  oc.add(kernel::Kernel("upsample2d")
+             .constant("MODE", bilinear ? 0.0 : 1.0)
+             .input("X", x)
+             .output("O", out)
+             .params<Params>(params)
+             .flat(out)
+             .when([p, has_vec4](const kernel::Live&) { return !has_vec4 || p->ow % 4 != 0; })
+             .variant(bilinear ? "bilinear" : "nearest"));
+  if (has_vec4)
+    oc.add(kernel::Kernel("upsample2d_vec4")
+               .constant("MODE", bilinear ? 0.0 : 1.0)
+               .input("X", x)
+               .output("O", out, true)
+               .params<Params>(params)
+               .flat(out, 4)
+               .when([p](const kernel::Live&) { return p->ow % 4 == 0; })
+               .variant(bilinear ? "bilinear_vec4" : "nearest_vec4"));
 }
 
 ETW_REGISTER_OP("aten.upsample_bilinear2d.vec", [](OpContext& oc) { build_upsample(oc, true); });

@@ -3,9 +3,6 @@
 // 1: nearest (floor(dst * scale) clamped; same size and exact x2 are special-cased like PyTorch).
 struct Params { total: u32, ih: u32, iw: u32, oh: u32, ow: u32, align: u32, scale_h: f32, scale_w: f32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> O: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
@@ -21,14 +18,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let oy = (i / P.ow) % P.oh;
   let base = (i / (P.ow * P.oh)) * P.ih * P.iw;
   if (MODE == 1u) {
-    O[i] = X[base + nearest(oy, P.ih, P.oh, P.scale_h) * P.iw + nearest(ox, P.iw, P.ow, P.scale_w)];
+    O[i] = O_T(X[base + nearest(oy, P.ih, P.oh, P.scale_h) * P.iw + nearest(ox, P.iw, P.ow, P.scale_w)]);
     return;
   }
   let th = linear_taps(oy, P.ih, P.oh, P.scale_h);
   let tw = linear_taps(ox, P.iw, P.ow, P.scale_w);
   let r0 = base + th.i0 * P.iw;
   let r1 = base + th.i1 * P.iw;
-  let top = (1.0 - tw.l1) * X[r0 + tw.i0] + tw.l1 * X[r0 + tw.i1];
-  let bot = (1.0 - tw.l1) * X[r1 + tw.i0] + tw.l1 * X[r1 + tw.i1];
-  O[i] = (1.0 - th.l1) * top + th.l1 * bot;
+  let top = (1.0 - tw.l1) * f32(X[r0 + tw.i0]) + tw.l1 * f32(X[r0 + tw.i1]);
+  let bot = (1.0 - tw.l1) * f32(X[r1 + tw.i0]) + tw.l1 * f32(X[r1 + tw.i1]);
+  O[i] = O_T((1.0 - th.l1) * top + th.l1 * bot);
 }

@@ -1,13 +1,10 @@
-// _upsample_bilinear2d_aa on NCHW f32 (PyTorch's antialiased bilinear, as in PIL): along each
+// _upsample_bilinear2d_aa on NCHW float tensors, computed in f32 (PyTorch's antialiased bilinear, as in PIL): along each
 // axis, output i is centred at scale * (i + 0.5) in the input; the triangle filter's support is
 // max(scale, 1) input pixels each side (widened when shrinking, so every input pixel counts);
 // taps in [trunc(centre - support + 0.5), trunc(centre + support + 0.5)) clipped to the input,
 // weights normalized to sum 1. One invocation per output element.
 struct Params { total: u32, ih: u32, iw: u32, oh: u32, ow: u32, max_taps: u32, scale_h: f32, scale_w: f32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> O: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override WG: u32 = 256u;
 
@@ -54,9 +51,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var row = 0.0;
     let r = base + u32(ty.lo + a) * P.iw;
     for (var b = 0; b < tx.count; b = b + 1) {
-      row = row + weight(tx, b) * X[r + u32(tx.lo + b)];
+      row = row + weight(tx, b) * f32(X[r + u32(tx.lo + b)]);
     }
     acc = acc + weight(ty, a) * row;
   }
-  O[i] = acc;
+  O[i] = O_T(acc);
 }

@@ -4,9 +4,6 @@
 // upsample2d.wgsl (MODE 0 bilinear, 1 nearest), so both routes give identical numbers.
 struct Params { total: u32, ih: u32, iw: u32, oh: u32, ow: u32, align: u32, scale_h: f32, scale_w: f32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read_write> O: array<vec4<f32>>;
-@group(0) @binding(2) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
@@ -26,17 +23,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var o = vec4<f32>(0.0);
   if (MODE == 1u) {
     let r = base + nearest(oy, P.ih, P.oh, P.scale_h) * P.iw;
-    for (var t = 0u; t < 4u; t = t + 1u) { o[t] = X[r + nearest(ox0 + t, P.iw, P.ow, P.scale_w)]; }
+    for (var t = 0u; t < 4u; t = t + 1u) { o[t] = f32(X[r + nearest(ox0 + t, P.iw, P.ow, P.scale_w)]); }
   } else {
     let th = linear_taps(oy, P.ih, P.oh, P.scale_h);
     let r0 = base + th.i0 * P.iw;
     let r1 = base + th.i1 * P.iw;
     for (var t = 0u; t < 4u; t = t + 1u) {
       let tw = linear_taps(ox0 + t, P.iw, P.ow, P.scale_w);
-      let top = (1.0 - tw.l1) * X[r0 + tw.i0] + tw.l1 * X[r0 + tw.i1];
-      let bot = (1.0 - tw.l1) * X[r1 + tw.i0] + tw.l1 * X[r1 + tw.i1];
+      let top = (1.0 - tw.l1) * f32(X[r0 + tw.i0]) + tw.l1 * f32(X[r0 + tw.i1]);
+      let bot = (1.0 - tw.l1) * f32(X[r1 + tw.i0]) + tw.l1 * f32(X[r1 + tw.i1]);
       o[t] = (1.0 - th.l1) * top + th.l1 * bot;
     }
   }
-  O[j] = o;
+  O[j] = vec4<O_T>(o);
 }

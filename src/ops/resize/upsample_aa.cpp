@@ -1,7 +1,7 @@
 // _upsample_bilinear2d_aa (.default: [input, output_size, align_corners, scales_h, scales_w, out];
 // .vec: [input, output_size, align_corners, scale_factors, out]) through upsample2d_aa.wgsl.
 // Scales as PyTorch's area_pixel_compute_scale: align_corners (in-1)/(out-1), else 1/scale when a
-// scale is given, else in/out. Input 4-D NCHW f32.
+// scale is given, else in/out. Input 4-D NCHW float (computed in f32).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -11,9 +11,6 @@
 
 namespace etwebgpu::ops {
 namespace {
-
-using mem::fail_at;
-using mem::set_out;
 
 struct Params {
   uint32_t total = 0, ih = 0, iw = 0, oh = 0, ow = 0, max_taps = 0;
@@ -51,33 +48,33 @@ void build_aa(OpContext& oc, int32_t size_arg, std::optional<double> sh, std::op
     oc.fail(ErrorKind::InvalidArgument, "output_size must be given");
   }
   mem::require_distinct(oc, x, out);
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const auto& pipe = g.ctx().pipeline("upsample2d_aa", "main");
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0, "bilinear_aa"));
-  Step* s = &oc.node.steps.back();
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, u, s, osize, sh, sw, align, w] {
-    const auto& in = g.tensor(x).dims;
+  auto p = std::make_shared<Params>();
+  oc.prepare([x, p, osize, sh, sw, align](const kernel::Live& l) {
+    const auto& in = l.dims(x);
     int64_t H = in[2], W = in[3];
     int64_t oh = osize ? (*osize)[0] : static_cast<int64_t>(std::floor(static_cast<double>(H) * *sh));
     int64_t ow = osize ? (*osize)[1] : static_cast<int64_t>(std::floor(static_cast<double>(W) * *sw));
     if (H <= 0 || W <= 0 || oh <= 0 || ow <= 0)
-      fail_at(w, ErrorKind::InvalidArgument, "input " + shape_str(in) + " and output size [" + std::to_string(oh) + ", " +
-                                                 std::to_string(ow) + "] must be non-empty");
-    std::vector<int64_t> od = {in[0], in[1], oh, ow};
-    set_out(g, w, out, od);
-    Params p;
-    p.total = static_cast<uint32_t>(numel(od));
-    p.ih = static_cast<uint32_t>(H), p.iw = static_cast<uint32_t>(W);
-    p.oh = static_cast<uint32_t>(oh), p.ow = static_cast<uint32_t>(ow);
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(in) + " and output size [" + std::to_string(oh) + ", " +
+                                                  std::to_string(ow) + "] must be non-empty");
+    p->total = kernel::u32(in[0] * in[1] * oh * ow, "output elements");
+    p->ih = kernel::u32(H, "input height"), p->iw = kernel::u32(W, "input width");
+    p->oh = kernel::u32(oh, "output height"), p->ow = kernel::u32(ow, "output width");
     // Scales given with output_size are used only by .default's scales_h/scales_w.
-    p.scale_h = aa_scale(H, oh, align, sh);
-    p.scale_w = aa_scale(W, ow, align, sw);
-    p.max_taps = std::max(max_taps(p.scale_h), max_taps(p.scale_w));
-    u->write(g, p);
-    set_groups(g, *s, groups_for(numel(od)));
-  };
+    p->scale_h = aa_scale(H, oh, align, sh);
+    p->scale_w = aa_scale(W, ow, align, sw);
+    p->max_taps = std::max(max_taps(p->scale_h), max_taps(p->scale_w));
+  });
+  oc.output(out, [x, p](const kernel::Live& l) {
+    const auto& in = l.dims(x);
+    return std::vector<int64_t>{in[0], in[1], p->oh, p->ow};
+  });
+  oc.add(kernel::Kernel("upsample2d_aa")
+             .input("X", x)
+             .output("O", out)
+             .params<Params>([p](const kernel::Live&) { return *p; })
+             .flat(out)
+             .variant("bilinear_aa"));
 }
 
 void build_aa_default(OpContext& oc) {

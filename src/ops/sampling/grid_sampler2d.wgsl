@@ -1,14 +1,10 @@
-// grid_sampler_2d on NCHW f32: out[n, c, h, w] samples input[n, c] at grid[n, h, w] = (x, y) in
+// grid_sampler_2d on NCHW float tensors (computed in f32; X, G, O and P come from the preamble): out[n, c, h, w] samples input[n, c] at grid[n, h, w] = (x, y) in
 // [-1, 1] (x along W). Follows PyTorch's GridSampler.h: unnormalize (align_corners), padding
 // (zeros: out-of-range taps read 0; border: clip; reflection: mirror, then clip), then bilinear,
 // nearest (round half to even) or bicubic (A = -0.75, padding applied per tap). One invocation
 // per output element, flat 2D-folded grid.
 struct Params { n: u32, c: u32, h: u32, w: u32, oh: u32, ow: u32, total: u32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> G: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 override INTERP: u32 = 0u;   // 0 bilinear, 1 nearest, 2 bicubic
 override PADDING: u32 = 0u;  // 0 zeros, 1 border, 2 reflection
@@ -49,7 +45,7 @@ fn apply_padding(coord: f32, size: u32) -> f32 {
 // input[base + y * W + x], or 0 outside the plane.
 fn tap(base: u32, x: i32, y: i32) -> f32 {
   if (x < 0 || y < 0 || x >= i32(P.w) || y >= i32(P.h)) { return 0.0; }
-  return X[base + u32(y) * P.w + u32(x)];
+  return f32(X[base + u32(y) * P.w + u32(x)]);
 }
 
 fn cubic1(x: f32) -> f32 { let a = -0.75; return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0; }
@@ -76,8 +72,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = nc * P.h * P.w;
   var res = 0.0;
   if (INTERP == 2u) {
-    let ix = unnormalize(G[gi], P.w);
-    let iy = unnormalize(G[gi + 1u], P.h);
+    let ix = unnormalize(f32(G[gi]), P.w);
+    let iy = unnormalize(f32(G[gi + 1u]), P.h);
     let x0 = floor(ix);
     let y0 = floor(iy);
     var rows: vec4<f32>;
@@ -89,8 +85,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     res = cubic_interp(rows, iy - y0);
   } else {
-    let ix = apply_padding(unnormalize(G[gi], P.w), P.w);
-    let iy = apply_padding(unnormalize(G[gi + 1u], P.h), P.h);
+    let ix = apply_padding(unnormalize(f32(G[gi]), P.w), P.w);
+    let iy = apply_padding(unnormalize(f32(G[gi + 1u]), P.h), P.h);
     if (INTERP == 1u) {
       res = tap(base, i32(round(ix)), i32(round(iy)));  // WGSL round: half to even, like nearbyint
     } else {
@@ -104,5 +100,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             tap(base, xi, yi + 1) * (1.0 - tx) * ty + tap(base, xi + 1, yi + 1) * tx * ty;
     }
   }
-  O[i] = res;
+  O[i] = O_T(res);
 }

@@ -1,0 +1,84 @@
+// TokenSampler on its own: the logits' storage type is part of its kernel, so a model loaded at
+// fp16 precision samples from f16 logits exactly as one at fp32 does from f32 logits.
+#include <cstring>
+
+#include "program/token_sampler.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+
+namespace {
+
+// f16 bits of a normal float whose mantissa fits 10 bits (the values below are k / 8).
+uint16_t f16_bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return static_cast<uint16_t>(((b >> 16) & 0x8000u) | ((((b >> 23) & 0xffu) - 112u) << 10) | ((b >> 13) & 0x3ffu));
+}
+
+// Two rows of `vocab` logits; row 1 peaks at 20 and again at 30 (argmax: the first one).
+std::vector<float> two_rows(uint32_t vocab) {
+  std::vector<float> l;
+  for (uint32_t r = 0; r < 2; ++r)
+    for (uint32_t i = 0; i < vocab; ++i) l.push_back(-4.f + static_cast<float>((i * 7 + r * 3) % 23) / 8.f);
+  l[vocab + 20] = l[vocab + 30] = 3.5f;
+  return l;
+}
+
+uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Storage s, const graph::SamplerParams& p) {
+  std::vector<uint8_t> bytes;
+  for (float v : logits) {
+    if (s == kernel::Storage::F16) {
+      uint16_t h = f16_bits(v);
+      bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + 2);
+    } else {
+      bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+    }
+  }
+  bytes.resize((bytes.size() + 15) / 16 * 16, 0);
+  gpu::Buffer buf = ctx.create_buffer(bytes.size(), gpu::BufferKind::Storage, "test.logits");
+  ctx.write(buf, 0, bytes.data(), bytes.size());
+  graph::TokenSampler sampler(ctx, buf, s);
+  ctx.submit({sampler.command(p)}, nullptr, {sampler.read()});
+  return sampler.token();
+}
+
+TEST(TokenSampler, PicksFromF16LogitsLikeFromF32Logits) {
+  ETW_REQUIRE_GPU();
+  auto ctx = gpu::Context::get();
+  if (!ctx->info().shader_f16) GTEST_SKIP() << "adapter without shader-f16";
+  const uint32_t vocab = 37;
+  auto logits = two_rows(vocab);
+  graph::SamplerParams greedy;
+  greedy.n = vocab;
+  greedy.offset = vocab;  // row 1
+  EXPECT_EQ(pick(*ctx, logits, kernel::Storage::F32, greedy), 20u);
+  EXPECT_EQ(pick(*ctx, logits, kernel::Storage::F16, greedy), 20u);
+  // Sampling restricted to the top 1 is the argmax whatever u is.
+  graph::SamplerParams top1 = greedy;
+  top1.sample = 1;
+  top1.top_k = 1;
+  top1.u = 0.9f;
+  EXPECT_EQ(pick(*ctx, logits, kernel::Storage::F16, top1), 20u);
+  // Sampling over all tokens with the same u picks the same token from either storage (the
+  // logits are exact in f16).
+  graph::SamplerParams all = greedy;
+  all.sample = 1;
+  all.u = 0.37f;
+  EXPECT_EQ(pick(*ctx, logits, kernel::Storage::F16, all), pick(*ctx, logits, kernel::Storage::F32, all));
+}
+
+TEST(TokenSampler, IntegerLogitsAreRefused) {
+  ETW_REQUIRE_GPU();
+  auto ctx = gpu::Context::get();
+  gpu::Buffer buf = ctx->create_buffer(64, gpu::BufferKind::Storage, "test.logits");
+  try {
+    graph::TokenSampler sampler(*ctx, buf, kernel::Storage::I32);
+    FAIL() << "i32 logits were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("float logits"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
