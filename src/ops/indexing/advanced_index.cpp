@@ -185,7 +185,7 @@ void build_index(OpContext& oc) {
     a->s = make_shape(xd);
     fill_index_strides(*a, p, ps.sites);
   });
-  oc.output(out, [r, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*r, bound.size(), bound); });
+  oc.output(out, [r, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*r, bound); });
   oc.add(adv_kernel(g, kIndex, 0, x, out, ps.tensors)
              .params<AdvParams>([a](const kernel::Live&) { return *a; })
              .groups([r](const kernel::Live&) { return groups_over(*r); })

@@ -28,7 +28,7 @@ void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<i
     std::vector<int64_t> od = out_dims(l);
     if (numel(od) != l.numel(x))
       throw Error(ErrorKind::InvalidArgument, "shape " + shape_str(od) + " is invalid for input of shape " + shape_str(l.dims(x)));
-    return mem::ranked(od, bound.size(), bound);
+    return mem::ranked(od, bound);
   });
   graph::Node* node = &oc.node;
   oc.node.resize = [&g, out, node, si, same] {

@@ -32,7 +32,7 @@ void add_broadcast(OpContext& oc, int32_t shape_of, int32_t src) {
     st->it = od;
     st->src_strides = broadcast_strides(sd, od);
   });
-  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound.size(), bound); });
+  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound); });
   mem::add_strided(oc, src, out, mem::kAffine, convert ? "broadcast_convert" : "broadcast", st, convert);
 }
 
@@ -61,7 +61,7 @@ void build_empty(OpContext& oc) {
     std::vector<int64_t> d = live_size(l);
     for (int64_t v : d)
       if (v < 0) throw Error(ErrorKind::InvalidArgument, "negative dimension in size " + shape_str(d));
-    return mem::ranked(d, bound.size(), bound);
+    return mem::ranked(d, bound);
   });
 }
 

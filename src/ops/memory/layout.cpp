@@ -44,7 +44,7 @@ void build_expand(OpContext& oc) {
     size_t R = s.size(), r = in.size();
     if (R < r)
       throw Error(ErrorKind::InvalidArgument, "the number of sizes " + std::to_string(R) +
-                                                 " must be at least the input rank " + std::to_string(r));
+                                                  " must be at least the input rank " + std::to_string(r));
     auto cs = contiguous_strides(in);
     Strided st;
     od.assign(R, 0);
@@ -134,7 +134,7 @@ void build_pixel(OpContext& oc, bool unshuffle) {
     if (!unshuffle) {
       if (c % (f * f) != 0)
         throw Error(ErrorKind::InvalidArgument, "channels " + std::to_string(c) + " not divisible by upscale_factor^2 = " +
-                                                   std::to_string(f * f));
+                                                    std::to_string(f * f));
       int64_t co = c / (f * f);
       od[r - 3] = co, od[r - 2] = h * f, od[r - 1] = wd * f;
       // in[n, co*f*f + i*f + j, h, w] -> out[n, co, h*f + i, w*f + j]
@@ -143,7 +143,7 @@ void build_pixel(OpContext& oc, bool unshuffle) {
     } else {
       if (h % f != 0 || wd % f != 0)
         throw Error(ErrorKind::InvalidArgument, "height " + std::to_string(h) + " and width " + std::to_string(wd) +
-                                                   " must be divisible by downscale_factor " + std::to_string(f));
+                                                    " must be divisible by downscale_factor " + std::to_string(f));
       int64_t ho = h / f, wo = wd / f;
       od[r - 3] = c * f * f, od[r - 2] = ho, od[r - 1] = wo;
       // out[n, c*f*f + i*f + j, ho, wo] = in[n, c, ho*f + i, wo*f + j]
@@ -189,7 +189,7 @@ void build_pad(OpContext& oc) {
       od[d] = in[d] + pad[2 * k] + pad[2 * k + 1];
       if (od[d] < 0)
         throw Error(ErrorKind::InvalidArgument, "padding " + shape_str(pad) + " of " + shape_str(in) +
-                                                   " gives a negative size in dim " + std::to_string(d));
+                                                    " gives a negative size in dim " + std::to_string(d));
       st.lo[d] = pad[2 * k];
     }
     st.it = od;

@@ -157,9 +157,10 @@ inline void add_strided(OpContext& oc, int32_t src, int32_t dst, StridedMode mod
              .variant(std::move(variant)));
 }
 
-// `dims` after checking they have the output's rank `rank` (an output dims function's result).
-inline std::vector<int64_t> ranked(std::vector<int64_t> dims, size_t rank, const std::vector<int64_t>& bound) {
-  if (dims.size() != rank)
+// `dims` after checking they have the rank of the output's serialized shape `bound` (an output
+// dims function's result; Graph checks the element count).
+inline std::vector<int64_t> ranked(std::vector<int64_t> dims, const std::vector<int64_t>& bound) {
+  if (dims.size() != bound.size())
     throw Error(ErrorKind::InvalidArgument, "computed output shape " + shape_str(dims) + " has rank " +
                                                 std::to_string(dims.size()) + " but the output tensor is " + shape_str(bound));
   return dims;
@@ -200,7 +201,7 @@ inline void add_single(OpContext& oc, StridedMode mode, const char* variant, Sin
     *st = plan(l, l.dims(x), *od);
   });
   std::vector<int64_t> bound = g.tensor(out).max_dims;
-  oc.output(out, [od, bound](const kernel::Live&) { return ranked(*od, bound.size(), bound); });
+  oc.output(out, [od, bound](const kernel::Live&) { return ranked(*od, bound); });
   add_strided(oc, x, out, mode, variant, st);
 }
 // Plans that read only the input's live dims.

@@ -88,7 +88,7 @@ void build_select(OpContext& oc) {
       if (i != d) st->it.push_back(in[i]), st->src_strides.push_back(cs[i]);
     st->src_base = idx * cs[d];
   });
-  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound.size(), bound); });
+  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound); });
   mem::add_strided(oc, x, out, mem::kAffine, "select", st);
 }
 
@@ -144,7 +144,7 @@ void build_split_with_sizes(OpContext& oc) {
     for (int64_t s : sizes) sum += s;
     if (sum != n)
       throw Error(ErrorKind::InvalidArgument, "split sizes " + shape_str(sizes) + " sum to " + std::to_string(sum) +
-                                                 " but the dim has size " + std::to_string(n));
+                                                  " but the dim has size " + std::to_string(n));
     return sizes;
   });
 }

@@ -63,11 +63,11 @@ void build_narrow(OpContext& oc) {
     int64_t start = l.integer(start_id), len = l.integer(len_id), n = in[d];
     if (start < -n || start > n)
       throw Error(ErrorKind::InvalidArgument, "start " + std::to_string(start) + " out of range for dim " +
-                                                 std::to_string(d) + " of size " + std::to_string(n));
+                                                  std::to_string(d) + " of size " + std::to_string(n));
     if (start < 0) start += n;
     if (len < 0 || start + len > n)
       throw Error(ErrorKind::InvalidArgument, "start (" + std::to_string(start) + ") + length (" + std::to_string(len) +
-                                                 ") exceeds dimension size (" + std::to_string(n) + ")");
+                                                  ") exceeds dimension size (" + std::to_string(n) + ")");
     od = in;
     od[d] = len;
     Strided st;
@@ -117,7 +117,7 @@ void build_unfold(OpContext& oc) {
     std::vector<int64_t> dims = in.empty() ? std::vector<int64_t>{1} : in;
     if (size > dims[d])
       throw Error(ErrorKind::InvalidArgument, "maximum size for tensor at dimension " + std::to_string(d) + " is " +
-                                                 std::to_string(dims[d]) + " but size is " + std::to_string(size));
+                                                  std::to_string(dims[d]) + " but size is " + std::to_string(size));
     auto cs = contiguous_strides(dims);
     Strided st;
     od = dims;
@@ -219,7 +219,7 @@ void build_stack(OpContext& oc) {
       st.dst_base = static_cast<int64_t>(j) * ocs[d];
     }
   });
-  oc.output(out, [od, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*od, bound.size(), bound); });
+  oc.output(out, [od, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*od, bound); });
   for (size_t j = 0; j < ins.size(); ++j) mem::add_strided(oc, ins[j], out, mem::kAffine, "stack", plans[j]);
 }
 
@@ -259,7 +259,7 @@ void build_unbind(OpContext& oc) {
     mem::require_tensor(oc, outs[j], "each output");
     mem::require_same_words(oc, x, outs[j], "self");
     oc.output(outs[j], [st = plans[j], bound = g.tensor(outs[j]).max_dims](const kernel::Live&) {
-      return mem::ranked(st->it, bound.size(), bound);
+      return mem::ranked(st->it, bound);
     });
     mem::add_strided(oc, x, outs[j], mem::kAffine, "unbind", plans[j]);
   }
@@ -315,7 +315,7 @@ void build_select_scatter(OpContext& oc) {
     int64_t idx = l.integer(index_id);
     if (idx < -in[d] || idx >= in[d])
       throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
-                                                 " of size " + std::to_string(in[d]));
+                                                  " of size " + std::to_string(in[d]));
     if (idx < 0) idx += in[d];
     auto cs = contiguous_strides(in);
     it = in, dst = cs;
