@@ -12,9 +12,6 @@
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
-
 constexpr size_t kMaxIndexTensors = 4;
 
 // WGSL: struct Params { r, s, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
@@ -38,7 +35,7 @@ struct Plan {
 };
 
 // `entries[k]` is the live dims of the k-th index tensor, or nullptr for a Null (full slice).
-Plan make_plan(const std::string& w, const std::vector<int64_t>& self, const std::vector<const std::vector<int64_t>*>& entries) {
+Plan make_plan(const std::vector<int64_t>& self, const std::vector<const std::vector<int64_t>*>& entries) {
   std::vector<size_t> pos;
   std::vector<int64_t> b;
   for (size_t k = 0; k < entries.size(); ++k) {
@@ -47,7 +44,7 @@ Plan make_plan(const std::string& w, const std::vector<int64_t>& self, const std
     try {
       b = broadcast_shape(b, *entries[k]);
     } catch (const Error& e) {
-      fail_at(w, ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
+      throw Error(ErrorKind::InvalidArgument, std::string("index tensors do not broadcast: ") + e.what());
     }
   }
   bool adjacent = pos.back() - pos.front() + 1 == pos.size();
@@ -133,20 +130,31 @@ Parsed parse_indices(const OpContext& oc, int32_t list_id, bool allow_mask) {
   return p;
 }
 
-std::vector<gpu::Binding> bindings(Graph& g, const gpu::Buffer& in, const gpu::Buffer& out, const std::vector<int32_t>& idx,
-                                   const gpu::Buffer& u) {
-  std::vector<gpu::Binding> b = {{0, &in}, {1, &out}};
-  for (size_t j = 0; j < kMaxIndexTensors; ++j)
-    b.push_back({static_cast<uint32_t>(2 + j), j < idx.size() ? &g.buffer(idx[j]) : &g.dummy_buffer()});
-  b.push_back({6, &u});
-  b.push_back(g.index_check().binding());
-  return b;
+// The indexing_advanced kernel reading `in` (self or values) and writing `out` with index tensors
+// `idx` (absent ones bound to a dummy). Accumulating puts bind the output as atomic words instead
+// of a typed array (WGSL atomics are 32-bit; f16 outputs are updated a pair of halves at a time).
+kernel::Kernel adv_kernel(Graph& g, AdvMode mode, uint32_t acc, int32_t in, int32_t out, const std::vector<int32_t>& idx) {
+  kernel::Kernel k("indexing_advanced");
+  k.constant("MODE", mode).constant("ACC", acc).input("IN", in);
+  if (acc) {
+    k.buffer("OUT", g.buffer(out), "atomic<u32>", kernel::Access::ReadWrite).define("ATOMIC");
+    if (g.tensor(out).storage == kernel::Storage::F16) k.define("OUT_HALF");
+  } else {
+    k.output("OUT", out);
+  }
+  for (size_t j = 0; j < kMaxIndexTensors; ++j) k.input("I" + std::to_string(j), j < idx.size() ? idx[j] : -1);
+  k.fixed(g.index_check().binding());
+  return k;
 }
 
-std::vector<const std::vector<int64_t>*> live_entries(Graph& g, const std::vector<int32_t>& entries) {
+std::vector<const std::vector<int64_t>*> live_entries(const kernel::Live& l, const std::vector<int32_t>& entries) {
   std::vector<const std::vector<int64_t>*> e;
-  for (int32_t v : entries) e.push_back(v < 0 ? nullptr : &g.tensor(v).dims);
+  for (int32_t v : entries) e.push_back(v < 0 ? nullptr : &l.dims(v));
   return e;
+}
+
+kernel::Groups groups_over(const std::vector<int64_t>& it) {
+  return kernel::Groups::linear(kernel::ceil_div(static_cast<uint64_t>(numel(it)), kWorkgroupSize));
 }
 
 void check_rank(const OpContext& oc, int32_t x, const Parsed& p) {
@@ -166,23 +174,22 @@ void build_index(OpContext& oc) {
   Parsed ps = parse_indices(oc, oc.arg(1), false);
   check_rank(oc, x, ps);
   mem::require_distinct(oc, x, out);
-  auto u = std::make_shared<Uniform<AdvParams>>();
-  u->init(g, oc.call.name);
-  const auto& pl = g.ctx().pipeline("indexing_advanced", "main", {{"MODE", double(kIndex)}});
-  oc.node.steps.push_back(g.make_step(pl, bindings(g, g.buffer(x), g.buffer(out), ps.tensors, *u->buf), 0, "index"));
-  Step* s = &oc.node.steps.back();
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, ps, u, s, w] {
-    const auto& xd = g.tensor(x).dims;
-    Plan p = make_plan(w, xd, live_entries(g, ps.entries));
-    set_out(g, w, out, p.r);
-    AdvParams a;
-    a.r = make_shape(p.r);
-    a.s = make_shape(xd);
-    fill_index_strides(a, p, ps.sites);
-    u->write(g, a);
-    set_groups(g, *s, groups_for(numel(p.r)));
-  };
+  auto a = std::make_shared<AdvParams>();
+  auto r = std::make_shared<std::vector<int64_t>>();
+  oc.prepare([x, ps, a, r](const kernel::Live& l) {
+    const auto& xd = l.dims(x);
+    Plan p = make_plan(xd, live_entries(l, ps.entries));
+    *r = p.r;
+    *a = AdvParams{};
+    a->r = make_shape(p.r);
+    a->s = make_shape(xd);
+    fill_index_strides(*a, p, ps.sites);
+  });
+  oc.output(out, [r, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*r, bound); });
+  oc.add(adv_kernel(g, kIndex, 0, x, out, ps.tensors)
+             .params<AdvParams>([a](const kernel::Live&) { return *a; })
+             .groups([r](const kernel::Live&) { return groups_over(*r); })
+             .variant("index"));
 }
 
 // index_put [self, indices, values, accumulate, out]: out = self with out[indices] = values (or
@@ -222,29 +229,22 @@ void build_index_put(OpContext& oc) {
     c.variant = "copy_self";
     oc.node.steps.push_back(std::move(c));
   }
-  auto u = std::make_shared<Uniform<AdvParams>>();
-  u->init(g, oc.call.name);
   AdvMode mode = ps.mask ? kMaskPut : kPut;
-  const auto& pl = g.ctx().pipeline("indexing_advanced", "main", {{"MODE", double(mode)}, {"ACC", double(acc)}});
-  oc.node.steps.push_back(g.make_step(pl, bindings(g, vb, ob, ps.tensors, *u->buf), 0, ps.mask ? "mask_put" : "put"));
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, vals, out, ps, u, node, in_place, mode, w] {
-    const auto& xd = g.tensor(x).dims;
-    set_out(g, w, out, xd);
-    if (!in_place) node->steps[0].copy_size = static_cast<uint64_t>(numel(xd)) * 4;
-    const auto& vd = g.tensor(vals).dims;
-    AdvParams a;
-    a.s = make_shape(xd);
-    std::vector<int64_t> target;  // the shape values broadcast to
+  auto a = std::make_shared<AdvParams>();
+  auto target = std::make_shared<std::vector<int64_t>>();  // the shape values broadcast to (the iteration)
+  oc.prepare([x, vals, ps, mode, a, target](const kernel::Live& l) {
+    const auto& xd = l.dims(x);
+    const auto& vd = l.dims(vals);
+    *a = AdvParams{};
+    a->s = make_shape(xd);
     if (mode == kMaskPut) {
-      const auto& md = g.tensor(ps.tensors[0]).dims;
+      const auto& md = l.dims(ps.tensors[0]);
       size_t lo = 0;
       while (ps.entries[lo] < 0) ++lo;
       for (size_t k = 0; k < md.size(); ++k)
         if (md[k] != xd[lo + k])
-          fail_at(w, ErrorKind::InvalidArgument, "the mask " + shape_str(md) + " does not match the indexed dims of self " +
-                                                     shape_str(xd) + " at dim " + std::to_string(lo + k));
+          throw Error(ErrorKind::InvalidArgument, "the mask " + shape_str(md) + " does not match the indexed dims of self " +
+                                                      shape_str(xd) + " at dim " + std::to_string(lo + k));
       // values broadcast to [count, rest...]; the count dim is data-dependent, so values must be 1 there.
       std::vector<int64_t> rest(xd.begin() + lo + md.size(), xd.end());
       std::vector<int64_t> slot = {1};
@@ -266,36 +266,46 @@ void build_index_put(OpContext& oc) {
         }
         std::string sel = "[count";
         for (int64_t d : rest) sel += ", " + std::to_string(d);
-        fail_at(w, per_element ? ErrorKind::Unsupported : ErrorKind::InvalidArgument,
-                "values " + shape_str(vd) + " cannot be broadcast to the masked selection " + sel +
-                    "] (only values broadcast over the count are supported)");
+        throw Error(per_element ? ErrorKind::Unsupported : ErrorKind::InvalidArgument,
+                    "values " + shape_str(vd) + " cannot be broadcast to the masked selection " + sel +
+                        "] (only values broadcast over the count are supported)");
       }
       std::vector<int64_t> vs(xd.size(), 0);
       for (size_t k = 0; k < rest.size(); ++k) vs[lo + md.size() + k] = bs[1 + k];
-      a.v = make_shape(xd, &vs);
-      a.mask_lo = static_cast<uint32_t>(lo);
-      a.mask_rank = static_cast<uint32_t>(md.size());
+      a->v = make_shape(xd, &vs);
+      a->mask_lo = static_cast<uint32_t>(lo);
+      a->mask_rank = static_cast<uint32_t>(md.size());
       auto ms = contiguous_strides(md);
-      for (size_t k = 0; k < ms.size(); ++k) a.ix[0][k] = static_cast<uint32_t>(ms[k]);
-      a.r = make_shape(xd);
-      target = xd;
+      for (size_t k = 0; k < ms.size(); ++k) a->ix[0][k] = static_cast<uint32_t>(ms[k]);
+      a->r = make_shape(xd);
+      *target = xd;
     } else {
-      Plan p = make_plan(w, xd, live_entries(g, ps.entries));
+      Plan p = make_plan(xd, live_entries(l, ps.entries));
       try {
         if (broadcast_shape(vd, p.r) != p.r) throw Error(ErrorKind::InvalidArgument, "");
       } catch (const Error&) {
-        fail_at(w, ErrorKind::InvalidArgument, "values " + shape_str(vd) + " cannot be broadcast to the indexed shape " +
-                                                   shape_str(p.r));
+        throw Error(ErrorKind::InvalidArgument, "values " + shape_str(vd) + " cannot be broadcast to the indexed shape " +
+                                                    shape_str(p.r));
       }
       auto vs = broadcast_strides(vd, p.r);
-      a.r = make_shape(p.r);
-      a.v = make_shape(p.r, &vs);
-      fill_index_strides(a, p, ps.sites);
-      target = p.r;
+      a->r = make_shape(p.r);
+      a->v = make_shape(p.r, &vs);
+      fill_index_strides(*a, p, ps.sites);
+      *target = p.r;
     }
-    u->write(g, a);
-    set_groups(g, node->steps.back(), groups_for(numel(target)));
-  };
+  });
+  oc.output_like(out, x);
+  oc.add(adv_kernel(g, mode, acc, vals, out, ps.tensors)
+             .params<AdvParams>([a](const kernel::Live&) { return *a; })
+             .groups([target](const kernel::Live&) { return groups_over(*target); })
+             .variant(ps.mask ? "mask_put" : "put"));
+  if (!in_place) {  // the copy of self is host-side: its byte count follows the live output
+    graph::Node* node = &oc.node;
+    oc.node.resize = [&g, node, out] {
+      const Tensor& t = g.tensor(out);
+      node->steps[0].copy_size = t.bytes(t.numel());
+    };
+  }
 }
 
 ETW_REGISTER_OP("aten.index.Tensor", build_index);

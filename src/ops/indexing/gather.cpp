@@ -3,7 +3,6 @@
 // bad one is reported through the graph's IndexCheck and the run raises Error(InvalidArgument)
 // naming the op and the index.
 #include <functional>
-#include <memory>
 
 #include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
@@ -12,8 +11,6 @@ namespace etwebgpu::ops {
 namespace {
 
 using graph::IndexCheck;
-using mem::fail_at;
-using mem::set_out;
 
 // WGSL: struct Params { o: Shape, s: Shape, dim, n_idx, inner, src_dim, site, pad0, pad1, pad2: u32 }
 struct IndexParams {
@@ -24,39 +21,27 @@ static_assert(sizeof(IndexParams) == 192);
 
 enum IndexMode : uint32_t { kSelect = 0, kGather = 1 };
 
-struct IStep {
-  size_t step = 0;
-  std::shared_ptr<Uniform<IndexParams>> u;
-  uint32_t site = 0;  // IndexCheck site of the indices this step reads
-};
-
-// `dim`: the dimension the step's indices select in, for the out-of-range error.
-IStep add_index_step(OpContext& oc, IndexMode mode, const gpu::Buffer& src, const gpu::Buffer& idx,
-                     const gpu::Buffer& out, const char* variant, int64_t dim = 0) {
+// One indexing_gather kernel reading `src` at the indices `idx`; `params` fills the geometry
+// from live dims. `dim`: the dimension the indices select in, for the out-of-range error.
+void add_index_kernel(OpContext& oc, IndexMode mode, int32_t src, int32_t idx, int32_t out, const char* variant, int64_t dim,
+                      std::function<IndexParams(const kernel::Live&)> params) {
   Graph& g = oc.g;
-  if (&src == &out || &idx == &out)
+  if (&g.buffer(src) == &g.buffer(out) || &g.buffer(idx) == &g.buffer(out))
     oc.fail(ErrorKind::Unsupported, "an input and the output share one memory object");
-  IStep s;
-  s.u = std::make_shared<Uniform<IndexParams>>();
-  s.u->init(g, oc.call.name);
-  s.site = g.index_check().add_site(mem::who(oc), dim, IndexCheck::Negatives::Reject);
-  const auto& p = g.ctx().pipeline("indexing_gather", "main", {{"MODE", static_cast<double>(mode)}});
-  oc.node.steps.push_back(
-      g.make_step(p, {{0, &src}, {1, &idx}, {2, &out}, {3, s.u->buf}, g.index_check().binding()}, 0, variant));
-  s.step = oc.node.steps.size() - 1;
-  return s;
-}
-
-void write_index(Graph& g, Step& step, const IStep& s, IndexParams p) {
-  p.site = s.site;
-  s.u->write(g, p);
-  set_groups(g, step, groups_for(p.o.numel));
-}
-
-uint32_t u32_of(const std::string& w, int64_t v, const char* what) {
-  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
-    fail_at(w, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
-  return static_cast<uint32_t>(v);
+  uint32_t site = g.index_check().add_site(mem::who(oc), dim, IndexCheck::Negatives::Reject);
+  oc.add(kernel::Kernel("indexing_gather")
+             .constant("MODE", mode)
+             .input("SRC", src)
+             .input("IDX", idx)
+             .output("OUT", out)
+             .fixed(g.index_check().binding())
+             .params<IndexParams>([site, params](const kernel::Live& l) {
+               IndexParams p = params(l);
+               p.site = site;
+               return p;
+             })
+             .flat(out)
+             .variant(variant));
 }
 
 void require_index(const OpContext& oc, int32_t id, const char* what) {
@@ -70,29 +55,30 @@ int64_t prod(const std::vector<int64_t>& d, size_t a, size_t b) {
   return p;
 }
 
-// MODE 0 over (outer, n_idx, inner) selecting in `dim` of src; `geom(out_dims&, outer&, src_dim&,
-// inner&)` from live dims.
-void build_select_like(OpContext& oc, int32_t src, int32_t idx, int64_t dim, const char* variant,
-                       std::function<void(std::vector<int64_t>&, int64_t&, int64_t&, int64_t&)> geom) {
-  Graph& g = oc.g;
+// MODE 0 over (outer, n_idx, inner) selecting in `dim` of src; `geom(live, out_dims&, outer&,
+// src_dim&, inner&)` from live dims.
+using Geom = std::function<void(const kernel::Live&, std::vector<int64_t>&, int64_t&, int64_t&, int64_t&)>;
+void build_select_like(OpContext& oc, int32_t src, int32_t idx, int64_t dim, const char* variant, Geom geom) {
   int32_t out = oc.out();
   mem::require_same_words(oc, src, out, "the source");
-  IStep s = add_index_step(oc, kSelect, g.buffer(src), g.buffer(idx), g.buffer(out), variant, dim);
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, out, idx, s, node, w, geom] {
+  oc.output(out, [geom](const kernel::Live& l) {
     std::vector<int64_t> od;
     int64_t outer = 1, src_dim = 1, inner = 1;
-    geom(od, outer, src_dim, inner);
-    set_out(g, w, out, od);
+    geom(l, od, outer, src_dim, inner);
+    return od;
+  });
+  add_index_kernel(oc, kSelect, src, idx, out, variant, dim, [geom, idx](const kernel::Live& l) {
+    std::vector<int64_t> od;
+    int64_t outer = 1, src_dim = 1, inner = 1;
+    geom(l, od, outer, src_dim, inner);
+    if (src_dim > INT32_MAX) throw Error(ErrorKind::Limit, "indexed dim exceeds int32");
     IndexParams p;
     p.o = make_shape(od);
-    p.n_idx = u32_of(w, g.tensor(idx).numel(), "index count");
-    p.inner = u32_of(w, inner, "inner size");
-    p.src_dim = u32_of(w, src_dim, "indexed dim");
-    if (src_dim > INT32_MAX) fail_at(w, ErrorKind::Limit, "indexed dim exceeds int32");
-    write_index(g, node->steps[s.step], s, p);
-  };
+    p.n_idx = kernel::u32(l.numel(idx), "index count");
+    p.inner = kernel::u32(inner, "inner size");
+    p.src_dim = kernel::u32(src_dim, "indexed dim");
+    return p;
+  });
 }
 
 // embedding [weight, indices, padding_idx, scale_grad_by_freq, sparse, out]: out = indices.shape + [D].
@@ -104,9 +90,10 @@ void build_embedding(OpContext& oc) {
   require_index(oc, ix, "indices");
   if (g.tensor(wt).rank() != 2)
     oc.fail(ErrorKind::InvalidArgument, "weight must be 2-D, got " + shape_str(g.tensor(wt).max_dims));
-  build_select_like(oc, wt, ix, 0, "embedding", [&g, wt, ix](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
-    const auto& wd = g.tensor(wt).dims;
-    od = g.tensor(ix).dims;
+  build_select_like(oc, wt, ix, 0, "embedding", [wt, ix](const kernel::Live& l, std::vector<int64_t>& od, int64_t& outer,
+                                                        int64_t& sd, int64_t& inner) {
+    const auto& wd = l.dims(wt);
+    od = l.dims(ix);
     od.push_back(wd[1]);
     outer = 1, sd = wd[0], inner = wd[1];
   });
@@ -123,10 +110,11 @@ void build_index_select(OpContext& oc) {
   if (g.tensor(ix).rank() > 1)
     oc.fail(ErrorKind::InvalidArgument, "index must be 0-D or 1-D, got " + shape_str(g.tensor(ix).max_dims));
   int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r);
-  build_select_like(oc, x, ix, d, "index_select", [&g, x, ix, d](std::vector<int64_t>& od, int64_t& outer, int64_t& sd, int64_t& inner) {
-    const auto& xd = g.tensor(x).dims;
+  build_select_like(oc, x, ix, d, "index_select", [x, ix, d](const kernel::Live& l, std::vector<int64_t>& od, int64_t& outer,
+                                                             int64_t& sd, int64_t& inner) {
+    const auto& xd = l.dims(x);
     od = xd;
-    od[d] = g.tensor(ix).numel();
+    od[d] = l.numel(ix);
     outer = prod(xd, 0, d), sd = xd[d], inner = prod(xd, d + 1, xd.size());
   });
 }
@@ -143,24 +131,24 @@ void build_gather(OpContext& oc) {
   if (g.tensor(ix).rank() != r && !(r == 0 && g.tensor(ix).rank() <= 1))
     oc.fail(ErrorKind::InvalidArgument, "index " + shape_str(g.tensor(ix).max_dims) + " and self " +
                                             shape_str(g.tensor(x).max_dims) + " must have the same number of dims");
-  IStep s = add_index_step(oc, kGather, g.buffer(x), g.buffer(ix), g.buffer(out), "gather", d);
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, ix, out, d, s, node, w] {
-    const auto& xd = g.tensor(x).dims;
-    const auto& id = g.tensor(ix).dims;
+  oc.output(out, [x, ix, d](const kernel::Live& l) {
+    const auto& xd = l.dims(x);
+    const auto& id = l.dims(ix);
     for (size_t i = 0; i < xd.size() && i < id.size(); ++i)
       if (static_cast<int64_t>(i) != d && id[i] > xd[i])
-        fail_at(w, ErrorKind::InvalidArgument, "index " + shape_str(id) + " is larger than self " + shape_str(xd) +
-                                                   " outside dim " + std::to_string(d));
-    set_out(g, w, out, id);
+        throw Error(ErrorKind::InvalidArgument, "index " + shape_str(id) + " is larger than self " + shape_str(xd) +
+                                                    " outside dim " + std::to_string(d));
+    return id;
+  });
+  add_index_kernel(oc, kGather, x, ix, out, "gather", d, [x, ix, d](const kernel::Live& l) {
+    const auto& xd = l.dims(x);
     IndexParams p;
-    p.o = make_shape(id);
+    p.o = make_shape(l.dims(ix));
     p.s = make_shape(xd);
     p.dim = xd.empty() ? 0xffffffffu : static_cast<uint32_t>(d);
-    p.src_dim = u32_of(w, xd.empty() ? 1 : xd[d], "indexed dim");
-    write_index(g, node->steps[s.step], s, p);
-  };
+    p.src_dim = kernel::u32(xd.empty() ? 1 : xd[d], "indexed dim");
+    return p;
+  });
 }
 
 ETW_REGISTER_OP("aten.embedding.default", build_embedding);

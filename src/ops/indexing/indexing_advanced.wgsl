@@ -1,9 +1,10 @@
 // PyTorch advanced indexing: index.Tensor (gather) and index_put (scatter), see advanced_index.cpp.
 // R is the indexed result shape. Each self dim takes its coordinate either from an R coordinate
 // (P.src[d] >= 0) or from index tensor j = -(P.src[d] + 1), read at its broadcast position over R
-// (strides P.ix[j], 0 outside the broadcast block). Indices are i32 words; negatives wrap once; an
-// index still out of range is reported to the graph's index-error record (P.sites[j] names the op
-// and dim) and writes nothing; the run then raises.
+// (strides P.ix[j], 0 outside the broadcast block). Negative indices wrap once; an index still out
+// of range is reported to the graph's index-error record (P.sites[j] names the op and dim) and
+// writes nothing; the run then raises. IN, OUT, I0..I3 and P are declared by the generated
+// preamble; OUT is typed, or with ATOMIC (accumulating puts) 32-bit atomic words.
 // MODE 0 index:     OUT[r] = IN[self offset of r]
 // MODE 1 put:       OUT[self offset of r] = IN[values offset of r]  (ACC: += atomically)
 // MODE 2 mask put:  over self elements c; where MASK (I0) at c[P.mask_lo..] is true,
@@ -12,14 +13,6 @@ struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>,
 struct Params { r: Shape, s: Shape, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
                 mask_lo: u32, mask_rank: u32, pad0: u32, pad1: u32, sites: vec4<u32> };
 
-@group(0) @binding(0) var<storage, read> IN: array<u32>;
-@group(0) @binding(1) var<storage, read_write> OUT: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read> I0: array<u32>;
-@group(0) @binding(3) var<storage, read> I1: array<u32>;
-@group(0) @binding(4) var<storage, read> I2: array<u32>;
-@group(0) @binding(5) var<storage, read> I3: array<u32>;
-@group(0) @binding(6) var<uniform> P: Params;
-
 override MODE: u32 = 0u;
 override ACC: u32 = 0u;    // 0 overwrite, 1 float add, 2 int add, 3 bool or
 override WG: u32 = 256u;
@@ -27,12 +20,12 @@ override WG: u32 = 256u;
 
 fn at(a: array<vec4<u32>, 2>, d: u32) -> u32 { return a[d / 4u][d % 4u]; }
 
-fn read_index(j: u32, p: u32) -> u32 {
+fn read_index(j: u32, p: u32) -> i32 {
   switch j {
-    case 0u: { return I0[p]; }
-    case 1u: { return I1[p]; }
-    case 2u: { return I2[p]; }
-    default: { return I3[p]; }
+    case 0u: { return i32(I0[p]); }
+    case 1u: { return i32(I1[p]); }
+    case 2u: { return i32(I2[p]); }
+    default: { return i32(I3[p]); }
   }
 }
 
@@ -48,7 +41,7 @@ fn self_offset(rc: array<u32, 8>) -> u32 {
       let j = u32(-s - 1);
       var p = 0u;
       for (var k = 0u; k < P.r.rank; k = k + 1u) { p = p + rc[k] * at(P.ix[j], k); }
-      c = checked_index(P.sites[j], read_index(j, p), at(P.s.dims, d), true);
+      c = checked_index(P.sites[j], bitcast<u32>(read_index(j, p)), at(P.s.dims, d), true);
       if (c == INDEX_INVALID) { return INDEX_INVALID; }
     }
     off = off + c * at(P.s.strides, d);
@@ -56,21 +49,36 @@ fn self_offset(rc: array<u32, 8>) -> u32 {
   return off;
 }
 
-fn store(o: u32, w: u32) {
-  if (ACC == 0u) {
-    atomicStore(&OUT[o], w);
-  } else if (ACC == 1u) {
+#if ATOMIC
+// Accumulates IN element `v` into output element `o`: float adds by compare-exchange (on the
+// 32-bit word holding the f16 pair with OUT_HALF), int adds and bool ors atomically.
+fn store(o: u32, v: IN_T) {
+  if (ACC == 1u) {
+#if OUT_HALF
+    let w = o / 2u;
     loop {
-      let old = atomicLoad(&OUT[o]);
-      let r = atomicCompareExchangeWeak(&OUT[o], old, bitcast<u32>(bitcast<f32>(old) + bitcast<f32>(w)));
+      let old = atomicLoad(&OUT[w]);
+      var h = unpack2x16float(old);
+      h[o % 2u] = h[o % 2u] + f32(v);
+      let r = atomicCompareExchangeWeak(&OUT[w], old, pack2x16float(h));
       if (r.exchanged) { break; }
     }
+#else
+    loop {
+      let old = atomicLoad(&OUT[o]);
+      let r = atomicCompareExchangeWeak(&OUT[o], old, bitcast<u32>(bitcast<f32>(old) + f32(v)));
+      if (r.exchanged) { break; }
+    }
+#endif
   } else if (ACC == 2u) {
-    atomicAdd(&OUT[o], w);
+    atomicAdd(&OUT[o], bitcast<u32>(i32(v)));
   } else {
-    atomicOr(&OUT[o], w);
+    atomicOr(&OUT[o], select(0u, 1u, u32(v) != 0u));
   }
 }
+#else
+fn store(o: u32, v: IN_T) { OUT[o] = OUT_T(v); }
+#endif
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -92,7 +100,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (MODE == 0u) {
     let off = self_offset(rc);
     if (off == INDEX_INVALID) { return; }
-    atomicStore(&OUT[i], IN[off]);
+    store(i, IN[off]);
   } else if (MODE == 1u) {
     let off = self_offset(rc);
     if (off == INDEX_INVALID) { return; }
@@ -100,6 +108,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   } else {
     var m = 0u;
     for (var k = 0u; k < P.mask_rank; k = k + 1u) { m = m + rc[P.mask_lo + k] * at(P.ix[0], k); }
-    if (I0[m] != 0u) { store(i, IN[voff]); }
+    if (u32(I0[m]) != 0u) { store(i, IN[voff]); }
   }
 }

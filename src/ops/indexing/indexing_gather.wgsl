@@ -1,15 +1,11 @@
 // Index-driven gathers (indexing family). Indices are i32 words, checked as PyTorch does:
 // embedding, index_select and gather accept [0, size). A bad index is reported to the graph's index-error record (P.site
-// names the op) and its output word is 0; the run then raises instead of returning the output.
+// names the op) and its output element is 0; the run then raises instead of returning the output.
+// SRC, IDX, OUT and P are declared by the generated preamble; elements move as they are.
 // MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
 // MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { o: Shape, s: Shape, dim: u32, n_idx: u32, inner: u32, src_dim: u32, site: u32, pad0: u32, pad1: u32, pad2: u32 };
-
-@group(0) @binding(0) var<storage, read> SRC: array<u32>;
-@group(0) @binding(1) var<storage, read> IDX: array<u32>;
-@group(0) @binding(2) var<storage, read_write> OUT: array<u32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
@@ -28,12 +24,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = i / P.inner;
     let k = t % P.n_idx;
     let o = t / P.n_idx;
-    let v = checked_index(P.site, IDX[k], P.src_dim, false);
-    if (v == INDEX_INVALID) { OUT[i] = 0u; return; }
-    OUT[i] = SRC[(o * P.src_dim + v) * P.inner + r];
+    let v = checked_index(P.site, bitcast<u32>(i32(IDX[k])), P.src_dim, false);
+    if (v == INDEX_INVALID) { OUT[i] = OUT_T(0); return; }
+    OUT[i] = OUT_T(SRC[(o * P.src_dim + v) * P.inner + r]);
   } else if (MODE == 1u) {
-    let v = checked_index(P.site, IDX[i], P.src_dim, false);
-    if (v == INDEX_INVALID) { OUT[i] = 0u; return; }
+    let v = checked_index(P.site, bitcast<u32>(i32(IDX[i])), P.src_dim, false);
+    if (v == INDEX_INVALID) { OUT[i] = OUT_T(0); return; }
     var rem = i;
     var off = 0u;
     for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
@@ -44,6 +40,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (du == P.dim) { c = v; }
       off = off + c * stride_of(P.s, du);
     }
-    OUT[i] = SRC[off];
+    OUT[i] = OUT_T(SRC[off]);
   }
 }

@@ -4,21 +4,18 @@
 // bit, a non-zero test or a repeat count), block_scan turns the sums into exclusive block offsets
 // (COUNTS[1 + b]) and the total (COUNTS[0], read back when the output size depends on it), and
 // masked_write scans inside the block in workgroup memory and writes each element's output.
+// Each entry point is its own kernel (define MASKED_FILL, BLOCK_COUNT, BLOCK_SCAN or MASKED_WRITE)
+// binding only what it reads: SELF, W, O, SRC (typed tensors), COUNTS and P, declared by the
+// generated preamble. Elements move as they are (converted to O_T).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 // o: iteration shape; m: strides of the weight source over o; s: strides of self over o.
-// cap: output capacity (elements); value: masked_fill's word, or masked_scatter's src length.
+// cap: output capacity (elements); value: masked_fill's value bits in O's dtype class, or
+// masked_scatter's src length.
 struct Params { o: Shape, m: Shape, s: Shape, nblocks: u32, cap: u32, value: u32, pad: u32 };
 
 override MODE: u32 = 0u;    // masked_write: 0 masked_scatter, 1 masked_select, 2 nonzero, 3 repeat_interleave
-override WEIGHT: u32 = 0u;  // 0: word != 0 (bool / int), 1: f32 != 0 (NaN counts, -0 does not), 2: i32 count
+override WEIGHT: u32 = 0u;  // 0: W != 0 (NaN counts, -0 does not), 1: W is an i32 count
 const WG: u32 = 256u;
-
-@group(0) @binding(0) var<storage, read> SELF: array<u32>;
-@group(0) @binding(1) var<storage, read> W: array<u32>;
-@group(0) @binding(2) var<storage, read_write> O: array<u32>;
-@group(0) @binding(3) var<uniform> P: Params;
-@group(0) @binding(4) var<storage, read_write> COUNTS: array<u32>;
-@group(0) @binding(5) var<storage, read> SRC: array<u32>;
 
 var<workgroup> scratch: array<u32, 256>;
 var<workgroup> block_sum: atomic<u32>;
@@ -39,14 +36,27 @@ fn offset_in(sh: Shape, i: u32) -> u32 {
   return off;
 }
 
+#if BLOCK_COUNT || MASKED_WRITE
 fn weight(i: u32) -> u32 {
   if (i >= P.o.numel) { return 0u; }
   let w = W[offset_in(P.m, i)];
-  if (WEIGHT == 0u) { return select(0u, 1u, w != 0u); }
-  // f32 != 0 on the bits (a float compare may not keep NaN): only +0 and -0 are zero
-  if (WEIGHT == 1u) { return select(0u, 1u, (w & 0x7fffffffu) != 0u); }
+  // `== 0` negated, not `!= 0`: lavapipe makes NaN != 0 false
+  if (WEIGHT == 0u) { return select(1u, 0u, w == W_T(0)); }
   // index check: wired to the error buffer after merge (a negative repeat count writes nothing)
-  return u32(max(bitcast<i32>(w), 0));
+  return u32(max(i32(w), 0));
+}
+#endif
+
+#if MASKED_FILL
+// P.value holds the fill value's bits in O's dtype class.
+fn fill_value() -> O_T {
+#if O_FLOAT
+  return O_T(bitcast<f32>(P.value));
+#elif O_INT
+  return O_T(bitcast<i32>(P.value));
+#else
+  return O_T(P.value);
+#endif
 }
 
 @compute @workgroup_size(WG)
@@ -54,13 +64,15 @@ fn masked_fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
                @builtin(local_invocation_index) lid: u32) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.o.numel) { return; }
-  if (W[offset_in(P.m, i)] != 0u) {
-    O[i] = P.value;
+  if (u32(W[offset_in(P.m, i)]) != 0u) {
+    O[i] = fill_value();
   } else {
-    O[i] = SELF[offset_in(P.s, i)];
+    O[i] = O_T(SELF[offset_in(P.s, i)]);
   }
 }
+#endif
 
+#if MASKED_WRITE
 // Inclusive scan of the workgroup's weights in `scratch` (Hillis-Steele); every invocation calls it.
 fn scan_block(lid: u32, w: u32) {
   scratch[lid] = w;
@@ -74,6 +86,9 @@ fn scan_block(lid: u32, w: u32) {
   }
 }
 
+#endif
+
+#if BLOCK_COUNT
 @compute @workgroup_size(WG)
 fn block_count(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
@@ -86,7 +101,9 @@ fn block_count(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   workgroupBarrier();
   if (lid == 0u && b < P.nblocks) { COUNTS[1u + b] = atomicLoad(&block_sum); }
 }
+#endif
 
+#if BLOCK_SCAN
 @compute @workgroup_size(1)
 fn block_scan() {
   var run = 0u;
@@ -97,7 +114,9 @@ fn block_scan() {
   }
   COUNTS[0] = run;
 }
+#endif
 
+#if MASKED_WRITE
 @compute @workgroup_size(WG)
 fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
@@ -116,7 +135,7 @@ fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   }
   let block_count = workgroupUniformLoad(&block_sum_plain);
   if (block_count == 0u) {
-    if (MODE == 0u && i < P.o.numel) { O[i] = SELF[offset_in(P.s, i)]; }
+    if (MODE == 0u && i < P.o.numel) { O[i] = O_T(SELF[offset_in(P.s, i)]); }
     return;
   }
   let w = weight(i);
@@ -124,22 +143,23 @@ fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= P.o.numel) { return; }
   let pos = COUNTS[1u + b] + scratch[lid] - w;  // exclusive position of element i
   if (MODE == 0u) {
-    var v = SELF[offset_in(P.s, i)];
+    var v = O_T(SELF[offset_in(P.s, i)]);
     // index check: wired to the error buffer after merge (src shorter than the mask's count)
-    if (w != 0u && pos < P.value) { v = SRC[pos]; }
+    if (w != 0u && pos < P.value) { v = O_T(SRC[pos]); }
     O[i] = v;
   } else if (MODE == 1u) {
-    if (w != 0u && pos < P.cap) { O[pos] = SELF[offset_in(P.s, i)]; }
+    if (w != 0u && pos < P.cap) { O[pos] = O_T(SELF[offset_in(P.s, i)]); }
   } else if (MODE == 2u) {
     if (w != 0u && (pos + 1u) * P.o.rank <= P.cap) {
       var rem = i;
       for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
         let n = dim_of(P.o, u32(d));
-        O[pos * P.o.rank + u32(d)] = rem % n;
+        O[pos * P.o.rank + u32(d)] = O_T(rem % n);
         rem = rem / n;
       }
     }
   } else {
-    for (var k = 0u; k < w && pos + k < P.cap; k = k + 1u) { O[pos + k] = i; }
+    for (var k = 0u; k < w && pos + k < P.cap; k = k + 1u) { O[pos + k] = O_T(i); }
   }
 }
+#endif

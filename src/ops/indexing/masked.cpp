@@ -14,7 +14,7 @@ namespace etwebgpu::ops {
 namespace {
 
 using mem::fail_at;
-using mem::set_out;
+using mem::set_out;  // readback hooks (host side) set the data-dependent dims
 
 struct Params {
   ShapeU o, m, s;
@@ -26,13 +26,16 @@ constexpr uint32_t kBlock = 256;  // elements per block (WG in the shader)
 
 enum WriteMode : uint32_t { kMaskedScatter = 0, kMaskedSelect = 1, kNonzero = 2, kRepeatInterleave = 3 };
 
-std::vector<int64_t> broadcast_or_fail(const std::string& w, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                       const char* what) {
+std::vector<int64_t> broadcast_or_fail(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const char* what) {
   try {
     return broadcast_shape(a, b);
   } catch (const Error&) {
-    fail_at(w, ErrorKind::InvalidArgument, std::string(what) + " " + shape_str(b) + " does not broadcast with self " + shape_str(a));
+    throw Error(ErrorKind::InvalidArgument, std::string(what) + " " + shape_str(b) + " does not broadcast with self " + shape_str(a));
   }
+}
+
+kernel::Groups blocks_over(const std::vector<int64_t>& it) {
+  return kernel::Groups::linear(ceil_div(static_cast<uint64_t>(numel(it)), kBlock));
 }
 
 void require_bool_mask(const OpContext& oc, int32_t mask) {
@@ -65,30 +68,28 @@ void build_masked_fill(OpContext& oc) {
       oc.fail(ErrorKind::InvalidArgument, "value " + std::to_string(v) + " does not fit an int32 tensor");
     word = static_cast<uint32_t>(static_cast<int32_t>(t));
   }
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const auto& pipe = g.ctx().pipeline("indexing_masked", "masked_fill");
-  oc.node.steps.push_back(
-      g.make_step(pipe, {{0, &g.buffer(self)}, {1, &g.buffer(mask)}, {2, &g.buffer(out)}, {3, u->buf}}, 0, "masked_fill"));
-  Step* s = &oc.node.steps.back();
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, self, mask, out, word, u, s, w] {
-    const auto& sd = g.tensor(self).dims;
-    const auto& md = g.tensor(mask).dims;
-    std::vector<int64_t> od = broadcast_or_fail(w, sd, md, "mask");
-    set_out(g, w, out, od);
-    Params p;
-    p.o = make_shape(od);
-    auto ms = broadcast_strides(md, od), ss = broadcast_strides(sd, od);
-    p.m = make_shape(od, &ms);
-    p.s = make_shape(od, &ss);
-    p.value = word;
-    u->write(g, p);
-    set_groups(g, *s, groups_for(numel(od)));
-  };
+  auto od = std::make_shared<std::vector<int64_t>>();
+  oc.prepare([self, mask, od](const kernel::Live& l) { *od = broadcast_or_fail(l.dims(self), l.dims(mask), "mask"); });
+  oc.output(out, [od](const kernel::Live&) { return *od; });
+  oc.add(kernel::Kernel("indexing_masked", "masked_fill")
+             .define("MASKED_FILL")
+             .input("SELF", self)
+             .input("W", mask)
+             .output("O", out)
+             .params<Params>([self, mask, od, word](const kernel::Live& l) {
+               Params p;
+               p.o = make_shape(*od);
+               auto ms = broadcast_strides(l.dims(mask), *od), ss = broadcast_strides(l.dims(self), *od);
+               p.m = make_shape(*od, &ms);
+               p.s = make_shape(*od, &ss);
+               p.value = word;
+               return p;
+             })
+             .groups([od](const kernel::Live&) { return blocks_over(*od); })
+             .variant("masked_fill"));
 }
 
-// The three passes of a counted write; `geom()` returns the iteration shape, the strides of the
+// The three passes of a counted write; `geom(live)` returns the iteration shape, the strides of the
 // weight source and of self over it, the output capacity and masked_scatter's source length.
 struct Counted {
   std::vector<int64_t> it, m_strides, s_strides;
@@ -97,7 +98,7 @@ struct Counted {
 
 // Returns the counts buffer, whose first word is the total after the run.
 const gpu::Buffer& add_counted(OpContext& oc, WriteMode mode, uint32_t weight, int32_t self, int32_t wsrc, int32_t src,
-                               std::function<Counted()> geom) {
+                               std::function<Counted(const kernel::Live&)> geom) {
   Graph& g = oc.g;
   int32_t out = oc.out();
   mem::require_distinct(oc, wsrc, out);
@@ -115,36 +116,49 @@ const gpu::Buffer& add_counted(OpContext& oc, WriteMode mode, uint32_t weight, i
   int64_t max_it = numel(max_dims);
   uint64_t max_blocks = ceil_div(static_cast<uint64_t>(std::max<int64_t>(max_it, 1)), kBlock);
   gpu::Buffer& counts = g.make_scratch((max_blocks + 1) * 4, oc.call.name + " counts");
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& self_buf = self >= 0 ? g.buffer(self) : g.buffer(wsrc);
-  const gpu::Buffer& src_buf = src >= 0 ? g.buffer(src) : g.dummy_buffer();
-  const auto& p_count = g.ctx().pipeline("indexing_masked", "block_count", {{"WEIGHT", double(weight)}});
-  const auto& p_scan = g.ctx().pipeline("indexing_masked", "block_scan");
-  const auto& p_write = g.ctx().pipeline("indexing_masked", "masked_write", {{"MODE", double(mode)}, {"WEIGHT", double(weight)}});
-  size_t first = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(p_count, {{1, &g.buffer(wsrc)}, {3, u->buf}, {4, &counts}}, 0, "count"));
-  oc.node.steps.push_back(g.make_step(p_scan, {{3, u->buf}, {4, &counts}}, 1, "scan"));
-  oc.node.steps.push_back(g.make_step(p_write, {{0, &self_buf}, {1, &g.buffer(wsrc)}, {2, &g.buffer(out)}, {3, u->buf},
-                                                {4, &counts}, {5, &src_buf}}, 0, "write"));
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, u, node, first, geom, max_blocks, w] {
-    Counted c = geom();
-    uint64_t n = static_cast<uint64_t>(numel(c.it));
-    uint64_t blocks = ceil_div(n, kBlock);
-    if (blocks > max_blocks) fail_at(w, ErrorKind::Internal, "more blocks than planned");
-    Params p;
-    p.o = make_shape(c.it);
-    p.m = make_shape(c.it, &c.m_strides);
-    p.s = make_shape(c.it, &c.s_strides);
+  auto c = std::make_shared<Counted>();
+  auto params = std::make_shared<Params>();
+  oc.prepare([geom, c, params, max_blocks](const kernel::Live& l) {
+    *c = geom(l);
+    uint64_t blocks = ceil_div(static_cast<uint64_t>(numel(c->it)), kBlock);
+    if (blocks > max_blocks) throw Error(ErrorKind::Internal, "more blocks than planned");
+    Params& p = *params;
+    p.o = make_shape(c->it);
+    p.m = make_shape(c->it, &c->m_strides);
+    p.s = make_shape(c->it, &c->s_strides);
     p.nblocks = static_cast<uint32_t>(blocks);
-    p.cap = c.cap;
-    p.value = c.value;
-    u->write(g, p);
-    set_groups(g, node->steps[first], blocks);
-    set_groups(g, node->steps[first + 2], blocks);  // the scan (one invocation) always runs: it writes the total
-  };
+    p.cap = c->cap;
+    p.value = c->value;
+  });
+  auto read = [params](const kernel::Live&) { return *params; };
+  auto blocks = [c](const kernel::Live&) { return blocks_over(c->it); };
+  oc.add(kernel::Kernel("indexing_masked", "block_count")
+             .define("BLOCK_COUNT")
+             .constant("WEIGHT", weight)
+             .input("W", wsrc)
+             .buffer("COUNTS", counts, "u32", kernel::Access::ReadWrite)
+             .params<Params>(read)
+             .groups(blocks)
+             .variant("count"));
+  // The scan (one invocation) always runs: it writes the total.
+  oc.add(kernel::Kernel("indexing_masked", "block_scan")
+             .define("BLOCK_SCAN")
+             .buffer("COUNTS", counts, "u32", kernel::Access::ReadWrite)
+             .params<Params>(read)
+             .groups([](const kernel::Live&) { return kernel::Groups::linear(1); })
+             .variant("scan"));
+  oc.add(kernel::Kernel("indexing_masked", "masked_write")
+             .define("MASKED_WRITE")
+             .constant("MODE", mode)
+             .constant("WEIGHT", weight)
+             .input("SELF", self >= 0 ? self : wsrc)
+             .input("W", wsrc)
+             .output("O", out)
+             .buffer("COUNTS", counts, "u32", kernel::Access::ReadWrite)
+             .input("SRC", src)
+             .params<Params>(read)
+             .groups(blocks)
+             .variant("write"));
   return counts;
 }
 
@@ -164,11 +178,12 @@ void on_count(OpContext& oc, const gpu::Buffer& counts, std::function<std::vecto
 }
 
 // Before the count is known, the output holds its bound (so later nodes build against it).
-void bound_out(Graph& g, int32_t out) { g.tensor(out).dims = g.tensor(out).max_dims; }
+void bound_out(OpContext& oc, int32_t out) {
+  oc.output(out, [bound = oc.g.tensor(out).max_dims](const kernel::Live&) { return bound; });
+}
 
 // masked_scatter [self, mask, source, out]: out has broadcast(self, mask)'s shape.
 void build_masked_scatter(OpContext& oc) {
-  Graph& g = oc.g;
   int32_t self = oc.arg(0), mask = oc.arg(1), src = oc.arg(2), out = oc.out();
   mem::require_tensor(oc, self, "self");
   require_bool_mask(oc, mask);
@@ -176,17 +191,17 @@ void build_masked_scatter(OpContext& oc) {
   mem::require_same_words(oc, self, out, "self");
   mem::require_same_words(oc, src, out, "source");
   mem::require_distinct(oc, src, out);
-  std::string w = mem::who(oc);
-  add_counted(oc, kMaskedScatter, 0, self, mask, src, [&g, self, mask, src, out, w] {
-    const auto& sd = g.tensor(self).dims;
-    const auto& md = g.tensor(mask).dims;
+  // add_counted's prepare runs geom before the output's dims are read.
+  auto it = std::make_shared<std::vector<int64_t>>();
+  oc.output(out, [it](const kernel::Live&) { return *it; });
+  add_counted(oc, kMaskedScatter, 0, self, mask, src, [self, mask, src, it](const kernel::Live& l) {
     Counted c;
-    c.it = broadcast_or_fail(w, sd, md, "mask");
-    set_out(g, w, out, c.it);
-    c.m_strides = broadcast_strides(md, c.it);
-    c.s_strides = broadcast_strides(sd, c.it);
-    c.cap = static_cast<uint32_t>(numel(c.it));
-    c.value = static_cast<uint32_t>(g.tensor(src).numel());
+    c.it = broadcast_or_fail(l.dims(self), l.dims(mask), "mask");
+    *it = c.it;
+    c.m_strides = broadcast_strides(l.dims(mask), c.it);
+    c.s_strides = broadcast_strides(l.dims(self), c.it);
+    c.cap = kernel::u32(numel(c.it), "element count");
+    c.value = kernel::u32(l.numel(src), "source length");
     return c;
   });
 }
@@ -199,16 +214,16 @@ void build_masked_select(OpContext& oc) {
   require_bool_mask(oc, mask);
   mem::require_same_words(oc, self, out, "self");
   if (g.tensor(out).rank() != 1) oc.fail(ErrorKind::InvalidArgument, "output must be 1-D, got " + shape_str(g.tensor(out).max_dims));
-  std::string w = mem::who(oc);
-  const gpu::Buffer& counts = add_counted(oc, kMaskedSelect, 0, self, mask, -1, [&g, self, mask, out, w] {
-    const auto& sd = g.tensor(self).dims;
-    const auto& md = g.tensor(mask).dims;
+  bound_out(oc, out);
+  uint32_t cap = static_cast<uint32_t>(g.tensor(out).max_numel());
+  const gpu::Buffer& counts = add_counted(oc, kMaskedSelect, 0, self, mask, -1, [self, mask, cap](const kernel::Live& l) {
+    const auto& sd = l.dims(self);
+    const auto& md = l.dims(mask);
     Counted c;
-    c.it = broadcast_or_fail(w, sd, md, "mask");
+    c.it = broadcast_or_fail(sd, md, "mask");
     c.m_strides = broadcast_strides(md, c.it);
     c.s_strides = broadcast_strides(sd, c.it);
-    c.cap = static_cast<uint32_t>(g.tensor(out).max_numel());
-    bound_out(g, out);
+    c.cap = cap;
     return c;
   });
   on_count(oc, counts, [](uint32_t n) { return std::vector<int64_t>{n}; });
@@ -225,14 +240,14 @@ void build_nonzero(OpContext& oc) {
   const auto& od = g.tensor(out).max_dims;
   if (od.size() != 2 || od[1] != r)
     oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(od) + " must be [n, " + std::to_string(r) + "]");
-  uint32_t weight = is_float(g.tensor(x).dtype) ? 1 : 0;
-  const gpu::Buffer& counts = add_counted(oc, kNonzero, weight, x, x, -1, [&g, x, out] {
+  bound_out(oc, out);
+  uint32_t cap = static_cast<uint32_t>(g.tensor(out).max_numel());
+  const gpu::Buffer& counts = add_counted(oc, kNonzero, 0, x, x, -1, [x, cap](const kernel::Live& l) {
     Counted c;
-    c.it = g.tensor(x).dims;
+    c.it = l.dims(x);
     c.m_strides = contiguous_strides(c.it);
     c.s_strides = c.m_strides;
-    c.cap = static_cast<uint32_t>(g.tensor(out).max_numel());
-    bound_out(g, out);
+    c.cap = cap;
     return c;
   });
   on_count(oc, counts, [r](uint32_t n) { return std::vector<int64_t>{n, r}; });
@@ -248,13 +263,14 @@ void build_repeat_interleave(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "repeats must be 0-D or 1-D, got " + shape_str(g.tensor(reps).max_dims));
   require_dtype(oc, out, {VkDType::Int32, VkDType::Int64}, "output");
   if (g.tensor(out).rank() != 1) oc.fail(ErrorKind::InvalidArgument, "output must be 1-D, got " + shape_str(g.tensor(out).max_dims));
-  const gpu::Buffer& counts = add_counted(oc, kRepeatInterleave, 2, -1, reps, -1, [&g, reps, out] {
+  bound_out(oc, out);
+  uint32_t cap = static_cast<uint32_t>(g.tensor(out).max_numel());
+  const gpu::Buffer& counts = add_counted(oc, kRepeatInterleave, 1, -1, reps, -1, [reps, cap](const kernel::Live& l) {
     Counted c;
-    c.it = {g.tensor(reps).numel()};
+    c.it = {l.numel(reps)};
     c.m_strides = {1};
     c.s_strides = {1};
-    c.cap = static_cast<uint32_t>(g.tensor(out).max_numel());
-    bound_out(g, out);
+    c.cap = cap;
     return c;
   });
   // output_size, when given, must equal the sum (PyTorch checks it too).

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 
 #include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
@@ -13,16 +12,13 @@
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
-
 struct Params {
   ShapeU o, ix, src;
   uint32_t dim = 0, value = 0, site = 0, pad1 = 0;
 };
 static_assert(sizeof(Params) == 256);
 
-// The scalar as one word of the output's dtype (PyTorch casts it to self's dtype).
+// The scalar's bits in the output's dtype class: f32, i32 or 0/1 (PyTorch casts it to self's dtype).
 uint32_t scalar_word(const OpContext& oc, double v, VkDType t) {
   uint32_t w = 0;
   if (is_float(t)) {
@@ -60,52 +56,55 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
   } else {
     value = scalar_word(oc, g.number(src), ot);
   }
-  uint32_t dt = is_float(ot) ? 0 : is_boolish(ot) ? 2 : 1;
-  const auto& pipe = g.ctx().pipeline("indexing_scatter", "main",
-                                      {{"ADD", add ? 1.0 : 0.0}, {"DT", double(dt)}, {"USE_SRC", use_src ? 1.0 : 0.0}});
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& src_buf = use_src ? g.buffer(src) : g.dummy_buffer();
   // PyTorch's scatter rejects indices outside [0, size) (no wrapping).
   uint32_t site = g.index_check().add_site(mem::who(oc), dim, graph::IndexCheck::Negatives::Reject);
-  oc.node.steps.push_back(g.make_step(pipe,
-                                      {{0, &g.buffer(self)}, {1, &g.buffer(ix)}, {2, &src_buf}, {3, &g.buffer(out)},
-                                       {4, u->buf}, g.index_check().binding()},
-                                      0, add ? "scatter_add" : "scatter"));
-  Step* s = &oc.node.steps.back();
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, self, ix, src, out, dim, use_src, value, u, s, w, site] {
-    const auto& sd = g.tensor(self).dims;
-    const auto& id = g.tensor(ix).dims;
-    std::vector<int64_t> srcd = use_src ? g.tensor(src).dims : id;
-    bool empty_index = numel(id) == 0;  // PyTorch skips the shape checks: out = self
-    if (!empty_index && (id.size() != sd.size() || srcd.size() != sd.size()))
-      fail_at(w, ErrorKind::InvalidArgument, "index " + shape_str(id) + ", self " + shape_str(sd) +
-                                                 (use_src ? " and src " + shape_str(srcd) : std::string()) +
-                                                 " must have the same number of dimensions");
-    for (size_t d = 0; d < sd.size() && !empty_index; ++d) {
+  auto check = [self, ix, src, dim, use_src](const kernel::Live& l) {
+    const auto& sd = l.dims(self);
+    const auto& id = l.dims(ix);
+    const std::vector<int64_t>& srcd = use_src ? l.dims(src) : id;
+    if (numel(id) == 0) return;  // PyTorch skips the shape checks: out = self
+    if (id.size() != sd.size() || srcd.size() != sd.size())
+      throw Error(ErrorKind::InvalidArgument, "index " + shape_str(id) + ", self " + shape_str(sd) +
+                                                  (use_src ? " and src " + shape_str(srcd) : std::string()) +
+                                                  " must have the same number of dimensions");
+    for (size_t d = 0; d < sd.size(); ++d) {
       if (id[d] > srcd[d] || (static_cast<int64_t>(d) != dim && id[d] > sd[d]))
-        fail_at(w, ErrorKind::InvalidArgument, "expected index " + shape_str(id) + " to be no larger than self " +
-                                                   shape_str(sd) + " apart from dimension " + std::to_string(dim) +
-                                                   (use_src ? " and to be no larger than src " + shape_str(srcd) : std::string()));
+        throw Error(ErrorKind::InvalidArgument, "expected index " + shape_str(id) + " to be no larger than self " +
+                                                    shape_str(sd) + " apart from dimension " + std::to_string(dim) +
+                                                    (use_src ? " and to be no larger than src " + shape_str(srcd) : std::string()));
     }
-    set_out(g, w, out, sd);
-    // A 0-d tensor is scattered as a 1-element vector.
-    auto one = [](std::vector<int64_t> v) { return v.empty() ? std::vector<int64_t>{1} : v; };
-    std::vector<int64_t> o1 = one(sd), i1 = one(id), s1 = one(srcd);
-    Params p;
-    p.o = make_shape(o1);
-    if (!empty_index) {  // an empty index leaves ix.numel == 0: nothing is scattered
-      p.ix = make_shape(i1);
-      auto ss = contiguous_strides(s1);
-      p.src = make_shape(i1, &ss);
-    }
-    p.dim = static_cast<uint32_t>(dim);
-    p.value = value;
-    p.site = site;
-    u->write(g, p);
-    set_groups(g, *s, groups_for(numel(sd)));
   };
+  oc.output(out, [self, check](const kernel::Live& l) {
+    check(l);
+    return l.dims(self);
+  });
+  oc.add(kernel::Kernel("indexing_scatter")
+             .constant("ADD", add ? 1 : 0)
+             .constant("USE_SRC", use_src ? 1 : 0)
+             .input("SELF", self)
+             .input("IDX", ix)
+             .input("SRC", use_src ? src : -1)
+             .output("O", out)
+             .fixed(g.index_check().binding())
+             .params<Params>([self, ix, src, dim, use_src, value, site](const kernel::Live& l) {
+               const auto& id = l.dims(ix);
+               // A 0-d tensor is scattered as a 1-element vector.
+               auto one = [](std::vector<int64_t> v) { return v.empty() ? std::vector<int64_t>{1} : v; };
+               std::vector<int64_t> o1 = one(l.dims(self)), i1 = one(id), s1 = one(use_src ? l.dims(src) : id);
+               Params p;
+               p.o = make_shape(o1);
+               if (numel(id) > 0) {  // an empty index leaves ix.numel == 0: nothing is scattered
+                 p.ix = make_shape(i1);
+                 auto ss = contiguous_strides(s1);
+                 p.src = make_shape(i1, &ss);
+               }
+               p.dim = static_cast<uint32_t>(dim);
+               p.value = value;
+               p.site = site;
+               return p;
+             })
+             .flat(out)
+             .variant(add ? "scatter_add" : "scatter"));
 }
 
 void build_scatter_src(OpContext& oc) { build_scatter_impl(oc, false, true); }

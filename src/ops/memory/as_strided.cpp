@@ -1,17 +1,12 @@
 // aten.as_strided_copy.default [self, size IntList, stride IntList, storage_offset Int|Null, out]:
 // a gather through the memory family's generic strided copy shader (mem_strided.wgsl, MODE 0):
 // out[c] = self_flat[storage_offset + sum(c_d * stride_d)] over the contiguous storage of self.
-#include "ops/op_common.h"
+#include <memory>
+
+#include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
 namespace {
-
-struct Params {  // mirrors mem_strided.wgsl's Params
-  ShapeU it, src, dst;
-  int32_t lo[8] = {0};
-  uint32_t src_base = 0, dst_base = 0, fill = 0, pad = 0;
-};
-static_assert(sizeof(Params) == 288);
 
 void build_as_strided(OpContext& oc) {
   Graph& g = oc.g;
@@ -29,32 +24,26 @@ void build_as_strided(OpContext& oc) {
     if (size[d] > 0) last += (size[d] - 1) * stride[d];
   }
   if (offset < 0) oc.fail(ErrorKind::InvalidArgument, "negative storage_offset");
-  // Runs at load and on every resize (the hook outlives `oc`, so it names the op itself).
-  auto check = [&g, x, out, size, last, name = oc.call.name] {
-    if (numel(size) > 0 && last >= g.tensor(x).numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": reads element " + std::to_string(last) +
-                                                  " of an input holding " + std::to_string(g.tensor(x).numel()));
-    if (numel(size) > g.tensor(out).max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": size " + shape_str(size) + " exceeds the output " +
-                                                  shape_str(g.tensor(out).max_dims));
+  // Checked at load against the serialized input and before each run against the live one (a
+  // dynamic input may have shrunk below what the fixed strides read).
+  auto past_input = [size, last](int64_t have) {
+    return numel(size) > 0 && last >= have ? "reads element " + std::to_string(last) + " of an input holding " + std::to_string(have)
+                                           : std::string();
   };
-  check();
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const auto& pipe = g.ctx().pipeline("mem_strided", "main", {{"MODE", 0}});
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.buffer(x)}, {1, &g.buffer(out)}, {2, u->buf}}, 0, "gather"));
-  Step* s = &oc.node.steps.back();
-  oc.node.resize = [&g, out, u, s, size, stride, offset, check] {
-    check();  // a dynamic input may have shrunk below what the fixed strides read
-    g.tensor(out).dims = size;
-    Params p;
-    p.it = make_shape(size);
-    p.src = make_shape(size, &stride);
-    p.dst = make_shape(size);
-    p.src_base = static_cast<uint32_t>(offset);
-    u->write(g, p);
-    set_groups(g, *s, groups_for(numel(size)));
-  };
+  std::string bad = past_input(g.tensor(x).max_numel());
+  if (!bad.empty()) oc.fail(ErrorKind::InvalidArgument, bad);
+  if (numel(size) > g.tensor(out).max_numel())
+    oc.fail(ErrorKind::InvalidArgument, "size " + shape_str(size) + " exceeds the output " + shape_str(g.tensor(out).max_dims));
+  oc.output(out, [x, size, past_input](const kernel::Live& l) {
+    std::string bad = past_input(l.numel(x));
+    if (!bad.empty()) throw Error(ErrorKind::InvalidArgument, bad);
+    return size;
+  });
+  auto st = std::make_shared<mem::Strided>();
+  st->it = size;
+  st->src_strides = stride;
+  st->src_base = offset;
+  mem::add_strided(oc, x, out, mem::kAffine, "gather", st);
 }
 
 ETW_REGISTER_OP("aten.as_strided_copy.default", build_as_strided);

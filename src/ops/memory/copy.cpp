@@ -10,11 +10,8 @@
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
-
-// Pushes the copy step and its resize hook; `out_dims` computes the output's live dims.
-void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<int64_t>()> out_dims) {
+// Pushes the copy step and its host hook; `out_dims` computes the output's live dims.
+void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<int64_t>(const kernel::Live&)> out_dims) {
   Graph& g = oc.g;
   mem::require_tensor(oc, x, "self");
   mem::require_same_words(oc, x, out, "self");
@@ -27,42 +24,41 @@ void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<i
   s.variant = same ? "alias" : "copy";
   oc.node.steps.push_back(std::move(s));
   size_t si = oc.node.steps.size() - 1;
+  oc.output(out, [x, out_dims = std::move(out_dims), bound = g.tensor(out).max_dims](const kernel::Live& l) {
+    std::vector<int64_t> od = out_dims(l);
+    if (numel(od) != l.numel(x))
+      throw Error(ErrorKind::InvalidArgument, "shape " + shape_str(od) + " is invalid for input of shape " + shape_str(l.dims(x)));
+    return mem::ranked(od, bound);
+  });
   graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, node, si, same, w, out_dims = std::move(out_dims)] {
-    std::vector<int64_t> od = out_dims();
-    if (numel(od) != g.tensor(x).numel())
-      fail_at(w, ErrorKind::InvalidArgument, "shape " + shape_str(od) + " is invalid for input of shape " +
-                                                 shape_str(g.tensor(x).dims));
-    set_out(g, w, out, od);
-    node->steps[si].copy_size = same ? 0 : static_cast<uint64_t>(numel(od)) * 4;
+  oc.node.resize = [&g, out, node, si, same] {
+    const Tensor& t = g.tensor(out);
+    node->steps[si].copy_size = same ? 0 : t.bytes(t.numel());
   };
 }
 
 // view_copy / _unsafe_view: [self, size (IntList | ValueList of Int/SymInt), out].
 void build_view(OpContext& oc) {
-  Graph& g = oc.g;
   int32_t x = oc.arg(0), size = oc.arg(1), out = oc.out();
-  std::string w = mem::who(oc);
-  mem::list_arg(oc, size, "size");  // kind check at load
-  add_copy(oc, x, out, [&g, x, size, w] {
-    std::vector<int64_t> s = g.int_list(size);  // live: SymInt entries change between runs
-    int64_t n = g.tensor(x).numel(), known = 1;
+  mem::LiveInts live_size(oc, size, "size");
+  add_copy(oc, x, out, [x, live_size](const kernel::Live& l) {
+    std::vector<int64_t> s = live_size(l);
+    int64_t n = l.numel(x), known = 1;
     int infer = -1;
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] == -1) {
-        if (infer >= 0) fail_at(w, ErrorKind::InvalidArgument, "only one dimension can be inferred (-1)");
+        if (infer >= 0) throw Error(ErrorKind::InvalidArgument, "only one dimension can be inferred (-1)");
         infer = static_cast<int>(i);
       } else if (s[i] < 0) {
-        fail_at(w, ErrorKind::InvalidArgument, "invalid size " + std::to_string(s[i]) + " in " + shape_str(s));
+        throw Error(ErrorKind::InvalidArgument, "invalid size " + std::to_string(s[i]) + " in " + shape_str(s));
       } else {
         known *= s[i];
       }
     }
     if (infer >= 0) {
       if (known == 0 || n % known != 0)
-        fail_at(w, ErrorKind::InvalidArgument, "shape " + shape_str(s) + " is invalid for input of shape " +
-                                                   shape_str(g.tensor(x).dims));
+        throw Error(ErrorKind::InvalidArgument, "shape " + shape_str(s) + " is invalid for input of shape " +
+                                                    shape_str(l.dims(x)));
       s[infer] = n / known;
     }
     return s;
@@ -71,11 +67,10 @@ void build_view(OpContext& oc) {
 
 // alias_copy [self, out] and clone [self, memory_format, out]: same shape.
 void build_same_shape(OpContext& oc) {
-  Graph& g = oc.g;
   int32_t x = oc.arg(0), out = oc.out();
   mem::require_tensor(oc, x, "self");
   require_same_numel(oc, x, out);
-  add_copy(oc, x, out, [&g, x] { return g.tensor(x).dims; });
+  add_copy(oc, x, out, [x](const kernel::Live& l) { return l.dims(x); });
 }
 
 void build_clone(OpContext& oc) {
@@ -106,9 +101,9 @@ void build_squeeze_impl(OpContext& oc, std::vector<int64_t> listed, bool all) {
   if (static_cast<int64_t>(g.tensor(out).max_dims.size()) != want)
     oc.fail(ErrorKind::InvalidArgument, "squeezing " + shape_str(tx.max_dims) + " gives rank " + std::to_string(want) +
                                             " but the output is " + shape_str(g.tensor(out).max_dims));
-  add_copy(oc, x, out, [&g, x, drop] {
+  add_copy(oc, x, out, [x, drop](const kernel::Live& l) {
     std::vector<int64_t> od;
-    const auto& d = g.tensor(x).dims;
+    const auto& d = l.dims(x);
     for (int64_t i = 0; i < static_cast<int64_t>(d.size()); ++i)
       if (!drop.count(i)) od.push_back(d[i]);
     return od;
@@ -126,8 +121,8 @@ void build_unsqueeze(OpContext& oc) {
   mem::require_tensor(oc, x, "self");
   int64_t r = g.tensor(x).rank();
   int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r + 1);
-  add_copy(oc, x, out, [&g, x, d] {
-    std::vector<int64_t> od = g.tensor(x).dims;
+  add_copy(oc, x, out, [x, d](const kernel::Live& l) {
+    std::vector<int64_t> od = l.dims(x);
     od.insert(od.begin() + d, 1);
     return od;
   });

@@ -1,13 +1,13 @@
 // copy (src broadcast into self's shape), fill.Tensor (a 0-dim value broadcast) and empty (a
 // shape only). The copies are mem_strided.wgsl gathers with stride 0 on broadcast dims, converting
-// to the output's dtype on the way (float / int / bool words).
+// to the output's dtype on the way (float / int / bool).
+#include <memory>
+
 #include "ops/memory/mem_util.h"
 
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
 using mem::Strided;
 
 // out (shape of `shape_of`) = `src` broadcast to it, cast to out's dtype.
@@ -17,12 +17,10 @@ void add_broadcast(OpContext& oc, int32_t shape_of, int32_t src) {
   mem::require_tensor(oc, shape_of, "self");
   mem::require_tensor(oc, src, "src");
   uint32_t convert = mem::convert_code(oc, src, out, "src");
-  auto ss = mem::add_strided(oc, src, out, mem::kAffine, convert ? "broadcast_convert" : "broadcast", convert);
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, shape_of, src, out, ss, node, w] {
-    const auto& od = g.tensor(shape_of).dims;
-    const auto& sd = g.tensor(src).dims;
+  auto st = std::make_shared<Strided>();
+  oc.prepare([shape_of, src, st](const kernel::Live& l) {
+    const auto& od = l.dims(shape_of);
+    const auto& sd = l.dims(src);
     std::vector<int64_t> b;
     try {
       b = broadcast_shape(od, sd);
@@ -30,13 +28,12 @@ void add_broadcast(OpContext& oc, int32_t shape_of, int32_t src) {
       b.clear();
     }
     if (b != od)
-      fail_at(w, ErrorKind::InvalidArgument, "src " + shape_str(sd) + " is not broadcastable to self " + shape_str(od));
-    set_out(g, w, out, od);
-    Strided st;
-    st.it = od;
-    st.src_strides = broadcast_strides(sd, od);
-    mem::write_strided(g, node->steps[ss.step], ss, st);
-  };
+      throw Error(ErrorKind::InvalidArgument, "src " + shape_str(sd) + " is not broadcastable to self " + shape_str(od));
+    st->it = od;
+    st->src_strides = broadcast_strides(sd, od);
+  });
+  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound); });
+  mem::add_strided(oc, src, out, mem::kAffine, convert ? "broadcast_convert" : "broadcast", st, convert);
 }
 
 // copy [self, src, non_blocking, out]: out takes self's shape and dtype, values from src.
@@ -59,13 +56,13 @@ void build_empty(OpContext& oc) {
   int32_t size = oc.arg(0), out = oc.out();
   for (int64_t d : mem::list_arg(oc, size, "size"))
     if (d < 0) oc.fail(ErrorKind::InvalidArgument, "negative dimension " + std::to_string(d) + " in size");
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, size, out, w] {
-    std::vector<int64_t> d = g.int_list(size);
+  mem::LiveInts live_size(oc, size, "size");
+  oc.output(out, [live_size, bound = g.tensor(out).max_dims](const kernel::Live& l) {
+    std::vector<int64_t> d = live_size(l);
     for (int64_t v : d)
-      if (v < 0) fail_at(w, ErrorKind::InvalidArgument, "negative dimension in size " + shape_str(d));
-    set_out(g, w, out, d);
-  };
+      if (v < 0) throw Error(ErrorKind::InvalidArgument, "negative dimension in size " + shape_str(d));
+    return mem::ranked(d, bound);
+  });
 }
 
 ETW_REGISTER_OP("aten.copy.default", build_copy);

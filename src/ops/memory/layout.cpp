@@ -11,8 +11,6 @@
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
 using mem::add_single;
 using mem::Strided;
 
@@ -40,16 +38,13 @@ void build_permute(OpContext& oc) {
 
 // expand_copy [self, size, implicit, out]: -1 keeps a dim; size-1 dims broadcast (stride 0).
 void build_expand(OpContext& oc) {
-  Graph& g = oc.g;
-  int32_t size_id = oc.arg(1);
-  mem::list_arg(oc, size_id, "size");
-  std::string w = mem::who(oc);
-  add_single(oc, mem::kAffine, "expand", [&g, size_id, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
-    std::vector<int64_t> s = g.int_list(size_id);
+  mem::LiveInts size(oc, oc.arg(1), "size");
+  add_single(oc, mem::kAffine, "expand", [size](const kernel::Live& l, const std::vector<int64_t>& in, std::vector<int64_t>& od) {
+    std::vector<int64_t> s = size(l);
     size_t R = s.size(), r = in.size();
     if (R < r)
-      fail_at(w, ErrorKind::InvalidArgument, "the number of sizes " + std::to_string(R) +
-                                                 " must be at least the input rank " + std::to_string(r));
+      throw Error(ErrorKind::InvalidArgument, "the number of sizes " + std::to_string(R) +
+                                                  " must be at least the input rank " + std::to_string(r));
     auto cs = contiguous_strides(in);
     Strided st;
     od.assign(R, 0);
@@ -58,15 +53,15 @@ void build_expand(OpContext& oc) {
       bool lead = i < R - r;
       int64_t want = s[i];
       if (lead) {
-        if (want < 0) fail_at(w, ErrorKind::InvalidArgument, "-1 is not allowed for a new leading dim in " + shape_str(s));
+        if (want < 0) throw Error(ErrorKind::InvalidArgument, "-1 is not allowed for a new leading dim in " + shape_str(s));
         od[i] = want;
         continue;
       }
       int64_t have = in[i - (R - r)];
       if (want == -1) want = have;
-      if (want < 0) fail_at(w, ErrorKind::InvalidArgument, "invalid size " + std::to_string(want));
+      if (want < 0) throw Error(ErrorKind::InvalidArgument, "invalid size " + std::to_string(want));
       if (have != want && have != 1)
-        fail_at(w, ErrorKind::InvalidArgument, "cannot expand " + shape_str(in) + " to " + shape_str(s));
+        throw Error(ErrorKind::InvalidArgument, "cannot expand " + shape_str(in) + " to " + shape_str(s));
       od[i] = want;
       st.src_strides[i] = have == 1 ? 0 : cs[i - (R - r)];
     }
@@ -128,9 +123,8 @@ void build_pixel(OpContext& oc, bool unshuffle) {
     oc.fail(ErrorKind::InvalidArgument, "input must have at least 3 dims, got " + shape_str(g.tensor(oc.arg(0)).dims));
   int64_t f = mem::int_arg(oc, oc.arg(1), "factor");
   if (f <= 0) oc.fail(ErrorKind::InvalidArgument, "factor must be positive, got " + std::to_string(f));
-  std::string w = mem::who(oc);
   add_single(oc, mem::kAffine, unshuffle ? "pixel_unshuffle" : "pixel_shuffle",
-             [f, unshuffle, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
+             [f, unshuffle](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     size_t r = in.size();
     int64_t n = 1;
     for (size_t i = 0; i + 3 < r; ++i) n *= in[i];
@@ -139,8 +133,8 @@ void build_pixel(OpContext& oc, bool unshuffle) {
     Strided st;
     if (!unshuffle) {
       if (c % (f * f) != 0)
-        fail_at(w, ErrorKind::InvalidArgument, "channels " + std::to_string(c) + " not divisible by upscale_factor^2 = " +
-                                                   std::to_string(f * f));
+        throw Error(ErrorKind::InvalidArgument, "channels " + std::to_string(c) + " not divisible by upscale_factor^2 = " +
+                                                    std::to_string(f * f));
       int64_t co = c / (f * f);
       od[r - 3] = co, od[r - 2] = h * f, od[r - 1] = wd * f;
       // in[n, co*f*f + i*f + j, h, w] -> out[n, co, h*f + i, w*f + j]
@@ -148,8 +142,8 @@ void build_pixel(OpContext& oc, bool unshuffle) {
       st.src_strides = {c * h * wd, f * f * h * wd, wd, f * h * wd, 1, h * wd};
     } else {
       if (h % f != 0 || wd % f != 0)
-        fail_at(w, ErrorKind::InvalidArgument, "height " + std::to_string(h) + " and width " + std::to_string(wd) +
-                                                   " must be divisible by downscale_factor " + std::to_string(f));
+        throw Error(ErrorKind::InvalidArgument, "height " + std::to_string(h) + " and width " + std::to_string(wd) +
+                                                    " must be divisible by downscale_factor " + std::to_string(f));
       int64_t ho = h / f, wo = wd / f;
       od[r - 3] = c * f * f, od[r - 2] = ho, od[r - 1] = wo;
       // out[n, c*f*f + i*f + j, ho, wo] = in[n, c, ho*f + i, wo*f + j]
@@ -185,8 +179,7 @@ void build_pad(OpContext& oc) {
       oc.fail(ErrorKind::InvalidArgument, "pad value " + std::to_string(value) + " does not fit int32");
     fill = static_cast<uint32_t>(static_cast<int32_t>(t));
   }
-  std::string w = mem::who(oc);
-  add_single(oc, mem::kPad, "pad", [pad, fill, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
+  add_single(oc, mem::kPad, "pad", [pad, fill](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     size_t r = in.size();
     od = in;
     Strided st;
@@ -195,8 +188,8 @@ void build_pad(OpContext& oc) {
       size_t d = r - 1 - k;
       od[d] = in[d] + pad[2 * k] + pad[2 * k + 1];
       if (od[d] < 0)
-        fail_at(w, ErrorKind::InvalidArgument, "padding " + shape_str(pad) + " of " + shape_str(in) +
-                                                   " gives a negative size in dim " + std::to_string(d));
+        throw Error(ErrorKind::InvalidArgument, "padding " + shape_str(pad) + " of " + shape_str(in) +
+                                                    " gives a negative size in dim " + std::to_string(d));
       st.lo[d] = pad[2 * k];
     }
     st.it = od;

@@ -1,21 +1,29 @@
-// Generic strided word copy for the memory family (permute, slice, select, split, cat, expand,
+// Generic strided element copy for the memory family (permute, slice, select, split, cat, expand,
 // repeat, flip, pixel_(un)shuffle, constant_pad_nd, roll, tril, reflection/replication pads). One invocation per element of the iteration
-// shape P.it: its coordinate c gives a destination word dst_base + sum(c * dst.strides) and a
-// source word chosen by MODE (see mem_util.h). Strides are two's-complement in u32: WGSL u32
-// arithmetic wraps, so negative strides (flip) work.
+// shape P.it: its coordinate c gives a destination element dst_base + sum(c * dst.strides) and a
+// source element chosen by MODE (see mem_util.h). Strides are two's-complement in u32: WGSL u32
+// arithmetic wraps, so negative strides (flip) work. SRC, DST and P are declared by the generated
+// preamble; elements move as they are, or converted to DST_T when the dtypes differ.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { it: Shape, src: Shape, dst: Shape, lo: array<vec4<i32>, 2>,
                 src_base: u32, dst_base: u32, fill: u32, pad: u32 };
 
-@group(0) @binding(0) var<storage, read> SRC: array<u32>;
-@group(0) @binding(1) var<storage, read_write> DST: array<u32>;
-@group(0) @binding(2) var<uniform> P: Params;
-
 override MODE: u32 = 0u;
-// Word conversion on the way (copy with a dtype change): 0 none, 1 i32 -> f32, 2 f32 -> i32
-// (toward zero), 3 f32 -> bool (NaN true, -0 false), 4 i32 -> bool.
-override CONVERT: u32 = 0u;
+// 1: the destination is bool, written as (source != 0) (NaN true, -0 false); other dtype changes
+// are WGSL conversions (float -> int rounds toward zero).
+override TO_BOOL: u32 = 0u;
 override WG: u32 = 256u;
+
+// P.fill holds the bits of the fill value in the destination's dtype class.
+fn fill_value() -> DST_T {
+#if DST_FLOAT
+  return DST_T(bitcast<f32>(P.fill));
+#elif DST_INT
+  return DST_T(bitcast<i32>(P.fill));
+#else
+  return DST_T(P.fill);
+#endif
+}
 
 fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
 fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
@@ -70,14 +78,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
   if (MODE == 6u && col - row > P.lo[0][0]) { inside = false; }
-  if (inside) {
-    var w = SRC[so];
-    if (CONVERT == 1u) { w = bitcast<u32>(f32(bitcast<i32>(w))); }
-    else if (CONVERT == 2u) { w = bitcast<u32>(i32(bitcast<f32>(w))); }
-    else if (CONVERT == 3u) { w = select(0u, 1u, (w & 0x7fffffffu) != 0u); }
-    else if (CONVERT == 4u) { w = select(0u, 1u, w != 0u); }
-    DST[dofs] = w;
+  if (!inside) {
+    DST[dofs] = fill_value();
+  } else if (TO_BOOL == 1u) {
+    DST[dofs] = DST_T(select(1u, 0u, f32(SRC[so]) == 0.0));  // not `!= 0.0`: lavapipe makes NaN != 0 false
   } else {
-    DST[dofs] = P.fill;
+    DST[dofs] = DST_T(SRC[so]);
   }
 }

@@ -1,5 +1,5 @@
-// Helpers shared by the memory and indexing families: one generic strided-copy dispatch
-// (mem_strided.wgsl), buffer-copy steps, output-shape checks done from resize hooks.
+// Helpers shared by the memory and indexing families: one generic strided-copy kernel
+// (mem_strided.wgsl) planned from live shapes, argument readers and load-time checks.
 #pragma once
 #include <functional>
 #include <memory>
@@ -30,7 +30,7 @@ enum StridedMode : uint32_t {
   kTril = 6,    // affine; writes `fill` where (last coord) - (second-to-last coord) > lo[0]
 };
 
-// What a resize hook computes for one strided dispatch: iterate over `it`, read the source at
+// What a node computes before each run for one strided dispatch: iterate over `it`, read the source at
 // `src_base + sum(c*src_strides)`, write the destination at `dst_base + sum(c*dst_strides)`
 // (dst_strides empty = contiguous over `it`).
 struct Strided {
@@ -42,7 +42,7 @@ struct Strided {
   uint32_t fill = 0;
 };
 
-// "<op> (node N)": prefix for errors thrown from resize hooks (at load and at run time).
+// "<op> (node N)": prefix for errors thrown from host hooks (Graph prefixes kernels' functions).
 inline std::string who(const OpContext& oc) { return oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")"; }
 [[noreturn]] inline void fail_at(const std::string& who, ErrorKind k, const std::string& msg) {
   throw Error(k, who + ": " + msg);
@@ -60,7 +60,7 @@ inline void set_out(Graph& g, const std::string& w, int32_t out, const std::vect
   t.dims = dims;
 }
 
-// Memory ops move 32-bit words: the input and output must hold the same kind of word.
+// Memory ops move elements: the input and output must hold the same dtype class.
 inline void require_same_words(const OpContext& oc, int32_t a, int32_t b, const char* what) {
   VkDType ta = oc.g.tensor(a).dtype, tb = oc.g.tensor(b).dtype;
   if (graph::host_dtype_of(ta) != graph::host_dtype_of(tb))
@@ -68,8 +68,10 @@ inline void require_same_words(const OpContext& oc, int32_t a, int32_t b, const 
                                         format::vk_dtype_name(tb) + " (memory ops do not convert)");
 }
 
-// CONVERT code turning `src`'s words into `dst`'s dtype (PyTorch casts: float -> int truncates,
-// anything -> bool is != 0); throws naming the op for dtypes without a 32-bit word conversion.
+// Conversion code from `src`'s dtype to `dst`'s (PyTorch casts: float -> int truncates, anything
+// -> bool is != 0): 0 none, 1 int -> float, 2 float -> int, 3 float -> bool, 4 int -> bool (3 and 4
+// are a != 0 test in mem_strided.wgsl, the others a WGSL conversion); throws naming the op for
+// dtypes without a conversion.
 inline uint32_t convert_code(const OpContext& oc, int32_t src, int32_t dst, const char* what) {
   VkDType ts = oc.g.tensor(src).dtype, td = oc.g.tensor(dst).dtype;
   auto cls = [](VkDType t) { return is_float(t) ? 0 : is_int(t) ? 1 : is_boolish(t) ? 2 : 3; };
@@ -114,25 +116,9 @@ inline void require_distinct(const OpContext& oc, int32_t src, int32_t dst) {
                                         " share one memory object");
 }
 
-// One mem_strided dispatch reading `src`, writing `dst`; returns its step index in oc.node.
-struct StridedStep {
-  size_t step = 0;
-  std::shared_ptr<Uniform<StridedParams>> u;
-};
-// `convert`: mem_strided.wgsl's CONVERT code (see convert_code), 0 = words copied as they are.
-inline StridedStep add_strided(OpContext& oc, int32_t src, int32_t dst, StridedMode mode, std::string variant,
-                               uint32_t convert = 0) {
-  Graph& g = oc.g;
-  require_distinct(oc, src, dst);
-  StridedStep s;
-  s.u = std::make_shared<Uniform<StridedParams>>();
-  s.u->init(g, oc.call.name);
-  const auto& p = g.ctx().pipeline("mem_strided", "main",
-                                   {{"MODE", static_cast<double>(mode)}, {"CONVERT", static_cast<double>(convert)}});
-  oc.node.steps.push_back(g.make_step(p, {{0, &g.buffer(src)}, {1, &g.buffer(dst)}, {2, s.u->buf}}, 0, std::move(variant)));
-  s.step = oc.node.steps.size() - 1;
-  return s;
-}
+// A node's live geometry for one mem_strided dispatch: written by the node's prepare function,
+// read by the kernel's params and grid functions (which run after it, see graph::Node).
+using StridedPlan = std::shared_ptr<Strided>;
 
 inline ShapeU signed_shape(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
   ShapeU s = make_shape(dims);
@@ -141,36 +127,89 @@ inline ShapeU signed_shape(const std::vector<int64_t>& dims, const std::vector<i
   return s;
 }
 
-// Writes the uniform and re-targets the grid (0 workgroups when nothing to copy).
-inline void write_strided(Graph& g, Step& step, const StridedStep& ss, const Strided& st) {
+inline StridedParams strided_params(const Strided& st) {
   StridedParams p;
   p.it = make_shape(st.it);
   p.src = signed_shape(st.src_dims.empty() ? st.it : st.src_dims, st.src_strides);
   p.dst = signed_shape(st.it, st.dst_strides.empty() ? contiguous_strides(st.it) : st.dst_strides);
   for (size_t i = 0; i < st.lo.size() && i < kMaxRank; ++i) p.lo[i] = static_cast<int32_t>(st.lo[i]);
-  p.src_base = static_cast<uint32_t>(st.src_base);
-  p.dst_base = static_cast<uint32_t>(st.dst_base);
+  p.src_base = kernel::u32(st.src_base, "source offset");
+  p.dst_base = kernel::u32(st.dst_base, "destination offset");
   p.fill = st.fill;
-  ss.u->write(g, p);
-  set_groups(g, step, groups_for(numel(st.it)));
+  return p;
 }
 
-// One strided dispatch arg(0) -> out whose geometry `plan(in_dims, out_dims&)` computes at each resize.
-inline void add_single(OpContext& oc, StridedMode mode, const char* variant,
-                       std::function<Strided(const std::vector<int64_t>&, std::vector<int64_t>&)> plan) {
+// One mem_strided dispatch reading `src`, writing `dst` over `plan->it` (no dispatch when empty).
+// `convert`: convert_code's code (0 = elements copied as they are).
+inline void add_strided(OpContext& oc, int32_t src, int32_t dst, StridedMode mode, std::string variant,
+                        const StridedPlan& plan, uint32_t convert = 0) {
+  require_distinct(oc, src, dst);
+  oc.add(kernel::Kernel("mem_strided")
+             .constant("MODE", mode)
+             .constant("TO_BOOL", convert >= 3 ? 1 : 0)
+             .constant("WG", kWorkgroupSize)
+             .input("SRC", src)
+             .output("DST", dst)
+             .params<StridedParams>([plan](const kernel::Live&) { return strided_params(*plan); })
+             .groups([plan](const kernel::Live&) {
+               return kernel::Groups::linear(kernel::ceil_div(static_cast<uint64_t>(numel(plan->it)), kWorkgroupSize));
+             })
+             .variant(std::move(variant)));
+}
+
+// `dims` after checking they have the rank of the output's serialized shape `bound` (an output
+// dims function's result; Graph checks the element count).
+inline std::vector<int64_t> ranked(std::vector<int64_t> dims, const std::vector<int64_t>& bound) {
+  if (dims.size() != bound.size())
+    throw Error(ErrorKind::InvalidArgument, "computed output shape " + shape_str(dims) + " has rank " +
+                                                std::to_string(dims.size()) + " but the output tensor is " + shape_str(bound));
+  return dims;
+}
+
+// An int-list argument read live: an IntList, or a ValueList whose SymInt entries change between
+// runs. Malformed lists fail at load naming the op.
+class LiveInts {
+ public:
+  LiveInts(const OpContext& oc, int32_t id, const char* what) {
+    fixed_ = list_arg(oc, id, what);
+    if (oc.g.kind(id) == format::VkValueKind::ValueList) ids_ = oc.g.value_list(id);
+  }
+  std::vector<int64_t> operator()(const kernel::Live& l) const {
+    if (ids_.empty()) return fixed_;
+    std::vector<int64_t> v;
+    for (int32_t e : ids_) v.push_back(l.integer(e));
+    return v;
+  }
+
+ private:
+  std::vector<int64_t> fixed_;
+  std::vector<int32_t> ids_;
+};
+
+// One strided dispatch arg(0) -> out whose geometry `plan(live, in_dims, out_dims&)` computes
+// before each run.
+using SinglePlan = std::function<Strided(const kernel::Live&, const std::vector<int64_t>&, std::vector<int64_t>&)>;
+inline void add_single(OpContext& oc, StridedMode mode, const char* variant, SinglePlan plan) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = oc.out();
   require_tensor(oc, x, "self");
   require_same_words(oc, x, out, "self");
-  auto ss = add_strided(oc, x, out, mode, variant);
-  graph::Node* node = &oc.node;
-  std::string w = who(oc);
-  oc.node.resize = [&g, x, out, ss, node, w, plan] {
-    std::vector<int64_t> od;
-    Strided st = plan(g.tensor(x).dims, od);
-    set_out(g, w, out, od);
-    write_strided(g, node->steps[ss.step], ss, st);
-  };
+  auto st = std::make_shared<Strided>();
+  auto od = std::make_shared<std::vector<int64_t>>();
+  oc.prepare([x, st, od, plan](const kernel::Live& l) {
+    od->clear();
+    *st = plan(l, l.dims(x), *od);
+  });
+  std::vector<int64_t> bound = g.tensor(out).max_dims;
+  oc.output(out, [od, bound](const kernel::Live&) { return ranked(*od, bound); });
+  add_strided(oc, x, out, mode, variant, st);
+}
+// Plans that read only the input's live dims.
+inline void add_single(OpContext& oc, StridedMode mode, const char* variant,
+                       std::function<Strided(const std::vector<int64_t>&, std::vector<int64_t>&)> plan) {
+  add_single(oc, mode, variant, [plan](const kernel::Live&, const std::vector<int64_t>& in, std::vector<int64_t>& od) {
+    return plan(in, od);
+  });
 }
 
 }  // namespace etwebgpu::ops::mem

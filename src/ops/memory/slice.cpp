@@ -1,7 +1,9 @@
 // slice_copy, select_copy, split_with_sizes_copy, split_copy, cat: strided gathers/scatters
-// through mem_strided.wgsl, one dispatch per output (split) or per input (cat).
+// through mem_strided.wgsl, one dispatch per output (split) or per input (cat), planned once per
+// run by the node's prepare function.
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "ops/memory/mem_util.h"
@@ -9,8 +11,6 @@
 namespace etwebgpu::ops {
 namespace {
 
-using mem::fail_at;
-using mem::set_out;
 using mem::Strided;
 
 // PyTorch slice bounds: negative wraps once, then clamp to [0, size]; end < start is empty.
@@ -46,24 +46,21 @@ void build_slice(OpContext& oc) {
   // Read once at load so a malformed start/end (fractional Double, wrong kind) fails here.
   if (!g.is_null(start_id)) mem::int_arg(oc, start_id, "start");
   if (!g.is_null(end_id)) mem::int_arg(oc, end_id, "end");
-  auto ss = mem::add_strided(oc, x, out, mem::kAffine, "slice");
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, d, start_id, end_id, step, ss, node, w] {
-    const auto& in = g.tensor(x).dims;
-    auto opt = [&](int32_t id) { return g.is_null(id) ? std::optional<int64_t>{} : std::optional<int64_t>{g.integer(id)}; };
-    SliceRange sr = slice_range(opt(start_id), opt(end_id), step, in[d]);
-    std::vector<int64_t> od = in;
-    od[d] = sr.len;
-    set_out(g, w, out, od);
+  bool has_start = !g.is_null(start_id), has_end = !g.is_null(end_id);
+  auto st = std::make_shared<Strided>();
+  oc.prepare([x, d, start_id, end_id, has_start, has_end, step, st](const kernel::Live& l) {
+    const auto& in = l.dims(x);
+    auto opt = [&](bool has, int32_t id) { return has ? std::optional<int64_t>{l.integer(id)} : std::optional<int64_t>{}; };
+    SliceRange sr = slice_range(opt(has_start, start_id), opt(has_end, end_id), step, in[d]);
     auto cs = contiguous_strides(in);
-    Strided st;
-    st.it = od;
-    st.src_strides = cs;
-    st.src_strides[d] *= step;
-    st.src_base = sr.start * cs[d];
-    mem::write_strided(g, node->steps[ss.step], ss, st);
-  };
+    st->it = in;
+    st->it[d] = sr.len;
+    st->src_strides = cs;
+    st->src_strides[d] *= step;
+    st->src_base = sr.start * cs[d];
+  });
+  oc.output(out, [st](const kernel::Live&) { return st->it; });
+  mem::add_strided(oc, x, out, mem::kAffine, "slice", st);
 }
 
 // select_copy.int [self, dim, index, out]: the dim disappears.
@@ -77,27 +74,22 @@ void build_select(OpContext& oc) {
   int64_t d = dim_arg(oc, oc.arg(1), r);
   int32_t index_id = oc.arg(2);
   mem::int_arg(oc, index_id, "index");
-  auto ss = mem::add_strided(oc, x, out, mem::kAffine, "select");
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, out, d, index_id, ss, node, w] {
-    const auto& in = g.tensor(x).dims;
-    int64_t idx = g.integer(index_id);
+  auto st = std::make_shared<Strided>();
+  oc.prepare([x, d, index_id, st](const kernel::Live& l) {
+    const auto& in = l.dims(x);
+    int64_t idx = l.integer(index_id);
     if (idx < -in[d] || idx >= in[d])
-      fail_at(w, ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " +
-                                                 std::to_string(d) + " of size " + std::to_string(in[d]));
+      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " +
+                                                  std::to_string(d) + " of size " + std::to_string(in[d]));
     if (idx < 0) idx += in[d];
     auto cs = contiguous_strides(in);
-    std::vector<int64_t> od, sst;
+    *st = Strided{};
     for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
-      if (i != d) od.push_back(in[i]), sst.push_back(cs[i]);
-    set_out(g, w, out, od);
-    Strided st;
-    st.it = od;
-    st.src_strides = sst;
-    st.src_base = idx * cs[d];
-    mem::write_strided(g, node->steps[ss.step], ss, st);
-  };
+      if (i != d) st->it.push_back(in[i]), st->src_strides.push_back(cs[i]);
+    st->src_base = idx * cs[d];
+  });
+  oc.output(out, [st, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(st->it, bound); });
+  mem::add_strided(oc, x, out, mem::kAffine, "select", st);
 }
 
 // Shared by split_with_sizes_copy and split_copy: `sizes_of(dim_size)` gives each piece's length.
@@ -113,35 +105,33 @@ void build_split_impl(OpContext& oc, int32_t dim_id, std::function<std::vector<i
   if (outs.size() != expect)
     oc.fail(ErrorKind::InvalidArgument, "splitting " + shape_str(g.tensor(x).dims) + " gives " + std::to_string(expect) +
                                             " pieces but the output list has " + std::to_string(outs.size()));
-  std::vector<mem::StridedStep> steps;
-  for (int32_t o : outs) {
-    mem::require_tensor(oc, o, "each output");
-    mem::require_same_words(oc, x, o, "self");
-    steps.push_back(mem::add_strided(oc, x, o, mem::kAffine, "split"));
-  }
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, d, outs, steps, node, w, sizes_of] {
-    const auto& in = g.tensor(x).dims;
+  std::vector<mem::StridedPlan> plans;
+  for (size_t j = 0; j < outs.size(); ++j) plans.push_back(std::make_shared<Strided>());
+  size_t n_out = outs.size();
+  oc.prepare([x, d, n_out, plans, sizes_of](const kernel::Live& l) {
+    const auto& in = l.dims(x);
     std::vector<int64_t> sizes = sizes_of(in[d]);
-    if (sizes.size() != outs.size())
-      fail_at(w, ErrorKind::InvalidArgument, "dim size " + std::to_string(in[d]) + " splits into " +
-                                                 std::to_string(sizes.size()) + " pieces, the op has " +
-                                                 std::to_string(outs.size()) + " outputs");
+    if (sizes.size() != n_out)
+      throw Error(ErrorKind::InvalidArgument, "dim size " + std::to_string(in[d]) + " splits into " +
+                                                  std::to_string(sizes.size()) + " pieces, the op has " +
+                                                  std::to_string(n_out) + " outputs");
     auto cs = contiguous_strides(in);
     int64_t off = 0;
-    for (size_t j = 0; j < outs.size(); ++j) {
-      std::vector<int64_t> od = in;
-      od[d] = sizes[j];
-      set_out(g, w, outs[j], od);
-      Strided st;
-      st.it = od;
+    for (size_t j = 0; j < n_out; ++j) {
+      Strided& st = *plans[j];
+      st.it = in;
+      st.it[d] = sizes[j];
       st.src_strides = cs;
       st.src_base = off * cs[d];
-      mem::write_strided(g, node->steps[steps[j].step], steps[j], st);
       off += sizes[j];
     }
-  };
+  });
+  for (size_t j = 0; j < outs.size(); ++j) {
+    mem::require_tensor(oc, outs[j], "each output");
+    mem::require_same_words(oc, x, outs[j], "self");
+    oc.output(outs[j], [st = plans[j]](const kernel::Live&) { return st->it; });
+    mem::add_strided(oc, x, outs[j], mem::kAffine, "split", plans[j]);
+  }
 }
 
 // split_with_sizes_copy [self, split_sizes, dim, out ValueList].
@@ -149,13 +139,12 @@ void build_split_with_sizes(OpContext& oc) {
   std::vector<int64_t> sizes = mem::list_arg(oc, oc.arg(1), "split_sizes");
   for (int64_t s : sizes)
     if (s < 0) oc.fail(ErrorKind::InvalidArgument, "split size " + std::to_string(s) + " is negative");
-  std::string w = mem::who(oc);
-  build_split_impl(oc, oc.arg(2), [sizes, w](int64_t n) {
+  build_split_impl(oc, oc.arg(2), [sizes](int64_t n) {
     int64_t sum = 0;
     for (int64_t s : sizes) sum += s;
     if (sum != n)
-      fail_at(w, ErrorKind::InvalidArgument, "split sizes " + shape_str(sizes) + " sum to " + std::to_string(sum) +
-                                                 " but the dim has size " + std::to_string(n));
+      throw Error(ErrorKind::InvalidArgument, "split sizes " + shape_str(sizes) + " sum to " + std::to_string(sum) +
+                                                  " but the dim has size " + std::to_string(n));
     return sizes;
   });
 }
@@ -194,35 +183,34 @@ void build_cat(OpContext& oc) {
   if (r == 0) oc.fail(ErrorKind::InvalidArgument, "zero-dimensional tensors cannot be concatenated");
   if (used.empty()) oc.fail(ErrorKind::InvalidArgument, "every input is a skipped 1-D empty tensor");
   int64_t d = dim_arg(oc, oc.arg(1), r);
-  std::vector<mem::StridedStep> steps;
-  for (int32_t t : used) steps.push_back(mem::add_strided(oc, t, out, mem::kAffine, "cat"));
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, out, d, used, steps, node, w] {
-    std::vector<int64_t> od = g.tensor(used[0]).dims;
-    od[d] = 0;
+  std::vector<mem::StridedPlan> plans;
+  for (size_t j = 0; j < used.size(); ++j) plans.push_back(std::make_shared<Strided>());
+  auto od = std::make_shared<std::vector<int64_t>>();
+  oc.prepare([d, used, plans, od](const kernel::Live& l) {
+    *od = l.dims(used[0]);
+    (*od)[d] = 0;
     for (int32_t t : used) {
-      const auto& td = g.tensor(t).dims;
+      const auto& td = l.dims(t);
       for (size_t i = 0; i < td.size(); ++i)
-        if (static_cast<int64_t>(i) != d && td[i] != od[i])
-          fail_at(w, ErrorKind::InvalidArgument, "sizes of tensors must match except in dim " + std::to_string(d) +
-                                                     ": " + shape_str(g.tensor(used[0]).dims) + " vs " + shape_str(td));
-      od[d] += td[d];
+        if (static_cast<int64_t>(i) != d && td[i] != (*od)[i])
+          throw Error(ErrorKind::InvalidArgument, "sizes of tensors must match except in dim " + std::to_string(d) +
+                                                      ": " + shape_str(l.dims(used[0])) + " vs " + shape_str(td));
+      (*od)[d] += td[d];
     }
-    set_out(g, w, out, od);
-    auto ocs = contiguous_strides(od);
+    auto ocs = contiguous_strides(*od);
     int64_t off = 0;
     for (size_t j = 0; j < used.size(); ++j) {
-      const auto& td = g.tensor(used[j]).dims;
-      Strided st;
+      const auto& td = l.dims(used[j]);
+      Strided& st = *plans[j];
       st.it = td;
       st.src_strides = contiguous_strides(td);
       st.dst_strides = ocs;
       st.dst_base = off * ocs[d];
-      mem::write_strided(g, node->steps[steps[j].step], steps[j], st);
       off += td[d];
     }
-  };
+  });
+  oc.output(out, [od](const kernel::Live&) { return *od; });
+  for (size_t j = 0; j < used.size(); ++j) mem::add_strided(oc, used[j], out, mem::kAffine, "cat", plans[j]);
 }
 
 ETW_REGISTER_OP("aten.slice_copy.Tensor", build_slice);

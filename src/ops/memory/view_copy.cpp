@@ -2,6 +2,7 @@
 // diagonal_copy, unfold_copy, roll, tril, stack, unbind_copy, select_scatter, slice_scatter.
 #include <algorithm>
 #include <functional>
+#include <memory>
 
 #include "ops/memory/mem_util.h"
 
@@ -9,8 +10,6 @@ namespace etwebgpu::ops {
 namespace {
 
 using mem::add_single;
-using mem::fail_at;
-using mem::set_out;
 using mem::Strided;
 
 // A dim argument for rank r, PyTorch-style (a 0-d tensor accepts 0 and -1).
@@ -59,16 +58,16 @@ void build_narrow(OpContext& oc) {
   int32_t start_id = oc.arg(2), len_id = oc.arg(3);
   mem::int_arg(oc, start_id, "start");
   mem::int_arg(oc, len_id, "length");
-  std::string w = mem::who(oc);
-  add_single(oc, mem::kAffine, "narrow", [&g, d, start_id, len_id, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
-    int64_t start = g.integer(start_id), len = g.integer(len_id), n = in[d];
+  add_single(oc, mem::kAffine, "narrow", [d, start_id, len_id](const kernel::Live& l, const std::vector<int64_t>& in,
+                                                              std::vector<int64_t>& od) {
+    int64_t start = l.integer(start_id), len = l.integer(len_id), n = in[d];
     if (start < -n || start > n)
-      fail_at(w, ErrorKind::InvalidArgument, "start " + std::to_string(start) + " out of range for dim " +
-                                                 std::to_string(d) + " of size " + std::to_string(n));
+      throw Error(ErrorKind::InvalidArgument, "start " + std::to_string(start) + " out of range for dim " +
+                                                  std::to_string(d) + " of size " + std::to_string(n));
     if (start < 0) start += n;
     if (len < 0 || start + len > n)
-      fail_at(w, ErrorKind::InvalidArgument, "start (" + std::to_string(start) + ") + length (" + std::to_string(len) +
-                                                 ") exceeds dimension size (" + std::to_string(n) + ")");
+      throw Error(ErrorKind::InvalidArgument, "start (" + std::to_string(start) + ") + length (" + std::to_string(len) +
+                                                  ") exceeds dimension size (" + std::to_string(n) + ")");
     od = in;
     od[d] = len;
     Strided st;
@@ -113,13 +112,12 @@ void build_unfold(OpContext& oc) {
   int64_t size = mem::int_arg(oc, oc.arg(2), "size"), step = mem::int_arg(oc, oc.arg(3), "step");
   if (size < 0) oc.fail(ErrorKind::InvalidArgument, "size is " + std::to_string(size) + " but must be >= 0");
   if (step <= 0) oc.fail(ErrorKind::InvalidArgument, "step is " + std::to_string(step) + " but must be > 0");
-  std::string w = mem::who(oc);
-  add_single(oc, mem::kAffine, "unfold", [d, size, step, w](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
+  add_single(oc, mem::kAffine, "unfold", [d, size, step](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     // A 0-d tensor unfolds like a 1-element vector whose window dim is dropped.
     std::vector<int64_t> dims = in.empty() ? std::vector<int64_t>{1} : in;
     if (size > dims[d])
-      fail_at(w, ErrorKind::InvalidArgument, "maximum size for tensor at dimension " + std::to_string(d) + " is " +
-                                                 std::to_string(dims[d]) + " but size is " + std::to_string(size));
+      throw Error(ErrorKind::InvalidArgument, "maximum size for tensor at dimension " + std::to_string(d) + " is " +
+                                                  std::to_string(dims[d]) + " but size is " + std::to_string(size));
     auto cs = contiguous_strides(dims);
     Strided st;
     od = dims;
@@ -199,31 +197,30 @@ void build_stack(OpContext& oc) {
   }
   int64_t r = g.tensor(ins[0]).rank();
   int64_t d = norm_dim(oc, mem::int_arg(oc, oc.arg(1), "dim"), r + 1);
-  std::vector<mem::StridedStep> steps;
-  for (int32_t t : ins) steps.push_back(mem::add_strided(oc, t, out, mem::kAffine, "stack"));
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, out, d, ins, steps, node, w] {
-    const std::vector<int64_t>& in = g.tensor(ins[0]).dims;
+  std::vector<mem::StridedPlan> plans;
+  for (size_t j = 0; j < ins.size(); ++j) plans.push_back(std::make_shared<Strided>());
+  auto od = std::make_shared<std::vector<int64_t>>();
+  oc.prepare([d, ins, plans, od](const kernel::Live& l) {
+    const std::vector<int64_t>& in = l.dims(ins[0]);
     for (int32_t t : ins)
-      if (g.tensor(t).dims != in)
-        fail_at(w, ErrorKind::InvalidArgument, "stack expects each tensor to be equal size, but got " + shape_str(in) +
-                                                   " and " + shape_str(g.tensor(t).dims));
-    std::vector<int64_t> od = in;
-    od.insert(od.begin() + d, static_cast<int64_t>(ins.size()));
-    set_out(g, w, out, od);
-    auto ocs = contiguous_strides(od);
+      if (l.dims(t) != in)
+        throw Error(ErrorKind::InvalidArgument, "stack expects each tensor to be equal size, but got " + shape_str(in) +
+                                                    " and " + shape_str(l.dims(t)));
+    *od = in;
+    od->insert(od->begin() + d, static_cast<int64_t>(ins.size()));
+    auto ocs = contiguous_strides(*od);
     std::vector<int64_t> dst = ocs;
     dst.erase(dst.begin() + d);
     for (size_t j = 0; j < ins.size(); ++j) {
-      Strided st;
+      Strided& st = *plans[j];
       st.it = in;
       st.src_strides = contiguous_strides(in);
       st.dst_strides = dst;
       st.dst_base = static_cast<int64_t>(j) * ocs[d];
-      mem::write_strided(g, node->steps[steps[j].step], steps[j], st);
     }
-  };
+  });
+  oc.output(out, [od, bound = g.tensor(out).max_dims](const kernel::Live&) { return mem::ranked(*od, bound); });
+  for (size_t j = 0; j < ins.size(); ++j) mem::add_strided(oc, ins[j], out, mem::kAffine, "stack", plans[j]);
 }
 
 // unbind_copy.int [self, dim, out ValueList]: output j = self.select(dim, j).
@@ -239,39 +236,40 @@ void build_unbind(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "unbinding dim " + std::to_string(d) + " of " + shape_str(g.tensor(x).max_dims) +
                                             " gives " + std::to_string(g.tensor(x).max_dims[d]) + " tensors but the output list has " +
                                             std::to_string(outs.size()));
-  std::vector<mem::StridedStep> steps;
-  for (int32_t o : outs) {
-    mem::require_tensor(oc, o, "each output");
-    mem::require_same_words(oc, x, o, "self");
-    steps.push_back(mem::add_strided(oc, x, o, mem::kAffine, "unbind"));
-  }
-  graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, x, d, outs, steps, node, w] {
-    const auto& in = g.tensor(x).dims;
-    if (in[d] != static_cast<int64_t>(outs.size()))
-      fail_at(w, ErrorKind::InvalidArgument, "dim " + std::to_string(d) + " of " + shape_str(in) + " is not " +
-                                                 std::to_string(outs.size()) + " long (one per output)");
+  std::vector<mem::StridedPlan> plans;
+  for (size_t j = 0; j < outs.size(); ++j) plans.push_back(std::make_shared<Strided>());
+  size_t n_out = outs.size();
+  oc.prepare([x, d, n_out, plans](const kernel::Live& l) {
+    const auto& in = l.dims(x);
+    if (in[d] != static_cast<int64_t>(n_out))
+      throw Error(ErrorKind::InvalidArgument, "dim " + std::to_string(d) + " of " + shape_str(in) + " is not " +
+                                                  std::to_string(n_out) + " long (one per output)");
     auto cs = contiguous_strides(in);
     std::vector<int64_t> od = in, sst = cs;
     od.erase(od.begin() + d);
     sst.erase(sst.begin() + d);
-    for (size_t j = 0; j < outs.size(); ++j) {
-      set_out(g, w, outs[j], od);
-      Strided st;
+    for (size_t j = 0; j < n_out; ++j) {
+      Strided& st = *plans[j];
       st.it = od;
       st.src_strides = sst;
       st.src_base = static_cast<int64_t>(j) * cs[d];
-      mem::write_strided(g, node->steps[steps[j].step], steps[j], st);
     }
-  };
+  });
+  for (size_t j = 0; j < outs.size(); ++j) {
+    mem::require_tensor(oc, outs[j], "each output");
+    mem::require_same_words(oc, x, outs[j], "self");
+    oc.output(outs[j], [st = plans[j], bound = g.tensor(outs[j]).max_dims](const kernel::Live&) {
+      return mem::ranked(st->it, bound);
+    });
+    mem::add_strided(oc, x, outs[j], mem::kAffine, "unbind", plans[j]);
+  }
 }
 
 // select_scatter / slice_scatter: out = self, then src written into a strided region of out.
-// `region(self_dims, it&, dst_strides&, dst_base&)` gives the region; src must have shape `it`.
+// `region(live, self_dims, it&, dst_strides&, dst_base&)` gives the region; src must have shape `it`.
 void build_region_scatter(OpContext& oc, int32_t self, int32_t src,
-                          std::function<void(const std::vector<int64_t>&, std::vector<int64_t>&, std::vector<int64_t>&,
-                                             int64_t&)> region) {
+                          std::function<void(const kernel::Live&, const std::vector<int64_t>&, std::vector<int64_t>&,
+                                             std::vector<int64_t>&, int64_t&)> region) {
   Graph& g = oc.g;
   int32_t out = oc.out();
   mem::require_tensor(oc, self, "self");
@@ -284,20 +282,22 @@ void build_region_scatter(OpContext& oc, int32_t self, int32_t src,
   copy.copy_dst = &g.buffer(out);
   copy.variant = "copy";
   oc.node.steps.push_back(std::move(copy));
-  auto ss = mem::add_strided(oc, src, out, mem::kAffine, "scatter");
+  auto st = std::make_shared<Strided>();
+  oc.prepare([self, src, region, st](const kernel::Live& l) {
+    *st = Strided{};
+    region(l, l.dims(self), st->it, st->dst_strides, st->dst_base);
+    if (l.dims(src) != st->it)
+      throw Error(ErrorKind::InvalidArgument, "expected src to have a size equal to the slice of self. src size = " +
+                                                  shape_str(l.dims(src)) + ", slice size = " + shape_str(st->it));
+    st->src_strides = contiguous_strides(st->it);
+  });
+  oc.output_like(out, self);
+  mem::add_strided(oc, src, out, mem::kAffine, "scatter", st);
+  // The copy of self is host-side: its byte count follows the live output.
   graph::Node* node = &oc.node;
-  std::string w = mem::who(oc);
-  oc.node.resize = [&g, self, src, out, region, ss, node, w] {
-    const auto& in = g.tensor(self).dims;
-    set_out(g, w, out, in);
-    node->steps[0].copy_size = static_cast<uint64_t>(numel(in)) * 4;
-    Strided st;
-    region(in, st.it, st.dst_strides, st.dst_base);
-    if (g.tensor(src).dims != st.it)
-      fail_at(w, ErrorKind::InvalidArgument, "expected src to have a size equal to the slice of self. src size = " +
-                                                 shape_str(g.tensor(src).dims) + ", slice size = " + shape_str(st.it));
-    st.src_strides = contiguous_strides(st.it);
-    mem::write_strided(g, node->steps[ss.step], ss, st);
+  oc.node.resize = [&g, node, out] {
+    const Tensor& t = g.tensor(out);
+    node->steps[0].copy_size = t.bytes(t.numel());
   };
 }
 
@@ -310,13 +310,12 @@ void build_select_scatter(OpContext& oc) {
   int64_t d = dim_of(oc, oc.arg(2), r);
   int32_t index_id = oc.arg(3);
   mem::int_arg(oc, index_id, "index");
-  std::string w = mem::who(oc);
-  build_region_scatter(oc, oc.arg(0), oc.arg(1), [&g, d, index_id, w](const std::vector<int64_t>& in, std::vector<int64_t>& it,
-                                                                     std::vector<int64_t>& dst, int64_t& base) {
-    int64_t idx = g.integer(index_id);
+  build_region_scatter(oc, oc.arg(0), oc.arg(1), [d, index_id](const kernel::Live& l, const std::vector<int64_t>& in,
+                                                                std::vector<int64_t>& it, std::vector<int64_t>& dst, int64_t& base) {
+    int64_t idx = l.integer(index_id);
     if (idx < -in[d] || idx >= in[d])
-      fail_at(w, ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
-                                                 " of size " + std::to_string(in[d]));
+      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
+                                                  " of size " + std::to_string(in[d]));
     if (idx < 0) idx += in[d];
     auto cs = contiguous_strides(in);
     it = in, dst = cs;
@@ -338,11 +337,12 @@ void build_slice_scatter(OpContext& oc) {
   if (step < 1) oc.fail(ErrorKind::InvalidArgument, "slice step must be positive, got " + std::to_string(step));
   if (!g.is_null(start_id)) mem::int_arg(oc, start_id, "start");
   if (!g.is_null(end_id)) mem::int_arg(oc, end_id, "end");
-  build_region_scatter(oc, oc.arg(0), oc.arg(1), [&g, d, start_id, end_id, step](const std::vector<int64_t>& in,
-                                                                                 std::vector<int64_t>& it,
-                                                                                 std::vector<int64_t>& dst, int64_t& base) {
+  bool has_start = !g.is_null(start_id), has_end = !g.is_null(end_id);
+  build_region_scatter(oc, oc.arg(0), oc.arg(1), [d, start_id, end_id, has_start, has_end, step](
+                                                     const kernel::Live& l, const std::vector<int64_t>& in,
+                                                     std::vector<int64_t>& it, std::vector<int64_t>& dst, int64_t& base) {
     int64_t n = in[d];
-    int64_t s = g.is_null(start_id) ? 0 : g.integer(start_id), e = g.is_null(end_id) ? n : g.integer(end_id);
+    int64_t s = has_start ? l.integer(start_id) : 0, e = has_end ? l.integer(end_id) : n;
     if (s < 0) s += n;
     if (e < 0) e += n;
     s = std::clamp<int64_t>(s, 0, n);
