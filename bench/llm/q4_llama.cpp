@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
     if (steps > c.context)
       throw Error(ErrorKind::InvalidArgument, "--steps " + std::to_string(steps) + " exceeds --context " + std::to_string(c.context));
     auto t0 = Clock::now();
-    auto pte = bench::build_q4_llama_pte(c, bench::make_q4_llama_weights(c));
+    auto weights = bench::make_q4_llama_weights(c);
+    double weights_s = seconds_since(t0);
+    t0 = Clock::now();
+    auto pte = bench::build_q4_llama_pte(c, std::move(weights));
     double build_s = seconds_since(t0);
     const uint64_t pte_bytes = pte.size();
     LoadOptions opts;
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
         {"device", Model::device_summary()},
         {"pte_bytes", pte_bytes},
         {"gpu_bytes", model->gpu_bytes()},
+        {"weights_s", weights_s},
         {"build_s", build_s},
         {"load_s", load_s},
         {"steps", steps},
@@ -115,8 +119,8 @@ int main(int argc, char** argv) {
                 (long long)c.vocab, (long long)c.dim, (long long)c.layers, (long long)c.heads, (long long)c.kv_heads,
                 (long long)c.ffn, (long long)c.context, (long long)c.group, parameter_count(c) / 1e9);
     std::printf("device: %s\n", Model::device_summary().c_str());
-    std::printf("precision %s: .pte %.1f MiB (built in %.2f s), gpu_bytes %llu (%.1f MiB), loaded in %.2f s\n",
-                precision_name(model->precision()), pte_bytes / 1048576.0, build_s, (unsigned long long)model->gpu_bytes(),
+    std::printf("precision %s: .pte %.1f MiB (weights drawn in %.2f s, file built in %.2f s), gpu_bytes %llu (%.1f MiB), loaded in %.2f s\n",
+                precision_name(model->precision()), pte_bytes / 1048576.0, weights_s, build_s, (unsigned long long)model->gpu_bytes(),
                 model->gpu_bytes() / 1048576.0, load_s);
     if (steps > 0)
       std::printf("%lld decode steps: median %.3f ms/step, %.2f tokens/s (upload + run + logits read-back); logits finite\n",

@@ -314,7 +314,9 @@ void Graph::build() {
   for (size_t i = 0; i < n; ++i) {
     if (ir_.values[i].kind != VkValueKind::Tensor) continue;
     uint64_t bytes = tensors_[i].bytes(tensors_[i].max_numel());
-    if (bytes > ctx_->info().max_storage_binding)
+    // Constants are checked when their buffer is made (Context::create_buffer): packed 4-bit
+    // weights are bound as raw bytes (raw_constant_buffer), a quarter of one word per element.
+    if (tensors_[i].constant_id < 0 && bytes > ctx_->info().max_storage_binding)
       throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
                                         std::to_string(bytes) + " bytes, above the device's maxStorageBufferBindingSize of " +
                                         std::to_string(ctx_->info().max_storage_binding));
