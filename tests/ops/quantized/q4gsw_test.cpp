@@ -2,6 +2,7 @@
 // with weights packed as ExecuTorch's Vulkan quantizer packs them.
 #include <random>
 
+#include "gpu/context.h"
 #include "reference/quantized/q4_ref.h"
 #include "support/op_harness.h"
 
@@ -86,6 +87,18 @@ TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
   auto out = g.rerun({x1});
   ASSERT_EQ(out[0].shape, (std::vector<int64_t>{1, 1, 24}));
   EXPECT_TRUE(Close(out[0], l.ref(x1), 1e-4, 1e-4));
+}
+
+// Packed weights are bound as raw bytes, so the binding limit applies to those bytes, not to one
+// word per element (the Llama-3.2-1B output head, [128256, 1024] bytes, on a 128 MiB device).
+TEST(OpQ4gswLinear, PackedWeightOverAQuarterOfTheBindingLimitLoads) {
+  ETW_REQUIRE_GPU();
+  const uint64_t lim = gpu::Context::get()->info().max_storage_binding;
+  if (lim > (256ull << 20)) GTEST_SKIP() << "binding limit " << lim << " B: a weight past a quarter of it is too large for a test";
+  const int64_t K = 4096, N = static_cast<int64_t>(lim / 4 / (K / 2)) + 8;  // N * K/2 bytes > lim / 4
+  Lin l(N, K, 32, false, 9);
+  auto x = random_f32({1, K}, 10);
+  EXPECT_TRUE(Close(run_lin(l, x), l.ref(x), 1e-4, 1e-4));
 }
 
 TEST(OpQ4gswLinear, ScaleGroupsNotCoveringKAreRejected) {
