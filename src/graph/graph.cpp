@@ -604,7 +604,13 @@ void Graph::resize_node(Node& n) {
       }
       s.pipeline = r.pipeline;
       if (gr.flat) {
+        // x folds into (x, y); z (a batch) stays.
         s.grid = ctx_->grid(gr.x);
+        if (gr.z > ctx_->info().max_workgroups_per_dim)
+          throw Error(ErrorKind::Limit, "dispatch grid z " + std::to_string(gr.z) +
+                                            " exceeds maxComputeWorkgroupsPerDimension " +
+                                            std::to_string(ctx_->info().max_workgroups_per_dim));
+        s.grid.z = static_cast<uint32_t>(gr.z);
       } else {
         uint64_t lim = ctx_->info().max_workgroups_per_dim;
         if (gr.x > lim || gr.y > lim || gr.z > lim)

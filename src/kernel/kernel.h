@@ -41,7 +41,8 @@ class Live {
 };
 
 // Dispatch size. `flat` counts workgroups of a 1D-indexed kernel: folded into 2D past the
-// per-dimension limit (the shader rebuilds the flat index, see docs/ADDING_AN_OP.md). Otherwise an
+// per-dimension limit (the shader rebuilds the flat index, see docs/ADDING_AN_OP.md); z (a batch)
+// is kept as is. Otherwise an
 // explicit grid, checked against maxComputeWorkgroupsPerDimension. Zero workgroups: not recorded.
 struct Groups {
   uint64_t x = 0, y = 1, z = 1;

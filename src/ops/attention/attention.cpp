@@ -43,21 +43,14 @@ Route forced_route(const OpContext& oc) {
   oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_qk must be \"row\" or \"entry\", got \"" + it->second + "\"");
 }
 
-uint32_t u32_of(const std::string& what, int64_t v) {
-  if (v < 0 || v > std::numeric_limits<uint32_t>::max())
-    throw Error(ErrorKind::Limit, what + " " + std::to_string(v) + " does not fit 32 bits");
-  return static_cast<uint32_t>(v);
-}
-
-// The three attention stages of one op. `plan` returns the live Params (shapes, strides, scale);
-// steps and uniforms are created once at load.
+// The three attention stages of one op: kernels created once at load; `set` (from the op's
+// prepare) takes the live Params (shapes, strides, scale) and picks the QK route.
 struct Attention {
-  std::shared_ptr<Uniform<Params>> u;
-  size_t step_row = 0, step_entry = 0, step_softmax = 0, step_av = 0;
+  Params p;
+  bool use_entry = false;
   Route route = Route::Auto;
   uint32_t tpe = 1;
   int64_t floor = 4096;
-  uint32_t max_per_dim = 65535;
 
   // Checks grids and buffer limits for the maximum shapes before anything is allocated.
   static void check_limits(const OpContext& oc, int64_t rows, int64_t skv, int64_t dv) {
@@ -74,59 +67,80 @@ struct Attention {
     if (bytes > lim)
       oc.fail(ErrorKind::Limit, "attention scratch needs " + std::to_string(bytes) + " bytes; the device binds at most " +
                                     std::to_string(lim));
-    if (static_cast<uint64_t>(rows) > max_wg || groups_for(static_cast<uint64_t>(entries)) > max_wg ||
-        groups_for(static_cast<uint64_t>(rows * dv)) > max_wg)
+    if (static_cast<uint64_t>(rows) > max_wg || ceil_div(static_cast<uint64_t>(entries), 256) > max_wg ||
+        ceil_div(static_cast<uint64_t>(rows * dv), 256) > max_wg)
       oc.fail(ErrorKind::Limit, "attention grid exceeds the device's workgroup limits");
   }
 
-  // mask_kind: 0 none, 1 float, 2 bool. Binds q/k/v/out/mask and the scratch.
-  void build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind, int64_t max_rows,
-             int64_t max_skv, int64_t d) {
+  // mask_kind: 0 none, 1 float, 2 bool. Binds q/k/v/out/mask and the f32 scratch attn.
+  static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
+                                          int mask_kind, int64_t max_rows, int64_t max_skv, int64_t d) {
     Graph& g = oc.g;
-    route = forced_route(oc);
-    floor = g.options().sdpa_occupancy_floor;
-    max_per_dim = g.ctx().info().max_workgroups_per_dim;
+    auto att = std::make_shared<Attention>();
+    att->route = forced_route(oc);
+    att->floor = g.options().sdpa_occupancy_floor;
     auto& scratch = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(max_rows * max_skv, 1)) * 4,
                                    oc.call.name + ".attn");
-    u = std::make_shared<Uniform<Params>>();
-    u->init(g, oc.call.name);
-    const gpu::Buffer& mb = mask_kind ? g.buffer(mask) : g.dummy_buffer();
-    const auto& p_row = g.ctx().pipeline("sdpa_qk_row", "main", {{"MASK", mask_kind}});
     // Invocations per entry: about 32 products each, a power of two in [1, 256].
-    tpe = 1;
+    uint32_t tpe = 1;
     while (tpe < 256 && tpe * 32 < d) tpe *= 2;
-    const auto& p_entry = g.ctx().pipeline("sdpa_qk_entry", "main", {{"MASK", mask_kind}, {"TPE", double(tpe)}});
-    const auto& p_soft = g.ctx().pipeline("sdpa_softmax", "main");
-    const auto& p_av = g.ctx().pipeline("sdpa_av", "main");
-    auto& steps = oc.node.steps;
-    step_row = steps.size();
-    steps.push_back(g.make_step(p_row, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
-                                "qk_tiled"));
-    step_entry = steps.size();
-    steps.push_back(g.make_step(p_entry, {{0, &g.buffer(q)}, {1, &g.buffer(k)}, {2, &mb}, {3, &scratch}, {4, u->buf}}, 0,
-                                "qk_entry"));
-    step_softmax = steps.size();
-    steps.push_back(g.make_step(p_soft, {{0, &scratch}, {1, u->buf}}, 0, "softmax"));
-    step_av = steps.size();
-    steps.push_back(g.make_step(p_av, {{0, &scratch}, {1, &g.buffer(v)}, {2, &g.buffer(out)}, {3, u->buf}}, 0, "av"));
+    att->tpe = tpe;
+    auto params = [att](const kernel::Live&) { return att->p; };
+    auto qk = [&](const char* shader) {
+      kernel::Kernel kk(shader);
+      kk.constant("MASK", mask_kind)
+          .input("Q", q)
+          .input("K", k)
+          .input("M", mask_kind ? mask : -1)
+          .buffer("A", scratch, "f32", kernel::Access::ReadWrite)
+          .params<Params>(params);
+      return kk;
+    };
+    oc.add(qk("sdpa_qk_row")
+               .when([att](const kernel::Live&) { return !att->use_entry; })
+               .groups([att](const kernel::Live&) {
+                 const Params& p = att->p;
+                 if (p.rows == 0 || p.skv == 0) return kernel::Groups::none();
+                 return kernel::Groups::grid(ceil_div(p.skv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
+               })
+               .variant("qk_tiled"));
+    oc.add(qk("sdpa_qk_entry")
+               .constant("TPE", tpe)
+               .when([att](const kernel::Live&) { return att->use_entry; })
+               .groups([att](const kernel::Live&) {
+                 const Params& p = att->p;
+                 if (p.rows == 0 || p.skv == 0) return kernel::Groups::none();
+                 return kernel::Groups::linear(ceil_div(p.entries, 256 / att->tpe));
+               })
+               .variant("qk_entry"));
+    oc.add(kernel::Kernel("sdpa_softmax")
+               .buffer("A", scratch, "f32", kernel::Access::ReadWrite)
+               .params<Params>(params)
+               .groups([att](const kernel::Live&) {
+                 const Params& p = att->p;
+                 return kernel::Groups::linear(p.skv == 0 ? 0 : p.rows);
+               })
+               .variant("softmax"));
+    oc.add(kernel::Kernel("sdpa_av")
+               .buffer("A", scratch, "f32", kernel::Access::Read)
+               .input("V", v)
+               .output("O", out)
+               .params<Params>(params)
+               .groups([att](const kernel::Live&) {
+                 const Params& p = att->p;
+                 if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
+                 return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
+               })
+               .variant("av"));
+    return att;
   }
 
-  // Writes the live uniform and re-targets the grids (rows = B*H*S_q).
-  void apply(Graph& g, Node& node, Params p) const {
-    p.rows = u32_of("attention rows", int64_t(p.b) * p.h * p.sq);
-    p.entries = u32_of("attention entries", int64_t(p.rows) * p.skv);
-    u->write(g, p);
-    bool use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
-    uint64_t bh = uint64_t(p.b) * p.h, tq = ceil_div(p.sq, 64), tk = ceil_div(p.skv, 64), tv = ceil_div(p.dv, 64);
-    if (bh > max_per_dim || tq > max_per_dim || tk > max_per_dim || tv > max_per_dim)
-      throw Error(ErrorKind::Limit, "attention grid (" + std::to_string(bh) + " batch*heads, " + std::to_string(p.sq) +
-                                        " queries) exceeds the device's workgroup limits");
-    bool empty = p.rows == 0 || p.skv == 0;
-    node.steps[step_row].grid = use_entry || empty ? gpu::Grid{0, 1, 1} : gpu::Grid{uint32_t(tk), uint32_t(tq), uint32_t(bh)};
-    set_groups(g, node.steps[step_entry], use_entry && !empty ? groups_for(p.entries, 256 / tpe) : 0);
-    set_groups(g, node.steps[step_softmax], empty ? 0 : p.rows);
-    node.steps[step_av].grid = p.rows == 0 || p.dv == 0 ? gpu::Grid{0, 1, 1}
-                                                        : gpu::Grid{uint32_t(tv), uint32_t(tq), uint32_t(bh)};
+  // Takes the live Params (rows = B*H*S_q) and picks the QK route for this run.
+  void set(Params q) {
+    q.rows = kernel::u32(int64_t(q.b) * q.h * q.sq, "attention rows");
+    q.entries = kernel::u32(int64_t(q.rows) * q.skv, "attention entries");
+    p = q;
+    use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
   }
 };
 
@@ -166,15 +180,13 @@ void build_sdpa(OpContext& oc) {
   if (g.tensor(out).max_numel() < max_rows * mv.back())
     oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " is smaller than [.., S_q, D_v]");
 
-  auto att = std::make_shared<Attention>();
-  att->build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back());
-  Node* node = &oc.node;
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  oc.node.resize = [&g, node, att, q, k, v, out, mask, mask_kind, scale_opt, r, name] {
-    auto bad = [&](const std::string& m) { throw Error(ErrorKind::InvalidArgument, name + ": " + m); };
-    const auto& dq = g.tensor(q).dims;
-    const auto& dk = g.tensor(k).dims;
-    const auto& dv = g.tensor(v).dims;
+  auto od = std::make_shared<std::vector<int64_t>>();
+  auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back());
+  oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r](const kernel::Live& l) {
+    auto bad = [](const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); };
+    const auto& dq = l.dims(q);
+    const auto& dk = l.dims(k);
+    const auto& dv = l.dims(v);
     size_t R = static_cast<size_t>(r);
     int64_t H = R >= 3 ? dq[R - 3] : 1, Sq = dq[R - 2], D = dq[R - 1];
     int64_t Hk = R >= 3 ? dk[R - 3] : 1, Skv = dk[R - 2];
@@ -184,29 +196,26 @@ void build_sdpa(OpContext& oc) {
       if (dk[i] != dq[i] || dv[i] != dq[i]) bad("batch dims of q " + shape_str(dq) + " and k/v " + shape_str(dk) + " differ");
     if (Hk != H && Hk != 1) bad("k/v heads " + std::to_string(Hk) + " must equal q heads " + std::to_string(H) + " or be 1");
     int64_t B = prod(dq, 0, R >= 3 ? R - 3 : 0), Dv = dv[R - 1];
-    std::vector<int64_t> od = dq;
-    od[R - 1] = Dv;
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel()) bad("output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
+    *od = dq;
+    (*od)[R - 1] = Dv;
     Params p;
-    p.b = u32_of("batch", B);
-    p.h = u32_of("heads", H);
-    p.sq = u32_of("S_q", Sq);
-    p.skv = u32_of("S_kv", Skv);
-    p.d = u32_of("D", D);
-    p.dv = u32_of("D_v", Dv);
+    p.b = kernel::u32(B, "batch");
+    p.h = kernel::u32(H, "heads");
+    p.sq = kernel::u32(Sq, "S_q");
+    p.skv = kernel::u32(Skv, "S_kv");
+    p.d = kernel::u32(D, "D");
+    p.dv = kernel::u32(Dv, "D_v");
     p.group = static_cast<uint32_t>(Hk == H ? 1 : H);  // k/v head = h / group
     p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
-    p.q_s = u32_of("stride", D), p.q_h = u32_of("stride", Sq * D), p.q_b = u32_of("stride", H * Sq * D);
-    p.k_s = u32_of("stride", D), p.k_h = u32_of("stride", Skv * D), p.k_b = u32_of("stride", Hk * Skv * D);
-    p.v_s = u32_of("stride", Dv), p.v_h = u32_of("stride", Skv * Dv), p.v_b = u32_of("stride", Hk * Skv * Dv);
-    p.o_s = u32_of("stride", Dv), p.o_h = u32_of("stride", Sq * Dv), p.o_b = u32_of("stride", H * Sq * Dv);
+    p.q_s = kernel::u32(D, "stride"), p.q_h = kernel::u32(Sq * D, "stride"), p.q_b = kernel::u32(H * Sq * D, "stride");
+    p.k_s = kernel::u32(D, "stride"), p.k_h = kernel::u32(Skv * D, "stride"), p.k_b = kernel::u32(Hk * Skv * D, "stride");
+    p.v_s = kernel::u32(Dv, "stride"), p.v_h = kernel::u32(Skv * Dv, "stride"), p.v_b = kernel::u32(Hk * Skv * Dv, "stride");
+    p.o_s = kernel::u32(Dv, "stride"), p.o_h = kernel::u32(Sq * Dv, "stride"), p.o_b = kernel::u32(H * Sq * Dv, "stride");
     if (mask_kind) {
       // Broadcast the mask to [B..., H, S_q, S_kv]; folded batch dims must be all 1 or all full.
       std::vector<int64_t> full(dq.begin(), dq.end() - 1);
       full.push_back(Skv);
-      const auto& dm = g.tensor(mask).dims;
+      const auto& dm = l.dims(mask);
       std::vector<int64_t> bs;
       try {
         if (broadcast_shape(dm, full) != full) bad("attn_mask " + shape_str(dm) + " does not broadcast to " + shape_str(full));
@@ -214,9 +223,9 @@ void build_sdpa(OpContext& oc) {
       } catch (const Error& e) {
         bad(std::string("attn_mask: ") + e.what());
       }
-      p.m_c = u32_of("stride", bs[R - 1]);
-      p.m_s = u32_of("stride", bs[R - 2]);
-      p.m_h = R >= 3 ? u32_of("stride", bs[R - 3]) : 0;
+      p.m_c = kernel::u32(bs[R - 1], "stride");
+      p.m_s = kernel::u32(bs[R - 2], "stride");
+      p.m_h = R >= 3 ? kernel::u32(bs[R - 3], "stride") : 0;
       if (R > 3) {
         bool all0 = true, contig = true;
         int64_t expect = bs[R - 4];
@@ -227,18 +236,21 @@ void build_sdpa(OpContext& oc) {
         }
         if (!all0 && !contig)
           bad("attn_mask " + shape_str(dm) + " broadcasts over only some of the batch dims of " + shape_str(full));
-        p.m_b = all0 ? 0 : u32_of("stride", bs[R - 4]);
+        p.m_b = all0 ? 0 : kernel::u32(bs[R - 4], "stride");
       }
     }
-    att->apply(g, *node, p);
-  };
+    att->set(p);
+  });
+  oc.output(out, [od](const kernel::Live&) { return *od; });
 }
 
 // ---------------------------------------------------------------- KV cache
-// Copies value [1, S, Hkv, D] into cache [1, Cmax, Hkv, D] at row start_pos (a buffer copy step).
+// Copies value [1, S, Hkv, D] into cache [1, Cmax, Hkv, D] at row start_pos: a buffer copy step,
+// sized on the host (no kernel).
 struct CacheWrite {
   size_t step = 0;
   int32_t value = -1, cache = -1, start = -1;
+  uint32_t elem = 4;  // bytes per element of both (one float storage)
   void build(OpContext& oc, int32_t val, int32_t c, int32_t st) {
     Graph& g = oc.g;
     value = val, cache = c, start = st;
@@ -250,6 +262,10 @@ struct CacheWrite {
     if (tv.max_dims[0] != 1 || tc.max_dims[0] != 1) oc.fail(ErrorKind::Unsupported, "only batch 1 is supported");
     if (tv.max_dims[2] != tc.max_dims[2] || tv.max_dims[3] != tc.max_dims[3])
       oc.fail(ErrorKind::InvalidArgument, "value " + shape_str(tv.max_dims) + " does not match cache " + shape_str(tc.max_dims));
+    if (tv.storage != tc.storage)
+      oc.fail(ErrorKind::Unsupported, std::string("value stored as ") + kernel::storage_name(tv.storage) + ", cache as " +
+                                          kernel::storage_name(tc.storage));
+    elem = kernel::element_bytes(tc.storage);
     auto k = g.kind(st);
     if (k != format::VkValueKind::Int && k != format::VkValueKind::SymInt && k != format::VkValueKind::Double)
       oc.fail(ErrorKind::Format, "start_pos must be an Int or SymInt");
@@ -261,23 +277,28 @@ struct CacheWrite {
     step = oc.node.steps.size();
     oc.node.steps.push_back(std::move(s));
   }
-  // Returns the live (start_pos, S).
-  std::pair<int64_t, int64_t> apply(Graph& g, Node& node, const std::string& name) const {
-    const auto& dv = g.tensor(value).dims;
-    const auto& tc = g.tensor(cache);
-    int64_t sp = g.integer(start);
+  // Checks the live shapes; returns the live (start_pos, S).
+  std::pair<int64_t, int64_t> check(const kernel::Live& l) const {
+    const auto& dv = l.dims(value);
+    const auto& dc = l.dims(cache);
+    int64_t sp = l.integer(start);
     int64_t S = dv[1];
-    if (dv[0] != 1 || dv[2] != tc.dims[2] || dv[3] != tc.dims[3])
-      throw Error(ErrorKind::InvalidArgument, name + ": value " + shape_str(dv) + " does not match cache " + shape_str(tc.dims));
-    if (sp < 0 || sp + S > tc.dims[1])
-      throw Error(ErrorKind::InvalidArgument, name + ": start_pos " + std::to_string(sp) + " + S " + std::to_string(S) +
-                                                  " exceeds the cache length " + std::to_string(tc.dims[1]));
-    uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * 4;
+    if (dv[0] != 1 || dv[2] != dc[2] || dv[3] != dc[3])
+      throw Error(ErrorKind::InvalidArgument, "value " + shape_str(dv) + " does not match cache " + shape_str(dc));
+    if (sp < 0 || sp + S > dc[1])
+      throw Error(ErrorKind::InvalidArgument, "start_pos " + std::to_string(sp) + " + S " + std::to_string(S) +
+                                                  " exceeds the cache length " + std::to_string(dc[1]));
+    return {sp, S};
+  }
+  // Sizes the copy for this run (host-side resize hook).
+  void apply(const kernel::Live& l, Node& node) const {
+    auto [sp, S] = check(l);
+    const auto& dv = l.dims(value);
+    uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * elem;
     Step& s = node.steps[step];
     s.copy_src_offset = 0;
     s.copy_dst_offset = static_cast<uint64_t>(sp) * row;
     s.copy_size = static_cast<uint64_t>(S) * row;
-    return {sp, S};
   }
 };
 
@@ -291,8 +312,7 @@ void build_update_cache(OpContext& oc) {
   auto cw = std::make_shared<CacheWrite>();
   cw->build(oc, value, cache, start);
   Node* node = &oc.node;
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  oc.node.resize = [&g, node, cw, name] { cw->apply(g, *node, name); };
+  oc.node.resize = [&g, node, cw] { cw->apply(g.live(), *node); };
 }
 
 // sdpa_with_kv_cache.default [q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, drop_p,
@@ -323,39 +343,41 @@ void build_sdpa_kv(OpContext& oc) {
   int64_t max_rows = Hq * tq.max_dims[1];
   Attention::check_limits(oc, max_rows, Cmax, D);
 
+  // The cache writes come first in the node: attention reads the updated caches.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  auto att = std::make_shared<Attention>();
-  att->build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D);
   Node* node = &oc.node;
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  oc.node.resize = [&g, node, att, kw, vw, q, k, out, seq_len, scale_opt, name] {
-    auto [sp, S] = kw->apply(g, *node, name);
-    vw->apply(g, *node, name);
-    const auto& dq = g.tensor(q).dims;
-    const auto& dk = g.tensor(k).dims;
+  oc.node.resize = [&g, node, kw, vw] {
+    kw->apply(g.live(), *node);
+    vw->apply(g.live(), *node);
+  };
+  oc.prepare([att, kw, vw, q, k, seq_len, scale_opt](const kernel::Live& l) {
+    auto [sp, S] = kw->check(l);
+    vw->check(l);
+    const auto& dq = l.dims(q);
+    const auto& dk = l.dims(k);
     if (dq[0] != 1 || dq[1] != S || dk[1] != S)
-      throw Error(ErrorKind::InvalidArgument, name + ": q " + shape_str(dq) + " and k " + shape_str(dk) +
+      throw Error(ErrorKind::InvalidArgument, "q " + shape_str(dq) + " and k " + shape_str(dk) +
                                                   " must share batch 1 and sequence length");
-    if (g.integer(seq_len) != S)
-      throw Error(ErrorKind::InvalidArgument, name + ": seq_len " + std::to_string(g.integer(seq_len)) +
+    if (l.integer(seq_len) != S)
+      throw Error(ErrorKind::InvalidArgument, "seq_len " + std::to_string(l.integer(seq_len)) +
                                                   " differs from q's sequence length " + std::to_string(S));
     int64_t Hq = dq[2], D = dq[3], Hkv = dk[2];
-    Tensor& to = g.tensor(out);
-    to.dims = dq;
     Params p;
-    p.b = 1, p.h = u32_of("heads", Hq), p.sq = u32_of("S", S), p.skv = u32_of("S_kv", sp + S);
-    p.d = p.dv = u32_of("D", D);
-    p.group = u32_of("group", Hq / Hkv);
+    p.b = 1, p.h = kernel::u32(Hq, "heads"), p.sq = kernel::u32(S, "S"), p.skv = kernel::u32(sp + S, "S_kv");
+    p.d = p.dv = kernel::u32(D, "D");
+    p.group = kernel::u32(Hq / Hkv, "group");
     p.causal = 1;
-    p.start = u32_of("start_pos", sp);
+    p.start = kernel::u32(sp, "start_pos");
     p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
     // BSHD strides; the batch stride is unused (batch 1).
-    p.q_s = p.o_s = u32_of("stride", Hq * D), p.q_h = p.o_h = u32_of("stride", D);
-    p.k_s = p.v_s = u32_of("stride", Hkv * D), p.k_h = p.v_h = u32_of("stride", D);
-    att->apply(g, *node, p);
-  };
+    p.q_s = p.o_s = kernel::u32(Hq * D, "stride"), p.q_h = p.o_h = kernel::u32(D, "stride");
+    p.k_s = p.v_s = kernel::u32(Hkv * D, "stride"), p.k_h = p.v_h = kernel::u32(D, "stride");
+    att->set(p);
+  });
+  oc.output(out, [q](const kernel::Live& l) { return l.dims(q); });
 }
 
 ETW_REGISTER_OP("et_vk.sdpa.default", build_sdpa);

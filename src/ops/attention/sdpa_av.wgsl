@@ -2,12 +2,8 @@
 // (S_q x S_kv) . (S_kv x D_v): each 16x16 workgroup owns 64 query rows x 64 value columns (4x4 per
 // invocation), staging 64x16 attn tiles and 16x64 V tiles in workgroup memory. Grid
 // (ceil(D_v/64), ceil(S_q/64), B*H). Written through the output strides.
+// The f32 scratch A, V, O and P come from the generated preamble.
 //!include sdpa_params
-
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> V: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 const BK: u32 = 16u;
 const LS: u32 = 17u;
@@ -27,7 +23,7 @@ fn load_a(ao: u32, s0: u32, c0: u32, e: u32) -> f32 {
 fn load_v(vo: u32, n0: u32, c0: u32, e: u32) -> f32 {
   let n = e % 64u;
   let kv = e / 64u;
-  if (c0 + kv < P.skv && n0 + n < P.dv) { return V[vo + (c0 + kv) * P.v_s + n0 + n]; }
+  if (c0 + kv < P.skv && n0 + n < P.dv) { return f32(V[vo + (c0 + kv) * P.v_s + n0 + n]); }
   return 0.0;
 }
 
@@ -84,7 +80,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
     let oo = b * P.o_b + h * P.o_h + s * P.o_s;
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + l.x * 4u + j;
-      if (n < P.dv) { O[oo + n] = accs[i][j]; }
+      if (n < P.dv) { O[oo + n] = O_T(accs[i][j]); }
     }
   }
 }

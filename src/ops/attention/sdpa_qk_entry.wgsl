@@ -2,13 +2,8 @@
 // S_q ~ 32 queries and a long head dim): TPE invocations share one attention entry (b, h, s, c)
 // and split the D-long dot product, then reduce in workgroup memory. 256 / TPE entries per
 // workgroup, flat entry index with 2D folding. Any head dim; coalesced scalar loads.
+// Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
-
-@group(0) @binding(0) var<storage, read> Q: array<f32>;
-@group(0) @binding(1) var<storage, read> K: array<f32>;
-@group(0) @binding(2) var<storage, read> M: array<u32>;
-@group(0) @binding(3) var<storage, read_write> A: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 override MASK: u32 = 0u;
 override TPE: u32 = 64u;  // invocations per entry: a power of two, 1..256
@@ -23,8 +18,8 @@ fn bias(b: u32, h: u32, s: u32, c: u32) -> f32 {
   if (P.causal == 1u && c > P.start + s) { return neg_inf; }
   if (MASK == 0u) { return 0.0; }
   let w = M[b * P.m_b + h * P.m_h + s * P.m_s + c * P.m_c];
-  if (MASK == 1u) { return bitcast<f32>(w); }
-  return select(neg_inf, 0.0, w != 0u);
+  if (MASK == 1u) { return f32(w); }
+  return select(neg_inf, 0.0, u32(w) != 0u);
 }
 
 @compute @workgroup_size(256)
@@ -46,7 +41,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     b = r / (P.sq * P.h);
     let qo = b * P.q_b + h * P.q_h + s * P.q_s;
     let kc = b * P.k_b + (h / P.group) * P.k_h + c * P.k_s;
-    for (var d = t; d < P.d; d = d + TPE) { acc = acc + Q[qo + d] * K[kc + d]; }
+    for (var d = t; d < P.d; d = d + TPE) { acc = acc + f32(Q[qo + d]) * f32(K[kc + d]); }
   }
   if (TPE > 1u) {
     red[lid] = acc;

@@ -3,13 +3,8 @@
 // 64x16 tiles of Q and K are staged in workgroup memory (vec4 rows, one vec4 of padding per k
 // against bank conflicts). Grid (ceil(S_kv/64), ceil(S_q/64), B*H). Any head dim (bounds-checked
 // loads), layout-generic through strides (BHSD or BSHD).
+// Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
-
-@group(0) @binding(0) var<storage, read> Q: array<f32>;
-@group(0) @binding(1) var<storage, read> K: array<f32>;
-@group(0) @binding(2) var<storage, read> M: array<u32>;
-@group(0) @binding(3) var<storage, read_write> A: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 override MASK: u32 = 0u;
 
@@ -25,8 +20,8 @@ fn bias(b: u32, h: u32, s: u32, c: u32) -> f32 {
   if (P.causal == 1u && c > P.start + s) { return neg_inf; }
   if (MASK == 0u) { return 0.0; }
   let w = M[b * P.m_b + h * P.m_h + s * P.m_s + c * P.m_c];
-  if (MASK == 1u) { return bitcast<f32>(w); }
-  return select(neg_inf, 0.0, w != 0u);
+  if (MASK == 1u) { return f32(w); }
+  return select(neg_inf, 0.0, u32(w) != 0u);
 }
 
 @compute @workgroup_size(16, 16)
@@ -52,8 +47,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
       var qv = 0.0;
       var kv = 0.0;
       if (d < P.d) {
-        if (s0 + row < P.sq) { qv = Q[qo + (s0 + row) * P.q_s + d]; }
-        if (c0 + row < P.skv) { kv = K[ko + (c0 + row) * P.k_s + d]; }
+        if (s0 + row < P.sq) { qv = f32(Q[qo + (s0 + row) * P.q_s + d]); }
+        if (c0 + row < P.skv) { kv = f32(K[ko + (c0 + row) * P.k_s + d]); }
       }
       Qs[kk * LS + row / 4u][row % 4u] = qv;
       Ks[kk * LS + row / 4u][row % 4u] = kv;

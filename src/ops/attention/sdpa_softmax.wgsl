@@ -2,10 +2,8 @@
 // grid). One read pass keeps a running (max, sum) per invocation with online rescaling, a
 // workgroup tree merges them, and a second pass (an L2 hit) writes exp(x - max) / sum.
 // A row whose entries are all -inf gives NaN, as PyTorch does.
+// The f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
-
-@group(0) @binding(0) var<storage, read_write> A: array<f32>;
-@group(0) @binding(1) var<uniform> P: Params;
 
 const WG: u32 = 256u;
 var<workgroup> red_m: array<f32, 256>;

@@ -46,12 +46,6 @@ std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, con
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
 
-uint32_t u32v(const format::VkOpCall& call, int64_t v, const char* what) {
-  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
-    fail_call(call, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
-  return static_cast<uint32_t>(v);
-}
-
 void build_conv(OpContext& oc, bool with_clamp) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
@@ -129,57 +123,30 @@ void build_conv(OpContext& oc, bool with_clamp) {
       gemm_force = f == "gemm" ? 1 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
     }
   }
-  gpu::Constants k{{"HAS_BIAS", has_bias ? 1.0 : 0.0}, {"HAS_CLAMP", with_clamp ? 1.0 : 0.0}};
-  const gpu::Pipeline* pipe;
-  std::string variant;
-  if (route == Route::Gemm) {
-    pipe = &g.ctx().pipeline("conv_gemm", "conv_gemm", k);
-    variant = "conv_gemm";
-  } else if (route == Route::Direct) {
-    bool v4 = c.icg % 4 == 0;
-    k["VEC4"] = v4 ? 1.0 : 0.0;
-    pipe = &g.ctx().pipeline("conv_direct", "conv_direct", k);
-    variant = v4 ? "conv_direct_vec4" : "conv_direct";
-  } else {
-    pipe = &g.ctx().pipeline("conv_transpose", "conv_transpose", k);
-    variant = "conv_transpose";
-  }
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  std::vector<gpu::Binding> binds{{0, &g.buffer(x)}, {1, &g.buffer(w)},
-                                  {2, has_bias ? &g.buffer(bias) : &g.dummy_buffer()}, {3, &g.buffer(out)}, {4, u->buf}};
-  size_t first = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(*pipe, binds, 0, variant));
-  // Large-tile steps (Gemm route): [TM 8, TM 8 aligned, TM 4, TM 4 aligned]; the TM follows OC
-  // unless forced. KH/KW are constants so the im2col index split divides by constants.
+  // Large-tile kernels (Gemm route): TM follows OC unless forced. KH/KW are constants so the
+  // im2col index split divides by constants.
   int large_tm = 0;
   if (route == Route::Gemm && gemm_force != 1) {
     int64_t K = c.icg * c.KH * c.KW;
     if (gemm_force) large_tm = gemm_force;
     else if (c.OC > 32 && K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
   }
-  if (large_tm) {
-    for (bool aligned : {false, true}) {
-      gpu::Constants lk = k;
-      lk["TM"] = large_tm;
-      lk["ALIGNED"] = aligned ? 1.0 : 0.0;
-      lk["KHC"] = static_cast<double>(c.KH);
-      lk["KWC"] = static_cast<double>(c.KW);
-      std::string name = large_tm == 8 ? "conv_gemm_128x128" : "conv_gemm_64x128";
-      oc.node.steps.push_back(g.make_step(g.ctx().pipeline("conv_gemm_large", "conv_gemm_large", lk), binds, 0,
-                                          aligned ? name + "_aligned" : name));
-    }
-  }
-  graph::Node* node = &oc.node;
-  const format::VkOpCall* call = &oc.call;
-  // Steps keep their pipeline; an inactive one gets grid x = 0 and is neither recorded nor profiled.
-  oc.node.resize = [&g, x, out, u, node, first, large_tm, gemm_force, c, route, out_min, out_max, call] {
-    Step* st = &node->steps[first];
-    const auto& xd = g.tensor(x).dims;
+
+  // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
+  // 0 / 1: the large-tile one unaligned / aligned) on which grid.
+  struct Run {
+    Params p{};
+    std::vector<int64_t> od;
+    int sel = -1;
+    kernel::Groups gemm;
+  };
+  auto run = std::make_shared<Run>();
+  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max](const kernel::Live& l) {
+    const auto& xd = l.dims(x);
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
-      fail_call(*call, ErrorKind::InvalidArgument, "input " + shape_str(xd) + " has " + std::to_string(IC) +
-                                                       " channels, the weight expects " + std::to_string(c.icg * c.groups));
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " has " + std::to_string(IC) +
+                                                  " channels, the weight expects " + std::to_string(c.icg * c.groups));
     int64_t OH, OW;
     if (c.transposed) {
       OH = (H - 1) * c.sh - 2 * c.ph + c.dh * (c.KH - 1) + c.oph + 1;
@@ -192,21 +159,17 @@ void build_conv(OpContext& oc, bool with_clamp) {
       if (W + 2 * c.pw < c.dw * (c.KW - 1) + 1) OW = 0;
     }
     if (OH < 1 || OW < 1)
-      fail_call(*call, ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
-                                                       std::to_string(OH) + "x" + std::to_string(OW));
-    std::vector<int64_t> od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel())
-      fail_call(*call, ErrorKind::InvalidArgument, "output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
-    Params p{};
-    p.B = u32v(*call, B, "batch");
-    p.IC = u32v(*call, IC, "channels");
-    p.H = u32v(*call, H, "H");
-    p.W = u32v(*call, W, "W");
-    p.OC = u32v(*call, c.OC, "OC");
-    p.OH = u32v(*call, OH, "OH");
-    p.OW = u32v(*call, OW, "OW");
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
+                                                  std::to_string(OH) + "x" + std::to_string(OW));
+    run->od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
+    Params& p = run->p;
+    p.B = kernel::u32(B, "batch");
+    p.IC = kernel::u32(IC, "channels");
+    p.H = kernel::u32(H, "H");
+    p.W = kernel::u32(W, "W");
+    p.OC = kernel::u32(c.OC, "OC");
+    p.OH = kernel::u32(OH, "OH");
+    p.OW = kernel::u32(OW, "OW");
     p.KH = static_cast<uint32_t>(c.KH);
     p.KW = static_cast<uint32_t>(c.KW);
     p.sh = static_cast<uint32_t>(c.sh), p.sw = static_cast<uint32_t>(c.sw);
@@ -214,31 +177,53 @@ void build_conv(OpContext& oc, bool with_clamp) {
     p.dh = static_cast<uint32_t>(c.dh), p.dw = static_cast<uint32_t>(c.dw);
     p.groups = static_cast<uint32_t>(c.groups);
     p.icg = static_cast<uint32_t>(c.icg), p.ocg = static_cast<uint32_t>(c.ocg);
-    p.K = u32v(*call, c.icg * c.KH * c.KW, "K");
-    p.N = u32v(*call, B * OH * OW, "B*OH*OW");
-    p.total = u32v(*call, numel(od), "output numel");
+    p.K = kernel::u32(c.icg * c.KH * c.KW, "K");
+    p.N = kernel::u32(B * OH * OW, "B*OH*OW");
+    p.total = kernel::u32(numel(run->od), "output numel");
     // Input index arithmetic is 32-bit too.
-    u32v(*call, numel(xd), "input numel");
+    kernel::u32(numel(xd), "input numel");
     p.out_min = out_min;
     p.out_max = out_max;
-    u->write(g, p);
     if (route == Route::Gemm) {
-      int sel = -1;  // large step index, -1: the 64x64 kernel
       uint32_t bm = 16u * static_cast<uint32_t>(large_tm);
+      run->sel = -1;
       if (large_tm && (gemm_force || ceil_div(p.N, 128) * ceil_div(p.OC, bm) >= kLargeMinTiles))
-        sel = (p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0;
-      uint64_t gx = sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128), gy = ceil_div(p.OC, sel < 0 ? 64 : bm);
-      uint32_t lim = g.ctx().info().max_workgroups_per_dim;
-      if (gx > lim || gy > lim)
-        fail_call(*call, ErrorKind::Limit, "GEMM grid " + std::to_string(gx) + "x" + std::to_string(gy) +
-                                               " exceeds maxComputeWorkgroupsPerDimension " + std::to_string(lim));
-      gpu::Grid grid = p.N == 0 ? gpu::Grid{0, 1, 1} : gpu::Grid{static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), 1};
-      st->grid = sel < 0 ? grid : gpu::Grid{0, 1, 1};
-      for (int i = 0; i < (large_tm ? 2 : 0); ++i) node->steps[first + 1 + i].grid = i == sel ? grid : gpu::Grid{0, 1, 1};
-    } else {
-      set_groups(g, *st, groups_for(p.total));
+        run->sel = (p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0;
+      run->gemm = kernel::Groups::grid(run->sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128),
+                                       ceil_div(p.OC, run->sel < 0 ? 64 : bm));
     }
+  });
+  oc.output(out, [run](const kernel::Live&) { return run->od; });
+
+  auto conv_kernel = [&](const char* shader) {
+    kernel::Kernel k(shader, shader);
+    k.constant("HAS_BIAS", has_bias ? 1.0 : 0.0)
+        .constant("HAS_CLAMP", with_clamp ? 1.0 : 0.0)
+        .input("X", x)
+        .input("Wt", w)
+        .input("BIAS", has_bias ? bias : -1)
+        .output("O", out)
+        .params<Params>([run](const kernel::Live&) { return run->p; });
+    return k;
   };
+  if (route == Route::Gemm) {
+    for (int sel = -1; sel < (large_tm ? 2 : 0); ++sel) {
+      kernel::Kernel k = conv_kernel(sel < 0 ? "conv_gemm" : "conv_gemm_large");
+      std::string name = "conv_gemm";
+      if (sel >= 0) {
+        k.constant("TM", large_tm).constant("ALIGNED", sel).constant("KHC", double(c.KH)).constant("KWC", double(c.KW));
+        name = std::string(large_tm == 8 ? "conv_gemm_128x128" : "conv_gemm_64x128") + (sel ? "_aligned" : "");
+      }
+      oc.add(k.when([run, sel](const kernel::Live&) { return run->sel == sel; })
+                 .groups([run](const kernel::Live&) { return run->gemm; })
+                 .variant(name));
+    }
+  } else if (route == Route::Direct) {
+    bool v4 = c.icg % 4 == 0;
+    oc.add(conv_kernel("conv_direct").constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct"));
+  } else {
+    oc.add(conv_kernel("conv_transpose").flat(out).variant("conv_transpose"));
+  }
 }
 
 void build_convolution(OpContext& oc) { build_conv(oc, false); }

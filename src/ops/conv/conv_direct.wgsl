@@ -3,15 +3,9 @@
 // (channels per group % 4 == 0) accumulates 4 input channels per step as a vec4 dot product.
 //!include conv_params
 
-override HAS_BIAS: u32 = 0u;
-override HAS_CLAMP: u32 = 0u;
 override VEC4: u32 = 0u;
 override WG: u32 = 256u;
 
-fn epilogue(v: f32) -> f32 {
-  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
-  return v;
-}
 
 @compute @workgroup_size(WG)
 fn conv_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -40,15 +34,15 @@ fn conv_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       let wo = oc * P.icg * khw + kh * P.KW + kw;
       if (VEC4 == 1u) {
         for (var c = 0u; c < P.icg; c = c + 4u) {
-          let x = vec4<f32>(X[xo + c * hw], X[xo + (c + 1u) * hw], X[xo + (c + 2u) * hw], X[xo + (c + 3u) * hw]);
-          let w = vec4<f32>(Wt[wo + c * khw], Wt[wo + (c + 1u) * khw], Wt[wo + (c + 2u) * khw], Wt[wo + (c + 3u) * khw]);
+          let x = vec4<f32>(f32(X[xo + c * hw]), f32(X[xo + (c + 1u) * hw]), f32(X[xo + (c + 2u) * hw]), f32(X[xo + (c + 3u) * hw]));
+          let w = vec4<f32>(f32(Wt[wo + c * khw]), f32(Wt[wo + (c + 1u) * khw]), f32(Wt[wo + (c + 2u) * khw]), f32(Wt[wo + (c + 3u) * khw]));
           acc = acc + dot(x, w);
         }
       } else {
-        for (var c = 0u; c < P.icg; c = c + 1u) { acc = fma(X[xo + c * hw], Wt[wo + c * khw], acc); }
+        for (var c = 0u; c < P.icg; c = c + 1u) { acc = fma(f32(X[xo + c * hw]), f32(Wt[wo + c * khw]), acc); }
       }
     }
   }
-  if (HAS_BIAS == 1u) { acc = acc + BIAS[oc]; }
-  O[i] = epilogue(acc);
+  if (HAS_BIAS == 1u) { acc = acc + f32(BIAS[oc]); }
+  O[i] = O_T(epilogue(acc));
 }

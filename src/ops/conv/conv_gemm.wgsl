@@ -5,17 +5,10 @@
 // 1-D convolutions arrive with H = KH = 1.
 //!include conv_params
 
-override HAS_BIAS: u32 = 0u;
-override HAS_CLAMP: u32 = 0u;
 
 var<workgroup> As: array<vec4<f32>, 256>;  // [k][oc / 4]
 var<workgroup> Bs: array<vec4<f32>, 256>;  // [k][n / 4]
 
-fn epilogue(v: f32) -> f32 {
-  // clamp(min, max) as PyTorch: NaN stays NaN, min > max gives max.
-  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
-  return v;
-}
 
 @compute @workgroup_size(16, 16)
 fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
@@ -40,7 +33,7 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       let am = e / 16u;
       let ak = e % 16u;
       var av = 0.0;
-      if (m0 + am < P.OC && k0 + ak < P.K) { av = Wt[(m0 + am) * P.K + k0 + ak]; }
+      if (m0 + am < P.OC && k0 + ak < P.K) { av = f32(Wt[(m0 + am) * P.K + k0 + ak]); }
       As[ak * 16u + am / 4u][am % 4u] = av;
       let bk = e / 64u;
       let gk = k0 + bk;
@@ -51,7 +44,7 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         let ih = ih0 + i32((kr / P.KW) * P.dh);
         let iw = iw0 + i32((kr % P.KW) * P.dw);
         if (ih >= 0 && ih < i32(P.H) && iw >= 0 && iw < i32(P.W)) {
-          bv = X[xb + (ic * P.H + u32(ih)) * P.W + u32(iw)];
+          bv = f32(X[xb + (ic * P.H + u32(ih)) * P.W + u32(iw)]);
         }
       }
       Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
@@ -71,12 +64,12 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     let oc = m0 + l.y * 4u + i;
     if (oc >= P.OC) { break; }
     var bias = 0.0;
-    if (HAS_BIAS == 1u) { bias = BIAS[oc]; }
+    if (HAS_BIAS == 1u) { bias = f32(BIAS[oc]); }
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + l.x * 4u + j;
       if (n < P.N) {
         let b = n / ohw;
-        O[(b * P.OC + oc) * ohw + n % ohw] = epilogue(acc[i][j] + bias);
+        O[(b * P.OC + oc) * ohw + n % ohw] = O_T(epilogue(acc[i][j] + bias));
       }
     }
   }

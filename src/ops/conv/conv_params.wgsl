@@ -1,5 +1,6 @@
 // Shared by the conv shaders (included with //!include conv_params): the uniform written by
-// conv.cpp (struct Params there) and the bindings every conv kernel uses.
+// conv.cpp (struct Params there) and the clamp epilogue. Every conv kernel binds X, Wt, BIAS
+// (absent: a zero dummy), O and P (generated preamble); values are f32 whatever the storage.
 struct Params {
   B: u32, IC: u32, H: u32, W: u32,
   OC: u32, OH: u32, OW: u32, KH: u32,
@@ -9,8 +10,11 @@ struct Params {
   out_min: f32, out_max: f32, total: u32, pad: u32,
 };
 
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> Wt: array<f32>;
-@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
+override HAS_BIAS: u32 = 0u;
+override HAS_CLAMP: u32 = 0u;
+
+fn epilogue(v: f32) -> f32 {
+  // clamp(min, max) as PyTorch: NaN stays NaN, min > max gives max.
+  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
+  return v;
+}

@@ -4,14 +4,8 @@
 // Weight is [IC, OC/groups, KH, KW]; output_padding only enlarges OH/OW (host side).
 //!include conv_params
 
-override HAS_BIAS: u32 = 0u;
-override HAS_CLAMP: u32 = 0u;
 override WG: u32 = 256u;
 
-fn epilogue(v: f32) -> f32 {
-  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
-  return v;
-}
 
 @compute @workgroup_size(WG)
 fn conv_transpose(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -43,10 +37,10 @@ fn conv_transpose(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
       let xo = (b * P.IC + ic0) * hw + ih * P.W + iw;
       let wo = (ic0 * P.ocg + ocl) * khw + kh * P.KW + kw;
       for (var c = 0u; c < P.icg; c = c + 1u) {
-        acc = fma(X[xo + c * hw], Wt[wo + c * P.ocg * khw], acc);
+        acc = fma(f32(X[xo + c * hw]), f32(Wt[wo + c * P.ocg * khw]), acc);
       }
     }
   }
-  if (HAS_BIAS == 1u) { acc = acc + BIAS[oc]; }
-  O[i] = epilogue(acc);
+  if (HAS_BIAS == 1u) { acc = acc + f32(BIAS[oc]); }
+  O[i] = O_T(epilogue(acc));
 }

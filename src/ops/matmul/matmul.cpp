@@ -32,15 +32,9 @@ struct Problem {
   int64_t bias_sm = 0, bias_sn = 0;
 };
 
-uint32_t u32_of(const format::VkOpCall& call, int64_t v, const char* what) {
-  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
-    fail_call(call, ErrorKind::Limit, std::string(what) + " " + std::to_string(v) + " does not fit 32 bits");
-  return static_cast<uint32_t>(v);
-}
-
 // Drops size-1 batch dims and merges neighbours that stay contiguous for both operands, so that
 // any broadcast pattern fits the kernel's 4 batch dims when it can.
-void collapse_batch(const format::VkOpCall& call, const Problem& pr, Params& p) {
+void collapse_batch(const Problem& pr, Params& p) {
   std::vector<int64_t> d, sa, sb;
   for (size_t i = 0; i < pr.batch.size(); ++i) {
     if (pr.batch[i] == 1) continue;
@@ -55,13 +49,13 @@ void collapse_batch(const format::VkOpCall& call, const Problem& pr, Params& p) 
     sb.push_back(pr.b_bstr[i]);
   }
   if (d.size() > 4)
-    fail_call(call, ErrorKind::Limit, "broadcast batch dims " + shape_str(pr.batch) + " need " +
-                                          std::to_string(d.size()) + " batch dims after collapsing, the kernel has 4");
+    throw Error(ErrorKind::Limit, "broadcast batch dims " + shape_str(pr.batch) + " need " + std::to_string(d.size()) +
+                                      " batch dims after collapsing, the kernel has 4");
   size_t off = 4 - d.size();
   for (size_t i = 0; i < d.size(); ++i) {
-    p.bdims[off + i] = u32_of(call, d[i], "batch dim");
-    p.astr[off + i] = u32_of(call, sa[i], "batch stride");
-    p.bstr[off + i] = u32_of(call, sb[i], "batch stride");
+    p.bdims[off + i] = kernel::u32(d[i], "batch dim");
+    p.astr[off + i] = kernel::u32(sa[i], "batch stride");
+    p.bstr[off + i] = kernel::u32(sb[i], "batch stride");
   }
 }
 
@@ -76,12 +70,20 @@ struct Spec {
   int32_t a = -1, b = -1, bias = -1;  // bias -1: none
   bool trans_b = false;
   double alpha = 1.0, beta = 1.0;
-  std::function<Problem(Graph&)> shape;  // throws Error on invalid live shapes
+  std::function<Problem(const kernel::Live&)> shape;  // throws Error on invalid live shapes
 };
 
 void require_float(OpContext& oc, int32_t id, const char* what) {
   require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, what);
 }
+
+// What prepare computes once per run for every kernel of the node.
+struct Run {
+  Problem pr;
+  Params p;
+  Route route = kTiled;
+  kernel::Groups groups;
+};
 
 void build_gemm(OpContext& oc, Spec s) {
   Graph& g = oc.g;
@@ -99,64 +101,26 @@ void build_gemm(OpContext& oc, Spec s) {
       oc.fail(ErrorKind::InvalidArgument,
               "force_route matmul='" + force + "' (expected tiled, vec4, gemv, large or large_m64)");
   }
-  gpu::Constants c{{"TRANS_B", s.trans_b ? 1.0 : 0.0}, {"HAS_BIAS", has_bias ? 1.0 : 0.0}};
-  auto large = [&](int tm, bool aligned) {
-    gpu::Constants lc = c;
-    lc["TM"] = tm;
-    lc["ALIGNED"] = aligned ? 1.0 : 0.0;
-    return &g.ctx().pipeline("matmul_gemm_large", "gemm_large", lc);
-  };
-  const gpu::Pipeline* pipes[kRoutes] = {&g.ctx().pipeline("matmul_gemm", "gemm", c),
-                                         &g.ctx().pipeline("matmul_gemm", "gemm_vec4", c),
-                                         &g.ctx().pipeline("matmul_gemv", "gemv", c),
-                                         &g.ctx().pipeline("matmul_gemv", "gemv_vec4", c),
-                                         nullptr, nullptr, nullptr, nullptr};
-  const char* names[kRoutes] = {"gemm_tiled", "gemm_vec4", "gemv", "gemv_vec4",
-                                "gemm_128x128", "gemm_128x128_aligned", "gemm_64x128", "gemm_64x128_aligned"};
-  auto u = std::make_shared<Uniform<Params>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& bias_buf = has_bias ? g.buffer(s.bias) : g.dummy_buffer();
-  size_t first = oc.node.steps.size();
-  // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them.
-  bool vec4_bindable = g.buffer(s.a).size() >= 16 && g.buffer(s.b).size() >= 16;
-  // The large-tile kernels only bind vec4 operands; without them those routes are never taken.
-  if (vec4_bindable) {
-    pipes[kLarge] = large(8, false);
-    pipes[kLargeAligned] = large(8, true);
-    pipes[kLargeM64] = large(4, false);
-    pipes[kLargeM64Aligned] = large(4, true);
-  }
-  int nroutes = vec4_bindable ? kRoutes : 4;
-  for (int r = 0; r < nroutes; ++r)
-    oc.node.steps.push_back(g.make_step(*pipes[(r == kVec4 || r == kGemvVec4) && !vec4_bindable ? r - 1 : r],
-                                        {{0, &g.buffer(s.a)}, {1, &g.buffer(s.b)}, {2, &bias_buf},
-                                         {3, &g.buffer(out)}, {4, u->buf}},
-                                        0, names[r]));
-  graph::Node* node = &oc.node;
-  const format::VkOpCall* call = &oc.call;
-  auto pipe_arr = std::make_shared<std::array<const gpu::Pipeline*, kRoutes>>();
-  for (int r = 0; r < kRoutes; ++r) (*pipe_arr)[r] = pipes[r];
-  oc.node.resize = [&g, s, out, u, node, first, call, force, has_bias, pipe_arr, vec4_bindable, nroutes] {
-    Problem pr = s.shape(g);
-    Tensor& to = g.tensor(out);
-    if (numel(pr.out_dims) > to.max_numel())
-      fail_call(*call, ErrorKind::InvalidArgument,
-                "output " + shape_str(pr.out_dims) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = pr.out_dims;
+  // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
+  // the large-tile routes, which only bind vec4 operands).
+  auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
+  bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
+  auto run = std::make_shared<Run>();
+  oc.prepare([s, run, force, has_bias, vec4_bindable](const kernel::Live& l) {
+    Problem pr = s.shape(l);
     Params p;
-    p.M = u32_of(*call, pr.M, "M");
-    p.N = u32_of(*call, pr.N, "N");
-    p.K = u32_of(*call, pr.K, "K");
+    p.M = kernel::u32(pr.M, "M");
+    p.N = kernel::u32(pr.N, "N");
+    p.K = kernel::u32(pr.K, "K");
     int64_t nb = numel(pr.batch);
-    p.batch = u32_of(*call, nb, "batch");
-    u32_of(*call, numel(pr.out_dims), "output numel");
-    collapse_batch(*call, pr, p);
-    p.cstride = u32_of(*call, pr.M * pr.N, "M*N");
+    p.batch = kernel::u32(nb, "batch");
+    kernel::u32(numel(pr.out_dims), "output numel");
+    collapse_batch(pr, p);
+    p.cstride = kernel::u32(pr.M * pr.N, "M*N");
     p.bias_sm = static_cast<uint32_t>(pr.bias_sm);
     p.bias_sn = static_cast<uint32_t>(pr.bias_sn);
     p.alpha = static_cast<float>(s.alpha);
     p.beta = static_cast<float>(has_bias ? s.beta : 0.0);
-    u->write(g, p);
     bool vec4_ok = vec4_bindable && pr.K % 4 == 0 && (s.trans_b || pr.N % 4 == 0);
     bool gemv_ok = pr.M == 1;
     Route route = gemv_ok ? (vec4_ok ? kGemvVec4 : kGemv) : (vec4_ok ? kVec4 : kTiled);
@@ -172,40 +136,60 @@ void build_gemm(OpContext& oc, Spec s) {
     else if (force == "gemv" && gemv_ok) tm = 0, route = vec4_ok ? kGemvVec4 : kGemv;
     else if (force == "large" && vec4_ok) tm = 8;
     else if (force == "large_m64" && vec4_ok) tm = 4;
-    if (tm && vec4_bindable) {
+    if (tm) {
       bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
       route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
     }
-    gpu::Grid grid;
-    if (route >= kLarge) grid = {static_cast<uint32_t>(ceil_div(pr.N, 128)), static_cast<uint32_t>(ceil_div(pr.M, 16 * tm)), 1};
-    else if (route == kTiled || route == kVec4) grid = {static_cast<uint32_t>(ceil_div(pr.N, 64)), static_cast<uint32_t>(ceil_div(pr.M, 64)), 1};
-    else grid = g.ctx().grid(ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64));  // folds past the limit
-    grid.z = static_cast<uint32_t>(nb);
-    uint32_t lim = g.ctx().info().max_workgroups_per_dim;
-    if (grid.x > lim || grid.y > lim || grid.z > lim)
-      fail_call(*call, ErrorKind::Limit, "dispatch grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + "x" +
-                                            std::to_string(grid.z) + " for M=" + std::to_string(pr.M) + " N=" +
-                                            std::to_string(pr.N) + " batch=" + std::to_string(nb) +
-                                            " exceeds maxComputeWorkgroupsPerDimension " + std::to_string(lim));
-    bool empty = pr.M == 0 || pr.N == 0 || nb == 0;
-    // Inactive routes get no pipeline so they are neither recorded nor profiled.
-    for (int r = 0; r < nroutes; ++r) {
-      Step& st = node->steps[first + r];
-      bool on = r == route && !empty;
-      st.pipeline = on ? (*pipe_arr)[r] : nullptr;
-      st.grid = on ? grid : gpu::Grid{0, 1, 1};
-    }
+    uint64_t z = pr.M == 0 || pr.N == 0 ? 0 : static_cast<uint64_t>(nb);
+    kernel::Groups gr;
+    if (route >= kLarge) gr = kernel::Groups::grid(ceil_div(pr.N, 128), ceil_div(pr.M, 16 * tm), z);
+    else if (route == kTiled || route == kVec4) gr = kernel::Groups::grid(ceil_div(pr.N, 64), ceil_div(pr.M, 64), z);
+    else gr = {ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64), 1, z, true};  // folds past the limit
+    run->pr = std::move(pr);
+    run->p = p;
+    run->route = route;
+    run->groups = gr;
+  });
+  oc.output(out, [run](const kernel::Live&) { return run->pr.out_dims; });
+
+  struct RouteKernel { Route r; const char* shader; const char* entry; const char* name; int tm; bool aligned; };
+  const RouteKernel routes[kRoutes] = {
+      {kTiled, "matmul_gemm", "gemm", "gemm_tiled", 0, false},
+      {kVec4, "matmul_gemm", "gemm_vec4", "gemm_vec4", 0, false},
+      {kGemv, "matmul_gemv", "gemv", "gemv", 0, false},
+      {kGemvVec4, "matmul_gemv", "gemv_vec4", "gemv_vec4", 0, false},
+      {kLarge, "matmul_gemm_large", "gemm_large", "gemm_128x128", 8, false},
+      {kLargeAligned, "matmul_gemm_large", "gemm_large", "gemm_128x128_aligned", 8, true},
+      {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false},
+      {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true},
   };
+  for (const auto& rk : routes) {
+    bool vec4 = rk.r != kTiled && rk.r != kGemv;
+    if (vec4 && !vec4_bindable) continue;  // never taken (vec4_ok needs vec4_bindable)
+    kernel::Kernel k(rk.shader, rk.entry);
+    k.constant("TRANS_B", s.trans_b ? 1.0 : 0.0).constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
+    if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0);
+    if (vec4) k.define("VEC4");
+    Route r = rk.r;
+    oc.add(k.input("A", s.a, vec4)
+               .input("B", s.b, vec4)
+               .input("BIAS", has_bias ? s.bias : -1)
+               .output("C", out)
+               .params<Params>([run](const kernel::Live&) { return run->p; })
+               .when([run, r](const kernel::Live&) { return run->route == r; })
+               .groups([run](const kernel::Live&) { return run->groups; })
+               .variant(rk.name));
+  }
 }
 
 // Bias strides over [M, N] for a bias broadcastable to it (PyTorch addmm rules).
-void bias_strides(const format::VkOpCall& call, const std::vector<int64_t>& bd, int64_t M, int64_t N, Problem& pr) {
-  if (bd.size() > 2) fail_call(call, ErrorKind::InvalidArgument, "bias " + shape_str(bd) + " has rank > 2");
+void bias_strides(const std::vector<int64_t>& bd, int64_t M, int64_t N, Problem& pr) {
+  if (bd.size() > 2) throw Error(ErrorKind::InvalidArgument, "bias " + shape_str(bd) + " has rank > 2");
   std::vector<int64_t> mn{M, N};
   bool ok = true;
   for (size_t i = 0; i < bd.size(); ++i) ok = ok && (bd[i] == 1 || bd[i] == mn[i + 2 - bd.size()]);
   if (!ok)
-    fail_call(call, ErrorKind::InvalidArgument, "bias " + shape_str(bd) + " does not broadcast to " + shape_str(mn));
+    throw Error(ErrorKind::InvalidArgument, "bias " + shape_str(bd) + " does not broadcast to " + shape_str(mn));
   auto st = broadcast_strides(bd, mn);
   pr.bias_sm = st[0];
   pr.bias_sn = st[1];
@@ -235,22 +219,21 @@ void build_linear(OpContext& oc) {
     if (tb.rank() != 1 || (tb.dims[0] != w.dims[0] && tb.dims[0] != 1))
       oc.fail(ErrorKind::InvalidArgument, "bias " + shape_str(tb.dims) + " must be [" + std::to_string(w.dims[0]) + "]");
   }
-  const format::VkOpCall* call = &oc.call;
   int32_t a = s.a, b = s.b, bi = s.bias;
-  s.shape = [a, b, bi, call](Graph& g) {
-    const auto& ad = g.tensor(a).dims;
-    const auto& wd = g.tensor(b).dims;
+  s.shape = [a, b, bi](const kernel::Live& l) {
+    const auto& ad = l.dims(a);
+    const auto& wd = l.dims(b);
     Problem pr;
     pr.K = wd[1];
     pr.N = wd[0];
     if (ad.back() != pr.K)
-      fail_call(*call, ErrorKind::InvalidArgument, "input " + shape_str(ad) + " and weight " + shape_str(wd) +
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(ad) + " and weight " + shape_str(wd) +
                                                        " disagree on in_features");
     pr.M = numel(ad) / std::max<int64_t>(pr.K, 1);
     if (pr.K == 0) pr.M = numel(std::vector<int64_t>(ad.begin(), ad.end() - 1));
     pr.out_dims = ad;
     pr.out_dims.back() = pr.N;
-    if (bi >= 0) bias_strides(*call, g.tensor(bi).dims, pr.M, pr.N, pr);
+    if (bi >= 0) bias_strides(l.dims(bi), pr.M, pr.N, pr);
     return pr;
   };
   build_gemm(oc, s);
@@ -265,14 +248,13 @@ void build_plain_mm(OpContext& oc, int64_t rank) {
   const char* what = rank == 2 ? "mm needs 2-D operands, got " : "bmm needs 3-D operands, got ";
   if (g.tensor(s.a).rank() != rank || g.tensor(s.b).rank() != rank)
     oc.fail(ErrorKind::InvalidArgument, what + shape_str(g.tensor(s.a).dims) + " and " + shape_str(g.tensor(s.b).dims));
-  const format::VkOpCall* call = &oc.call;
   int32_t a = s.a, b = s.b;
-  s.shape = [a, b, call, rank](Graph& g) {
-    const auto& ad = g.tensor(a).dims;
-    const auto& bd = g.tensor(b).dims;
+  s.shape = [a, b, rank](const kernel::Live& l) {
+    const auto& ad = l.dims(a);
+    const auto& bd = l.dims(b);
     int64_t o = rank - 2;  // leading batch dims
     if (ad[o + 1] != bd[o] || (o && ad[0] != bd[0]))
-      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) +
+      throw Error(ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) +
                                                        (o ? " cannot be batch-multiplied" : " cannot be multiplied"));
     Problem pr;
     pr.M = ad[o];
@@ -304,19 +286,18 @@ void build_addmm(OpContext& oc) {
   if (g.tensor(s.a).rank() != 2 || g.tensor(s.b).rank() != 2)
     oc.fail(ErrorKind::InvalidArgument, "addmm needs 2-D mat1/mat2, got " + shape_str(g.tensor(s.a).dims) + " and " +
                                             shape_str(g.tensor(s.b).dims));
-  const format::VkOpCall* call = &oc.call;
   int32_t a = s.a, b = s.b, bi = s.bias;
-  s.shape = [a, b, bi, call](Graph& g) {
-    const auto& ad = g.tensor(a).dims;
-    const auto& bd = g.tensor(b).dims;
+  s.shape = [a, b, bi](const kernel::Live& l) {
+    const auto& ad = l.dims(a);
+    const auto& bd = l.dims(b);
     if (ad[1] != bd[0])
-      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) + " cannot be multiplied");
+      throw Error(ErrorKind::InvalidArgument, "shapes " + shape_str(ad) + " and " + shape_str(bd) + " cannot be multiplied");
     Problem pr;
     pr.M = ad[0];
     pr.K = ad[1];
     pr.N = bd[1];
     pr.out_dims = {pr.M, pr.N};
-    bias_strides(*call, g.tensor(bi).dims, pr.M, pr.N, pr);
+    bias_strides(l.dims(bi), pr.M, pr.N, pr);
     return pr;
   };
   build_gemm(oc, s);
@@ -331,11 +312,10 @@ void build_matmul(OpContext& oc) {
   s.b = oc.arg(1);
   if (g.tensor(s.a).rank() < 1 || g.tensor(s.b).rank() < 1)
     oc.fail(ErrorKind::InvalidArgument, "both arguments to matmul need to be at least 1-D");
-  const format::VkOpCall* call = &oc.call;
   int32_t a = s.a, b = s.b;
-  s.shape = [a, b, call](Graph& g) {
-    auto ad = g.tensor(a).dims;
-    auto bd = g.tensor(b).dims;
+  s.shape = [a, b](const kernel::Live& l) {
+    auto ad = l.dims(a);
+    auto bd = l.dims(b);
     bool a1 = ad.size() == 1, b1 = bd.size() == 1;
     if (a1) ad.insert(ad.begin(), 1);
     if (b1) bd.push_back(1);
@@ -344,8 +324,8 @@ void build_matmul(OpContext& oc) {
     pr.K = ad.back();
     pr.N = bd.back();
     if (bd[bd.size() - 2] != pr.K)
-      fail_call(*call, ErrorKind::InvalidArgument, "shapes " + shape_str(g.tensor(a).dims) + " and " +
-                                                       shape_str(g.tensor(b).dims) + " cannot be multiplied");
+      throw Error(ErrorKind::InvalidArgument, "shapes " + shape_str(l.dims(a)) + " and " +
+                                                       shape_str(l.dims(b)) + " cannot be multiplied");
     std::vector<int64_t> ba(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
     pr.batch = broadcast_shape(ba, bb);
     pr.a_bstr = bstrides(ba, pr.batch, pr.M * pr.K);

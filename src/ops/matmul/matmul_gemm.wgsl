@@ -6,15 +6,9 @@
 // Entry `gemm` loads scalars (any shape); `gemm_vec4` loads vec4s along K for A (and along the
 // contiguous dim of B), valid when K % 4 == 0 (and N % 4 == 0 for a [K, N] B).
 // Batch = wid.z over up to 4 collapsed batch dims; a batch stride of 0 broadcasts that operand.
+// A, B, BIAS, C and P come from the generated preamble; A and B are vec4 arrays when VEC4 is
+// defined (gemm_vec4), scalar ones otherwise. Any float storage; math in f32.
 //!include matmul_params
-
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> B: array<f32>;
-@group(0) @binding(0) var<storage, read> A4: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B4: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 override TRANS_B: u32 = 0u;
 override HAS_BIAS: u32 = 0u;
@@ -45,13 +39,14 @@ fn store_tile(z: u32, m0: u32, n0: u32, tx: u32, ty: u32, acc: ptr<function, arr
       let n = n0 + tx * 4u + j;
       if (n < P.N) {
         var v = P.alpha * (*acc)[i][j];
-        if (HAS_BIAS == 1u) { v = v + P.beta * BIAS[m * P.bias_sm + n * P.bias_sn]; }
-        C[coff + m * P.N + n] = v;
+        if (HAS_BIAS == 1u) { v = v + P.beta * f32(BIAS[m * P.bias_sm + n * P.bias_sn]); }
+        C[coff + m * P.N + n] = C_T(v);
       }
     }
   }
 }
 
+#if !VEC4
 @compute @workgroup_size(16, 16)
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -66,18 +61,18 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
       let am = e / 16u;
       let ak = e % 16u;
       var av = 0.0;
-      if (m0 + am < P.M && k0 + ak < P.K) { av = A[offs.x + (m0 + am) * P.K + k0 + ak]; }
+      if (m0 + am < P.M && k0 + ak < P.K) { av = f32(A[offs.x + (m0 + am) * P.K + k0 + ak]); }
       As[ak * 16u + am / 4u][am % 4u] = av;
       var bv = 0.0;
       if (TRANS_B == 1u) {
         let bn = e / 16u;
         let bk = e % 16u;
-        if (n0 + bn < P.N && k0 + bk < P.K) { bv = B[offs.y + (n0 + bn) * P.K + k0 + bk]; }
+        if (n0 + bn < P.N && k0 + bk < P.K) { bv = f32(B[offs.y + (n0 + bn) * P.K + k0 + bk]); }
         Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
       } else {
         let bk = e / 64u;
         let bn = e % 64u;
-        if (n0 + bn < P.N && k0 + bk < P.K) { bv = B[offs.y + (k0 + bk) * P.N + n0 + bn]; }
+        if (n0 + bn < P.N && k0 + bk < P.K) { bv = f32(B[offs.y + (k0 + bk) * P.N + n0 + bn]); }
         Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
       }
     }
@@ -88,6 +83,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   store_tile(wid.z, m0, n0, l.x, l.y, &acc);
 }
 
+#else
 @compute @workgroup_size(16, 16)
 fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -101,7 +97,7 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   for (var k0 = 0u; k0 < P.K; k0 = k0 + TK) {
     var av = vec4<f32>(0.0);
     let ak = k0 + aq * 4u;
-    if (m0 + am < P.M && ak < P.K) { av = A4[(offs.x + (m0 + am) * P.K + ak) / 4u]; }
+    if (m0 + am < P.M && ak < P.K) { av = vec4<f32>(A[(offs.x + (m0 + am) * P.K + ak) / 4u]); }
     let ka = aq * 4u * 16u + am / 4u;
     As[ka][am % 4u] = av.x;
     As[ka + 16u][am % 4u] = av.y;
@@ -109,7 +105,7 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     As[ka + 48u][am % 4u] = av.w;
     if (TRANS_B == 1u) {
       var bv = vec4<f32>(0.0);
-      if (n0 + am < P.N && ak < P.K) { bv = B4[(offs.y + (n0 + am) * P.K + ak) / 4u]; }
+      if (n0 + am < P.N && ak < P.K) { bv = vec4<f32>(B[(offs.y + (n0 + am) * P.K + ak) / 4u]); }
       Bs[ka][am % 4u] = bv.x;
       Bs[ka + 16u][am % 4u] = bv.y;
       Bs[ka + 32u][am % 4u] = bv.z;
@@ -119,7 +115,7 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       let bk = lid / 16u;
       let bq = lid % 16u;
       var bv = vec4<f32>(0.0);
-      if (n0 + bq * 4u < P.N && k0 + bk < P.K) { bv = B4[(offs.y + (k0 + bk) * P.N + n0 + bq * 4u) / 4u]; }
+      if (n0 + bq * 4u < P.N && k0 + bk < P.K) { bv = vec4<f32>(B[(offs.y + (k0 + bk) * P.N + n0 + bq * 4u) / 4u]); }
       Bs[bk * 16u + bq] = bv;
     }
     workgroupBarrier();
@@ -128,3 +124,4 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   }
   store_tile(wid.z, m0, n0, l.x, l.y, &acc);
 }
+#endif

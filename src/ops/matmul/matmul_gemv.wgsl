@@ -4,15 +4,8 @@
 // workgroup, 4 K-slices reduced at the end; reads stay coalesced along N.
 // `gemv_vec4` reads vec4s (along K for [N, K], along N for [K, N]); valid when K % 4 == 0 and,
 // for [K, N], N % 4 == 0.
+// A, B, BIAS, C and P come from the generated preamble (A and B vec4 arrays when VEC4 is defined).
 //!include matmul_params
-
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> B: array<f32>;
-@group(0) @binding(0) var<storage, read> A4: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> B4: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> BIAS: array<f32>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 override TRANS_B: u32 = 0u;
 override HAS_BIAS: u32 = 0u;
@@ -23,8 +16,8 @@ var<workgroup> red: array<vec4<f32>, 256>;
 
 fn store_one(z: u32, n: u32, acc: f32) {
   var v = P.alpha * acc;
-  if (HAS_BIAS == 1u) { v = v + P.beta * BIAS[n * P.bias_sn]; }
-  C[z * P.cstride + n] = v;
+  if (HAS_BIAS == 1u) { v = v + P.beta * f32(BIAS[n * P.bias_sn]); }
+  C[z * P.cstride + n] = C_T(v);
 }
 
 // Tree-reduces red[row*64 .. row*64+63] into red[row*64].
@@ -36,6 +29,7 @@ fn reduce64(lid: u32) {
   }
 }
 
+#if !VEC4
 @compute @workgroup_size(256)
 fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -45,7 +39,7 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = blk * 4u + lid / 64u;
     var s = 0.0;
     if (n < P.N) {
-      for (var k = lid % 64u; k < P.K; k = k + 64u) { s = fma(A[offs.x + k], B[offs.y + n * P.K + k], s); }
+      for (var k = lid % 64u; k < P.K; k = k + 64u) { s = fma(f32(A[offs.x + k]), f32(B[offs.y + n * P.K + k]), s); }
     }
     red[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
     workgroupBarrier();
@@ -55,7 +49,7 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = blk * 64u + lid % 64u;
     var s = 0.0;
     if (n < P.N) {
-      for (var k = lid / 64u; k < P.K; k = k + 4u) { s = fma(A[offs.x + k], B[offs.y + k * P.N + n], s); }
+      for (var k = lid / 64u; k < P.K; k = k + 4u) { s = fma(f32(A[offs.x + k]), f32(B[offs.y + k * P.N + n]), s); }
     }
     red[lid] = vec4<f32>(s, 0.0, 0.0, 0.0);
     workgroupBarrier();
@@ -63,6 +57,7 @@ fn gemv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
+#else
 @compute @workgroup_size(256)
 fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -75,7 +70,7 @@ fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if (n < P.N) {
       let ab = offs.x / 4u;
       let bb = (offs.y + n * P.K) / 4u;
-      for (var k = lid % 64u; k < K4; k = k + 64u) { s = fma(A4[ab + k], B4[bb + k], s); }
+      for (var k = lid % 64u; k < K4; k = k + 64u) { s = fma(vec4<f32>(A[ab + k]), vec4<f32>(B[bb + k]), s); }
     }
     red[lid] = vec4<f32>(s.x + s.y + s.z + s.w, 0.0, 0.0, 0.0);
     workgroupBarrier();
@@ -88,7 +83,7 @@ fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if (n < P.N) {
       for (var k = lid / 64u; k < P.K; k = k + 4u) {
         let ak = offs.x + k;
-        s = fma(vec4<f32>(A4[ak / 4u][ak % 4u]), B4[(offs.y + k * P.N) / 4u + q], s);
+        s = fma(vec4<f32>(f32(A[ak / 4u][ak % 4u])), vec4<f32>(B[(offs.y + k * P.N) / 4u + q]), s);
       }
     }
     red[lid] = s;
@@ -102,3 +97,4 @@ fn gemv_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
   }
 }
+#endif

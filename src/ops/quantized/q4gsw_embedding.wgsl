@@ -3,13 +3,8 @@
 // LINEAR = 1 (is_linear_weight): byte = (q[2j+1] + 8) << 4 | (q[2j] + 8).
 // Indices outside [0, V) (negatives included, as in PyTorch's embedding) are reported to the
 // graph's index-error record (site P.site) and the run raises; their outputs are 0.
+// Bindings (generated preamble): the packed bytes W (u32 words), SC, IDX, O and P.
 struct Params { n: u32, d: u32, v: u32, gs: u32, groups: u32, wrow: u32, site: u32, pad1: u32 };
-
-@group(0) @binding(0) var<storage, read> W: array<u32>;
-@group(0) @binding(1) var<storage, read> SC: array<f32>;
-@group(0) @binding(2) var<storage, read> IDX: array<i32>;
-@group(0) @binding(3) var<storage, read_write> O: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 //!include index_error
 
@@ -22,13 +17,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
   let d = i % P.d;
-  let r = checked_index(P.site, bitcast<u32>(IDX[i / P.d]), P.v, false);
-  if (r == INDEX_INVALID) { O[i] = 0.0; return; }
+  let r = checked_index(P.site, bitcast<u32>(i32(IDX[i / P.d])), P.v, false);
+  if (r == INDEX_INVALID) { O[i] = O_T(0.0); return; }
   let byte = r * P.wrow + d / 2u;
   let b = (W[byte / 4u] >> ((byte % 4u) * 8u)) & 0xffu;
   let odd = (d & 1u) == 1u;
   var nib = 0u;
   if (LINEAR == 1u) { nib = select(b & 15u, b >> 4u, odd); } else { nib = select(b >> 4u, b & 15u, odd); }
-  let sc = SC[r * P.groups + select(d / P.gs, 0u, P.groups == 0u)];
-  O[i] = f32(i32(nib) - 8) * sc;
+  let sc = f32(SC[r * P.groups + select(d / P.gs, 0u, P.groups == 0u)]);
+  O[i] = O_T(f32(i32(nib) - 8) * sc);
 }

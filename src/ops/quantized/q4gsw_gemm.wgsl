@@ -1,4 +1,4 @@
-// et_vk.linear_q4gsw, tiled GEMM route (prefill): a 16x16 workgroup computes a 16 (rows) x 16
+// et_vk.linear_q4gsw / linear_qcs4w, tiled GEMM route (prefill): a 16x16 workgroup computes a 16 (rows) x 16
 // (outputs) tile, staging input and dequantized weight tiles in workgroup memory.
 // Grid: x = ceil(N / 16), y = ceil(M / 16) (checked against the device limit on the host).
 //!include q4gsw_weights
@@ -17,7 +17,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   for (var k0 = 0u; k0 < P.k; k0 = k0 + T) {
     let xm = m0 + ty;
     let xk = k0 + tx;
-    xs[ty * T + tx] = select(0.0, X[xm * P.k + xk], xm < P.m && xk < P.k);
+    xs[ty * T + tx] = select(0.0, f32(X[xm * P.k + xk]), xm < P.m && xk < P.k);
     let wn = n0 + ty;
     ws[ty * T + tx] = select(0.0, wq(wn, xk), wn < P.n && xk < P.k);
     workgroupBarrier();
@@ -28,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let n = n0 + tx;
   if (m < P.m && n < P.n) {
     var r = acc;
-    if (P.has_bias == 1u) { r = r + BIAS[n]; }
-    O[m * P.n + n] = r;
+    if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
+    O[m * P.n + n] = O_T(r);
   }
 }

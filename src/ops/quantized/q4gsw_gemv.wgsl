@@ -1,4 +1,4 @@
-// et_vk.linear_q4gsw, GEMV route (one token): one workgroup per output (m, n), the K reduction
+// et_vk.linear_q4gsw / linear_qcs4w, GEMV route (one token): one workgroup per output (m, n), the K reduction
 // split over the workgroup. Flat workgroup index with 2D folding.
 //!include q4gsw_weights
 
@@ -13,7 +13,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let m = g / P.n;
   let n = g % P.n;
   var acc = 0.0;
-  for (var k = lid; k < P.k; k = k + WG) { acc = acc + X[m * P.k + k] * wq(n, k); }
+  for (var k = lid; k < P.k; k = k + WG) { acc = acc + f32(X[m * P.k + k]) * wq(n, k); }
   red[lid] = acc;
   workgroupBarrier();
   for (var s = WG / 2u; s > 0u; s = s / 2u) {
@@ -22,7 +22,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (lid == 0u) {
     var r = red[0];
-    if (P.has_bias == 1u) { r = r + BIAS[n]; }
-    O[m * P.n + n] = r;
+    if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
+    O[m * P.n + n] = O_T(r);
   }
 }

@@ -7,7 +7,10 @@
 // * et_vk.embedding_q4gsw [weight, weight_scales, group_size, indices, is_linear_weight, out]:
 //   weight uint8 [V, D/2], byte = (q[2j]+8) << 4 | (q[2j+1]+8) (nibbles swapped when
 //   is_linear_weight); weight_scales [V, D/gs] or a single scale.
-// Packed bytes are uploaded as-is through Graph::raw_constant_buffer.
+// * et_vk.linear_qcs4w [input, weight, scales, out]: 4-bit channel-wise symmetric weights,
+//   weight uint8 [N, ceil(K/2)], byte = (q[2j]+8) << 4 | (q[2j+1]+8); scales [N]. Same kernels
+//   as linear_q4gsw (QCS defined); force_route "linear_qcs4w" = "gemv" | "gemm".
+// Packed bytes are uploaded as-is through Graph::raw_constant_buffer and read in place.
 #include <limits>
 
 #include "graph/index_check.h"
@@ -16,14 +19,69 @@
 namespace etwebgpu::ops {
 namespace {
 
-using graph::Node;
-
 struct LinParams {
   uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
 };
+static_assert(sizeof(LinParams) == 32);
 
 void require_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
+}
+
+// The GEMV and tiled GEMM kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the
+// channel-wise packing). `base` holds everything but the live row count m.
+void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, int32_t out, LinParams base,
+                        bool qcs, const char* force_key) {
+  Graph& g = oc.g;
+  const auto& tx = g.tensor(x);
+  std::string route = "";
+  if (auto it = g.options().force_route.find(force_key); it != g.options().force_route.end()) route = it->second;
+  if (!route.empty() && route != "gemv" && route != "gemm")
+    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key + " must be \"gemv\" or \"gemm\", got \"" +
+                                            route + "\"");
+  int64_t K = base.k, N = base.n;
+  int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
+  uint32_t lim = g.ctx().info().max_workgroups_per_dim;
+  if (ceil_div(max_m, 16) > lim || ceil_div(N, 16) > lim)
+    oc.fail(ErrorKind::Limit, "GEMM grid for " + std::to_string(max_m) + " x " + std::to_string(N) + " exceeds the device limit");
+  if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
+
+  oc.output(out, [x, base](const kernel::Live& l) {
+    const auto& dx = l.dims(x);
+    if (dx.back() != base.k)
+      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(dx) + " must end in K = " + std::to_string(base.k));
+    std::vector<int64_t> od = dx;
+    od.back() = base.n;
+    return od;
+  });
+  auto params = [x, base](const kernel::Live& l) {
+    LinParams p = base;
+    p.m = kernel::u32(l.numel(x) / base.k, "rows");
+    return p;
+  };
+  auto rows = [x, base](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / base.k); };
+  auto gemv = [rows, route](const kernel::Live& l) { return route == "gemv" || (route.empty() && rows(l) == 1); };
+  auto linear = [&](const char* shader) {
+    kernel::Kernel k(shader);
+    if (qcs) k.define("QCS");
+    k.input("X", x)
+        .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
+        .input("SC", sc)
+        .input("BIAS", bias)
+        .output("O", out)
+        .params<LinParams>(params);
+    return k;
+  };
+  oc.add(linear("q4gsw_gemv")
+             .when(gemv)
+             .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
+             .variant("gemv"));
+  oc.add(linear("q4gsw_gemm")
+             .when([gemv](const kernel::Live& l) { return !gemv(l); })
+             .groups([rows, base](const kernel::Live& l) {
+               return kernel::Groups::grid(ceil_div(base.n, 16), ceil_div(rows(l), 16));
+             })
+             .variant("gemm"));
 }
 
 void build_linear_q4gsw(OpContext& oc) {
@@ -57,53 +115,48 @@ void build_linear_q4gsw(OpContext& oc) {
     require_dtype(oc, bias, {VkDType::Float32, VkDType::Float16}, "bias");
     if (g.tensor(bias).max_numel() < N) oc.fail(ErrorKind::InvalidArgument, "bias is shorter than N");
   }
-  std::string route = "";
-  if (auto it = g.options().force_route.find("linear_q4gsw"); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "gemv" && route != "gemm")
-    oc.fail(ErrorKind::InvalidArgument, "force_route linear_q4gsw must be \"gemv\" or \"gemm\", got \"" + route + "\"");
-  int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
-  uint32_t lim = g.ctx().info().max_workgroups_per_dim;
-  if (ceil_div(max_m, 16) > lim || ceil_div(N, 16) > lim)
-    oc.fail(ErrorKind::Limit, "GEMM grid for " + std::to_string(max_m) + " x " + std::to_string(N) + " exceeds the device limit");
-  if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
-
-  auto u = std::make_shared<Uniform<LinParams>>();
-  u->init(g, oc.call.name);
-  const gpu::Buffer& bb = has_bias ? g.buffer(bias) : g.dummy_buffer();
-  std::vector<gpu::Binding> b{{0, &g.buffer(x)}, {1, &g.raw_constant_buffer(w)}, {2, &g.buffer(sc)}, {3, &bb},
-                              {4, &g.buffer(out)}, {5, u->buf}};
-  size_t s_gemv = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("q4gsw_gemv", "main"), b, 0, "gemv"));
-  size_t s_gemm = oc.node.steps.size();
-  oc.node.steps.push_back(g.make_step(g.ctx().pipeline("q4gsw_gemm", "main"), b, 0, "gemm"));
-  Node* node = &oc.node;
   LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(gs),
                  static_cast<uint32_t>(tw.max_dims[1]), static_cast<uint32_t>(ts.max_dims[1]), has_bias ? 1u : 0u, 0};
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  oc.node.resize = [&g, node, u, x, out, base, s_gemv, s_gemm, route, name] {
-    const auto& dx = g.tensor(x).dims;
-    if (dx.back() != base.k)
-      throw Error(ErrorKind::InvalidArgument, name + ": input " + shape_str(dx) + " must end in K = " + std::to_string(base.k));
-    std::vector<int64_t> od = dx;
-    od.back() = base.n;
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
-    LinParams p = base;
-    p.m = static_cast<uint32_t>(numel(dx) / base.k);
-    u->write(g, p);
-    bool gemv = route == "gemv" || (route.empty() && p.m == 1);
-    set_groups(g, node->steps[s_gemv], gemv ? uint64_t(p.m) * p.n : 0);
-    Step& gm = node->steps[s_gemm];
-    if (gemv || p.m == 0) gm.grid = gpu::Grid{0, 1, 1};
-    else gm.grid = gpu::Grid{static_cast<uint32_t>(ceil_div(p.n, 16)), static_cast<uint32_t>(ceil_div(p.m, 16)), 1};
-  };
+  add_linear_kernels(oc, x, w, sc, has_bias ? bias : -1, out, base, false, "linear_q4gsw");
+}
+
+// et_vk.linear_qcs4w [input, weight, scales, out]: weight uint8 [N, ceil(K/2)] packed as
+// ExecuTorch's Vulkan FuseQuantizedOpsTransform packs it, byte j = (q[2j] + 8) << 4 | (q[2j+1] + 8)
+// (odd K padded with q = 0); scales [N]; w[n, k] = q[n, k] * scales[n]; no bias (a linear's bias
+// lowers to a separate add).
+void build_linear_qcs4w(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), out = oc.out();
+  require_dtype(oc, x, {VkDType::Float32, VkDType::Float16}, "input");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
+  require_dtype(oc, w, {VkDType::UInt8, VkDType::Int8}, "weight (packed int4)");
+  require_dtype(oc, sc, {VkDType::Float32, VkDType::Float16}, "scales");
+  require_constant(oc, w, "weight");
+  require_constant(oc, sc, "scales");
+  const auto& tx = g.tensor(x);
+  const auto& tw = g.tensor(w);
+  const auto& ts = g.tensor(sc);
+  const auto& to = g.tensor(out);
+  if (tx.rank() < 1 || to.rank() != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
+  if (tw.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be [N, ceil(K/2)], got " + shape_str(tw.max_dims));
+  int64_t K = tx.max_dims.back(), N = to.max_dims.back();
+  if (K < 1) oc.fail(ErrorKind::InvalidArgument, "input has no features");
+  if (tw.max_dims[0] != N)
+    oc.fail(ErrorKind::InvalidArgument, "weight has " + std::to_string(tw.max_dims[0]) + " rows, out has " + std::to_string(N) + " features");
+  if (tw.max_dims[1] != (K + 1) / 2)
+    oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.max_dims) + " packs " + std::to_string(tw.max_dims[1] * 2) +
+                                            " input channels, input has " + std::to_string(K));
+  if (ts.rank() != 1 || ts.max_dims[0] != N)
+    oc.fail(ErrorKind::InvalidArgument, "scales must be [" + std::to_string(N) + "], got " + shape_str(ts.max_dims));
+  LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(K),
+                 static_cast<uint32_t>(tw.max_dims[1]), 0, 0, 0};
+  add_linear_kernels(oc, x, w, sc, -1, out, base, true, "linear_qcs4w");
 }
 
 struct EmbParams {
   uint32_t n, d, v, gs, groups, wrow, site, pad1;
 };
+static_assert(sizeof(EmbParams) == 32);
 
 void build_embedding_q4gsw(OpContext& oc) {
   Graph& g = oc.g;
@@ -132,31 +185,32 @@ void build_embedding_q4gsw(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "weight_scales must be [V, D/group_size] or one value, got " + shape_str(ts.max_dims));
   }
   if (g.tensor(out).max_numel() < g.tensor(idx).max_numel() * D) oc.fail(ErrorKind::InvalidArgument, "out is smaller than indices x D");
-  auto u = std::make_shared<Uniform<EmbParams>>();
-  u->init(g, oc.call.name);
-  const auto& pipe = g.ctx().pipeline("q4gsw_embedding", "main", {{"LINEAR", linear ? 1.0 : 0.0}});
-  std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
-  const uint32_t site = g.index_check().add_site(name, 0, graph::IndexCheck::Negatives::Reject);
-  oc.node.steps.push_back(g.make_step(pipe, {{0, &g.raw_constant_buffer(w)}, {1, &g.buffer(sc)}, {2, &g.buffer(idx)},
-                                             {3, &g.buffer(out)}, {4, u->buf}, g.index_check().binding()}, 0));
-  Node* node = &oc.node;
+  const uint32_t site = g.index_check().add_site(oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")", 0,
+                                                 graph::IndexCheck::Negatives::Reject);
   EmbParams base{0, static_cast<uint32_t>(D), static_cast<uint32_t>(V), static_cast<uint32_t>(std::max<int64_t>(gs, 1)),
                  static_cast<uint32_t>(groups), static_cast<uint32_t>(tw.max_dims[1]), site, 0};
-  oc.node.resize = [&g, node, u, idx, out, base, name] {
-    std::vector<int64_t> od = g.tensor(idx).dims;
-    od.push_back(base.d);
-    Tensor& to = g.tensor(out);
-    if (numel(od) > to.max_numel())
-      throw Error(ErrorKind::InvalidArgument, name + ": output " + shape_str(od) + " exceeds its bound " + shape_str(to.max_dims));
-    to.dims = od;
-    EmbParams p = base;
-    p.n = static_cast<uint32_t>(numel(od));
-    u->write(g, p);
-    set_groups(g, node->steps[0], groups_for(p.n));
-  };
+  oc.output(out, [idx, D](const kernel::Live& l) {
+    std::vector<int64_t> od = l.dims(idx);
+    od.push_back(D);
+    return od;
+  });
+  oc.add(kernel::Kernel("q4gsw_embedding")
+             .constant("LINEAR", linear ? 1.0 : 0.0)
+             .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
+             .input("SC", sc)
+             .input("IDX", idx)
+             .output("O", out)
+             .fixed(g.index_check().binding())
+             .params<EmbParams>([base, out](const kernel::Live& l) {
+               EmbParams p = base;
+               p.n = kernel::u32(l.numel(out), "output numel");
+               return p;
+             })
+             .flat(out));
 }
 
 ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
+ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);
 
 }  // namespace

@@ -1,5 +1,5 @@
-// et_vk.linear_q4gsw / et_vk.embedding_q4gsw against fp64 references (tests/reference/quantized),
-// with weights packed as ExecuTorch's Vulkan quantizer packs them.
+// et_vk.linear_q4gsw / et_vk.embedding_q4gsw / et_vk.linear_qcs4w against fp64 references
+// (tests/reference/quantized), with weights packed as ExecuTorch's Vulkan quantizer packs them.
 #include <random>
 
 #include "gpu/context.h"
@@ -184,6 +184,91 @@ TEST(OpQ4gswEmbedding, ScalesNotMatchingGroupsAreRejected) {
   EXPECT_THROW(run_emb(ref::pack_q4_embedding(q, 4, 8), 4, 8, std::vector<float>(12, 1.f), {4, 3}, 4,
                        random_i32({2}, 22, 0, 3), false),
                Error);
+}
+
+struct Qcs {
+  int64_t N, K;
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+  Qcs(int64_t n, int64_t k, uint64_t seed) : N(n), K(k), q(random_q4(n * k, seed)), scales(random_scales(n, seed + 1)) {}
+  void add(OpGraph& g, Id x, Id out) const {
+    Id w = g.gb.constant(DType::UInt8, {N, (K + 1) / 2}, ref::pack_q4_channelwise(q, N, K));
+    Id s = g.gb.constant_f32({N}, scales);
+    g.gb.op("et_vk.linear_qcs4w.default", {x, w, s, out});
+  }
+  HostTensor ref(const HostTensor& x) const { return ref::linear_qcs4w(x, q, N, K, scales); }
+};
+
+HostTensor run_qcs(const Qcs& l, const HostTensor& x, const std::string& route = "") {
+  OpGraph g;
+  Id xi = g.input(x);
+  auto os = x.shape;
+  os.back() = l.N;
+  l.add(g, xi, g.output(DType::Float32, os));
+  LoadOptions o;
+  if (!route.empty()) o.force_route["linear_qcs4w"] = route;
+  return g.run(o)[0];
+}
+
+TEST(OpQcs4wLinear, GemvOneTokenWithOddKReadsTheHighNibbleFirst) {
+  ETW_REQUIRE_GPU();
+  Qcs l(13, 37, 30);  // K 37 packs into 19 bytes per row, the last low nibble padding
+  auto x = random_f32({1, 37}, 31);
+  EXPECT_TRUE(Close(run_qcs(l, x), l.ref(x), 1e-4, 1e-4));
+}
+
+TEST(OpQcs4wLinear, TiledGemmAndGemvAgreeOnPrefill) {
+  ETW_REQUIRE_GPU();
+  Qcs l(21, 48, 32);
+  auto x = random_f32({2, 17, 48}, 33);
+  auto ref = l.ref(x);
+  EXPECT_TRUE(Close(run_qcs(l, x), ref, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(run_qcs(l, x, "gemv"), ref, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(run_qcs(l, x, "gemm"), ref, 1e-4, 1e-4));
+}
+
+TEST(OpQcs4wLinear, DynamicTokensPrefillThenSingleToken) {
+  ETW_REQUIRE_GPU();
+  Qcs l(16, 24, 34);
+  OpGraph g;
+  auto x = random_f32({1, 7, 24}, 35);
+  Id xi = g.input(x, {1, 7, 24}, true);
+  l.add(g, xi, g.output(DType::Float32, {1, 7, 16}));
+  EXPECT_TRUE(Close(g.run()[0], l.ref(x), 1e-4, 1e-4));
+  auto x1 = random_f32({1, 1, 24}, 36);
+  auto out = g.rerun({x1});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{1, 1, 16}));
+  EXPECT_TRUE(Close(out[0], l.ref(x1), 1e-4, 1e-4));
+}
+
+TEST(OpQcs4wLinear, ScalesNotOnePerOutputAreRejected) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({1, 16}, 1));
+  Id w = g.gb.constant(DType::UInt8, {8, 8}, std::vector<uint8_t>(64, 0x88));
+  Id s = g.gb.constant_f32({4}, std::vector<float>(4, 1.f));
+  g.gb.op("et_vk.linear_qcs4w.default", {x, w, s, g.output(DType::Float32, {1, 8})});
+  try {
+    g.run();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scales must be [8]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpQcs4wLinear, WeightNotPackingKIsRejected) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  Id x = g.input(random_f32({1, 16}, 1));
+  Id w = g.gb.constant(DType::UInt8, {8, 4}, std::vector<uint8_t>(32, 0x88));
+  Id s = g.gb.constant_f32({8}, std::vector<float>(8, 1.f));
+  g.gb.op("et_vk.linear_qcs4w.default", {x, w, s, g.output(DType::Float32, {1, 8})});
+  try {
+    g.run();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input channels"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
