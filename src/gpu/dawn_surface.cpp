@@ -237,10 +237,8 @@ bool fits(uint64_t size, const char* what, char* err, size_t n) {
   }
   return true;
 }
-void count_buffer(uint32_t handle, uint64_t size) {
+void count_buffer(uint64_t size) {
   State& s = S();
-  if (s.buffer_meta.size() <= handle) s.buffer_meta.resize(handle + 1);
-  s.buffer_meta[handle] = State::BufferMeta{size, s.generation};
   s.device_bytes += size;
   s.peak_device_bytes = std::max(s.peak_device_bytes, s.device_bytes);
 }
@@ -276,8 +274,7 @@ bool ensure_staging(uint64_t size, char* err, size_t n) {
     s.staging_size = 0;
     return false;
   }
-  s.device_bytes += sz;
-  s.peak_device_bytes = std::max(s.peak_device_bytes, s.device_bytes);
+  count_buffer(sz);
   return true;
 }
 
@@ -557,7 +554,9 @@ uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, ch
     return 0;
   }
   uint32_t h = s.buffers.add(b);
-  count_buffer(h, size);
+  if (s.buffer_meta.size() <= h) s.buffer_meta.resize(h + 1);
+  s.buffer_meta[h] = State::BufferMeta{size, s.generation};
+  count_buffer(size);
   return h;
 }
 
@@ -597,8 +596,8 @@ int ewgpu_memory_budget(uint64_t* available, uint64_t* heap, char* why, size_t n
     }
     if (left < avail) {
       avail = left;
-      reason = "the address space left under this process's RLIMIT_AS (a CPU adapter maps every buffer into the "
-               "process)";
+      reason = "the address space left under this process's RLIMIT_AS: a CPU adapter maps every buffer into the "
+               "process";
     }
   }
   *available = avail;
