@@ -198,10 +198,10 @@ void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t
     std::vector<uint8_t> tmp((size + 3) & ~uint64_t(3), 0);
     std::memcpy(tmp.data(), data, size);
     if (offset + tmp.size() > b.size()) throw Error(ErrorKind::Internal, "padded buffer write out of range");
-    if (ewgpu_buffer_write(b.handle(), offset, tmp.data(), tmp.size(), err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+    if (ewgpu_buffer_write(b.handle(), offset, tmp.data(), tmp.size(), err, sizeof err)) fail(classify(err), "write", err);
     return;
   }
-  if (ewgpu_buffer_write(b.handle(), offset, data, size, err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+  if (ewgpu_buffer_write(b.handle(), offset, data, size, err, sizeof err)) fail(classify(err), "write", err);
 }
 
 void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
