@@ -29,7 +29,7 @@ void release_bind_group(uint32_t handle) {
 [[noreturn]] void fail(ErrorKind k, const char* what, const char* msg) {
   throw Error(k, std::string(what) + ": " + msg);
 }
-// Dawn's messages for out-of-memory name it; surface them as Limit errors.
+// The surfaces say "out of memory" for an allocation the device cannot hold (surface.h).
 ErrorKind classify(const char* msg) {
   std::string m(msg);
   return (m.find("out of memory") != std::string::npos || m.find("OutOfMemory") != std::string::npos)
@@ -59,7 +59,7 @@ std::string DeviceInfo::summary() const {
                 (unsigned long long)max_storage_binding, max_invocations, max_workgroup_storage,
                 subgroups ? "yes" : "no", subgroup_min, subgroup_max, timestamp_query ? "yes" : "no",
                 shader_f16 ? "yes" : "no");
-  return buf;
+  return memory_heap ? std::string(buf) + " memoryHeap=" + std::to_string(memory_heap) : std::string(buf);
 }
 
 Grid fold_grid(uint64_t total, uint32_t max_per_dim) {
@@ -139,6 +139,9 @@ Context::Context() {
   info_.max_wg_size_z = a.max_compute_workgroup_size_z;
   info_.max_workgroups_per_dim = a.max_compute_workgroups_per_dimension;
   info_.min_storage_offset_alignment = a.min_storage_buffer_offset_alignment;
+  uint64_t available = 0;
+  char why[kErrLen] = {0};
+  if (ewgpu_memory_budget(&available, &info_.memory_heap, why, sizeof why) != 0) info_.memory_heap = 0;
   generation_ = ewgpu_device_generation();
 }
 
@@ -163,7 +166,7 @@ Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view l
   char err[kErrLen] = {0};
   std::string l(label);
   uint32_t h = ewgpu_buffer_create(size, static_cast<uint32_t>(kind), l.c_str(), err, sizeof err);
-  if (!h) fail(classify(err), ("creating buffer '" + l + "'").c_str(), err);
+  if (!h) fail(classify(err), ("buffer '" + l + "' of " + std::to_string(size) + " bytes").c_str(), err);
   Buffer b;
   b.handle_ = h;
   b.size_ = size;
@@ -172,6 +175,16 @@ Buffer Context::create_buffer(uint64_t size, BufferKind kind, std::string_view l
   std::lock_guard<std::mutex> lock(mu_);
   ++buffers_created_;
   return b;
+}
+
+void Context::require_memory(uint64_t bytes, std::string_view what) const {
+  require_alive();
+  uint64_t available = 0, heap = 0;
+  char why[kErrLen] = {0};
+  if (ewgpu_memory_budget(&available, &heap, why, sizeof why) != 0 || bytes <= available) return;
+  throw Error(ErrorKind::Limit, std::string(what) + " needs " + std::to_string(bytes) +
+                                    " bytes of device memory; the device can take " + std::to_string(available) +
+                                    " more (" + why + ")");
 }
 
 void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t size) {
@@ -185,10 +198,10 @@ void Context::write(const Buffer& b, uint64_t offset, const void* data, uint64_t
     std::vector<uint8_t> tmp((size + 3) & ~uint64_t(3), 0);
     std::memcpy(tmp.data(), data, size);
     if (offset + tmp.size() > b.size()) throw Error(ErrorKind::Internal, "padded buffer write out of range");
-    if (ewgpu_buffer_write(b.handle(), offset, tmp.data(), tmp.size(), err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+    if (ewgpu_buffer_write(b.handle(), offset, tmp.data(), tmp.size(), err, sizeof err)) fail(classify(err), "write", err);
     return;
   }
-  if (ewgpu_buffer_write(b.handle(), offset, data, size, err, sizeof err)) fail(ErrorKind::Gpu, "write", err);
+  if (ewgpu_buffer_write(b.handle(), offset, data, size, err, sizeof err)) fail(classify(err), "write", err);
 }
 
 void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {

@@ -26,6 +26,7 @@ struct DeviceInfo {
   uint32_t max_storage_buffers_per_stage = 0, max_workgroup_storage = 0, max_invocations = 0;
   uint32_t max_wg_size_x = 0, max_wg_size_y = 0, max_wg_size_z = 0, max_workgroups_per_dim = 0;
   uint32_t min_storage_offset_alignment = 0;
+  uint64_t memory_heap = 0;  // the adapter's device-local memory heaps in bytes; 0 when not reported
   std::string summary() const;  // one line: adapter, type, key limits and features
 };
 
@@ -104,8 +105,14 @@ class Context {
 
   const DeviceInfo& info() const { return info_; }
 
-  // Checks `size` against maxBufferSize (and maxStorageBufferBindingSize for storage buffers).
+  // Checks `size` against maxBufferSize (and maxStorageBufferBindingSize for storage buffers); a
+  // buffer the device cannot hold is an Error(Limit) naming `label` and the bytes.
   Buffer create_buffer(uint64_t size, BufferKind kind, std::string_view label);
+  // Throws Error(Limit) when `bytes` more would not fit in the device's memory (the surface's
+  // ewgpu_memory_budget: heaps less live buffers; host memory and address space on a CPU
+  // adapter), so a model too large is refused before anything is allocated. No check where the
+  // device reports no heaps.
+  void require_memory(uint64_t bytes, std::string_view what) const;
   void write(const Buffer& b, uint64_t offset, const void* data, uint64_t size);
   void read(const Buffer& b, uint64_t offset, void* dst, uint64_t size);
 

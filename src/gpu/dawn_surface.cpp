@@ -1,7 +1,12 @@
 // The native implementation of surface.h over Dawn (libwebgpu_wrapper.so).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -12,6 +17,8 @@
 namespace {
 
 constexpr uint64_t kWaitTimeoutNs = 600ull * 1000 * 1000 * 1000;  // a hung queue becomes an error, not a hang
+// Address space a CPU adapter's driver needs besides buffers (JIT code, thread stacks, descriptors).
+constexpr uint64_t kAddressSpaceReserve = 64ull << 20;
 
 template <class T>
 struct Table {
@@ -53,6 +60,14 @@ struct State {
   Table<WGPUBindGroup> bind_groups;
   WGPUBuffer staging = nullptr;  // MapRead buffer reused by reads and timestamp readback
   uint64_t staging_size = 0;
+  // Device memory (see fits()). The buffers of older, lost devices no longer count.
+  uint64_t heap_bytes = 0;    // the adapter's device-local memory heaps; 0 when it reports none
+  bool cpu_adapter = false;   // its buffers are host memory that the driver maps into this process
+  uint64_t device_bytes = 0;  // in live buffers of the current device, staging included
+  uint64_t peak_device_bytes = 0;
+  bool freed_since_release = false;  // destroyed buffers whose memory Dawn may still hold
+  struct BufferMeta { uint64_t size; uint32_t generation; };
+  std::vector<BufferMeta> buffer_meta;  // by buffer handle
 };
 State& S() {
   static State* s = new State();  // never destroyed: Dawn may call back during process exit
@@ -133,7 +148,7 @@ bool pop_scope(char* err, size_t n, const char* what) {
     return false;
   }
   if (r.type != WGPUErrorType_NoError) {
-    set_err(err, n, std::string(what) + ": " + r.message);
+    set_err(err, n, std::string(what) + (r.type == WGPUErrorType_OutOfMemory ? ": out of memory: " : ": ") + r.message);
     return false;
   }
   return true;
@@ -150,15 +165,102 @@ bool pop_scopes(char* err, size_t n, const char* what) {
   return ok_validation && ok_oom;
 }
 
+// Address space left to this process under its soft RLIMIT_AS, less kAddressSpaceReserve;
+// UINT64_MAX when unlimited.
+uint64_t address_space_left() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  if (!(statm >> pages)) return UINT64_MAX;
+  uint64_t used = pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) + kAddressSpaceReserve;
+  return r.rlim_cur > used ? r.rlim_cur - used : 0;
+}
+
+// MemAvailable from /proc/meminfo in bytes; UINT64_MAX when unreadable.
+uint64_t host_memory_available() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  return UINT64_MAX;
+}
+
+// Dawn unmaps a destroyed buffer's memory only once the queue has moved past it: two empty
+// submits do it (measured on lavapipe), so the address space freed models held is free again.
+void release_freed_memory() {
+  State& s = S();
+  if (!s.freed_since_release) return;
+  s.freed_since_release = false;
+  for (int i = 0; i < 2; ++i) {
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, nullptr);
+    wgpuCommandEncoderRelease(enc);
+    wgpuQueueSubmit(s.queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    WGPUEnum done = 0;
+    WGPUQueueWorkDoneCallbackInfo info{};
+    info.mode = WGPUCallbackMode_WaitAnyOnly;
+    info.callback = [](WGPUEnum st, WGPUStringView, void* u1, void*) { *static_cast<WGPUEnum*>(u1) = st; };
+    info.userdata1 = &done;
+    char tmp[256];
+    if (!wait(wgpuQueueOnSubmittedWorkDone(s.queue, info), tmp, sizeof tmp, "releasing freed buffers")) return;
+  }
+}
+
+// False, with an "out of memory" message, when a new buffer of `size` bytes does not fit: into
+// the adapter's memory heaps beside the device's live buffers (Dawn does not keep that sum), or,
+// on a CPU adapter, into this process's address space: lavapipe maps each buffer in when it is
+// created, and when that mmap fails it reports success and the first use crashes (SIGSEGV).
+bool fits(uint64_t size, const char* what, char* err, size_t n) {
+  State& s = S();
+  if (s.heap_bytes && s.device_bytes + size > s.heap_bytes) {
+    set_err(err, n, std::string(what) + ": out of memory: " + std::to_string(size) + " more bytes would bring the "
+                    "device's buffers to " + std::to_string(s.device_bytes + size) + " bytes, above its memory heap of " +
+                    std::to_string(s.heap_bytes));
+    return false;
+  }
+  if (!s.cpu_adapter) return true;
+  uint64_t left = address_space_left();
+  if (left < size) {
+    release_freed_memory();
+    left = address_space_left();
+  }
+  if (left < size) {
+    set_err(err, n, std::string(what) + ": out of memory: " + std::to_string(size) + " bytes do not fit in the " +
+                    std::to_string(left) + " bytes of address space left under this process's RLIMIT_AS (a CPU "
+                    "adapter maps every buffer into the process)");
+    return false;
+  }
+  return true;
+}
+void count_buffer(uint64_t size) {
+  State& s = S();
+  s.device_bytes += size;
+  s.peak_device_bytes = std::max(s.peak_device_bytes, s.device_bytes);
+}
+void uncount_buffer(uint64_t size, uint32_t generation) {
+  State& s = S();
+  if (generation == s.generation) s.device_bytes -= std::min(size, s.device_bytes);
+  s.freed_since_release = true;
+}
+
 bool ensure_staging(uint64_t size, char* err, size_t n) {
   State& s = S();
   if (s.staging && s.staging_size >= size) return true;
   if (s.staging) {
     wgpuBufferDestroy(s.staging);
     wgpuBufferRelease(s.staging);
+    uncount_buffer(s.staging_size, s.generation);
+    s.staging = nullptr;
+    s.staging_size = 0;
   }
   uint64_t sz = 256;
   while (sz < size) sz *= 2;
+  if (!fits(sz, "creating read-back buffer", err, n)) return false;
   WGPUBufferDescriptor d{};
   d.label = sv("etwebgpu.staging");
   d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
@@ -172,6 +274,7 @@ bool ensure_staging(uint64_t size, char* err, size_t n) {
     s.staging_size = 0;
     return false;
   }
+  count_buffer(sz);
   return true;
 }
 
@@ -272,6 +375,7 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
     wgpuInstanceRelease(s.instance);
     s.lost_message.clear();
     s.pending_error.clear();
+    s.device_bytes = s.peak_device_bytes = 0;
   }
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);  // silences Mesa's harmless warning
   WGPUInstanceDescriptor idesc{};
@@ -314,6 +418,25 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   out->subgroup_min = info.subgroupMinSize;
   out->subgroup_max = info.subgroupMaxSize;
   wgpuAdapterInfoFreeMembers(info);
+  s.cpu_adapter = out->adapter_type == WGPUAdapterType_CPU;
+  s.heap_bytes = 0;
+  if (wgpuAdapterHasFeature(s.adapter, WGPUFeatureName_AdapterPropertiesMemoryHeaps)) {
+    WGPUAdapterPropertiesMemoryHeaps heaps{};
+    heaps.chain.sType = WGPUSType_AdapterPropertiesMemoryHeaps;
+    WGPUAdapterInfo hinfo{};
+    hinfo.nextInChain = &heaps.chain;
+    if (wgpuAdapterGetInfo(s.adapter, &hinfo) == WGPUStatus_Success) {
+      // Buffers live in the device-local heaps (all of a CPU adapter's memory is device-local).
+      uint64_t local = 0, all = 0;
+      for (size_t i = 0; i < heaps.heapCount; ++i) {
+        all += heaps.heapInfo[i].size;
+        if (heaps.heapInfo[i].properties & WGPUHeapProperty_DeviceLocal) local += heaps.heapInfo[i].size;
+      }
+      s.heap_bytes = local ? local : all;
+      wgpuAdapterInfoFreeMembers(hinfo);
+      wgpuAdapterPropertiesMemoryHeapsFreeMembers(heaps);
+    }
+  }
 
   WGPULimits lim{};
   wgpuAdapterGetLimits(s.adapter, &lim);
@@ -398,6 +521,7 @@ void ewgpu_shutdown(void) {
   for (auto p : s.pipelines.items) if (p) wgpuComputePipelineRelease(p);
   for (auto b : s.buffers.items) if (b) { wgpuBufferDestroy(b); wgpuBufferRelease(b); }
   if (s.staging) { wgpuBufferDestroy(s.staging); wgpuBufferRelease(s.staging); }
+  s.device_bytes = 0;
   wgpuQueueRelease(s.queue);
   WGPUDevice d = s.device;
   s.device = nullptr;
@@ -417,6 +541,7 @@ uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, ch
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   if (!check_device(err, n, "creating buffer")) return 0;
+  if (!fits(size, "creating buffer", err, n)) return 0;
   WGPUBufferDescriptor d{};
   d.label = sv(label);
   d.usage = kind == EW_BUFFER_UNIFORM ? (WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst)
@@ -428,7 +553,11 @@ uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, ch
     if (b) wgpuBufferRelease(b);
     return 0;
   }
-  return s.buffers.add(b);
+  uint32_t h = s.buffers.add(b);
+  if (s.buffer_meta.size() <= h) s.buffer_meta.resize(h + 1);
+  s.buffer_meta[h] = State::BufferMeta{size, s.generation};
+  count_buffer(size);
+  return h;
 }
 
 void ewgpu_buffer_destroy(uint32_t h) {
@@ -437,7 +566,44 @@ void ewgpu_buffer_destroy(uint32_t h) {
   if (WGPUBuffer b = s.buffers.take(h)) {
     wgpuBufferDestroy(b);
     wgpuBufferRelease(b);
+    uncount_buffer(s.buffer_meta[h].size, s.buffer_meta[h].generation);
   }
+}
+
+int ewgpu_memory_budget(uint64_t* available, uint64_t* heap, char* why, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!s.device || !s.heap_bytes) return 1;
+  uint64_t avail = s.heap_bytes - std::min(s.heap_bytes, s.device_bytes);
+  std::string reason = "the adapter's memory heap of " + std::to_string(s.heap_bytes) + " bytes less the " +
+                       std::to_string(s.device_bytes) + " bytes of buffers alive on the device";
+  if (s.cpu_adapter) {
+    // Host memory is a guess: it is only taken when a buffer is first used, and lavapipe keeps
+    // what freed buffers used for its next ones (so that counts as available).
+    uint64_t host = host_memory_available();
+    if (host != UINT64_MAX) {
+      uint64_t kept = s.peak_device_bytes - s.device_bytes;
+      if (host + kept < avail) {
+        avail = host + kept;
+        reason = "a CPU adapter's buffers are host memory: MemAvailable " + std::to_string(host) + " bytes plus " +
+                 std::to_string(kept) + " bytes the driver keeps from freed buffers";
+      }
+    }
+    uint64_t left = address_space_left();
+    if (left < avail) {
+      release_freed_memory();
+      left = address_space_left();
+    }
+    if (left < avail) {
+      avail = left;
+      reason = "the address space left under this process's RLIMIT_AS: a CPU adapter maps every buffer into the "
+               "process";
+    }
+  }
+  *available = avail;
+  *heap = s.heap_bytes;
+  set_err(why, n, reason);
+  return 0;
 }
 
 int ewgpu_buffer_write(uint32_t h, uint64_t offset, const void* data, uint64_t size, char* err, size_t n) {

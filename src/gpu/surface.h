@@ -50,6 +50,9 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t err_len);
 uint32_t ewgpu_device_generation(void);
 void ewgpu_shutdown(void);
 
+// A buffer the device cannot hold fails with a message containing "out of memory": the device's
+// own out-of-memory error, or (native) the surface's checks against the adapter's memory heaps
+// and, on a CPU adapter, against the process's address space (see ewgpu_memory_budget).
 uint32_t ewgpu_buffer_create(uint64_t size, uint32_t kind, const char* label, char* err, size_t err_len);
 void ewgpu_buffer_destroy(uint32_t buffer);
 int ewgpu_buffer_write(uint32_t buffer, uint64_t offset, const void* data, uint64_t size, char* err, size_t err_len);
@@ -75,6 +78,12 @@ struct EwRead { uint32_t buffer; uint64_t offset; uint64_t size; void* dst; };
 // memory in the same submit, so a run costs one queue round trip.
 int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len,
                  const EwRead* reads, size_t n_reads);
+
+// What new buffers may still take on the current device, for a check before anything is
+// allocated. Returns 0 and writes `available` (bytes), `heap` (the adapter's memory heaps, bytes)
+// and, into `why`, what bounds `available`; returns 1 when the surface cannot tell (a browser
+// reports no memory heaps: there only the device's out-of-memory error stops an allocation).
+int ewgpu_memory_budget(uint64_t* available, uint64_t* heap, char* why, size_t why_len);
 
 // Destroys the device as a driver reset would, so tests can prove that device loss surfaces as an
 // error on every later call instead of a crash.

@@ -58,14 +58,18 @@ enum : WGPUEnum { WGPUAdapterType_DiscreteGPU = 1, WGPUAdapterType_IntegratedGPU
 enum : WGPUEnum { WGPUPowerPreference_HighPerformance = 2 };
 enum : WGPUEnum { WGPUQueryType_Timestamp = 2 };
 enum : WGPUEnum { WGPUFeatureName_TimestampQuery = 0x03, WGPUFeatureName_ShaderF16 = 0x0A,
-                  WGPUFeatureName_Subgroups = 0x11 };
-enum : WGPUEnum { WGPUSType_ShaderSourceWGSL = 0x00000002, WGPUSType_DawnTogglesDescriptor = 0x0005000A };
+                  WGPUFeatureName_Subgroups = 0x11, WGPUFeatureName_AdapterPropertiesMemoryHeaps = 0x50015 };
+// AdapterPropertiesMemoryHeaps is not in DAWN_ABI.md: 0x00050013 was found by asking this library
+// (0x00050014 is AdapterPropertiesD3D here: "Feature AdapterPropertiesD3D is not available").
+enum : WGPUEnum { WGPUSType_ShaderSourceWGSL = 0x00000002, WGPUSType_DawnTogglesDescriptor = 0x0005000A,
+                  WGPUSType_AdapterPropertiesMemoryHeaps = 0x00050013 };
 enum : WGPUEnum { WGPUCompilationMessageType_Error = 1 };
 
 constexpr WGPUBufferUsage WGPUBufferUsage_MapRead = 0x1, WGPUBufferUsage_CopySrc = 0x4,
                           WGPUBufferUsage_CopyDst = 0x8, WGPUBufferUsage_Uniform = 0x40,
                           WGPUBufferUsage_Storage = 0x80, WGPUBufferUsage_QueryResolve = 0x200;
 constexpr WGPUMapMode WGPUMapMode_Read = 0x1;
+constexpr WGPUFlags WGPUHeapProperty_DeviceLocal = 0x1;
 
 struct WGPUStringView { const char* data; size_t length; };
 struct WGPUChainedStruct { WGPUChainedStruct* next; WGPUEnum sType; };
@@ -87,6 +91,11 @@ struct WGPUAdapterInfo {
   uint32_t vendorID; uint32_t deviceID; uint32_t subgroupMinSize; uint32_t subgroupMaxSize;
 };
 struct WGPUSupportedFeatures { size_t featureCount; const WGPUEnum* features; };
+// Chained on WGPUAdapterInfo (the adapter must have the feature); the library owns heapInfo.
+struct WGPUMemoryHeapInfo { WGPUFlags properties; uint64_t size; };
+struct WGPUAdapterPropertiesMemoryHeaps {
+  WGPUChainedStruct chain; size_t heapCount; const WGPUMemoryHeapInfo* heapInfo;
+};
 struct WGPULimits {
   WGPUChainedStruct* nextInChain;
   uint32_t maxTextureDimension1D, maxTextureDimension2D, maxTextureDimension3D, maxTextureArrayLayers;
@@ -189,6 +198,9 @@ static_assert(sizeof(WGPUAdapterInfo) == 96 && offsetof(WGPUAdapterInfo, backend
               offsetof(WGPUAdapterInfo, vendorID) == 80 && offsetof(WGPUAdapterInfo, subgroupMinSize) == 88 &&
               offsetof(WGPUAdapterInfo, subgroupMaxSize) == 92);
 static_assert(sizeof(WGPUSupportedFeatures) == 16);
+static_assert(sizeof(WGPUMemoryHeapInfo) == 16 && sizeof(WGPUAdapterPropertiesMemoryHeaps) == 32 &&
+              offsetof(WGPUAdapterPropertiesMemoryHeaps, heapCount) == 16 &&
+              offsetof(WGPUAdapterPropertiesMemoryHeaps, heapInfo) == 24);
 static_assert(sizeof(WGPULimits) == 152);
 static_assert(offsetof(WGPULimits, maxBindGroups) == 24 && offsetof(WGPULimits, maxStorageBuffersPerShaderStage) == 52 &&
               offsetof(WGPULimits, maxUniformBufferBindingSize) == 64 &&
@@ -241,6 +253,7 @@ WGPUBool wgpuAdapterHasFeature(WGPUAdapter, WGPUEnum feature);
 WGPUFuture wgpuAdapterRequestDevice(WGPUAdapter, const WGPUDeviceDescriptor*, WGPURequestDeviceCallbackInfo);
 void wgpuAdapterRelease(WGPUAdapter);
 void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo adapterInfo);
+void wgpuAdapterPropertiesMemoryHeapsFreeMembers(WGPUAdapterPropertiesMemoryHeaps memoryHeaps);
 WGPUBuffer wgpuDeviceCreateBuffer(WGPUDevice, const WGPUBufferDescriptor*);
 WGPUShaderModule wgpuDeviceCreateShaderModule(WGPUDevice, const WGPUShaderModuleDescriptor*);
 WGPUComputePipeline wgpuDeviceCreateComputePipeline(WGPUDevice, const WGPUComputePipelineDescriptor*);

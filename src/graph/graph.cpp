@@ -325,6 +325,7 @@ void Graph::build() {
   if (planned > opts_.max_gpu_bytes)
     throw Error(ErrorKind::Limit, "the graph needs " + std::to_string(planned) + " bytes of tensor storage, above the " +
                                       "limit of " + std::to_string(opts_.max_gpu_bytes) + " (LoadOptions::max_gpu_bytes)");
+  ctx_->require_memory(planned, "the graph's tensor storage");
   for (auto& [m, need] : mem_need) {
     mem_obj_buffer_[m] = static_cast<int>(buffers_.size());
     buffers_.push_back(nullptr);

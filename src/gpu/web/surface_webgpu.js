@@ -144,13 +144,15 @@ var LibraryEwgpu = {
       EW.device.pushErrorScope('out-of-memory');
       EW.device.pushErrorScope('validation');
     },
-    // Pops the two scopes pushed by pushScopes; null when clean, else the message.
+    // Pops the two scopes pushed by pushScopes; null when clean, else the message ("out of memory"
+    // marks what the device could not allocate, as surface.h promises).
     popScopes: async function(what) {
       var msgs = [];
       for (var i = 0; i < 2; ++i) {
         try {
           var e = await EW.device.popErrorScope();
-          if (e) msgs.push(e.message);
+          var oom = e && typeof GPUOutOfMemoryError !== 'undefined' && e instanceof GPUOutOfMemoryError;
+          if (e) msgs.push((oom ? 'out of memory: ' : '') + e.message);
         } catch (x) {
           msgs.push('could not pop error scope: ' + EW.message(x));
         }
@@ -287,6 +289,11 @@ var LibraryEwgpu = {
     EW.queue = null;
     if (EW.ownsDevice) d.destroy();
     EW.adapter = null;
+  },
+
+  // Browsers report no memory heaps: only the device's out-of-memory error stops an allocation.
+  ewgpu_memory_budget: function(available, heap, why, whyLen) {
+    return 1;
   },
 
   // Destroys the device as a driver reset would: every later call reports the loss.
