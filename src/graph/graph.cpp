@@ -483,14 +483,12 @@ const gpu::Buffer& Graph::buffer(int32_t id) {
           ctx_->create_buffer(buffer_need_[bi], gpu::BufferKind::Storage, "mem_obj" + std::to_string(t.mem_obj_id)));
       allocated_bytes_ += buffers_[bi]->size();
     }
-    if (t.storage == kernel::Storage::F16) f16_buffers_.insert(buffers_[bi].get());
-    t.buffer_index = bi;
+      t.buffer_index = bi;
     return *buffers_[bi];
   }
   uint64_t bytes = t.bytes(t.max_numel());
   auto b = std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label));
   allocated_bytes_ += b->size();
-  if (t.storage == kernel::Storage::F16) f16_buffers_.insert(b.get());
   if (t.constant_id >= 0) {
     auto bytes_in = constant_bytes(id);
     auto w = store_words(widen(bytes_in.data(), t.max_numel(), t.dtype), t.storage);
@@ -593,7 +591,7 @@ void Graph::resize_node(Node& n) {
       if (on && r.params) {
         r.params(*live_, params_scratch_);
         if (params_scratch_ != r.last) {
-          write_uniform(*r.uniform, params_scratch_.data(), params_scratch_.size());
+          ctx_->write(*r.uniform, 0, params_scratch_.data(), params_scratch_.size());
           r.last = params_scratch_;
         }
       }
@@ -737,18 +735,5 @@ void Graph::execute_extended(const Extend& extend) {
   if (index_check_) index_check_->raise_if_reported();
 }
 
-Step Graph::make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
-                      std::string variant) {
-  // Hand-bound shaders read 32-bit words: they must never see f16 storage.
-  for (auto& x : b)
-    if (f16_buffers_.count(x.buffer))
-      throw Error(ErrorKind::Unsupported, p.label + " has no fp16 variant yet; load with precision fp32");
-  Step s;
-  s.pipeline = &p;
-  s.bind_group = ctx_->bind_group(p, b);
-  s.grid = ctx_->grid(workgroups);
-  s.variant = std::move(variant);
-  return s;
-}
 
 }  // namespace etwebgpu::graph

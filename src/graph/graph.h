@@ -1,11 +1,11 @@
 // graph::Graph: one VkGraph delegate turned into GPU buffers, pipelines and bind groups.
 //
-// Storage model: every tensor element occupies one 32-bit word on the GPU, whatever its VkGraph
-// dtype (f32 for float types, i32 for int types, u32 0/1 for bool/uint8), so shape and memory
-// kernels are dtype-agnostic. Buffers are sized for the tensor's maximum (serialized) dims and
+// Storage model: each tensor has one storage type (kernel/storage.h: f32, f16 at fp16 precision,
+// i32 for int types, u32 0/1 words for bool/uint8), decided at build; kernels get it as WGSL types
+// in their generated preamble. Buffers are sized for the tensor's maximum (serialized) dims and
 // never reallocated; tensors sharing a non-negative mem_obj_id share one buffer. Live dims change
-// at run time (dynamic shapes): each node's resize hook recomputes its outputs' live dims,
-// rewrites its uniforms and dispatch grids, in chain order.
+// at run time (dynamic shapes): before every run, in chain order, each node's declared functions
+// (OpContext::output / prepare / kernels) recompute its outputs' live dims, uniforms and grids.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -156,13 +156,12 @@ class Graph {
   format::ByteSpan constant_bytes(int32_t tensor_id) const;
   // Writes a constant's (widened) words straight into another tensor's buffer (et_vk.prepack).
   void upload_constant_into(int32_t dst_tensor, int32_t constant_tensor);
-  // A uniform buffer owned by the graph, `bytes` long (rounded to 16).
+  // A uniform buffer owned by the graph, `bytes` long (rounded to 16): kernels' params.
   gpu::Buffer& make_uniform(size_t bytes, const std::string& label);
   // A storage scratch buffer owned by the graph.
   gpu::Buffer& make_scratch(uint64_t bytes, const std::string& label);
   // A 16-byte zero storage buffer for absent optional tensors.
   const gpu::Buffer& dummy_buffer();
-  void write_uniform(gpu::Buffer& b, const void* data, size_t bytes) { ctx_->write(b, 0, data, bytes); }
   // The graph's out-of-range index record (graph/index_check.h), created on first use.
   IndexCheck& index_check();
 
@@ -193,9 +192,6 @@ class Graph {
   // Live dims and integers, as kernels' functions see them.
   const kernel::Live& live() const { return *live_; }
 
-  // Helpers for op builders.
-  Step make_step(const gpu::Pipeline& p, const std::vector<gpu::Binding>& b, uint64_t workgroups,
-                 std::string variant = {});
 
  private:
   void build();
@@ -222,7 +218,6 @@ class Graph {
   std::unique_ptr<IndexCheck> index_check_;
   std::unique_ptr<kernel::Live> live_;
   std::vector<uint8_t> params_scratch_;  // uniform bytes of the kernel being resized
-  std::set<const gpu::Buffer*> f16_buffers_;  // buffers of f16 tensors (refused by make_step)
 };
 
 // Conversions between host dtypes and GPU words.

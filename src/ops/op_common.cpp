@@ -48,9 +48,6 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std
   return s;
 }
 
-void fail_call(const format::VkOpCall& call, ErrorKind k, const std::string& msg) {
-  throw Error(k, call.name + " (node " + std::to_string(call.node_id) + "): " + msg);
-}
 
 int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r) {
   int64_t k = d < 0 ? d + r : d;
