@@ -97,5 +97,6 @@ fn conv_gemm_large(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   g_iw0 = i32((sp % P.OW) * P.sw) - i32(P.pw);
   g_xb = (gnc / ohw) * P.IC * P.H * P.W;
 
-  gemm_core_store(m0, n0, lid, gemm_core(lid, P.K));
+  let K = P.K;
+//!include gemm_loop_body
 }

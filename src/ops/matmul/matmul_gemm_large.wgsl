@@ -96,5 +96,5 @@ fn gemm_large(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   g_b_kstep = select(P.N / 4u * BK, BK / 4u, TRANS_B == 1u);
   g_coff = wid.z * P.cstride;
 
-  gemm_core_store(m0, n0, lid, gemm_core(lid, K));
+//!include gemm_loop_body
 }
