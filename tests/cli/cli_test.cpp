@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "format/npy.h"
-#include "graph/conformance.h"
+#include "etwebgpu/npy.h"
+#include "tools/conformance/conformance.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -29,7 +29,7 @@ TEST(Cli, ExampleWriteThenRunMatchesItsGolden) {
   ASSERT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/expected_0.npy -o " + d + "/out", &out), 0)
       << out;
   EXPECT_NE(out.find("ok:"), std::string::npos) << out;
-  auto written = format::read_npy(d + "/out/output_0.npy");
+  auto written = read_npy(d + "/out/output_0.npy");
   EXPECT_EQ(written.shape, (std::vector<int64_t>{1, 10}));
   std::filesystem::remove_all(d);
 }
@@ -39,7 +39,7 @@ TEST(Cli, RunExitsNonZeroAndNamesTheWorstElementOnMismatch) {
   std::string d = tmpdir("mismatch"), out;
   ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
   HostTensor wrong(DType::Float32, {1, 10});
-  format::write_npy(d + "/wrong.npy", wrong);
+  write_npy(d + "/wrong.npy", wrong);
   EXPECT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/wrong.npy", &out), 1) << out;
   EXPECT_NE(out.find("MISMATCH"), std::string::npos) << out;
   std::filesystem::remove_all(d);
