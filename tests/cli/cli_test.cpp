@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etwebgpu/device.h"
+#include "etwebgpu/inspect.h"
 #include "etwebgpu/npy.h"
 #include "tools/conformance/conformance.h"
 #include "support/op_harness.h"
@@ -113,6 +115,19 @@ TEST(Cli, InspectShowsWhereEachInstructionOfAPartlyDelegatedProgramRuns) {
   ASSERT_EQ(run_cli("inspect " + dir + "/sdpa_standard/model.pte", &out), 0) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::mul.Scalar_out -> aten.mul.Scalar"), std::string::npos) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::any.out -> aten.any.dim"), std::string::npos) << out;
+}
+
+TEST(Cli, InfoPrintsTheAdapterAndPassesEverySelfTestCheck) {
+  ETW_REQUIRE_GPU();
+  std::string out;
+  ASSERT_EQ(run_cli("info", &out), 0) << out;
+  EXPECT_EQ(out.rfind("adapter: ", 0), 0u) << out;
+  size_t ok = 0;
+  for (size_t p = out.find("self-test: ok "); p != std::string::npos; p = out.find("self-test: ok ", p + 1)) ++ok;
+  EXPECT_EQ(ok, self_test().size()) << out;
+  EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
+  EXPECT_NE(out.find("operators: " + std::to_string(supported_operators().size()) + " supported"), std::string::npos)
+      << out;
 }
 
 }  // namespace
