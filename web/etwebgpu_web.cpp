@@ -33,8 +33,8 @@ std::map<int, std::unique_ptr<Model>> g_models;
 std::map<int, std::vector<HostTensor>> g_inputs;   // per model: the inputs of the next run
 std::map<int, std::vector<HostTensor>> g_outputs;  // per model: the outputs of the last run
 int g_next_id = 1;
-// Conformance case staging: inputs and expected outputs added one by one from the page.
-ConformanceStep g_case;
+// Conformance case staging: the steps' inputs and expected outputs, added one by one from the page.
+std::vector<ConformanceStep> g_case;
 
 const char* ret(const json& j) {
   g_result = j.dump(-1, ' ', false, json::error_handler_t::replace);  // file strings may be invalid UTF-8
@@ -257,20 +257,22 @@ EMSCRIPTEN_KEEPALIVE const char* etw_example() {
 }
 
 // Conformance cases from bytes fetched by the page: etw_case_begin, then each input and each
-// expected output as .npy bytes in manifest order, then etw_case_run with the .pte and the
-// manifest's tolerances. The native runner's code (tools/conformance/), so the same statuses and
-// messages.
-EMSCRIPTEN_KEEPALIVE void etw_case_begin() { g_case = {}; }
+// expected output as .npy bytes in manifest order (etw_case_step before each further step of a
+// stateful case), then etw_case_run with the .pte and the manifest's tolerances. The native
+// runner's code (tools/conformance/), so the same statuses and messages.
+EMSCRIPTEN_KEEPALIVE void etw_case_begin() { g_case.assign(1, {}); }
+EMSCRIPTEN_KEEPALIVE void etw_case_step() { g_case.emplace_back(); }
 EMSCRIPTEN_KEEPALIVE const char* etw_case_add(int expected, const uint8_t* bytes, size_t n) {
   return guarded([&] {
+    if (g_case.empty()) throw Error(ErrorKind::InvalidArgument, "etw_case_add before etw_case_begin");
     HostTensor t = parse_npy(std::span<const uint8_t>(bytes, n));
-    (expected ? g_case.expected : g_case.inputs).push_back(std::move(t));
+    (expected ? g_case.back().expected : g_case.back().inputs).push_back(std::move(t));
     return ret(json{{"ok", true}});
   });
 }
 EMSCRIPTEN_KEEPALIVE const char* etw_case_run(const uint8_t* pte, size_t n, double atol, double rtol) {
   double t0 = now_ms();
-  ConformanceResult r = run_conformance_case("page", std::vector<uint8_t>(pte, pte + n), {std::move(g_case)}, atol, rtol);
+  ConformanceResult r = run_conformance_case("page", std::vector<uint8_t>(pte, pte + n), g_case, atol, rtol);
   double t1 = now_ms();
   g_case = {};
   return ret(json{{"ok", true}, {"status", conformance_status_name(r.status)}, {"message", r.message}, {"ms", t1 - t0}});
