@@ -17,10 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "etwebgpu/builder.h"
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
-#include "format/npy.h"
+#include "etwebgpu/example_model.h"
+#include "etwebgpu/npy.h"
 #include "models/decoder_model.h"
-#include "models/example_model.h"
 
 using namespace etwebgpu;
 using Id = GraphBuilder::Id;
@@ -121,11 +122,11 @@ Case make_case(const std::string& name, bool small) {
     auto net = nlohmann::json::parse(f);
     std::map<std::string, std::pair<Id, std::vector<int64_t>>> t;
     std::vector<int64_t> in_shape = net.at("input").get<std::vector<int64_t>>();
-    c.inputs = {format::read_npy(dir + "/input_0.npy")};
+    c.inputs = {read_npy(dir + "/input_0.npy")};
     t["x"] = {g.input(DType::Float32, in_shape), in_shape};
     std::string last = "x";
     auto load_const = [&](const std::string& file) {
-      auto w = format::read_npy(dir + "/" + file);
+      auto w = read_npy(dir + "/" + file);
       return std::make_pair(g.constant_f32(w.shape, vec(w)), w.shape);
     };
     for (auto& l : net.at("layers")) {
@@ -191,7 +192,7 @@ Case make_case(const std::string& name, bool small) {
     cfg.vocab = j.at("vocab"), cfg.dim = j.at("dim"), cfg.heads = j.at("heads"), cfg.kv_heads = j.at("kv_heads");
     cfg.head_dim = j.at("head_dim"), cfg.ffn = j.at("ffn"), cfg.cache = j.at("cache"), cfg.smax = j.at("smax");
     cfg.layers = j.at("layers"), cfg.eps = j.at("eps");
-    auto ld = [&](const std::string& n) { return vec(format::read_npy(dir + "/" + n + ".npy")); };
+    auto ld = [&](const std::string& n) { return vec(read_npy(dir + "/" + n + ".npy")); };
     models::DecoderWeights w{ld("emb"), ld("final_norm"), ld("lm"), ld("cos"), ld("sin"), {}};
     for (int64_t l = 0; l < cfg.layers; ++l) {
       auto p = "l" + std::to_string(l) + "_";
@@ -199,12 +200,12 @@ Case make_case(const std::string& name, bool small) {
                           ld(p + "wo"), ld(p + "mlp_norm"), ld(p + "wg"), ld(p + "wu"), ld(p + "wd")});
     }
     c.pte = models::build_decoder_pte(cfg, w);
-    c.inputs = {format::read_npy(dir + "/input_0.npy"), HostTensor::from<int32_t>(DType::Int32, {1}, {0})};
+    c.inputs = {read_npy(dir + "/input_0.npy"), HostTensor::from<int32_t>(DType::Int32, {1}, {0})};
     c.op = "decoder";
     c.params = {{"dir", dir}};
     return c;
   } else if (name == "small_cnn") {
-    auto em = models::make_example_model();
+    auto em = make_example_model();
     c.pte = em.pte;
     c.inputs = {em.input};
     c.weights = em.weights;
@@ -239,7 +240,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!only.empty()) cases = only;
-  std::printf("adapter: %s\n", Model::device_summary().c_str());
+  std::printf("adapter: %s\n", device_info().summary.c_str());
   std::printf("%-22s %12s %12s %12s %12s  %s\n", "case", "GPU ms", "wall ms", "GFLOP/s", "GB/s", "kernels");
   int rc = 0;
   for (auto& name : cases) {
@@ -276,9 +277,9 @@ int main(int argc, char** argv) {
         std::filesystem::create_directories(d);
         nlohmann::json meta = {{"case", name}, {"op", c.op}, {"params", c.params}, {"gpu_ms", g_ms},
                                {"wall_ms", w_ms}, {"flops", c.flops}, {"bytes", c.bytes}, {"small", small}};
-        for (size_t i = 0; i < c.inputs.size(); ++i) format::write_npy(d + "/input_" + std::to_string(i) + ".npy", c.inputs[i]);
-        for (auto& [wn, wt] : c.weights) format::write_npy(d + "/" + wn + ".npy", wt);
-        format::write_npy(d + "/ours.npy", outs[0]);
+        for (size_t i = 0; i < c.inputs.size(); ++i) write_npy(d + "/input_" + std::to_string(i) + ".npy", c.inputs[i]);
+        for (auto& [wn, wt] : c.weights) write_npy(d + "/" + wn + ".npy", wt);
+        write_npy(d + "/ours.npy", outs[0]);
         std::ofstream(d + "/meta.json") << meta.dump(1);
       }
     } catch (const std::exception& e) {

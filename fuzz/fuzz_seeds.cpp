@@ -12,7 +12,7 @@
 #include "etwebgpu/error.h"
 #include "etwebgpu/tensor.h"
 #include "format/ir.h"
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 
 using namespace etwebgpu;
 namespace fs = std::filesystem;
@@ -52,7 +52,7 @@ int npy_seeds(const fs::path& out_dir) {
     for (size_t s = 0; s < shapes.size(); ++s, ++written) {
       HostTensor t(dt, shapes[s]);
       for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<uint8_t>(i * 37 + 1);
-      const auto bytes = format::encode_npy(t);
+      const auto bytes = encode_npy(t);
       write_file(out_dir / (std::string(dtype_name(dt)) + "_rank" + std::to_string(shapes[s].size()) + "_" +
                             std::to_string(s) + ".npy"),
                  bytes.data(), bytes.size());

@@ -7,19 +7,19 @@
 #include <span>
 
 #include "etwebgpu/error.h"
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 
 using namespace etwebgpu;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HostTensor parsed;
   try {
-    parsed = format::parse_npy(std::span<const uint8_t>(data, size));
+    parsed = parse_npy(std::span<const uint8_t>(data, size));
   } catch (const Error&) {
     return 0;
   }
   if (parsed.data.size() != static_cast<size_t>(parsed.numel()) * dtype_size(parsed.dtype)) std::abort();
-  const HostTensor again = format::parse_npy(format::encode_npy(parsed));
+  const HostTensor again = parse_npy(encode_npy(parsed));
   if (again.dtype != parsed.dtype || again.shape != parsed.shape || again.data != parsed.data) std::abort();
   return 0;
 }

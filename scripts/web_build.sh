@@ -3,8 +3,8 @@
 # OUT_DIR (default build-web): etwebgpu_web.js (an ES module, for pages and Web Workers) +
 # etwebgpu_web.wasm plus the pages from web/; the two also go to web/ for its npm package.
 # WebGPU is reached through src/gpu/web/surface_webgpu.js (a --js-library over navigator.gpu);
-# the asynchronous WebGPU steps suspend the wasm through ASYNCIFY. dawn_surface.cpp and tools/
-# are not part of this build. Incremental: a generated build.ninja recompiles what changed.
+# the asynchronous WebGPU steps suspend the wasm through ASYNCIFY. dawn_surface.cpp, src/text/
+# and the CLI are not part of this build; the conformance runner (tools/conformance/) is. Incremental: a generated build.ninja recompiles what changed.
 #   ETWEBGPU_WEB_OPT=-O2 (default) | -O1 | -O0 ...   optimisation level
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,12 +43,13 @@ if stamp_newer "$gen/embedded_shaders.cpp" "${wgsl[@]}" "$here/cmake/EmbedWgsl.c
   touch "$gen/embedded_shaders.cpp"
 fi
 
-# Sources: the library (without the Dawn surface), the embedded shaders and the wasm entry.
+# Sources: the library (without the Dawn surface), the embedded shaders, the conformance runner
+# and the wasm entry.
 mapfile -t srcs < <(find "$here/src" -name '*.cpp' ! -path '*/gpu/dawn_surface.cpp' ! -path '*/text/*' | sort)
-srcs+=("$gen/embedded_shaders.cpp" "$here/web/etwebgpu_web.cpp")
+srcs+=("$gen/embedded_shaders.cpp" "$here/tools/conformance/conformance.cpp" "$here/web/etwebgpu_web.cpp")
 
 cxxflags="-std=c++20 $opt -g0 -fexceptions -DFMT_HEADER_ONLY -DETWEBGPU_WEB=1 -Wall -Wextra -Wno-unused-parameter \
- -I$here/include -I$here/src -I$gen -isystem $out/sysinc"
+ -I$here/include -I$here/src -I$here -I$gen -isystem $out/sysinc"
 async_imports="ewgpu_init,ewgpu_buffer_create,ewgpu_buffer_read,ewgpu_pipeline_create,ewgpu_bind_group_create,ewgpu_submit"
 exports="_malloc,_free"
 exports+=",$(grep -o 'EMSCRIPTEN_KEEPALIVE [^(]*(' "$here/web/etwebgpu_web.cpp" | sed -E 's/.* \**([a-z_0-9]+)\($/_\1/' | paste -sd,)"

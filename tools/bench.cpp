@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
 #include "tools/commands.h"
 
@@ -47,7 +48,7 @@ int cmd_bench(const BenchArgs& a) {
   std::mt19937 rng(1234);
   std::vector<HostTensor> inputs;
   for (auto& io : model->inputs()) inputs.push_back(random_input(io, rng));
-  if (!a.json) std::printf("adapter: %s\n", Model::device_summary().c_str());
+  if (!a.json) std::printf("adapter: %s\n", device_info().summary.c_str());
   for (int i = 0; i < a.warmup; ++i) model->run(inputs);
   std::vector<double> ms;
   for (int i = 0; i < a.iters; ++i) {

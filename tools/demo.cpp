@@ -4,16 +4,17 @@
 #include <fstream>
 
 #include "etwebgpu/compare.h"
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
-#include "format/npy.h"
-#include "models/example_model.h"
+#include "etwebgpu/example_model.h"
+#include "etwebgpu/npy.h"
 #include "tools/commands.h"
 
 using namespace etwebgpu;
 
 int cmd_demo() {
-  auto em = models::make_example_model();
-  std::printf("adapter: %s\n", Model::device_summary().c_str());
+  auto em = make_example_model();
+  std::printf("adapter: %s\n", device_info().summary.c_str());
   std::printf("model:   embedded example (%zu bytes): %s\n", em.pte.size(), em.description);
   auto model = Model::load_bytes(em.pte);
   auto out = model->run({em.input});
@@ -31,11 +32,11 @@ int cmd_demo() {
 }
 
 int cmd_example_write(const std::string& dir) {
-  auto em = models::make_example_model();
+  auto em = make_example_model();
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/model.pte", std::ios::binary).write(reinterpret_cast<const char*>(em.pte.data()), em.pte.size());
-  format::write_npy(dir + "/input_0.npy", em.input);
-  format::write_npy(dir + "/expected_0.npy", em.expected);
+  write_npy(dir + "/input_0.npy", em.input);
+  write_npy(dir + "/expected_0.npy", em.expected);
   std::printf("wrote %s/model.pte, input_0.npy, expected_0.npy (%s)\n", dir.c_str(), em.description);
   return 0;
 }

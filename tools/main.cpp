@@ -2,44 +2,36 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 
 #include "etwebgpu/compare.h"
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
-#include "format/describe.h"
-#include "format/ir.h"
-#include "format/npy.h"
-#include "gpu/context.h"
-#include "gpu/selftest.h"
-#include "graph/conformance.h"
-#include "graph/op_registry.h"
-#include "program/program_graph.h"
-#include "models/example_model.h"
+#include "etwebgpu/example_model.h"
+#include "etwebgpu/inspect.h"
+#include "etwebgpu/npy.h"
 #include "tools/commands.h"
+#include "tools/conformance/conformance.h"
 
 using namespace etwebgpu;
 
 namespace {
 
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorKind::Io, "cannot open '" + path + "'");
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
+// Prints the adapter and every self-test check; non-zero when one fails.
 int cmd_info(bool lose_device) {
-  auto ctx = gpu::Context::get();
-  std::printf("adapter: %s\n", ctx->info().summary().c_str());
-  std::printf("self-test: %s\n", gpu::self_test(*ctx).c_str());
+  std::printf("adapter: %s\n", device_info().summary.c_str());
+  int failed = 0;
+  for (const auto& c : self_test()) {
+    std::string first_line = c.message.substr(0, c.message.find('\n'));
+    std::printf("self-test: %-4s %s: %s\n", c.pass ? "ok" : "FAIL", c.name.c_str(), first_line.c_str());
+    failed += !c.pass;
+  }
   if (lose_device) {
     // Device loss is an error, not a crash: a model loaded before the loss fails to run, and
     // loading it again gets a fresh device.
-    const auto em = models::make_example_model();
+    const auto em = make_example_model();
     auto before = Model::load_bytes(em.pte);
-    ctx->debug_lose_device();
+    simulate_device_loss();
     std::printf("device destroyed; a model loaded before must fail cleanly\n");
     try {
       before->run({em.input});
@@ -50,27 +42,15 @@ int cmd_info(bool lose_device) {
     }
     std::printf("loading the model again:\n");
     std::fflush(stdout);
-    return cmd_demo();
+    int rc = cmd_demo();
+    return failed ? 1 : rc;
   }
-  std::printf("operators: %zu registered\n", graph::OpRegistry::global().names().size());
-  return 0;
+  std::printf("operators: %zu supported\n", supported_operators().size());
+  return failed ? 1 : 0;
 }
 
 int cmd_inspect(const std::string& path, const std::string& method) {
-  auto program = format::read_program(std::make_shared<const format::Bytes>(read_all(path)));
-  std::printf("%s", format::describe_program(program).c_str());
-  auto merged = graph::merge_program(program, program.plan(method));
-  std::printf("\nexecution of '%s' (one GPU graph of %zu ops):\n", method.c_str(), merged.ir.chain.size());
-  for (size_t k = 0; k < merged.instructions.size(); ++k) {
-    const auto& i = merged.instructions[k];
-    std::printf("  [%zu] %-12s %s%s\n", k, i.kind.c_str(), i.what.c_str(), i.supported ? "" : "   <- NOT SUPPORTED");
-  }
-  if (merged.unsupported.empty()) {
-    std::printf("\nall operators supported\n");
-  } else {
-    std::printf("\nmissing operators (%zu):\n", merged.unsupported.size());
-    for (auto& m : merged.unsupported) std::printf("  %s\n", m.c_str());
-  }
+  std::printf("%s", inspect_file(path, method).text().c_str());
   return 0;
 }
 
@@ -89,17 +69,17 @@ int cmd_run(const std::string& path, const std::vector<RunStep>& steps, double a
     const RunStep& st = steps[k];
     std::string tag = steps.size() > 1 ? "step " + std::to_string(k) + " " : "";
     std::vector<HostTensor> in;
-    for (auto& p : st.inputs) in.push_back(format::read_npy(p));
+    for (auto& p : st.inputs) in.push_back(read_npy(p));
     auto outs = model->run(in);
     if (!st.out_dir.empty()) {
       std::filesystem::create_directories(st.out_dir);
       for (size_t i = 0; i < outs.size(); ++i)
-        format::write_npy(st.out_dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
+        write_npy(st.out_dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
     }
     for (size_t i = 0; i < outs.size(); ++i) {
       std::printf("%soutput %zu: %s %s", tag.c_str(), i, dtype_name(outs[i].dtype), shape_str(outs[i].shape).c_str());
       if (i < st.expects.size()) {
-        auto exp = format::read_npy(st.expects[i]);
+        auto exp = read_npy(st.expects[i]);
         auto r = compare_tensors(outs[i], exp, atol, rtol);
         std::printf("  %s", r.message.c_str());
         if (!r.ok) rc = 1;

@@ -11,7 +11,8 @@
 //   await rt.outputNpy(id, i)         -> Uint8Array (.npy)
 //   await rt.example()                -> the embedded model's check against its reference
 //   await rt.gpuChecks()              -> checks of the WebGPU surface (compute, copies, errors)
-//   await rt.conformanceCase({pte, inputs, expected, atol, rtol}) -> {status, message, ms}
+//   await rt.conformanceCase({pte, steps: [{inputs, expected}], atol, rtol}) -> {status, message, ms}
+//                                     (the steps run in order on one loaded model, as the native runner)
 // Failures reject with an Error whose message is the runtime's (e.g. "Unsupported error: ...").
 import createEtwebgpu from './etwebgpu_web.js';
 
@@ -68,17 +69,21 @@ export async function loadRuntime({log = () => {}, device = null} = {}) {
     example: () => serial(() => callJson('etw_example', [], [])),
     gpuChecks: () => serial(() => callJson('etw_gpu_checks', [], [])),
     deviceLossCheck: () => serial(() => callJson('etw_device_loss_check', [], [])),  // leaves the device lost
-    conformanceCase: ({pte, inputs, expected, atol, rtol}) => serial(async () => {
+    conformanceCase: ({pte, steps, atol, rtol}) => serial(async () => {
       await callRaw('etw_case_begin', null, [], []);
-      for (const b of inputs) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [0, p, n]));
-      for (const b of expected) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [1, p, n]));
+      for (const [k, {inputs, expected}] of steps.entries()) {
+        if (k) await callRaw('etw_case_step', null, [], []);
+        for (const b of inputs) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [0, p, n]));
+        for (const b of expected) await withBytes(b, (p, n) => callJson('etw_case_add', ['number', 'number', 'number'], [1, p, n]));
+      }
       return withBytes(pte, (p, n) =>
         callJson('etw_case_run', ['number', 'number', 'number', 'number'], [p, n, atol, rtol]));
     }),
   };
 }
 
-// Fetches one conformance case (manifest entry + files under base/name/) and runs it.
+// Fetches one conformance case (manifest entry + files under base/name/, with its "steps") and
+// runs it.
 export async function runConformanceCase(rt, base, name, entry) {
   const get = async (f) => {
     const r = await fetch(`${base}/${name}/${f}`);
@@ -86,10 +91,14 @@ export async function runConformanceCase(rt, base, name, entry) {
     return new Uint8Array(await r.arrayBuffer());
   };
   const pte = await get('model.pte');
-  const inputs = [], expected = [];
-  for (const i of entry.inputs) inputs.push(await get(i.file));
-  for (const o of entry.outputs) expected.push(await get(o.file));
-  return rt.conformanceCase({pte, inputs, expected, atol: entry.atol, rtol: entry.rtol});
+  const steps = [];
+  for (const run of [entry, ...(entry.steps || [])]) {
+    const inputs = [], expected = [];
+    for (const i of run.inputs) inputs.push(await get(i.file));
+    for (const o of run.outputs) expected.push(await get(o.file));
+    steps.push({inputs, expected});
+  }
+  return rt.conformanceCase({pte, steps, atol: entry.atol, rtol: entry.rtol});
 }
 
 export function formatNs(ns) {

@@ -16,30 +16,14 @@
 #include <vector>
 
 #include "etwebgpu/compare.h"
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
-#include "format/npy.h"
-#include "gpu/context.h"
-#include "gpu/selftest.h"
-#include "gpu/surface.h"
-#include "models/example_model.h"
+#include "etwebgpu/example_model.h"
+#include "etwebgpu/npy.h"
+#include "tools/conformance/conformance.h"
 
 using namespace etwebgpu;
 using json = nlohmann::json;
-
-// surface_webgpu.js reads and writes these structs at fixed offsets (wasm32 layout).
-static_assert(sizeof(void*) == 4, "wasm32 only");
-static_assert(offsetof(EwAdapterInfo, backend_type) == 256 && offsetof(EwAdapterInfo, has_shader_f16) == 284 &&
-              offsetof(EwAdapterInfo, max_buffer_size) == 288 && offsetof(EwAdapterInfo, max_uniform_buffer_binding_size) == 304 &&
-              offsetof(EwAdapterInfo, max_storage_buffers_per_stage) == 312 &&
-              offsetof(EwAdapterInfo, min_storage_buffer_offset_alignment) == 340 && sizeof(EwAdapterInfo) == 344,
-              "EwAdapterInfo layout changed: update src/gpu/web/surface_webgpu.js");
-static_assert(offsetof(EwConstant, value) == 8 && sizeof(EwConstant) == 16, "EwConstant layout");
-static_assert(offsetof(EwBinding, offset) == 8 && offsetof(EwBinding, size) == 16 && sizeof(EwBinding) == 24, "EwBinding layout");
-static_assert(offsetof(EwCommand, src) == 24 && offsetof(EwCommand, src_offset) == 32 &&
-              offsetof(EwCommand, dst_offset) == 40 && offsetof(EwCommand, size) == 48 && sizeof(EwCommand) == 56,
-              "EwCommand layout");
-static_assert(offsetof(EwRead, offset) == 8 && offsetof(EwRead, size) == 16 && offsetof(EwRead, dst) == 24 &&
-              sizeof(EwRead) == 32, "EwRead layout");
 
 namespace {
 
@@ -49,8 +33,8 @@ std::map<int, std::unique_ptr<Model>> g_models;
 std::map<int, std::vector<HostTensor>> g_inputs;   // per model: the inputs of the next run
 std::map<int, std::vector<HostTensor>> g_outputs;  // per model: the outputs of the last run
 int g_next_id = 1;
-// Conformance case staging: inputs and expected outputs added one by one from the page.
-std::vector<HostTensor> g_case_inputs, g_case_expected;
+// Conformance case staging: the steps' inputs and expected outputs, added one by one from the page.
+std::vector<ConformanceStep> g_case;
 
 const char* ret(const json& j) {
   g_result = j.dump(-1, ' ', false, json::error_handler_t::replace);  // file strings may be invalid UTF-8
@@ -158,7 +142,7 @@ extern "C" {
 
 // Initialises the WebGPU device (once) and returns {"ok", "adapter"}.
 EMSCRIPTEN_KEEPALIVE const char* etw_init() {
-  return guarded([] { return ret(json{{"ok", true}, {"adapter", Model::device_summary()}}); });
+  return guarded([] { return ret(json{{"ok", true}, {"adapter", device_info().summary}}); });
 }
 
 // Loads a .pte from `n` bytes at `bytes`; returns {"ok", "id", "inputs", "outputs", "plan", "gpu_bytes"}.
@@ -189,7 +173,7 @@ EMSCRIPTEN_KEEPALIVE const char* etw_set_input_npy(int id, int idx, const uint8_
   return guarded([&] {
     Model* m = model_of(id);
     if (idx < 0 || idx >= (int)m->inputs().size()) throw Error(ErrorKind::InvalidArgument, "no input " + std::to_string(idx));
-    HostTensor t = format::parse_npy(std::span<const uint8_t>(bytes, n));
+    HostTensor t = parse_npy(std::span<const uint8_t>(bytes, n));
     json s = tensor_stats(t);
     g_inputs[id][idx] = std::move(t);
     return ret(json{{"ok", true}, {"input", s}});
@@ -235,7 +219,7 @@ EMSCRIPTEN_KEEPALIVE const uint8_t* etw_output_npy(int id, int idx) {
   auto it = g_outputs.find(id);
   if (it == g_outputs.end() || idx < 0 || idx >= (int)it->second.size()) return nullptr;
   try {
-    g_bytes = format::encode_npy(it->second[idx]);
+    g_bytes = encode_npy(it->second[idx]);
   } catch (...) {
     return nullptr;
   }
@@ -247,8 +231,8 @@ EMSCRIPTEN_KEEPALIVE size_t etw_result_size() { return g_bytes.size(); }
 // CPU reference with its tolerances.
 EMSCRIPTEN_KEEPALIVE const char* etw_example() {
   return guarded([] {
-    auto em = models::make_example_model();
-    std::string adapter = Model::device_summary();
+    auto em = make_example_model();
+    std::string adapter = device_info().summary;
     double t0 = now_ms();
     auto model = Model::load_bytes(em.pte);
     double t1 = now_ms();
@@ -273,146 +257,40 @@ EMSCRIPTEN_KEEPALIVE const char* etw_example() {
 }
 
 // Conformance cases from bytes fetched by the page: etw_case_begin, then each input and each
-// expected output as .npy bytes in manifest order, then etw_case_run with the .pte and the
-// manifest's tolerances. Same statuses and messages as the native runner (graph/conformance.cpp).
-EMSCRIPTEN_KEEPALIVE void etw_case_begin() {
-  g_case_inputs.clear();
-  g_case_expected.clear();
-}
+// expected output as .npy bytes in manifest order (etw_case_step before each further step of a
+// stateful case), then etw_case_run with the .pte and the manifest's tolerances. The native
+// runner's code (tools/conformance/), so the same statuses and messages.
+EMSCRIPTEN_KEEPALIVE void etw_case_begin() { g_case.assign(1, {}); }
+EMSCRIPTEN_KEEPALIVE void etw_case_step() { g_case.emplace_back(); }
 EMSCRIPTEN_KEEPALIVE const char* etw_case_add(int expected, const uint8_t* bytes, size_t n) {
   return guarded([&] {
-    HostTensor t = format::parse_npy(std::span<const uint8_t>(bytes, n));
-    (expected ? g_case_expected : g_case_inputs).push_back(std::move(t));
+    if (g_case.empty()) throw Error(ErrorKind::InvalidArgument, "etw_case_add before etw_case_begin");
+    HostTensor t = parse_npy(std::span<const uint8_t>(bytes, n));
+    (expected ? g_case.back().expected : g_case.back().inputs).push_back(std::move(t));
     return ret(json{{"ok", true}});
   });
 }
 EMSCRIPTEN_KEEPALIVE const char* etw_case_run(const uint8_t* pte, size_t n, double atol, double rtol) {
-  std::string status = "failed", message;
   double t0 = now_ms();
-  try {
-    auto model = Model::load_bytes(std::vector<uint8_t>(pte, pte + n));
-    auto outs = model->run(g_case_inputs);
-    if (outs.size() != g_case_expected.size()) {
-      message = "model produced " + std::to_string(outs.size()) + " outputs, expected " +
-                std::to_string(g_case_expected.size());
-    } else {
-      bool ok = true;
-      for (size_t i = 0; i < outs.size(); ++i) {
-        auto cr = compare_tensors(outs[i], g_case_expected[i], atol, rtol);
-        ok = ok && cr.ok;
-        message += (i ? "; " : "") + std::string("out") + std::to_string(i) + " " + cr.message;
-      }
-      status = ok ? "passed" : "failed";
-    }
-  } catch (const Error& e) {
-    status = e.kind() == ErrorKind::Unsupported ? "unsupported" : "failed";
-    message = e.what();
-  } catch (const std::exception& e) {
-    message = std::string("internal error: ") + e.what();
-  }
+  ConformanceResult r = run_conformance_case("page", std::vector<uint8_t>(pte, pte + n), g_case, atol, rtol);
   double t1 = now_ms();
-  g_case_inputs.clear();
-  g_case_expected.clear();
-  return ret(json{{"ok", true}, {"status", status}, {"message", message}, {"ms", t1 - t0}});
+  g_case = {};
+  return ret(json{{"ok", true}, {"status", conformance_status_name(r.status)}, {"message", r.message}, {"ms", t1 - t0}});
 }
 
-// Checks of the WebGPU surface itself (src/gpu/web/surface_webgpu.js) through gpu::Context:
-// compute, copies, clears, read-back in the submit, timestamps, and that device errors come
-// back as messages. Returns {"ok", "checks": [{"name", "pass", "message"}]}.
+// The device self-test (etwebgpu::self_test) on the page's WebGPU, which exercises
+// src/gpu/web/surface_webgpu.js: compute, copies, clears, read-back in the submit, timestamps,
+// and that device errors come back as messages. Returns {"ok", "pass", "checks": [{"name",
+// "pass", "message"}], "adapter"}.
 EMSCRIPTEN_KEEPALIVE const char* etw_gpu_checks() {
   return guarded([] {
-    using namespace etwebgpu::gpu;
-    auto ctx = Context::get();
     json checks = json::array();
-    auto check = [&](const char* name, auto&& body) {
-      std::string msg;
-      bool pass = false;
-      try {
-        msg = body();
-        pass = true;
-      } catch (const std::exception& e) {
-        msg = e.what();
-      }
-      checks.push_back(json{{"name", name}, {"pass", pass}, {"message", msg}});
-    };
-    check("vector add (64 Ki floats, 2 workgroup sizes)", [&] {
-      return self_test(*ctx, 1 << 16, 64) + "; " + self_test(*ctx, 1000, 256);
-    });
-    check("copy + clear + read-back in the submit", [&] {
-      std::vector<uint32_t> a(256), got(256), got2(64);
-      for (uint32_t i = 0; i < 256; ++i) a[i] = i * 2654435761u;
-      Buffer x = ctx->create_buffer(1024, BufferKind::Storage, "check.x");
-      Buffer y = ctx->create_buffer(1024, BufferKind::Storage, "check.y");
-      ctx->write(x, 0, a.data(), 1024);
-      ctx->submit({Context::copy(x, 0, y, 0, 1024), Context::clear(y, 256, 512), Context::copy(x, 512, y, 768, 256)},
-                  nullptr, {{&y, 0, 1024, got.data()}, {&x, 768, 256, got2.data()}});
-      for (uint32_t i = 0; i < 256; ++i) {
-        uint32_t want = i < 64 ? a[i] : i < 192 ? 0u : a[i - 192 + 128];
-        if (got[i] != want)
-          throw Error(ErrorKind::Gpu, "word " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " +
-                                          std::to_string(want));
-      }
-      for (uint32_t i = 0; i < 64; ++i)
-        if (got2[i] != a[192 + i]) throw Error(ErrorKind::Gpu, "second read-back region differs at " + std::to_string(i));
-      std::vector<uint32_t> r(3);
-      ctx->read(x, 4, r.data(), 12);
-      if (r[0] != a[1] || r[2] != a[3]) throw Error(ErrorKind::Gpu, "ewgpu_buffer_read at an offset differs");
-      return std::string("ok");
-    });
-    check("timestamps per dispatch", [&] {
-      Buffer a = ctx->create_buffer(4096, BufferKind::Storage, "ts.a");
-      Buffer o = ctx->create_buffer(4096, BufferKind::Storage, "ts.o");
-      Buffer n = ctx->create_buffer(16, BufferKind::Uniform, "ts.n");
-      uint32_t nv[4] = {1024, 0, 0, 0};
-      ctx->write(n, 0, nv, 16);
-      const Pipeline& p = ctx->pipeline("selftest", "main", {{"WG", 64}});
-      BindGroup bg = ctx->bind_group(p, {{0, &a}, {1, &a}, {2, &o}, {3, &n}});
-      std::vector<uint64_t> d;
-      ctx->submit({ctx->dispatch(p, bg, ctx->grid(16)), Context::clear(a, 0, 64), ctx->dispatch(p, bg, ctx->grid(16))}, &d);
-      if (d.size() != 3) throw Error(ErrorKind::Internal, "expected 3 durations");
-      if (!ctx->info().timestamp_query) return std::string("device has no timestamp-query: durations are 0");
-      if (d[1] != 0) throw Error(ErrorKind::Internal, "a clear got a duration");
-      return "dispatch times " + std::to_string(d[0]) + " ns, " + std::to_string(d[2]) + " ns";
-    });
-    check("invalid WGSL is reported with the compiler's message", [&] {
-      try {
-        ctx->pipeline_from_source("@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }", "main", {},
-                                  "web_check_bad_wgsl");
-      } catch (const Error& e) {
-        std::string m = e.what();
-        if (e.kind() != ErrorKind::Gpu || m.find("undefined_thing") == std::string::npos)
-          throw Error(ErrorKind::Internal, "unexpected message: " + m);
-        return m.substr(0, 200);
-      }
-      throw Error(ErrorKind::Internal, "invalid WGSL compiled");
-    });
-    check("a bad bind group is reported", [&] {
-      const Pipeline& p = ctx->pipeline("selftest", "main", {{"WG", 64}});
-      Buffer u = ctx->create_buffer(16, BufferKind::Uniform, "check.u");
-      try {
-        ctx->bind_group(p, {{0, &u}});  // a uniform buffer where storage is expected, bindings missing
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::Gpu) throw;
-        return std::string(e.what()).substr(0, 200);
-      }
-      throw Error(ErrorKind::Internal, "invalid bind group accepted");
-    });
-    check("a buffer over maxBufferSize is refused by the device", [&] {
-      char err[1024] = {0};
-      uint64_t size = ctx->info().max_buffer_size + (uint64_t(1) << 20);
-      uint32_t h = ewgpu_buffer_create(size, EW_BUFFER_STORAGE, "check.too_big", err, sizeof err);
-      if (h) {
-        ewgpu_buffer_destroy(h);
-        throw Error(ErrorKind::Internal, "buffer of " + std::to_string(size) + " bytes was created");
-      }
-      if (!err[0]) throw Error(ErrorKind::Internal, "refused without a message");
-      // The device must still work afterwards.
-      self_test(*ctx, 256, 64);
-      return std::string(err).substr(0, 200);
-    });
     bool all = true;
-    for (auto& c : checks) all = all && c["pass"].get<bool>();
-    return ret(json{{"ok", true}, {"pass", all}, {"checks", checks}, {"adapter", ctx->info().summary()}});
+    for (const auto& c : self_test()) {
+      checks.push_back(json{{"name", c.name}, {"pass", c.pass}, {"message", c.message}});
+      all = all && c.pass;
+    }
+    return ret(json{{"ok", true}, {"pass", all}, {"checks", checks}, {"adapter", device_info().summary}});
   });
 }
 
@@ -420,10 +298,10 @@ EMSCRIPTEN_KEEPALIVE const char* etw_gpu_checks() {
 // then fails with an error naming the loss. The device stays lost: the page must be reloaded.
 EMSCRIPTEN_KEEPALIVE const char* etw_device_loss_check() {
   return guarded([] {
-    auto em = models::make_example_model();
+    auto em = make_example_model();
     auto model = Model::load_bytes(em.pte);
     model->run({em.input});
-    gpu::Context::get()->debug_lose_device();
+    simulate_device_loss();
     try {
       model->run({em.input});
     } catch (const Error& e) {

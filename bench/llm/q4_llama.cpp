@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
 #include "llm/q4_llama_model.h"
 
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
                     {"kv_heads", c.kv_heads}, {"ffn", c.ffn}, {"context", c.context}, {"group", c.group}}},
         {"parameters", parameter_count(c)},
         {"precision", precision_name(model->precision())},
-        {"device", Model::device_summary()},
+        {"device", device_info().summary},
         {"pte_bytes", pte_bytes},
         {"gpu_bytes", model->gpu_bytes()},
         {"weights_s", weights_s},
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
     std::printf("config: vocab %lld, dim %lld, %lld layers, %lld/%lld heads, ffn %lld, context %lld, group %lld (%.3f B parameters)\n",
                 (long long)c.vocab, (long long)c.dim, (long long)c.layers, (long long)c.heads, (long long)c.kv_heads,
                 (long long)c.ffn, (long long)c.context, (long long)c.group, parameter_count(c) / 1e9);
-    std::printf("device: %s\n", Model::device_summary().c_str());
+    std::printf("device: %s\n", device_info().summary.c_str());
     std::printf("precision %s: .pte %.1f MiB (weights drawn in %.2f s, file built in %.2f s), gpu_bytes %llu (%.1f MiB), loaded in %.2f s\n",
                 precision_name(model->precision()), pte_bytes / 1048576.0, weights_s, build_s, (unsigned long long)model->gpu_bytes(),
                 model->gpu_bytes() / 1048576.0, load_s);

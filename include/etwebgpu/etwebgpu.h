@@ -80,7 +80,6 @@ class Model {
   size_t num_state_buffers() const;   // mutable buffers of the method (0 for stateless programs)
   uint64_t gpu_bytes() const;         // device memory held by this model
   Precision precision() const;        // FP32 or FP16: what LoadOptions::precision resolved to
-  static std::string device_summary();  // adapter line of the shared device
 
   struct Impl;
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
 #include "etwebgpu/generate.h"
-#include "gpu/context.h"
 
 namespace py = pybind11;
 using namespace etwebgpu;
@@ -167,18 +167,16 @@ LoadOptions load_options(const std::string& method, const std::map<std::string, 
   return o;
 }
 
-py::dict device_info() {
-  std::shared_ptr<gpu::Context> ctx;
+py::dict device_info_dict() {
+  DeviceInfo i;
   {
     py::gil_scoped_release nogil;
-    ctx = gpu::Context::get();
+    i = etwebgpu::device_info();
   }
-  const gpu::DeviceInfo& i = ctx->info();
-  static const char* kAdapterTypes[] = {"unknown", "discrete", "integrated", "cpu"};
   py::dict d;
-  d["summary"] = i.summary();
+  d["summary"] = i.summary;
   d["description"] = i.description;
-  d["adapter_type"] = i.adapter_type < 4 ? kAdapterTypes[i.adapter_type] : "unknown";
+  d["adapter_type"] = i.adapter_type;
   d["vendor_id"] = i.vendor_id;
   d["timestamp_query"] = i.timestamp_query;
   d["subgroups"] = i.subgroups;
@@ -268,6 +266,6 @@ PYBIND11_MODULE(_etwebgpu, m) {
         return pm;
       },
       py::arg("data"), py::arg("method"), py::arg("force_route"), py::arg("max_gpu_bytes"));
-  m.def("device_info", &device_info);
+  m.def("device_info", &device_info_dict);
   m.attr("DEFAULT_MAX_GPU_BYTES") = LoadOptions{}.max_gpu_bytes;
 }

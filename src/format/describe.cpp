@@ -5,71 +5,13 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "etwebgpu/error.h"
 #include "format/escape.h"
+#include "format/op_schema.h"
 
 namespace etwebgpu::format {
 namespace {
-
-// Schema argument names (without the trailing output) of the ops seen in real exports, so
-// scalar arguments print as `alpha=Int(1)`.
-const std::unordered_map<std::string, std::vector<const char*>>& arg_names() {
-  static const std::unordered_map<std::string, std::vector<const char*>> m = {
-      {"aten._native_batch_norm_legit_no_training.default",
-       {"input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"}},
-      {"aten._softmax.default", {"self", "dim", "half_to_float"}},
-      {"aten.add.Tensor", {"self", "other", "alpha"}},
-      {"aten.sub.Tensor", {"self", "other", "alpha"}},
-      {"aten.arange.start_step", {"start", "end", "step", "dtype", "layout", "device", "pin_memory"}},
-      {"aten.avg_pool2d.default",
-       {"self", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
-      {"aten.cat.default", {"tensors", "dim"}},
-      {"aten.clamp.default", {"self", "min", "max"}},
-      {"aten.clone.default", {"self", "memory_format"}},
-      {"aten.constant_pad_nd.default", {"self", "pad", "value"}},
-      {"aten.convolution.default",
-       {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups"}},
-      {"et_vk.conv_with_clamp.default",
-       {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups",
-        "output_min", "output_max"}},
-      {"aten.embedding.default", {"weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"}},
-      {"aten.eq.Scalar", {"self", "other"}},
-      {"aten.ne.Scalar", {"self", "other"}},
-      {"aten.le.Scalar", {"self", "other"}},
-      {"aten.expand_copy.default", {"self", "size", "implicit"}},
-      {"aten.full.default", {"size", "fill_value", "dtype", "layout", "device", "pin_memory"}},
-      {"aten.full_like.default", {"self", "fill_value", "dtype", "layout", "device", "pin_memory", "memory_format"}},
-      {"aten.gelu.default", {"self", "approximate"}},
-      {"aten.leaky_relu.default", {"self", "negative_slope"}},
-      {"aten.linear.default", {"input", "weight", "bias"}},
-      {"aten.max_pool2d_with_indices.default", {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
-      {"aten.mean.dim", {"self", "dim", "keepdim", "dtype"}},
-      {"aten.native_group_norm.default", {"input", "weight", "bias", "N", "C", "HxW", "group", "eps"}},
-      {"aten.native_layer_norm.default", {"input", "normalized_shape", "weight", "bias", "eps"}},
-      {"aten.permute_copy.default", {"self", "dims"}},
-      {"aten.pow.Tensor_Scalar", {"self", "exponent"}},
-      {"aten.select_copy.int", {"self", "dim", "index"}},
-      {"aten.slice_copy.Tensor", {"self", "dim", "start", "end", "step"}},
-      {"aten.split_with_sizes_copy.default", {"self", "split_sizes", "dim"}},
-      {"aten.squeeze_copy.dims", {"self", "dim"}},
-      {"aten.unsqueeze_copy.default", {"self", "dim"}},
-      {"aten.upsample_bilinear2d.vec", {"input", "output_size", "align_corners", "scale_factors"}},
-      {"aten.upsample_nearest2d.vec", {"input", "output_size", "scale_factors"}},
-      {"aten.view_copy.default", {"self", "size"}},
-      {"aten.where.self", {"condition", "self", "other"}},
-      {"dim_order_ops._to_dim_order_copy.default",
-       {"self", "dtype", "layout", "device", "pin_memory", "non_blocking", "dim_order"}},
-      {"aten._to_copy.default", {"self", "dtype", "layout", "device", "pin_memory", "non_blocking", "memory_format"}},
-      {"et_vk.apply_rotary_emb.default", {"xq", "xk", "freqs_cos", "freqs_sin"}},
-      {"et_vk.apply_rotary_emb_hf.default", {"xq", "xk", "freqs_cos", "freqs_sin", "start_pos"}},
-      {"et_vk.rms_norm.default", {"input", "weight", "eps"}},
-      {"et_vk.sdpa.default", {"q", "k", "v", "attn_mask", "scale"}},
-      {"sym_size.int", {"self", "dim"}},
-  };
-  return m;
-}
 
 std::string num(double d) {
   if (std::isnan(d)) return "nan";
@@ -225,7 +167,6 @@ std::string describe_vkgraph(const VkGraphIR& g) {
     }
   }
   s += "ops:\n";
-  const auto& names = arg_names();
   for (const VkOpCall& op : g.chain) {
     std::string lhs = "()";
     std::vector<int32_t> args = op.args;
@@ -237,14 +178,15 @@ std::string describe_vkgraph(const VkGraphIR& g) {
       else if (ov.kind == VkValueKind::ValueList) lhs = fmt::format("%{}={}", out, value_str(g, out));
       else lhs = fmt::format("%{}:{}", out, vk_value_kind_name(ov.kind));
     }
-    auto it = names.find(op.name);
-    const bool named = it != names.end() && it->second.size() == args.size();
+    // Scalar arguments print by name (`alpha=Int(1)`) when the operator's signature is known.
+    const OpSchema* schema = find_op_schema(op.name);
+    const bool named = schema && schema->args.size() == args.size();
     std::string a;
     for (size_t k = 0; k < args.size(); ++k) {
       const VkValue& av = g.values[static_cast<size_t>(args[k])];
       std::string one = value_str(g, args[k]);
       if (av.kind != VkValueKind::Tensor) {
-        one = named ? fmt::format("{}={}", it->second[k], one) : fmt::format("%{}={}", args[k], one);
+        one = named ? fmt::format("{}={}", schema->args[k], one) : fmt::format("%{}={}", args[k], one);
       }
       a += (k ? ", " : "") + one;
     }

@@ -108,17 +108,6 @@ const char* evalue_kind_name(EValueKind k) {
   return "unknown";
 }
 
-const char* instr_kind_name(InstrKind k) {
-  switch (k) {
-    case InstrKind::KernelCall: return "KernelCall";
-    case InstrKind::DelegateCall: return "DelegateCall";
-    case InstrKind::MoveCall: return "MoveCall";
-    case InstrKind::JumpFalseCall: return "JumpFalseCall";
-    case InstrKind::FreeCall: return "FreeCall";
-  }
-  return "unknown";
-}
-
 const ExecutionPlan& Program::plan(const std::string& name) const {
   std::string names;
   for (const auto& p : plans) {

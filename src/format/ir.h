@@ -122,7 +122,6 @@ struct EValue {
 };
 
 enum class InstrKind : uint8_t { KernelCall, DelegateCall, MoveCall, JumpFalseCall, FreeCall };
-const char* instr_kind_name(InstrKind k);
 
 struct Instruction {
   InstrKind kind = InstrKind::KernelCall;
@@ -166,6 +165,8 @@ struct Program {
 // Parses and verifies a whole .pte. Every offset/size is bounds-checked; failures throw
 // Error(Format) naming what is wrong. Delegate blobs are located but not decoded.
 Program read_program(std::shared_ptr<const Bytes> bytes);
+// A whole file's bytes (a .pte to pass to read_program); throws Error(Io) when it cannot be read.
+Bytes read_file(const std::string& path);
 
 // Decodes a VH00 delegate blob (header + verified VK00 flatbuffer) and resolves constants
 // through the inline region or `program.named_data`. Value ids in ops/lists/io are range-checked;

@@ -1,4 +1,4 @@
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "etwebgpu/error.h"
 #include "format/escape.h"
 
-namespace etwebgpu::format {
+namespace etwebgpu {
 namespace {
 
 [[noreturn]] void fail(const std::string& msg) { throw Error(ErrorKind::Format, "npy: " + msg); }
@@ -27,7 +27,7 @@ struct HeaderParser {
     return false;
   }
   void expect(char c) {
-    if (!eat(c)) fail(fmt::format("header: expected '{}' at position {} in \"{}\"", c, i, escape_untrusted(s)));
+    if (!eat(c)) fail(fmt::format("header: expected '{}' at position {} in \"{}\"", c, i, format::escape_untrusted(s)));
   }
   std::string quoted() {
     ws();
@@ -73,18 +73,18 @@ constexpr Descr kDescrs[] = {
 };
 
 DType parse_descr(const std::string& d) {
-  if (d.size() < 2) fail(fmt::format("unsupported descr '{}'", escape_untrusted(d)));
+  if (d.size() < 2) fail(fmt::format("unsupported descr '{}'", format::escape_untrusted(d)));
   char order = d[0];
   std::string body = d.substr(1);
   if (order != '<' && order != '>' && order != '|' && order != '=') { order = '='; body = d; }
   for (const auto& e : kDescrs) {
     if (body != std::string(e.text + 1)) continue;
     const bool single = dtype_size(e.dtype) == 1;
-    if (!single && order == '>') fail(fmt::format("big-endian descr '{}' is not supported", escape_untrusted(d)));
+    if (!single && order == '>') fail(fmt::format("big-endian descr '{}' is not supported", format::escape_untrusted(d)));
     return e.dtype;
   }
   fail(fmt::format("unsupported descr '{}' (supported: float32/64, float16, int32/64, bool, uint8, int8)",
-                   escape_untrusted(d)));
+                   format::escape_untrusted(d)));
 }
 
 const char* descr_of(DType t) {
@@ -123,7 +123,7 @@ HostTensor parse_npy(std::span<const uint8_t> b) {
     if (key == "descr") { descr = p.quoted(); have_descr = true; }
     else if (key == "fortran_order") { fortran = p.boolean(); have_order = true; }
     else if (key == "shape") { shape = p.shape(); have_shape = true; }
-    else fail(fmt::format("header: unexpected key '{}'", escape_untrusted(key)));
+    else fail(fmt::format("header: unexpected key '{}'", format::escape_untrusted(key)));
     if (!p.eat(',')) { p.expect('}'); break; }
   }
   p.ws();
@@ -192,4 +192,4 @@ void write_npy(const std::string& path, const HostTensor& t) {
   if (!f) throw Error(ErrorKind::Io, "cannot write " + path);
 }
 
-}  // namespace etwebgpu::format
+}  // namespace etwebgpu

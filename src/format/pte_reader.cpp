@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "etwebgpu/error.h"
@@ -377,6 +379,12 @@ ExecutionPlan read_plan(const Reader& r, const fb::ExecutionPlan* ep, size_t pi)
 }
 
 }  // namespace
+
+Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorKind::Io, "cannot open '" + path + "'");
+  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
 
 Program read_program(std::shared_ptr<const Bytes> bytes) {
   if (!bytes) throw Error(ErrorKind::InvalidArgument, "read_program: null buffer");

@@ -42,11 +42,6 @@ std::string_view shader_source(std::string_view name) {
     if (kEmbeddedShaders[i].first == name) return kEmbeddedShaders[i].second;
   throw Error(ErrorKind::Internal, "no embedded shader named '" + std::string(name) + "'");
 }
-std::vector<std::string_view> shader_names() {
-  std::vector<std::string_view> v;
-  for (unsigned i = 0; i < kEmbeddedShaderCount; ++i) v.push_back(kEmbeddedShaders[i].first);
-  return v;
-}
 
 std::string DeviceInfo::summary() const {
   const char* type = adapter_type == 1 ? "discrete GPU" : adapter_type == 2 ? "integrated GPU" :

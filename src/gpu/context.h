@@ -165,6 +165,5 @@ class Context {
 
 // Source of an embedded shader; throws Error(Internal) when unknown.
 std::string_view shader_source(std::string_view name);
-std::vector<std::string_view> shader_names();
 
 }  // namespace etwebgpu::gpu

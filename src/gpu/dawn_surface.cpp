@@ -124,7 +124,7 @@ void on_uncaptured(const WGPUDevice*, WGPUEnum type, WGPUStringView msg, void*, 
 void on_lost(const WGPUDevice* device, WGPUEnum reason, WGPUStringView msg, void*, void*) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);  // may fire from another thread
-  if (s.device == nullptr || !device || *device != s.device) return;  // our shutdown, or a replaced device
+  if (s.device == nullptr || !device || *device != s.device) return;  // not (or no longer) the current device
   s.lost_message = "reason " + std::to_string(reason) + ": " + str(msg);
 }
 
@@ -511,24 +511,6 @@ uint32_t ewgpu_device_generation(void) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   return s.device && s.lost_message.empty() ? s.generation : 0;
-}
-
-void ewgpu_shutdown(void) {
-  State& s = S();
-  std::lock_guard<std::recursive_mutex> lock(s.mu);
-  if (!s.device) return;
-  for (auto b : s.bind_groups.items) if (b) wgpuBindGroupRelease(b);
-  for (auto p : s.pipelines.items) if (p) wgpuComputePipelineRelease(p);
-  for (auto b : s.buffers.items) if (b) { wgpuBufferDestroy(b); wgpuBufferRelease(b); }
-  if (s.staging) { wgpuBufferDestroy(s.staging); wgpuBufferRelease(s.staging); }
-  s.device_bytes = 0;
-  wgpuQueueRelease(s.queue);
-  WGPUDevice d = s.device;
-  s.device = nullptr;
-  wgpuDeviceDestroy(d);
-  wgpuDeviceRelease(d);
-  wgpuAdapterRelease(s.adapter);
-  wgpuInstanceRelease(s.instance);
 }
 
 void ewgpu_debug_lose_device(void) {

@@ -48,7 +48,6 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t err_len);
 // Which device is current: a number that changes with every successful ewgpu_init, or 0 while
 // there is no usable device (none yet, or lost). Objects of an older generation must not be used.
 uint32_t ewgpu_device_generation(void);
-void ewgpu_shutdown(void);
 
 // A buffer the device cannot hold fails with a message containing "out of memory": the device's
 // own out-of-memory error, or (native) the surface's checks against the adapter's memory heaps
@@ -90,3 +89,20 @@ int ewgpu_memory_budget(uint64_t* available, uint64_t* heap, char* why, size_t w
 void ewgpu_debug_lose_device(void);
 
 }  // extern "C"
+
+#ifdef __EMSCRIPTEN__
+// src/gpu/web/surface_webgpu.js reads and writes these structs at fixed offsets (wasm32 layout).
+static_assert(sizeof(void*) == 4, "wasm32 only");
+static_assert(offsetof(EwAdapterInfo, backend_type) == 256 && offsetof(EwAdapterInfo, has_shader_f16) == 284 &&
+              offsetof(EwAdapterInfo, max_buffer_size) == 288 && offsetof(EwAdapterInfo, max_uniform_buffer_binding_size) == 304 &&
+              offsetof(EwAdapterInfo, max_storage_buffers_per_stage) == 312 &&
+              offsetof(EwAdapterInfo, min_storage_buffer_offset_alignment) == 340 && sizeof(EwAdapterInfo) == 344,
+              "EwAdapterInfo layout changed: update src/gpu/web/surface_webgpu.js");
+static_assert(offsetof(EwConstant, value) == 8 && sizeof(EwConstant) == 16, "EwConstant layout");
+static_assert(offsetof(EwBinding, offset) == 8 && offsetof(EwBinding, size) == 16 && sizeof(EwBinding) == 24, "EwBinding layout");
+static_assert(offsetof(EwCommand, src) == 24 && offsetof(EwCommand, src_offset) == 32 &&
+              offsetof(EwCommand, dst_offset) == 40 && offsetof(EwCommand, size) == 48 && sizeof(EwCommand) == 56,
+              "EwCommand layout");
+static_assert(offsetof(EwRead, offset) == 8 && offsetof(EwRead, size) == 16 && offsetof(EwRead, dst) == 24 &&
+              sizeof(EwRead) == 32, "EwRead layout");
+#endif

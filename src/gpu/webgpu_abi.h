@@ -245,7 +245,6 @@ static_assert(sizeof(WGPUQuerySetDescriptor) == 32 && offsetof(WGPUQuerySetDescr
 WGPUInstance wgpuCreateInstance(const WGPUInstanceDescriptor* descriptor);
 WGPUFuture wgpuInstanceRequestAdapter(WGPUInstance, const WGPURequestAdapterOptions*, WGPURequestAdapterCallbackInfo);
 WGPUEnum wgpuInstanceWaitAny(WGPUInstance, size_t futureCount, WGPUFutureWaitInfo* futures, uint64_t timeoutNS);
-void wgpuInstanceProcessEvents(WGPUInstance);
 void wgpuInstanceRelease(WGPUInstance);
 WGPUEnum wgpuAdapterGetInfo(WGPUAdapter, WGPUAdapterInfo* info);
 WGPUEnum wgpuAdapterGetLimits(WGPUAdapter, WGPULimits* limits);

@@ -1,11 +1,11 @@
-#include "models/example_model.h"
+#include "etwebgpu/example_model.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "etwebgpu/builder.h"
 
-namespace etwebgpu::models {
+namespace etwebgpu {
 namespace {
 
 // Deterministic weights without <random>'s implementation-defined distributions.
@@ -123,4 +123,4 @@ ExampleModel make_example_model() {
   return em;
 }
 
-}  // namespace etwebgpu::models
+}  // namespace etwebgpu

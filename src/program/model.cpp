@@ -1,6 +1,5 @@
 // Model: a loaded Program method. Runs its execution plan: delegate calls on the GPU graph of
 // each VulkanBackend delegate.
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -33,13 +32,6 @@ DType host_dtype(format::ScalarType t) {
   }
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(ErrorKind::Io, "cannot open '" + path + "'");
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return b;
-}
-
 }  // namespace
 
 struct Model::Impl {
@@ -67,7 +59,7 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& opts) {
-  return load_bytes(read_file(path), opts);
+  return load_bytes(format::read_file(path), opts);
 }
 
 std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& opts) {
@@ -130,7 +122,6 @@ Precision parse_precision(const std::string& text) {
   if (text == "auto") return Precision::Auto;
   throw Error(ErrorKind::InvalidArgument, "precision '" + text + "' (expected fp32, fp16 or auto)");
 }
-std::string Model::device_summary() { return gpu::Context::get()->info().summary(); }
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }
 
 namespace {

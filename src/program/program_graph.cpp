@@ -4,6 +4,7 @@
 #include <set>
 
 #include "format/escape.h"
+#include "format/op_schema.h"
 #include "graph/op_registry.h"
 
 namespace etwebgpu::graph {
@@ -79,57 +80,6 @@ VkValue convert_evalue(const format::ExecutionPlan& plan, const format::EValue& 
   return v;
 }
 
-// Out-variant overloads whose functional form takes other arguments. layout: source arg index, or
-// -1 = Null. Multi-output variants (outputs > 1) end with that many out tensors (and as many return
-// entries): the layout lists the functional args only, and the outs follow as one ValueList, which
-// is how a VkGraph passes the outputs of a multi-output op.
-struct Mapping {
-  const char* op;
-  std::vector<int> layout;
-  int outputs = 1;
-};
-const std::map<std::string, Mapping>& special_mappings() {
-  static const std::map<std::string, Mapping> m = {
-      {"aten::any.out", {"aten.any.dim", {0, 1, 2, 3}}},
-      {"aten::any.all_out", {"aten.any.default", {0, 1}}},
-      {"aten::all.out", {"aten.all.dim", {0, 1, 2, 3}}},
-      {"aten::mean.out", {"aten.mean.dim", {0, 1, 2, 3, 4}}},
-      {"aten::sum.IntList_out", {"aten.sum.dim_IntList", {0, 1, 2, 3, 4}}},
-      {"aten::add.out", {"aten.add.Tensor", {0, 1, 2, 3}}},
-      {"aten::sub.out", {"aten.sub.Tensor", {0, 1, 2, 3}}},
-      {"aten::mul.out", {"aten.mul.Tensor", {0, 1, 2}}},
-      {"aten::div.out", {"aten.div.Tensor", {0, 1, 2}}},
-      {"aten::div.out_mode", {"aten.div.Tensor_mode", {0, 1, 2, 3}}},
-      {"aten::scalar_tensor.out", {"aten.scalar_tensor.default", {0, -1, -1, -1, -1, 1}}},
-      {"aten::full.out", {"aten.full.default", {0, 1, -1, -1, -1, -1, 2}}},
-      {"aten::arange.start_out", {"aten.arange.start_step", {0, 1, 2, -1, -1, -1, -1, 3}}},
-      {"aten::arange.out", {"aten.arange.default", {0, -1, -1, -1, -1, 1}}},
-      {"aten::_softmax.out", {"aten._softmax.default", {0, 1, 2, 3}}},
-      {"aten::bmm.out", {"aten.bmm.default", {0, 1, 2}}},
-      {"aten::mm.out", {"aten.mm.default", {0, 1, 2}}},
-      {"aten::where.self_out", {"aten.where.self", {0, 1, 2, 3}}},
-      {"aten::clone.out", {"aten.clone.default", {0, 1, 2}}},
-      {"aten::_to_copy.out", {"aten._to_copy.default", {0, 1, -1, -1, -1, 2, 3}}},
-      {"aten::empty.out", {"aten.empty.memory_format", {0, -1, -1, -1, -1, 1, 2}}},
-      // In-place kernels: their out is self (the return entry aliases it, see merge_program).
-      {"aten::copy_", {"aten.copy_.default", {0, 1, 2, 0}}},
-      {"aten::index_put_", {"aten.index_put.default", {0, 1, 2, 3, 0}}},
-      {"aten::native_dropout.out", {"aten.native_dropout.default", {0, 1, 2}, 2}},
-      {"aten::max.unary_out", {"aten.max.default", {0, 1}}},
-      {"aten::min.unary_out", {"aten.min.default", {0, 1}}},
-      {"aten::mean.dtype_out", {"aten.mean.default", {0, 1, 2}}},
-      {"aten::prod.int_out", {"aten.prod.dim_int", {0, 1, 2, 3, 4}}},
-      {"aten::var.out", {"aten.var.dim", {0, 1, 2, 3, 4}}},
-      {"aten::max.dim_max", {"aten.max.dim", {0, 1, 2}, 2}},
-      {"aten::min.dim_min", {"aten.min.dim", {0, 1, 2}, 2}},
-      {"aten::var_mean.correction_out", {"aten.var_mean.correction", {0, 1, 2, 3}, 2}},
-      {"aten::topk.values", {"aten.topk.default", {0, 1, 2, 3, 4}, 2}},
-      {"aten::_native_batch_norm_legit.out", {"aten._native_batch_norm_legit.default", {0, 1, 2, 3, 4, 5, 6, 7}, 3}},
-      {"aten::_native_batch_norm_legit.no_stats_out", {"aten._native_batch_norm_legit.no_stats", {0, 1, 2, 3, 4, 5}, 3}},
-  };
-  return m;
-}
-
 // A KV-cache update `u = index_put(S, idx, v); ...; copy_(S, u)` on a mutable buffer S writes
 // in place when nothing reads S between the two: u and S then share one buffer, the index_put
 // skips copying S and the copy_ moves nothing.
@@ -174,28 +124,29 @@ void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
 }  // namespace
 
 int kernel_call_outputs(const std::string& key) {
-  auto it = special_mappings().find(key);
-  return it == special_mappings().end() ? 1 : it->second.outputs;
+  const format::OutVariant* v = format::find_out_variant(key).variant;
+  return v ? v->outputs : 1;
 }
 
 bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::string& op_name,
                      format::VkGraphIR& ir) {
-  if (auto it = special_mappings().find(key); it != special_mappings().end()) {
-    const Mapping& m = it->second;
+  // Out variants whose arguments differ from the operator's: laid out by format/op_schema.
+  if (auto [schema, v] = format::find_out_variant(key); v) {
     std::vector<int32_t> a;
-    for (int src : m.layout) {
+    for (int src : v->layout) {
       if (src >= static_cast<int>(args.size())) return false;
       a.push_back(src < 0 ? add_null(ir) : args[src]);
     }
-    if (m.outputs > 1) {
-      if (args.size() < m.layout.size() + static_cast<size_t>(m.outputs)) return false;
+    // Multi-output kernels end with their out tensors, which a VkGraph passes as one ValueList.
+    if (v->outputs > 1) {
+      if (args.size() < v->layout.size() + static_cast<size_t>(v->outputs)) return false;
       VkValue outs;
       outs.kind = VkValueKind::ValueList;
-      outs.ids.assign(args.end() - m.outputs, args.end());
+      outs.ids.assign(args.end() - v->outputs, args.end());
       a.push_back(add_value(ir, std::move(outs)));
     }
     args = std::move(a);
-    op_name = it->second.op;
+    op_name = schema->name;
     return true;
   }
   // Generic rule: "ns::name.X_out" -> "ns.name.X", "ns::name.out" -> "ns.name.default"; the
@@ -214,10 +165,10 @@ bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::st
 std::vector<std::string> kernel_call_names(const std::string& op_name) {
   std::vector<std::string> names;
   bool renamed = false;  // an out variant under another name replaces the generic spelling
-  for (const auto& [key, m] : special_mappings())
-    if (op_name == m.op) {
-      names.push_back(key);
-      renamed = renamed || key.back() != '_';  // in-place kernels (copy_, index_put_) come in addition
+  if (const format::OpSchema* s = format::find_op_schema(op_name))
+    for (const format::OutVariant& v : s->out_variants) {
+      names.push_back(v.kernel);
+      renamed = renamed || !v.in_place;  // in-place kernels (copy_, index_put_) come in addition
     }
   if (renamed) return names;
   auto d1 = op_name.find('.');
@@ -227,8 +178,8 @@ std::vector<std::string> kernel_call_names(const std::string& op_name) {
   std::string ov = op_name.substr(d2 + 1);
   std::string generic = op_name.substr(0, d1) + "::" + op_name.substr(d1 + 1, d2 - d1 - 1) + "." +
                         (ov == "default" ? "out" : ov + "_out");
-  // A special mapping may claim the generic spelling for another op (aten::all.out -> all.dim).
-  if (!special_mappings().count(generic)) names.push_back(generic);
+  // A listed out variant may claim the generic spelling for another op (aten::all.out -> all.dim).
+  if (!format::find_out_variant(generic).variant) names.push_back(generic);
   return names;
 }
 

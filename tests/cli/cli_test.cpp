@@ -5,8 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "format/npy.h"
-#include "graph/conformance.h"
+#include "etwebgpu/device.h"
+#include "etwebgpu/npy.h"
+#include "tools/conformance/conformance.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -29,7 +30,7 @@ TEST(Cli, ExampleWriteThenRunMatchesItsGolden) {
   ASSERT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/expected_0.npy -o " + d + "/out", &out), 0)
       << out;
   EXPECT_NE(out.find("ok:"), std::string::npos) << out;
-  auto written = format::read_npy(d + "/out/output_0.npy");
+  auto written = read_npy(d + "/out/output_0.npy");
   EXPECT_EQ(written.shape, (std::vector<int64_t>{1, 10}));
   std::filesystem::remove_all(d);
 }
@@ -39,7 +40,7 @@ TEST(Cli, RunExitsNonZeroAndNamesTheWorstElementOnMismatch) {
   std::string d = tmpdir("mismatch"), out;
   ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
   HostTensor wrong(DType::Float32, {1, 10});
-  format::write_npy(d + "/wrong.npy", wrong);
+  write_npy(d + "/wrong.npy", wrong);
   EXPECT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy -e " + d + "/wrong.npy", &out), 1) << out;
   EXPECT_NE(out.find("MISMATCH"), std::string::npos) << out;
   std::filesystem::remove_all(d);
@@ -113,6 +114,19 @@ TEST(Cli, InspectShowsWhereEachInstructionOfAPartlyDelegatedProgramRuns) {
   ASSERT_EQ(run_cli("inspect " + dir + "/sdpa_standard/model.pte", &out), 0) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::mul.Scalar_out -> aten.mul.Scalar"), std::string::npos) << out;
   EXPECT_NE(out.find("gpu-kernel   aten::any.out -> aten.any.dim"), std::string::npos) << out;
+}
+
+TEST(Cli, InfoPrintsTheAdapterAndPassesEverySelfTestCheck) {
+  ETW_REQUIRE_GPU();
+  std::string out;
+  ASSERT_EQ(run_cli("info", &out), 0) << out;
+  EXPECT_EQ(out.rfind("adapter: ", 0), 0u) << out;
+  size_t ok = 0;
+  for (size_t p = out.find("self-test: ok "); p != std::string::npos; p = out.find("self-test: ok ", p + 1)) ++ok;
+  EXPECT_EQ(ok, self_test().size()) << out;
+  EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
+  EXPECT_NE(out.find("operators: " + std::to_string(etwebgpu::testing::library_op_names().size()) + " supported"),
+            std::string::npos) << out;
 }
 
 }  // namespace

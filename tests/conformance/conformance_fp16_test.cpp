@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "gpu/context.h"
-#include "graph/conformance.h"
+#include "tools/conformance/conformance.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "graph/conformance.h"
+#include "tools/conformance/conformance.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "etwebgpu/error.h"
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 #include "format_test_util.h"
 
 using namespace etwebgpu;

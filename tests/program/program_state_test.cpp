@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "etwebgpu/builder.h"
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 #include "reference/indexing/advanced_index_ref.h"
 #include "reference/memory/memory_ref.h"
 #include "support/op_harness.h"
@@ -27,10 +27,10 @@ struct Fixture {
   // Step 0 is the top-level input; 1.. are the manifest's steps (file prefix "stepK_").
   std::vector<HostTensor> inputs(int k) const {
     std::string p = dir + "/" + (k ? "step" + std::to_string(k) + "_" : "");
-    return {format::read_npy(p + "input_0.npy"), format::read_npy(p + "input_1.npy")};
+    return {read_npy(p + "input_0.npy"), read_npy(p + "input_1.npy")};
   }
   HostTensor expected(int k) const {
-    return format::read_npy(dir + "/" + (k ? "step" + std::to_string(k) + "_" : "") + "expected_0.npy");
+    return read_npy(dir + "/" + (k ? "step" + std::to_string(k) + "_" : "") + "expected_0.npy");
   }
   CompareResult compare(const HostTensor& got, int k) const { return compare_tensors(got, expected(k), atol, rtol); }
 };

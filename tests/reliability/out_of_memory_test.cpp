@@ -14,7 +14,7 @@
 #include <functional>
 
 #include "etwebgpu/builder.h"
-#include "graph/conformance.h"
+#include "tools/conformance/conformance.h"
 #include "gpu/context.h"
 #include "support/op_harness.h"
 

@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "graph/conformance.h"
+#include "tools/conformance/conformance.h"
 #include "gpu/context.h"
 #include "support/op_harness.h"
 

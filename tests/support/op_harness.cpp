@@ -14,6 +14,7 @@
 
 #include "format/ir.h"
 #include "gpu/context.h"
+#include "graph/op_registry.h"
 #include "program/program_graph.h"
 
 namespace etwebgpu::testing {
@@ -80,6 +81,14 @@ std::vector<HostTensor> OpGraph::run_logged(const std::vector<HostTensor>& in) {
   auto out = model_->run(in, &p);
   log_coverage(op_names_, p);
   return out;
+}
+
+std::vector<std::string> library_op_names() {
+  std::vector<std::string> v;
+  const auto& reg = graph::OpRegistry::global();
+  for (const auto& n : reg.names())
+    if (reg.where(n).find("src/ops/") != std::string::npos) v.push_back(n);
+  return v;
 }
 
 bool coverage_logging() {

@@ -56,6 +56,9 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
 // The operator names of a serialized program's "forward" plan (delegate ops and kernel calls).
 std::vector<std::string> program_op_names(const std::vector<uint8_t>& pte);
 bool coverage_logging();
+// The registry's operators from src/ops/, as the CLI lists them: the test binary also registers
+// test-only operators (tests/kernel/).
+std::vector<std::string> library_op_names();
 
 // One op over one input: args = x, then `mid(g)`, then the output; returns the output.
 HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,

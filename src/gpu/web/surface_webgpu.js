@@ -31,7 +31,6 @@ var LibraryEwgpu = {
       EW.device = device;
       EW.ownsDevice = !!adapter;
       EW.queue = device.queue;
-      EW.shuttingDown = false;
       // A listener, not onuncapturederror: a device shared with the page keeps the page's handler.
       device.addEventListener('uncapturederror', function(ev) {
         var e = ev.error;
@@ -43,7 +42,6 @@ var LibraryEwgpu = {
       });
       device.lost.then(function(l) {
         if (EW.device !== device) return;  // a replaced device
-        if (EW.shuttingDown && l.reason === 'destroyed') return;  // our own shutdown
         if (!EW.lostMessage) EW.lostMessage = 'reason ' + l.reason + ': ' + l.message;
       });
 
@@ -81,7 +79,6 @@ var LibraryEwgpu = {
     device: null,
     ownsDevice: false,  // false for a device the page handed in (never destroyed here)
     queue: null,
-    shuttingDown: false,
     hasTimestamps: false,
     pendingError: '',   // uncaptured errors since the last check
     lostMessage: '',    // non-empty once the device is lost
@@ -273,22 +270,6 @@ var LibraryEwgpu = {
   ewgpu_device_generation__deps: ['$EW'],
   ewgpu_device_generation: function() {
     return (EW.device && !EW.lostMessage) ? EW.generation : 0;
-  },
-
-  ewgpu_shutdown__deps: ['$EW'],
-  ewgpu_shutdown: function() {
-    if (!EW.device) return;
-    EW.bindGroups = [null]; EW.freeBindGroups = [];
-    EW.pipelines = [null]; EW.freePipelines = [];
-    EW.buffers.forEach(function(b) { if (b) b.destroy(); });
-    EW.buffers = [null]; EW.freeBuffers = [];
-    if (EW.staging) { EW.staging.destroy(); EW.staging = null; EW.stagingSize = 0; }
-    EW.shuttingDown = true;
-    var d = EW.device;
-    EW.device = null;
-    EW.queue = null;
-    if (EW.ownsDevice) d.destroy();
-    EW.adapter = null;
   },
 
   // Browsers report no memory heaps: only the device's out-of-memory error stops an allocation.

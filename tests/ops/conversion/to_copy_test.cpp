@@ -3,7 +3,7 @@
 #include <fstream>
 #include <limits>
 
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 #include "reference/conversion/conversion_ref.h"
 #include "support/op_harness.h"
 
@@ -183,9 +183,9 @@ TEST(OpToCopy, ConformanceToCopyIntToFloatPasses) {
   std::string dir = conformance_dir() + "/to_copy_int_to_float";
   ETW_REQUIRE_FIXTURE(std::ifstream(dir + "/model.pte").good(), dir);
   auto m = Model::load(dir + "/model.pte");
-  auto out = m->run({format::read_npy(dir + "/input_0.npy"), format::read_npy(dir + "/input_1.npy")});
+  auto out = m->run({read_npy(dir + "/input_0.npy"), read_npy(dir + "/input_1.npy")});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(Close(out[0], format::read_npy(dir + "/expected_0.npy"), 1e-4, 1e-3));
+  EXPECT_TRUE(Close(out[0], read_npy(dir + "/expected_0.npy"), 1e-4, 1e-3));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "format/npy.h"
+#include "etwebgpu/npy.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -25,12 +25,12 @@ TEST_P(OpMemConformance, FixtureMatchesExpectedWithinManifestTolerance) {
   ASSERT_FALSE(c.is_null()) << GetParam();
   fs::path dir = root / GetParam();
   std::vector<HostTensor> ins;
-  for (const auto& i : c["inputs"]) ins.push_back(format::read_npy((dir / i["file"].get<std::string>()).string()));
+  for (const auto& i : c["inputs"]) ins.push_back(read_npy((dir / i["file"].get<std::string>()).string()));
   auto model = Model::load((dir / "model.pte").string());
   auto outs = model->run(ins);
   ASSERT_EQ(outs.size(), c["outputs"].size());
   for (size_t k = 0; k < outs.size(); ++k) {
-    auto exp = format::read_npy((dir / c["outputs"][k]["file"].get<std::string>()).string());
+    auto exp = read_npy((dir / c["outputs"][k]["file"].get<std::string>()).string());
     EXPECT_TRUE(Close(outs[k], exp, c["atol"].get<double>(), c["rtol"].get<double>())) << GetParam() << " output " << k;
   }
 }
