@@ -32,13 +32,15 @@ bool written_at_load(const std::string& op) { return op == "et_vk.prepack.defaul
 // The output holds the input's words in the same order: only the live dims differ.
 bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
   static const std::set<std::string> views = {
-      "aten.view_copy.default",   "aten._unsafe_view.default", "aten.alias_copy.default",
-      "aten.lift_fresh_copy.default", "aten.detach_copy.default", "aten.squeeze_copy.dims",
-      "aten.squeeze_copy.dim",    "aten.squeeze_copy.default", "aten.unsqueeze_copy.default",
+      "aten.view_copy.default",       "aten._unsafe_view.default", "aten.alias_copy.default",
+      "aten.lift_fresh_copy.default", "aten.detach_copy.default",  "aten.squeeze_copy.dims",
+      "aten.squeeze_copy.dim",        "aten.squeeze_copy.default", "aten.unsqueeze_copy.default",
   };
   if (c.args.size() < 2) return false;
   // clone [self, memory_format, out]: only None (contiguous) is a reinterpretation.
-  if (c.name == "aten.clone.default") return c.args.size() == 3 && ir.values[c.args[1]].kind == VkValueKind::Null;
+  if (c.name == "aten.clone.default")
+    return c.args.size() == 3 && c.args[1] >= 0 && static_cast<size_t>(c.args[1]) < ir.values.size() &&
+           ir.values[c.args[1]].kind == VkValueKind::Null;
   return views.count(c.name) > 0;
 }
 

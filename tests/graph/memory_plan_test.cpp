@@ -93,7 +93,9 @@ void expect_no_live_overlap(const Chain& c, const MemoryPlan& p) {
     }
   for (size_t a = 0; a < n; ++a)
     for (size_t b = 0; b < n; ++b)
-      if (p.unit_of[a] != kNone && p.unit_of[a] == p.unit_of[b]) EXPECT_EQ(p.buffer_of[a], p.buffer_of[b]);
+      if (p.unit_of[a] != kNone && p.unit_of[a] == p.unit_of[b]) {
+        EXPECT_EQ(p.buffer_of[a], p.buffer_of[b]);
+      }
 }
 
 TEST(MemoryPlan, IntervalRunsFromTheFirstToTheLastNodeNamingTheTensor) {
@@ -230,7 +232,9 @@ TEST(MemoryPlan, InputsOutputsStateAndLoadTimeWeightsKeepTheirOwnBuffers) {
     ASSERT_NE(p.buffer_of[v], kNone);
     EXPECT_EQ(p.buffers[p.buffer_of[v]].units, 1) << "%" << v;
     for (int32_t other : {x, s, pw, o, t1, t2, t3})
-      if (other != v) EXPECT_NE(p.buffer_of[v], p.buffer_of[other]) << "%" << v << " and %" << other;
+      if (other != v) {
+        EXPECT_NE(p.buffer_of[v], p.buffer_of[other]) << "%" << v << " and %" << other;
+      }
   }
   // Only the output among them is wholly computed by the run (its first contents never matter).
   EXPECT_TRUE(p.buffers[p.buffer_of[o]].computed);
@@ -276,7 +280,9 @@ TEST(MemoryPlan, RandomChainsNeverShareABufferBetweenLiveUnits) {
     expect_no_live_overlap(c, p);
     // Views share their input's data; nothing else may be in a view's buffer while it lives.
     for (size_t i = 0; i < c.ir.chain.size(); ++i)
-      if (p.aliased_view[i]) EXPECT_EQ(p.buffer_of[c.ir.chain[i].args.front()], p.buffer_of[c.ir.chain[i].args.back()]);
+      if (p.aliased_view[i]) {
+        EXPECT_EQ(p.buffer_of[c.ir.chain[i].args.front()], p.buffer_of[c.ir.chain[i].args.back()]);
+      }
     EXPECT_LE(p.total_bytes(), c.plan({false, false}).total_bytes());
   }
 }
