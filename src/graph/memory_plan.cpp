@@ -67,9 +67,13 @@ void add_ranges(Ranges& r, const Ranges& more) {
   r.insert(r.end(), more.begin(), more.end());
   std::sort(r.begin(), r.end());
   Ranges merged;
-  for (auto& x : r)
-    if (!merged.empty() && x.first <= merged.back().second + 1) merged.back().second = std::max(merged.back().second, x.second);
-    else merged.push_back(x);
+  for (auto& x : r) {
+    // Touching ranges merge too: no node index lies between them.
+    if (!merged.empty() && x.first <= merged.back().second + 1)
+      merged.back().second = std::max(merged.back().second, x.second);
+    else
+      merged.push_back(x);
+  }
   r = std::move(merged);
 }
 
