@@ -10,6 +10,7 @@ struct BenchArgs {
   std::string trace;
   bool json = false;
   std::string precision = "fp32";
+  bool no_plan_memory = false;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int cmd_bench(const BenchArgs& a);

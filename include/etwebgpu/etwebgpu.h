@@ -32,6 +32,14 @@ struct LoadOptions {
   // Refuse (before allocating anything) a model whose tensors, constants and scratch need more
   // device memory than this.
   uint64_t max_gpu_bytes = 16ull << 30;
+  // Tensors whose lives do not meet share device buffers, and contiguous views (view_copy,
+  // squeeze, clone ...) share their input's buffer instead of copying it. Off: one buffer per
+  // tensor or delegate memory object, the baseline that shows what planning saves.
+  bool plan_memory = true;
+  // Debugging aid: storage that every run writes before reading starts as NaN (0xFF bytes)
+  // instead of zeros, so a kernel relying on a zeroed output (which a shared buffer is not)
+  // shows up as wrong results.
+  bool poison_storage = false;
 };
 
 struct IoInfo {

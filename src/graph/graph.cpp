@@ -292,7 +292,6 @@ void Graph::build() {
       if (elems > (int64_t(1) << 40))
         throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(t.max_dims) + " is too large");
       t.constant_id = v.tensor.constant_id;
-      t.mem_obj_id = v.tensor.is_constant() ? -1 : v.tensor.mem_obj_id;
       if (t.constant_id >= 0 && static_cast<size_t>(t.constant_id) >= ir_.constants.size())
         throw Error(ErrorKind::Format, "tensor %" + std::to_string(i) + " names constant " + std::to_string(t.constant_id) +
                                            " but the graph has " + std::to_string(ir_.constants.size()));
@@ -300,49 +299,44 @@ void Graph::build() {
       symints_[i] = v.int_val;
     }
   }
-  // Shared memory objects are sized for the largest tensor that uses them.
-  std::map<int32_t, uint64_t> mem_need;
-  for (size_t i = 0; i < n; ++i)
-    if (ir_.values[i].kind == VkValueKind::Tensor && tensors_[i].mem_obj_id >= 0) {
-      auto& need = mem_need[tensors_[i].mem_obj_id];
-      need = std::max<uint64_t>(need, tensors_[i].bytes(tensors_[i].max_numel()));
-    }
-  // Limits are checked for the whole graph before anything is allocated.
-  uint64_t planned = 0;
-  auto add_planned = [&planned](uint64_t b) { planned = planned > UINT64_MAX - b ? UINT64_MAX : planned + b; };
-  for (auto& [m, b] : mem_need) add_planned(b);
-  for (size_t i = 0; i < n; ++i) {
-    if (ir_.values[i].kind != VkValueKind::Tensor) continue;
-    uint64_t bytes = tensors_[i].bytes(tensors_[i].max_numel());
-    // Constants are checked when their buffer is made (Context::create_buffer): packed 4-bit
-    // weights are bound as raw bytes (raw_constant_buffer), a quarter of one word per element.
-    if (tensors_[i].constant_id < 0 && bytes > ctx_->info().max_storage_binding)
-      throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
-                                        std::to_string(bytes) + " bytes, above the device's maxStorageBufferBindingSize of " +
-                                        std::to_string(ctx_->info().max_storage_binding));
-    if (tensors_[i].mem_obj_id < 0) add_planned(bytes);
-  }
-  if (planned > opts_.max_gpu_bytes)
-    throw Error(ErrorKind::Limit, "the graph needs " + std::to_string(planned) + " bytes of tensor storage, above the " +
-                                      "limit of " + std::to_string(opts_.max_gpu_bytes) + " (LoadOptions::max_gpu_bytes)");
-  ctx_->require_memory(planned, "the graph's tensor storage");
-  for (auto& [m, need] : mem_need) {
-    mem_obj_buffer_[m] = static_cast<int>(buffers_.size());
-    buffers_.push_back(nullptr);
-    buffer_need_.push_back(need);
-  }
   for (auto id : ir_.input_ids)
     if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
       throw Error(ErrorKind::Format, "graph input " + value_desc(ir_, id) + " is not a tensor");
   for (auto id : ir_.output_ids)
     if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
       throw Error(ErrorKind::Format, "graph output " + value_desc(ir_, id) + " is not a tensor");
-
-  nodes_.reserve(ir_.chain.size());
   for (const auto& call : ir_.chain) {
     if (call.args.empty())
       throw Error(ErrorKind::Format, format::escape_untrusted(call.name) + ": operator call without arguments");
     for (int32_t a : call.args) kind(a);  // range check
+  }
+  std::vector<uint64_t> bytes(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (ir_.values[i].kind != VkValueKind::Tensor) continue;
+    bytes[i] = tensors_[i].bytes(tensors_[i].max_numel());
+    // Constants are checked when their buffer is made (Context::create_buffer): packed 4-bit
+    // weights are bound as raw bytes (raw_constant_buffer), a quarter of one word per element.
+    if (tensors_[i].constant_id < 0 && bytes[i] > ctx_->info().max_storage_binding)
+      throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(tensors_[i].max_dims) + " needs " +
+                                        std::to_string(bytes[i]) + " bytes, above the device's maxStorageBufferBindingSize of " +
+                                        std::to_string(ctx_->info().max_storage_binding));
+  }
+  plan_ = plan_memory(ir_, bytes, {opts_.plan_memory, opts_.plan_memory});
+  // Limits are checked for the whole graph before anything is allocated: the plan's buffers and
+  // every tensor outside it (constants; tensors no node names, counted though never allocated).
+  uint64_t planned = 0;
+  auto add_planned = [&planned](uint64_t b) { planned = planned > UINT64_MAX - b ? UINT64_MAX : planned + b; };
+  for (auto& b : plan_.buffers) add_planned(b.bytes);
+  for (size_t i = 0; i < n; ++i)
+    if (ir_.values[i].kind == VkValueKind::Tensor && plan_.buffer_of[i] == MemoryPlan::kNone) add_planned(bytes[i]);
+  if (planned > opts_.max_gpu_bytes)
+    throw Error(ErrorKind::Limit, "the graph needs " + std::to_string(planned) + " bytes of tensor storage, above the " +
+                                      "limit of " + std::to_string(opts_.max_gpu_bytes) + " (LoadOptions::max_gpu_bytes)");
+  ctx_->require_memory(planned, "the graph's tensor storage");
+  buffers_.resize(plan_.buffers.size());
+
+  nodes_.reserve(ir_.chain.size());
+  for (const auto& call : ir_.chain) {
     nodes_.push_back(Node{});
     Node& node = nodes_.back();
     node.op = call.name;
@@ -475,19 +469,24 @@ format::ByteSpan Graph::constant_bytes(int32_t id) const {
 const gpu::Buffer& Graph::buffer(int32_t id) {
   Tensor& t = tensor(id);
   if (t.buffer_index >= 0) return *buffers_[t.buffer_index];
-  std::string label = "t%" + std::to_string(id);
-  if (t.mem_obj_id >= 0) {
-    int bi = mem_obj_buffer_.at(t.mem_obj_id);
+  int bi = plan_.buffer_of[id];
+  if (bi != MemoryPlan::kNone) {
     if (!buffers_[bi]) {
-      buffers_[bi] = std::make_unique<gpu::Buffer>(
-          ctx_->create_buffer(buffer_need_[bi], gpu::BufferKind::Storage, "mem_obj" + std::to_string(t.mem_obj_id)));
+      const auto& pb = plan_.buffers[bi];
+      std::string label = pb.units > 1 ? "shared" + std::to_string(bi) : "t%" + std::to_string(id);
+      buffers_[bi] = std::make_unique<gpu::Buffer>(ctx_->create_buffer(pb.bytes, gpu::BufferKind::Storage, label));
       allocated_bytes_ += buffers_[bi]->size();
+      if (opts_.poison_storage && pb.computed) {
+        std::vector<uint32_t> nan(buffers_[bi]->size() / 4, 0xFFFFFFFFu);
+        ctx_->write(*buffers_[bi], 0, nan.data(), nan.size() * 4);
+      }
     }
-      t.buffer_index = bi;
+    t.buffer_index = bi;
     return *buffers_[bi];
   }
-  uint64_t bytes = t.bytes(t.max_numel());
-  auto b = std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label));
+  // Constants (and tensors no node names): a buffer of their own.
+  auto b = std::make_unique<gpu::Buffer>(ctx_->create_buffer(t.bytes(t.max_numel()), gpu::BufferKind::Storage,
+                                                                        "t%" + std::to_string(id)));
   allocated_bytes_ += b->size();
   if (t.constant_id >= 0) {
     auto bytes_in = constant_bytes(id);
@@ -496,7 +495,6 @@ const gpu::Buffer& Graph::buffer(int32_t id) {
   }
   t.buffer_index = static_cast<int>(buffers_.size());
   buffers_.push_back(std::move(b));
-  buffer_need_.push_back(bytes);
   return *buffers_[t.buffer_index];
 }
 

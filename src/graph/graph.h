@@ -3,9 +3,10 @@
 // Storage model: each tensor has one storage type (kernel/storage.h: f32, f16 at fp16 precision,
 // i32 for int types, u32 0/1 words for bool/uint8), decided at build; kernels get it as WGSL types
 // in their generated preamble. Buffers are sized for the tensor's maximum (serialized) dims and
-// never reallocated; tensors sharing a non-negative mem_obj_id share one buffer. Live dims change
-// at run time (dynamic shapes): before every run, in chain order, each node's declared functions
-// (OpContext::output / prepare / kernels) recompute its outputs' live dims, uniforms and grids.
+// never reallocated; which tensors share one is decided at build by graph/memory_plan.h (tensors
+// whose lives do not meet, a copy-free view and its input). Live dims change at run time (dynamic
+// shapes): before every run, in chain order, each node's declared functions (OpContext::output /
+// prepare / kernels) recompute its outputs' live dims, uniforms and grids.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "format/ir.h"
 #include "gpu/context.h"
 #include "kernel/kernel.h"
+#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
@@ -35,13 +37,18 @@ struct GraphOptions {
   std::map<std::string, std::string> force_route;
   uint64_t max_gpu_bytes = 16ull << 30;  // planned tensor storage above this is refused up front
   bool fp16 = false;                      // float tensors stored as f16 (the device has shader-f16)
+  // Tensors whose lives do not meet share buffers, and contiguous views share their input's
+  // (graph/memory_plan.h). Off: one buffer per tensor or memory object (the measurable baseline).
+  bool plan_memory = true;
+  // LoadOptions::poison_storage: buffers whose every tensor is written before it is read start
+  // as 0xFF bytes (NaN / -1) instead of zeros.
+  bool poison_storage = false;
 };
 
 struct Tensor {
   VkDType dtype = VkDType::Float32;
   std::vector<int64_t> max_dims;   // serialized dims: buffer capacity
   std::vector<int64_t> dims;       // live dims
-  int32_t mem_obj_id = -1;
   int32_t constant_id = -1;
   kernel::Storage storage = kernel::Storage::F32;  // set from dtype (and precision) at build
   int buffer_index = -1;           // into Graph::buffers_, -1 until first use
@@ -151,6 +158,7 @@ class Graph {
 
   // --- storage
   const gpu::Buffer& buffer(int32_t tensor_id);  // allocates (and uploads constants) on first use
+  const MemoryPlan& memory_plan() const { return plan_; }
   // Raw constant bytes as serialized (packed quantized weights); uploaded as-is, 4-byte padded.
   const gpu::Buffer& raw_constant_buffer(int32_t tensor_id);
   format::ByteSpan constant_bytes(int32_t tensor_id) const;
@@ -207,10 +215,10 @@ class Graph {
   GraphOptions opts_;
   std::vector<Tensor> tensors_;          // indexed by value id (non-tensors unused)
   std::vector<int64_t> symints_;         // live SymInt values by value id
-  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;  // tensor storage
-  std::vector<uint64_t> buffer_need_;    // bytes required per buffer (max over sharers)
+  MemoryPlan plan_;
+  // Tensor storage: the plan's buffers first (created on first use), then one per constant.
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
-  std::map<int32_t, int> mem_obj_buffer_;  // mem_obj_id -> buffer index (ids may be sparse)
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

@@ -92,6 +92,8 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
   gopts.sdpa_occupancy_floor = opts.sdpa_occupancy_floor;
   gopts.force_route = opts.force_route;
   gopts.max_gpu_bytes = opts.max_gpu_bytes;
+  gopts.plan_memory = opts.plan_memory;
+  gopts.poison_storage = opts.poison_storage;
   impl->graph = std::make_unique<graph::Graph>(impl->ctx, merged.ir, gopts);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }

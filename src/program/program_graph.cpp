@@ -65,7 +65,7 @@ VkValue convert_evalue(const format::ExecutionPlan& plan, const format::EValue& 
       v.kind = VkValueKind::Tensor;
       v.tensor.dtype = vk_dtype_of(e.tensor.scalar_type);
       v.tensor.dims = e.tensor.sizes;
-      v.tensor.mem_obj_id = -1;  // program-level planning is ignored: each tensor gets its own buffer
+      v.tensor.mem_obj_id = -1;  // the file's arena offsets are not used: graph/memory_plan.h plans the merged graph
       v.tensor.constant_id = -1;
       for (size_t i = 0; i < e.tensor.dim_order.size(); ++i)
         if (e.tensor.dim_order[i] != i)

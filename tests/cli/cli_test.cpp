@@ -93,6 +93,20 @@ TEST(Cli, BenchJsonReportsMedianGpuTimeDispatchesAndTheModelsGpuBytes) {
   std::filesystem::remove_all(d);
 }
 
+TEST(Cli, BenchNoPlanMemoryReportsTheUnplannedGpuBytes) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("bench_noplan"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("bench " + d + "/model.pte --warmup 0 --iters 1 --json --no-plan-memory", &out), 0) << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  LoadOptions opts;
+  opts.plan_memory = false;
+  auto unplanned = Model::load(d + "/model.pte", opts), planned = Model::load(d + "/model.pte");
+  EXPECT_EQ(j.at("gpu_bytes").get<uint64_t>(), unplanned->gpu_bytes());
+  EXPECT_LT(planned->gpu_bytes(), unplanned->gpu_bytes());
+  std::filesystem::remove_all(d);
+}
+
 TEST(Cli, InspectDecodesEveryConformanceFixture) {
   auto dir = etwebgpu::testing::conformance_dir();
   ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/manifest.json"), dir);

@@ -1,6 +1,7 @@
 // Contiguous reshapes (view_copy, _unsafe_view, alias_copy, lift_fresh_copy, detach_copy, clone,
 // squeeze_copy, unsqueeze_copy): the words do not move, so each is one buffer-to-buffer copy of
-// the live element count, or nothing when input and output share a memory object.
+// the live element count, or no step at all when the memory plan gave the output its input's
+// buffer (graph/memory_plan.h: a copy-free view).
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -17,23 +18,26 @@ void add_copy(OpContext& oc, int32_t x, int32_t out, std::function<std::vector<i
   mem::require_same_words(oc, x, out, "self");
   const gpu::Buffer& bx = g.buffer(x);
   const gpu::Buffer& bo = g.buffer(out);
-  bool same = &bx == &bo;  // WebGPU rejects a copy within one buffer; the words are already there
-  Step s;
-  s.copy_src = &bx;
-  s.copy_dst = &bo;
-  s.variant = same ? "alias" : "copy";
-  oc.node.steps.push_back(std::move(s));
-  size_t si = oc.node.steps.size() - 1;
+  bool same = &bx == &bo;  // the words are already there (and WebGPU rejects a copy within one buffer)
+  size_t si = oc.node.steps.size();
+  if (!same) {
+    Step s;
+    s.copy_src = &bx;
+    s.copy_dst = &bo;
+    s.variant = "copy";
+    oc.node.steps.push_back(std::move(s));
+  }
   oc.output(out, [x, out_dims = std::move(out_dims), bound = g.tensor(out).max_dims](const kernel::Live& l) {
     std::vector<int64_t> od = out_dims(l);
     if (numel(od) != l.numel(x))
       throw Error(ErrorKind::InvalidArgument, "shape " + shape_str(od) + " is invalid for input of shape " + shape_str(l.dims(x)));
     return mem::ranked(od, bound);
   });
+  if (same) return;
   graph::Node* node = &oc.node;
-  oc.node.resize = [&g, out, node, si, same] {
+  oc.node.resize = [&g, out, node, si] {
     const Tensor& t = g.tensor(out);
-    node->steps[si].copy_size = same ? 0 : t.bytes(t.numel());
+    node->steps[si].copy_size = t.bytes(t.numel());
   };
 }
 

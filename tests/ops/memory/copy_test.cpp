@@ -1,5 +1,9 @@
 // view_copy / _unsafe_view / alias_copy / clone / squeeze_copy / unsqueeze_copy: buffer-copy
-// reshapes, checked against the fp64 reshape reference, with dynamic shapes and error paths.
+// reshapes (or none: the memory plan lets the output share its input's buffer), checked against
+// the fp64 reshape reference, with dynamic shapes and error paths.
+#include <algorithm>
+#include <functional>
+
 #include "reference/memory/memory_ref.h"
 #include "support/op_harness.h"
 
@@ -176,6 +180,50 @@ TEST(OpMemSqueeze, OutputRankMismatchAndBadDimFail) {
     g.gb.op("aten.unsqueeze_copy.default", {x, g.gb.int_(4), o});
     EXPECT_NE(load_error([&] { g.run(); }).find("out of range"), std::string::npos);
   }
+}
+
+// Each reshape, with memory planning off (a buffer copy) and on (no step: the output shares the
+// input's buffer), gives the reshaped input.
+TEST(OpMemView, EveryReshapeCopiesWithoutPlanningAndMovesNothingWithIt) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({1, 3, 1, 4}, 40, 0.f, 1.f);  // relu leaves it as it is
+  struct Case {
+    const char* op;
+    std::vector<int64_t> out;
+    std::function<std::vector<Id>(OpGraph&)> mid;
+  };
+  std::vector<Case> cases = {
+      {"aten.view_copy.default", {12}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({12})}; }},
+      {"aten._unsafe_view.default", {3, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({3, 4})}; }},
+      {"aten.alias_copy.default", {1, 3, 1, 4}, [](OpGraph&) { return std::vector<Id>{}; }},
+      {"aten.detach_copy.default", {1, 3, 1, 4}, [](OpGraph&) { return std::vector<Id>{}; }},
+      {"aten.lift_fresh_copy.default", {1, 3, 1, 4}, [](OpGraph&) { return std::vector<Id>{}; }},
+      {"aten.clone.default", {1, 3, 1, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.null()}; }},
+      {"aten.squeeze_copy.default", {3, 4}, [](OpGraph&) { return std::vector<Id>{}; }},
+      {"aten.squeeze_copy.dim", {3, 1, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(0)}; }},
+      {"aten.squeeze_copy.dims", {1, 3, 4}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2})}; }},
+      {"aten.unsqueeze_copy.default", {1, 3, 1, 4, 1}, [](OpGraph& g) { return std::vector<Id>{g.gb.int_(4)}; }},
+  };
+  for (const auto& c : cases)
+    for (bool plan : {false, true}) {
+      OpGraph g;
+      Id x = g.input(a);
+      Id t = g.tensor(DType::Float32, {1, 3, 1, 4});
+      Id v = g.tensor(DType::Float32, c.out);
+      Id o = g.output(DType::Float32, c.out);
+      g.gb.op("aten.relu.default", {x, t});  // a computed input, not a graph input
+      std::vector<Id> args = {t};
+      for (Id m : c.mid(g)) args.push_back(m);
+      args.push_back(v);
+      g.gb.op(c.op, args);
+      g.gb.op("aten.relu.default", {v, o});
+      LoadOptions opts;
+      opts.plan_memory = plan;
+      auto out = g.run(opts);
+      EXPECT_TRUE(Close(out[0], ref::reshape(a, c.out), 0, 0)) << c.op;
+      auto variants = g.variants();
+      EXPECT_EQ(std::count(variants.begin(), variants.end(), "copy"), plan ? 0 : 1) << c.op << " plan " << plan;
+    }
 }
 
 }  // namespace

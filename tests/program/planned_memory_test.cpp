@@ -1,0 +1,172 @@
+// Planned memory on real programs: the conformance fixtures need much less device memory with
+// planning than without, copy-free views record no dispatch yet give the same outputs, and every
+// fixture still passes when buffers start as NaN instead of zeros (no kernel relies on a zeroed
+// output, which a reused buffer is not).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "format/npy.h"
+#include "graph/conformance.h"
+#include "program/model_internal.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+std::string fixture(const std::string& name) { return conformance_dir() + "/" + name; }
+bool have(const std::string& name) { return std::filesystem::exists(fixture(name) + "/model.pte"); }
+
+std::unique_ptr<Model> load(const std::string& name, bool plan) {
+  LoadOptions o;
+  o.plan_memory = plan;
+  return Model::load(fixture(name) + "/model.pte", o);
+}
+
+std::vector<HostTensor> inputs_of(const std::string& name) {
+  std::vector<HostTensor> in;
+  for (int k = 0; std::filesystem::exists(fixture(name) + "/input_" + std::to_string(k) + ".npy"); ++k)
+    in.push_back(format::read_npy(fixture(name) + "/input_" + std::to_string(k) + ".npy"));
+  return in;
+}
+
+const graph::MemoryPlan& plan_of(Model& m) { return detail::ModelAccess::graph(m).memory_plan(); }
+
+// Whole-program fixtures whose device memory (tensors, weights, uniforms) planning brings to at
+// most 0.6x. The others hold mostly weights or graph inputs and outputs, which planning keeps
+// (docs/PERFORMANCE.md lists every fixture).
+TEST(PlannedMemory, FixturesNeedAtMostSixTenthsOfTheUnplannedDeviceMemory) {
+  ETW_REQUIRE_GPU();
+  for (const char* name : {"sdpa_causal", "sdpa_standard", "pixel_shuffle"}) {
+    ETW_REQUIRE_FIXTURE(have(name), fixture(name));
+    auto planned = load(name, true), unplanned = load(name, false);
+    planned->run(inputs_of(name));
+    unplanned->run(inputs_of(name));
+    EXPECT_LE(planned->gpu_bytes(), unplanned->gpu_bytes() * 6 / 10)
+        << name << ": planned " << planned->gpu_bytes() << " bytes, unplanned " << unplanned->gpu_bytes();
+  }
+}
+
+// The KV-cache decoder's 428 KB of weights are the same either way (its gpu_bytes() only drops
+// to 0.89x); its tensor storage drops to 0.27x.
+TEST(PlannedMemory, DecoderTensorStorageNeedsAtMostSixTenthsAndGpuBytesDropsByTheSaving) {
+  ETW_REQUIRE_GPU();
+  const char* name = "llama_kv_cache_decode_steps";
+  ETW_REQUIRE_FIXTURE(have(name), fixture(name));
+  auto planned = load(name, true), unplanned = load(name, false);
+  uint64_t p = plan_of(*planned).total_bytes(), u = plan_of(*unplanned).total_bytes();
+  EXPECT_LE(p, u * 6 / 10) << "planned " << p << " bytes of tensor storage, unplanned " << u;
+  // gpu_bytes() counts what is allocated: it drops by exactly what the plan saves.
+  ASSERT_LT(p, u);
+  EXPECT_EQ(unplanned->gpu_bytes() - planned->gpu_bytes(), u - p);
+}
+
+class CopyFreeViewsOnFixture : public ::testing::TestWithParam<std::string> {};
+
+// Every aliased view node has no step; the profile is shorter by exactly the copies the unplanned
+// model records for them; the outputs are bit for bit the same.
+TEST_P(CopyFreeViewsOnFixture, AliasedViewsRecordNoDispatchAndGiveTheSameOutputs) {
+  ETW_REQUIRE_GPU();
+  const std::string name = GetParam();
+  ETW_REQUIRE_FIXTURE(have(name), fixture(name));
+  auto planned = load(name, true), unplanned = load(name, false);
+  const auto& plan = plan_of(*planned);
+  const auto& np = detail::ModelAccess::graph(*planned).nodes();
+  const auto& nu = detail::ModelAccess::graph(*unplanned).nodes();
+  ASSERT_EQ(np.size(), nu.size());
+  size_t saved = 0;
+  for (size_t i = 0; i < np.size(); ++i)
+    if (plan.aliased_view[i]) {
+      EXPECT_TRUE(np[i].steps.empty()) << np[i].op << " (node " << i << ")";
+      saved += nu[i].steps.size();
+    }
+  EXPECT_GT(saved, 0u) << name << " has no view copy to save";
+  Profile pp, pu;
+  auto a = planned->run(inputs_of(name), &pp);
+  auto b = unplanned->run(inputs_of(name), &pu);
+  EXPECT_EQ(pp.dispatches.size() + saved, pu.dispatches.size());
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].shape, b[k].shape);
+    EXPECT_EQ(a[k].data, b[k].data) << name << " output " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CopyFreeViewsOnFixture,
+                         ::testing::Values("llama_kv_cache_decode_steps", "sdpa_causal", "sdpa_standard", "clone_alias",
+                                           "view_permute", "linear_3d", "pixel_shuffle", "dynamic_mlp_seq"));
+
+TEST(CopyFreeViews, ViewBetweenComputedTensorsMovesNothingAndKeepsItsShape) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({2, 3, 4}, 1);
+  auto run = [&](bool plan, Profile* prof) {
+    OpGraph g;
+    Id x = g.input(a);
+    Id t = g.tensor(DType::Float32, {2, 3, 4});
+    Id v = g.tensor(DType::Float32, {6, 4});
+    Id o = g.output(DType::Float32, {6, 4});
+    g.gb.op("aten.relu.default", {x, t});
+    g.gb.op("aten.view_copy.default", {t, g.gb.int_list({6, -1}), v});
+    g.gb.op("aten.neg.default", {v, o});
+    LoadOptions opts;
+    opts.plan_memory = plan;
+    g.run(opts);
+    return g.model()->run({a}, prof)[0];
+  };
+  Profile pp, pu;
+  auto planned = run(true, &pp), unplanned = run(false, &pu);
+  auto ops = [](const Profile& p) {
+    std::vector<std::string> v;
+    for (auto& d : p.dispatches) v.push_back(d.op);
+    return v;
+  };
+  EXPECT_EQ(ops(pp), (std::vector<std::string>{"aten.relu.default", "aten.neg.default"}));
+  EXPECT_EQ(ops(pu), (std::vector<std::string>{"aten.relu.default", "aten.view_copy.default", "aten.neg.default"}));
+  EXPECT_EQ(planned.shape, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(planned.data, unplanned.data);
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(planned.as<float>()[i], -std::max(a.as<float>()[i], 0.f));
+}
+
+TEST(PoisonedStorage, AnOutputNoKernelWritesReadsNaNInsteadOfZero) {
+  ETW_REQUIRE_GPU();
+  auto run = [](bool poison) {
+    OpGraph g;
+    Id n = g.gb.null();
+    Id o = g.output(DType::Float32, {3});
+    g.gb.op("aten.empty.memory_format", {g.gb.int_list({3}), n, n, n, n, n, o});
+    LoadOptions opts;
+    opts.poison_storage = poison;
+    return g.run(opts)[0];
+  };
+  auto zero = run(false), nan = run(true);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(zero.as<float>()[i], 0.f);
+    EXPECT_TRUE(std::isnan(nan.as<float>()[i]));
+  }
+}
+
+class PoisonedConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PoisonedConformance, PassesWithEveryComputedBufferStartingAsNaN) {
+  auto dir = conformance_dir();
+  ETW_REQUIRE_FIXTURE(GetParam() != "NO_FIXTURES", dir);
+  ETW_REQUIRE_GPU();
+  auto expected = expected_conformance_status();
+  if (expected[GetParam()] != "passed") GTEST_SKIP() << GetParam() << " is not expected to pass";
+  LoadOptions opts;
+  opts.poison_storage = true;
+  auto r = run_conformance_case(dir, GetParam(), opts);
+  EXPECT_EQ(r.status, ConformanceResult::Status::Passed) << r.message;
+}
+
+std::vector<std::string> CaseNames() {
+  if (!std::filesystem::exists(conformance_dir() + "/manifest.json")) return {"NO_FIXTURES"};
+  return conformance_case_names(conformance_dir());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PoisonedConformance, ::testing::ValuesIn(CaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+}  // namespace
