@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "format/npy.h"
-#include "graph/conformance.h"
+#include "etwebgpu/npy.h"
+#include "tools/conformance/conformance.h"
 #include "program/model_internal.h"
 #include "support/op_harness.h"
 
@@ -28,7 +28,7 @@ std::unique_ptr<Model> load(const std::string& name, bool plan) {
 std::vector<HostTensor> inputs_of(const std::string& name) {
   std::vector<HostTensor> in;
   for (int k = 0; std::filesystem::exists(fixture(name) + "/input_" + std::to_string(k) + ".npy"); ++k)
-    in.push_back(format::read_npy(fixture(name) + "/input_" + std::to_string(k) + ".npy"));
+    in.push_back(read_npy(fixture(name) + "/input_" + std::to_string(k) + ".npy"));
   return in;
 }
 
