@@ -9,6 +9,7 @@ struct BenchArgs {
   int warmup = 3, iters = 20;
   std::string trace;
   bool json = false;
+  bool no_fuse = false;
   std::string precision = "fp32";
   bool no_plan_memory = false;
 };

@@ -80,7 +80,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
   }
   if (s.uniform != UINT32_MAX)
     pre += "@group(0) @binding(" + std::to_string(s.uniform) + ") var<uniform> " + uniform_name_ + ": " + uniform_type_ + ";\n";
-  return pre + preprocess(shader_source(shader_), defs, shader_);
+  return pre + preprocess(text_.empty() ? shader_source(shader_) : std::string_view(text_), defs, shader_);
 }
 
 }  // namespace etwebgpu::kernel

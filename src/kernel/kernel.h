@@ -72,6 +72,13 @@ class Kernel {
   using ParamsFn = std::function<void(const Live&, std::vector<uint8_t>&)>;
 
   explicit Kernel(std::string shader, std::string entry = "main") : shader_(std::move(shader)), entry_(std::move(entry)) {}
+  // A kernel whose shader text is generated at load (fused elementwise groups) instead of an
+  // embedded file; `label` names it in errors and pipeline labels. Preprocessed like a file.
+  static Kernel generated(std::string label, std::string wgsl) {
+    Kernel k(std::move(label));
+    k.text_ = std::move(wgsl);
+    return k;
+  }
 
   Kernel& constant(const std::string& name, double v) { constants_[name] = v; return *this; }
   Kernel& define(const std::string& name) { defines_.push_back(name); return *this; }
@@ -112,6 +119,15 @@ class Kernel {
     order_.push_back({false, SIZE_MAX});
     return *this;
   }
+  // A uniform whose size is known only at load (generated kernels): `f` fills exactly `bytes`.
+  Kernel& params_bytes(size_t bytes, ParamsFn f, std::string name = "P", std::string type = "Params") {
+    uniform_name_ = std::move(name);
+    uniform_type_ = std::move(type);
+    uniform_bytes_ = bytes;
+    params_ = std::move(f);
+    order_.push_back({false, SIZE_MAX});
+    return *this;
+  }
   Kernel& groups(std::function<Groups(const Live&)> f) { groups_ = std::move(f); return *this; }
   // One invocation per `per_invocation` elements of `tensor`'s live numel, `wg` per workgroup.
   Kernel& flat(int32_t tensor, uint64_t per_invocation = 1, uint32_t wg = 256);
@@ -137,6 +153,7 @@ class Kernel {
  private:
   struct Slot { bool tensor; size_t index; };  // binding order; index SIZE_MAX = the uniform
   std::string shader_, entry_, variant_;
+  std::string text_;  // generated source; empty = the embedded shader named shader_
   gpu::Constants constants_;
   std::vector<std::string> defines_;
   std::vector<TensorBind> tensors_;

@@ -94,6 +94,7 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
   gopts.max_gpu_bytes = opts.max_gpu_bytes;
   gopts.plan_memory = opts.plan_memory;
   gopts.poison_storage = opts.poison_storage;
+  gopts.fuse = opts.fuse;
   impl->graph = std::make_unique<graph::Graph>(impl->ctx, merged.ir, gopts);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }

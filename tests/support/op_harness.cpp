@@ -110,7 +110,11 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
   std::ofstream f(path, std::ios::app);
   if (!f) throw std::runtime_error("cannot append to coverage log " + path);
   for (const auto& n : op_names) f << "op " << n << "\n";
-  for (const auto& d : profile.dispatches) f << "route " << d.op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
+  for (const auto& d : profile.dispatches) {
+    // Fused groups are labelled by what they fused (fused[mul+add]); they are one route.
+    std::string op = d.op.rfind("fused[", 0) == 0 ? "etwebgpu.fused_elementwise" : d.op;
+    f << "route " << op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
+  }
 }
 
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values) {

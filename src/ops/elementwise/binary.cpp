@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/fusion.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -42,7 +43,16 @@ struct Form {
   bool scalar_first = false;  // pow.Scalar: args[0] is the scalar, args[1] the tensor
 };
 
-void build_binary(OpContext& oc, Form f) {
+// A binary call's operands and arguments, checked.
+struct Args {
+  int32_t a, b, out;
+  BinOp op;
+  bool cmp, a_float, b_float, compute_float;
+  double alpha, scalar;
+  int32_t iscalar;
+};
+
+Args binary_args(const OpContext& oc, Form f) {
   Graph& g = oc.g;
   int32_t a = oc.arg(0), b = oc.arg(1), out = oc.out();
   if (f.scalar_first) std::swap(a, b);
@@ -78,6 +88,16 @@ void build_binary(OpContext& oc, Form f) {
     oc.fail(ErrorKind::Unsupported, "fractional scalar " + std::to_string(scalar) + " with an integer output");
   // Integer scalars saturate to the int32 range (tensors are int32 words on the GPU).
   int32_t iscalar = static_cast<int32_t>(std::clamp(std::isnan(scalar) ? 0.0 : scalar, -2147483648.0, 2147483647.0));
+  return Args{a, b, out, op, cmp, a_float, b_float, compute_float, alpha, scalar, iscalar};
+}
+
+void build_binary(OpContext& oc, Form f) {
+  Graph& g = oc.g;
+  const Args r = binary_args(oc, f);
+  const int32_t a = r.a, b = r.b, out = r.out, iscalar = r.iscalar;
+  const BinOp op = r.op;
+  const bool cmp = r.cmp, a_float = r.a_float, b_float = r.b_float, compute_float = r.compute_float;
+  const double alpha = r.alpha, scalar = r.scalar;
 
   oc.output(out, [a, b, scalar_other = f.scalar_other](const kernel::Live& l) {
     return broadcast_shape(l.dims(a), scalar_other ? std::vector<int64_t>{} : l.dims(b));
@@ -152,19 +172,47 @@ void build(OpContext& oc) {
   build_binary(oc, Form{OP, SCALAR, ALPHA, MODE, SCALAR_FIRST});
 }
 
+// Float arithmetic of float operands, as a term of a fused elementwise kernel (graph/fusion.h).
+template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
+std::optional<graph::FusedTerm> term(const OpContext& oc) {
+  Args r = binary_args(oc, Form{OP, SCALAR, ALPHA, MODE, SCALAR_FIRST});
+  if (r.cmp || !r.compute_float || !r.a_float || (!SCALAR && !r.b_float) || !is_float(oc.g.tensor(r.out).dtype)) return std::nullopt;
+  graph::FusedTerm t;
+  t.binary = true;
+  t.op = r.op;
+  t.x = r.a;
+  t.y = SCALAR ? -1 : r.b;
+  t.c[0] = static_cast<float>(r.alpha);
+  t.c[1] = static_cast<float>(r.scalar);
+  return t;
+}
+
 ETW_REGISTER_OP("aten.add.Tensor", (build<kAdd, false, 2>));
+ETW_REGISTER_FUSABLE("aten.add.Tensor", (term<kAdd, false, 2>));
 ETW_REGISTER_OP("aten.sub.Tensor", (build<kSub, false, 2>));
+ETW_REGISTER_FUSABLE("aten.sub.Tensor", (term<kSub, false, 2>));
 ETW_REGISTER_OP("aten.add.Scalar", (build<kAdd, true, 2>));
+ETW_REGISTER_FUSABLE("aten.add.Scalar", (term<kAdd, true, 2>));
 ETW_REGISTER_OP("aten.sub.Scalar", (build<kSub, true, 2>));
+ETW_REGISTER_FUSABLE("aten.sub.Scalar", (term<kSub, true, 2>));
 ETW_REGISTER_OP("aten.mul.Tensor", build<kMul>);
+ETW_REGISTER_FUSABLE("aten.mul.Tensor", term<kMul>);
 ETW_REGISTER_OP("aten.mul.Scalar", (build<kMul, true>));
+ETW_REGISTER_FUSABLE("aten.mul.Scalar", (term<kMul, true>));
 ETW_REGISTER_OP("aten.div.Tensor", build<kDiv>);
+ETW_REGISTER_FUSABLE("aten.div.Tensor", term<kDiv>);
 ETW_REGISTER_OP("aten.div.Scalar", (build<kDiv, true>));
+ETW_REGISTER_FUSABLE("aten.div.Scalar", (term<kDiv, true>));
 ETW_REGISTER_OP("aten.div.Tensor_mode", (build<kDiv, false, -1, true>));
+ETW_REGISTER_FUSABLE("aten.div.Tensor_mode", (term<kDiv, false, -1, true>));
 ETW_REGISTER_OP("aten.pow.Tensor_Tensor", build<kPow>);
+ETW_REGISTER_FUSABLE("aten.pow.Tensor_Tensor", term<kPow>);
 ETW_REGISTER_OP("aten.pow.Tensor_Scalar", (build<kPow, true>));
+ETW_REGISTER_FUSABLE("aten.pow.Tensor_Scalar", (term<kPow, true>));
 ETW_REGISTER_OP("aten.minimum.default", build<kMin>);
+ETW_REGISTER_FUSABLE("aten.minimum.default", term<kMin>);
 ETW_REGISTER_OP("aten.maximum.default", build<kMax>);
+ETW_REGISTER_FUSABLE("aten.maximum.default", term<kMax>);
 ETW_REGISTER_OP("aten.eq.Tensor", build<kEq>);
 ETW_REGISTER_OP("aten.ne.Tensor", build<kNe>);
 ETW_REGISTER_OP("aten.lt.Tensor", build<kLt>);
@@ -184,14 +232,23 @@ ETW_REGISTER_OP("aten.bitwise_or.Tensor", build<kBitOr>);
 ETW_REGISTER_OP("aten.bitwise_xor.Tensor", build<kBitXor>);
 ETW_REGISTER_OP("aten.logical_xor.default", build<kLogicalXor>);
 ETW_REGISTER_OP("aten.atan2.default", build<kAtan2>);
+ETW_REGISTER_FUSABLE("aten.atan2.default", term<kAtan2>);
 ETW_REGISTER_OP("aten.fmod.Tensor", build<kFmod>);
+ETW_REGISTER_FUSABLE("aten.fmod.Tensor", term<kFmod>);
 ETW_REGISTER_OP("aten.fmod.Scalar", (build<kFmod, true>));
+ETW_REGISTER_FUSABLE("aten.fmod.Scalar", (term<kFmod, true>));
 ETW_REGISTER_OP("aten.remainder.Tensor", build<kRemainder>);
+ETW_REGISTER_FUSABLE("aten.remainder.Tensor", term<kRemainder>);
 ETW_REGISTER_OP("aten.remainder.Scalar", (build<kRemainder, true>));
+ETW_REGISTER_FUSABLE("aten.remainder.Scalar", (term<kRemainder, true>));
 ETW_REGISTER_OP("aten.floor_divide.default", build<kDivFloor>);
+ETW_REGISTER_FUSABLE("aten.floor_divide.default", term<kDivFloor>);
 ETW_REGISTER_OP("aten.div.Scalar_mode", (build<kDiv, true, -1, true>));
+ETW_REGISTER_FUSABLE("aten.div.Scalar_mode", (term<kDiv, true, -1, true>));
 ETW_REGISTER_OP("aten.pow.Scalar", (build<kPowScalarBase, true, -1, false, true>));
+ETW_REGISTER_FUSABLE("aten.pow.Scalar", (term<kPowScalarBase, true, -1, false, true>));
 ETW_REGISTER_OP("aten.rsub.Scalar", (build<kRsub, true, 2>));
+ETW_REGISTER_FUSABLE("aten.rsub.Scalar", (term<kRsub, true, 2>));
 ETW_REGISTER_OP("aten.bitwise_and.Scalar", (build<kBitAnd, true>));
 ETW_REGISTER_OP("aten.bitwise_or.Scalar", (build<kBitOr, true>));
 ETW_REGISTER_OP("aten.bitwise_xor.Scalar", (build<kBitXor, true>));

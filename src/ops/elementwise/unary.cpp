@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/fusion.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -53,12 +54,14 @@ int32_t int_bound(const OpContext& oc, std::optional<double> v, int32_t dflt, co
   return static_cast<int32_t>(c);
 }
 
-void build_unary(OpContext& oc, UnOp op) {
+// Checks a unary call and reads its arguments: the op (gelu's mode may change it), the compute
+// type `dt` (0 f32, 1 i32, 2 bool) and the uniform's argument fields.
+Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = oc.out();
   VkDType it = g.tensor(x).dtype, ot = g.tensor(out).dtype;
   require_same_numel(oc, x, out);
-  uint32_t dt = 0;
+  dt = 0;
   Params p;
   if (op == kIsinf || op == kIsnan) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; isinf/isnan produce bool");
@@ -136,7 +139,13 @@ void build_unary(OpContext& oc, UnOp op) {
     p.f1 = to_f32(g.opt_number(oc.arg(2)).value_or(1.0));
     p.f2 = to_f32(g.opt_number(oc.arg(3)).value_or(1.0));
   }
+  return p;
+}
 
+void build_unary(OpContext& oc, UnOp op) {
+  int32_t x = oc.arg(0), out = oc.out();
+  uint32_t dt = 0;
+  Params p = unary_args(oc, op, dt);
   oc.output_like(out, x);
   oc.add(kernel::Kernel("elementwise_unary")
              .constant("OP", op)
@@ -156,50 +165,73 @@ void build(OpContext& oc) {
   build_unary(oc, OP);
 }
 
-ETW_REGISTER_OP("aten.abs.default", build<kAbs>);
-ETW_REGISTER_OP("aten.neg.default", build<kNeg>);
-ETW_REGISTER_OP("aten.exp.default", build<kExp>);
-ETW_REGISTER_OP("aten.sqrt.default", build<kSqrt>);
-ETW_REGISTER_OP("aten.rsqrt.default", build<kRsqrt>);
-ETW_REGISTER_OP("aten.sin.default", build<kSin>);
-ETW_REGISTER_OP("aten.cos.default", build<kCos>);
-ETW_REGISTER_OP("aten.tanh.default", build<kTanh>);
-ETW_REGISTER_OP("aten.round.default", build<kRound>);
-ETW_REGISTER_OP("aten.sigmoid.default", build<kSigmoid>);
-ETW_REGISTER_OP("aten.relu.default", build<kRelu>);
-ETW_REGISTER_OP("aten.gelu.default", build<kGeluErf>);
-ETW_REGISTER_OP("aten.silu.default", build<kSilu>);
-ETW_REGISTER_OP("aten.hardswish.default", build<kHardswish>);
-ETW_REGISTER_OP("aten.hardtanh.default", build<kClamp>);
-ETW_REGISTER_OP("aten.clamp.default", build<kClamp>);
-ETW_REGISTER_OP("aten.leaky_relu.default", build<kLeakyRelu>);
-ETW_REGISTER_OP("aten.log.default", build<kLog>);
-ETW_REGISTER_OP("aten.reciprocal.default", build<kReciprocal>);
-ETW_REGISTER_OP("aten.floor.default", build<kFloor>);
-ETW_REGISTER_OP("aten.ceil.default", build<kCeil>);
-ETW_REGISTER_OP("aten.trunc.default", build<kTrunc>);
-ETW_REGISTER_OP("aten.bitwise_not.default", build<kBitwiseNot>);
-ETW_REGISTER_OP("aten.logical_not.default", build<kLogicalNot>);
-ETW_REGISTER_OP("aten.acos.default", build<kAcos>);
-ETW_REGISTER_OP("aten.acosh.default", build<kAcosh>);
-ETW_REGISTER_OP("aten.asin.default", build<kAsin>);
-ETW_REGISTER_OP("aten.asinh.default", build<kAsinh>);
-ETW_REGISTER_OP("aten.atan.default", build<kAtan>);
-ETW_REGISTER_OP("aten.atanh.default", build<kAtanh>);
-ETW_REGISTER_OP("aten.cosh.default", build<kCosh>);
-ETW_REGISTER_OP("aten.sinh.default", build<kSinh>);
-ETW_REGISTER_OP("aten.tan.default", build<kTan>);
-ETW_REGISTER_OP("aten.erf.default", build<kErf>);
-ETW_REGISTER_OP("aten.expm1.default", build<kExpm1>);
-ETW_REGISTER_OP("aten.log10.default", build<kLog10>);
-ETW_REGISTER_OP("aten.log1p.default", build<kLog1p>);
-ETW_REGISTER_OP("aten.log2.default", build<kLog2>);
-ETW_REGISTER_OP("aten.logit.default", build<kLogit>);
-ETW_REGISTER_OP("aten.elu.default", build<kElu>);
-ETW_REGISTER_OP("aten.sign.default", build<kSign>);
-ETW_REGISTER_OP("aten.isinf.default", build<kIsinf>);
-ETW_REGISTER_OP("aten.isnan.default", build<kIsnan>);
-ETW_REGISTER_OP("aten._conj_physical.default", build<kIdentity>);
+// A float op of a float tensor, as a term of a fused elementwise kernel (graph/fusion.h).
+template <UnOp OP>
+std::optional<graph::FusedTerm> term(const OpContext& oc) {
+  UnOp op = OP;
+  uint32_t dt = 0;
+  Params p = unary_args(oc, op, dt);
+  if (dt != 0 || op == kIsinf || op == kIsnan || op == kIdentity || op == kLogicalNot || op == kBitwiseNot ||
+      !is_float(oc.g.tensor(oc.arg(0)).dtype) || !is_float(oc.g.tensor(oc.out()).dtype))
+    return std::nullopt;
+  graph::FusedTerm t;
+  t.op = op;
+  t.x = oc.arg(0);
+  t.c[0] = p.f0;
+  t.c[1] = p.f1;
+  t.c[2] = p.f2;
+  t.c[3] = static_cast<float>(p.i0);
+  return t;
+}
+
+#define ETW_UNARY(name, OP)          \
+  ETW_REGISTER_OP(name, build<OP>);  \
+  ETW_REGISTER_FUSABLE(name, term<OP>)
+
+ETW_UNARY("aten.abs.default", kAbs);
+ETW_UNARY("aten.neg.default", kNeg);
+ETW_UNARY("aten.exp.default", kExp);
+ETW_UNARY("aten.sqrt.default", kSqrt);
+ETW_UNARY("aten.rsqrt.default", kRsqrt);
+ETW_UNARY("aten.sin.default", kSin);
+ETW_UNARY("aten.cos.default", kCos);
+ETW_UNARY("aten.tanh.default", kTanh);
+ETW_UNARY("aten.round.default", kRound);
+ETW_UNARY("aten.sigmoid.default", kSigmoid);
+ETW_UNARY("aten.relu.default", kRelu);
+ETW_UNARY("aten.gelu.default", kGeluErf);
+ETW_UNARY("aten.silu.default", kSilu);
+ETW_UNARY("aten.hardswish.default", kHardswish);
+ETW_UNARY("aten.hardtanh.default", kClamp);
+ETW_UNARY("aten.clamp.default", kClamp);
+ETW_UNARY("aten.leaky_relu.default", kLeakyRelu);
+ETW_UNARY("aten.log.default", kLog);
+ETW_UNARY("aten.reciprocal.default", kReciprocal);
+ETW_UNARY("aten.floor.default", kFloor);
+ETW_UNARY("aten.ceil.default", kCeil);
+ETW_UNARY("aten.trunc.default", kTrunc);
+ETW_UNARY("aten.bitwise_not.default", kBitwiseNot);
+ETW_UNARY("aten.logical_not.default", kLogicalNot);
+ETW_UNARY("aten.acos.default", kAcos);
+ETW_UNARY("aten.acosh.default", kAcosh);
+ETW_UNARY("aten.asin.default", kAsin);
+ETW_UNARY("aten.asinh.default", kAsinh);
+ETW_UNARY("aten.atan.default", kAtan);
+ETW_UNARY("aten.atanh.default", kAtanh);
+ETW_UNARY("aten.cosh.default", kCosh);
+ETW_UNARY("aten.sinh.default", kSinh);
+ETW_UNARY("aten.tan.default", kTan);
+ETW_UNARY("aten.erf.default", kErf);
+ETW_UNARY("aten.expm1.default", kExpm1);
+ETW_UNARY("aten.log10.default", kLog10);
+ETW_UNARY("aten.log1p.default", kLog1p);
+ETW_UNARY("aten.log2.default", kLog2);
+ETW_UNARY("aten.logit.default", kLogit);
+ETW_UNARY("aten.elu.default", kElu);
+ETW_UNARY("aten.sign.default", kSign);
+ETW_UNARY("aten.isinf.default", kIsinf);
+ETW_UNARY("aten.isnan.default", kIsnan);
+ETW_UNARY("aten._conj_physical.default", kIdentity);
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -1,0 +1,217 @@
+#include "graph/fusion.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <set>
+
+namespace etwebgpu::graph {
+
+FusableOps& FusableOps::global() {
+  static FusableOps r;
+  return r;
+}
+
+void FusableOps::add(const std::string& name, TermParser p) { parsers_.emplace_back(name, p); }
+
+TermParser FusableOps::find(const std::string& name) const {
+  for (auto& [n, p] : parsers_)
+    if (n == name) return p;
+  return nullptr;
+}
+
+namespace {
+
+std::string hex(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  char b[16];
+  std::snprintf(b, sizeof b, "%08x", u);
+  return b;
+}
+
+bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
+  const auto& v = ir.values[id];
+  if (v.kind != format::VkValueKind::Tensor) return false;
+  auto t = v.tensor.dtype;
+  return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64;
+}
+
+// Every tensor id a call names, ValueList members included.
+void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out) {
+  out.clear();
+  for (int32_t a : c.args) {
+    const auto& v = ir.values[a];
+    if (v.kind == format::VkValueKind::Tensor) out.push_back(a);
+    else if (v.kind == format::VkValueKind::ValueList)
+      for (int32_t e : v.ids)
+        if (e >= 0 && static_cast<size_t>(e) < ir.values.size() && ir.values[e].kind == format::VkValueKind::Tensor)
+          out.push_back(e);
+  }
+}
+
+// The String of a fused call (see fusion.h): term operands renamed to "x<k>" / "t<k>".
+std::string encode(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
+                   const std::vector<int32_t>& inputs) {
+  auto ref = [&](int32_t id) -> std::string {
+    for (size_t k = 0; k < ids.size(); ++k)
+      if (ids[k] == id) return "t" + std::to_string(k);
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (inputs[k] == id) return "x" + std::to_string(k);
+    throw Error(ErrorKind::Internal, "fusion: operand %" + std::to_string(id) + " is neither an input nor a term");
+  };
+  std::string s;
+  for (const auto& t : terms) {
+    if (!s.empty()) s += ' ';
+    if (t.binary)
+      s += "b " + std::to_string(t.op) + " " + ref(t.x) + " " + (t.y < 0 ? std::string("s") : ref(t.y)) + " " +
+           hex(t.c[0]) + " " + hex(t.c[1]);
+    else
+      s += "u " + std::to_string(t.op) + " " + ref(t.x) + " " + hex(t.c[0]) + " " + hex(t.c[1]) + " " + hex(t.c[2]) +
+           " " + hex(t.c[3]);
+    s += " " + t.label;
+  }
+  return s;
+}
+
+}  // namespace
+
+FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  FusionStats stats;
+  // Terms of the calls that can be fused.
+  std::vector<std::optional<FusedTerm>> term(n);
+  Node scratch;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& c = ir.chain[i];
+    TermParser p = FusableOps::global().find(c.name);
+    if (!p || c.args.empty()) continue;
+    try {
+      OpContext oc{g, c, scratch};
+      term[i] = p(oc);
+    } catch (const Error&) {
+      term[i].reset();  // left to the op's own builder, which reports it
+    }
+    if (!term[i]) continue;
+    // Label: the op's short name, "aten.mul.Tensor" -> "mul".
+    std::string label = c.name.substr(c.name.find('.') + 1);
+    label = label.substr(0, label.find('.'));
+    for (char& ch : label)
+      if (!std::islower(static_cast<unsigned char>(ch)) && !std::isdigit(static_cast<unsigned char>(ch))) ch = '_';
+    term[i]->label = label.empty() ? "op" : label;
+    const FusedTerm& t = *term[i];
+    int32_t out = c.args.back();
+    if (!float_tensor(ir, out) || !float_tensor(ir, t.x) || (t.y >= 0 && !float_tensor(ir, t.y))) term[i].reset();
+  }
+
+  // Uses of each tensor across the chain (every mention, outputs included) and its producer.
+  std::vector<int> uses(ir.values.size(), 0);
+  std::vector<int64_t> producer(ir.values.size(), -1);
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < n; ++i) {
+    tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts) ++uses[t];
+    int32_t out = ir.chain[i].args.back();
+    if (ir.values[out].kind == format::VkValueKind::Tensor) producer[out] = static_cast<int64_t>(i);
+  }
+  std::set<int32_t> pinned;  // graph inputs, outputs and state: always materialized
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+
+  // Union each fusable call with the single (fusable) consumer of its output. Every member but
+  // one then feeds exactly one other member: a group is a tree rooted at the call whose output
+  // leaves it.
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (size_t j = 0; j < n; ++j) {
+    if (!term[j]) continue;
+    for (int32_t operand : {term[j]->x, term[j]->y}) {
+      if (operand < 0 || pinned.count(operand) || uses[operand] != 2) continue;
+      int64_t i = producer[operand];
+      if (i < 0 || static_cast<size_t>(i) >= j || !term[i]) continue;
+      parent[find(static_cast<size_t>(i))] = find(j);
+    }
+  }
+  std::vector<std::vector<size_t>> groups(n);
+  for (size_t i = 0; i < n; ++i)
+    if (term[i]) groups[find(i)].push_back(i);
+
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  for (size_t root = 0; root < n; ++root) {
+    auto& members = groups[root];
+    if (members.size() < 2) continue;
+    // The root is the last member in chain order (its output is the only one that escapes).
+    size_t last = members.back();
+    std::set<int32_t> internal;
+    for (size_t m : members)
+      if (m != last) internal.insert(ir.chain[m].args.back());
+    std::vector<int32_t> inputs;
+    std::vector<size_t> first_read;  // chain position of the first member reading each input
+    for (size_t m : members)
+      for (int32_t operand : {term[m]->x, term[m]->y})
+        if (operand >= 0 && !internal.count(operand) &&
+            std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) {
+          inputs.push_back(operand);
+          first_read.push_back(m);
+        }
+    if (inputs.size() > kMaxFusedInputs) continue;
+    // The fused kernel reads its inputs at the root's position, later than the members did: no
+    // call in between may write them or storage they share (mem_obj_id), and the output must
+    // not share an input's storage (one binding cannot be read-only and read-write at once).
+    int32_t out = ir.chain[last].args.back();
+    auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+    bool safe = true;
+    for (size_t k = 0; k < inputs.size() && safe; ++k) {
+      int32_t e = inputs[k];
+      if (mem(out) >= 0 && mem(out) == mem(e)) safe = false;
+      for (size_t p = first_read[k] + 1; p < last && safe; ++p) {
+        if (find(p) == root && term[p]) continue;
+        tensors_of(ir, ir.chain[p], ts);
+        for (int32_t t : ts)
+          if (t == e || (mem(e) >= 0 && mem(t) == mem(e))) safe = false;
+      }
+    }
+    if (!safe) continue;
+
+    std::vector<FusedTerm> terms;
+    std::vector<int32_t> ids;  // output id of each term
+    for (size_t m : members) {
+      terms.push_back(*term[m]);
+      ids.push_back(ir.chain[m].args.back());
+    }
+    std::string desc = encode(terms, ids, inputs);
+    format::VkValue sv;
+    sv.kind = format::VkValueKind::String;
+    sv.str = desc;
+    ir.values.push_back(std::move(sv));
+    format::VkOpCall call;
+    call.node_id = ir.chain[last].node_id;
+    call.name = kFusedOp;
+    call.args = inputs;
+    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
+    call.args.push_back(out);
+    for (size_t m : members) removed[m] = true;
+    replacement[last] = std::move(call);
+    ++stats.groups;
+    stats.calls_removed += members.size() - 1;
+  }
+  if (!stats.groups) return stats;
+  std::vector<format::VkOpCall> chain;
+  chain.reserve(n - stats.calls_removed);
+  for (size_t i = 0; i < n; ++i) {
+    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
+    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return stats;
+}
+
+}  // namespace etwebgpu::graph

@@ -1,0 +1,70 @@
+// Fusion at load: chains of float elementwise op calls become one call of
+// `etwebgpu.fused_elementwise`, which evaluates the whole expression per element in one kernel
+// (ops/elementwise/fused.cpp). The rewrite runs on the IR before any builder (Graph::build), so
+// later passes (memory planning) see the fused chain.
+//
+// Ops say which calls they can evaluate as a term of a fused expression by registering a parser
+// (ETW_REGISTER_FUSABLE next to their ETW_REGISTER_OP); the pass knows no op by name.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/ir.h"
+#include "graph/graph.h"
+#include "graph/op_registry.h"
+
+namespace etwebgpu::graph {
+
+// One float elementwise op as the fused kernel evaluates it: unary_f32 / binary_f32 of
+// unary_math.wgsl / binary_math.wgsl with op code `op`.
+struct FusedTerm {
+  bool binary = false;
+  uint32_t op = 0;
+  int32_t x = -1, y = -1;  // tensor operands (value ids); y = -1: unary, or a binary op's scalar
+  float c[4] = {0, 0, 0, 0};  // unary: f0, f1, f2, i0 (as a float); binary: alpha, scalar
+  std::string label;       // short name for kernel labels ("mul", "rsqrt"); set by the pass
+};
+
+// Reads a call as a term, or nullopt when this call cannot be fused (non-float operands, a mode
+// only the op's own kernel has). May throw on malformed arguments: the call is then left alone
+// and its own builder reports the error.
+using TermParser = std::optional<FusedTerm> (*)(const OpContext&);
+
+class FusableOps {
+ public:
+  static FusableOps& global();
+  void add(const std::string& name, TermParser p);
+  TermParser find(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, TermParser>> parsers_;
+};
+
+struct FusableRegistration {
+  FusableRegistration(const char* name, TermParser p) { FusableOps::global().add(name, p); }
+};
+#define ETW_REGISTER_FUSABLE(name, fn) \
+  static ::etwebgpu::graph::FusableRegistration ETW_CONCAT(etw_fuse_reg_, __COUNTER__)(name, fn)
+
+inline constexpr const char* kFusedOp = "etwebgpu.fused_elementwise";
+// At most this many distinct tensor inputs per fused kernel (plus the output: within the default
+// maxStorageBuffersPerShaderStage of 8).
+inline constexpr size_t kMaxFusedInputs = 6;
+
+// Serialized form of a fused group: the call's args are [inputs..., String, output] and the
+// String lists the terms in evaluation order, the last giving the output, separated by spaces:
+//   u OP A F0 F1 F2 I0 LABEL      b OP A B ALPHA SCALAR LABEL
+// where A/B are "x<k>" (input k), "t<k>" (term k) or "s" (the binary term's scalar) and the
+// floats are hex f32 bit patterns.
+
+struct FusionStats {
+  size_t groups = 0, calls_removed = 0;
+};
+
+// Rewrites `ir.chain` in place (and appends one String value per group). `g` reads arguments
+// for the parsers; its tensors must be set up for every value of `ir` before the call.
+FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir);
+
+}  // namespace etwebgpu::graph

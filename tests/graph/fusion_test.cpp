@@ -1,0 +1,187 @@
+// Fusion at load (graph/fusion.h, ops/elementwise/fused.cpp): the same graph loaded with
+// LoadOptions::fuse on and off gives equal results (bit for bit at fp32, where the fused kernel
+// runs the unfused kernels' math), and the dispatch counts and labels show what was fused.
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+struct Loaded {
+  std::vector<HostTensor> out;
+  std::vector<std::string> ops;  // Profile op label per dispatch
+  std::unique_ptr<OpGraph> g;
+};
+
+Loaded load(const std::function<void(OpGraph&)>& build, bool fuse, Precision precision = Precision::FP32) {
+  Loaded r;
+  r.g = std::make_unique<OpGraph>();
+  build(*r.g);
+  LoadOptions o;
+  o.fuse = fuse;
+  o.precision = precision;
+  r.out = r.g->run(o);
+  Profile p;
+  r.g->model()->run(r.g->inputs, &p);
+  for (auto& d : p.dispatches) r.ops.push_back(d.op);
+  return r;
+}
+
+// Fused equals unfused bit for bit at fp32. Under ETWEBGPU_TEST_PRECISION=fp16 both store f16,
+// and only the unfused chain rounds its intermediates: then within half precision.
+::testing::AssertionResult Same(const HostTensor& fused, const HostTensor& plain) {
+  const char* p = std::getenv("ETWEBGPU_TEST_PRECISION");
+  if (p && std::string(p) == "fp16") return Close(fused, plain, 1e-2, 1e-2);
+  if (fused.shape != plain.shape) return ::testing::AssertionFailure() << "shapes differ";
+  if (fused.data != plain.data) return ::testing::AssertionFailure() << "fused and unfused results differ";
+  return ::testing::AssertionSuccess();
+}
+
+// x[3,5,7] * w[7] + 0.5 * b[5,1] - 2 * 0.25 -> hardswish -> clamp(-0.2, 0.7) -> * 3
+void broadcast_chain(OpGraph& g) {
+  Id x = g.input(random_f32({3, 5, 7}, 1, -4.f, 4.f)), w = g.input(random_f32({7}, 2)), b = g.input(random_f32({5, 1}, 3));
+  auto& gb = g.gb;
+  Id t1 = g.tensor(DType::Float32, {3, 5, 7}), t2 = g.tensor(DType::Float32, {3, 5, 7}),
+     t3 = g.tensor(DType::Float32, {3, 5, 7}), t4 = g.tensor(DType::Float32, {3, 5, 7}),
+     t5 = g.tensor(DType::Float32, {3, 5, 7});
+  Id o = g.output(DType::Float32, {3, 5, 7});
+  gb.op("aten.mul.Tensor", {x, w, t1});
+  gb.op("aten.add.Tensor", {t1, b, gb.dbl(0.5), t2});
+  gb.op("aten.sub.Scalar", {t2, gb.dbl(0.25), gb.int_(2), t3});
+  gb.op("aten.hardswish.default", {t3, t4});
+  gb.op("aten.clamp.default", {t4, gb.dbl(-0.2), gb.dbl(0.7), t5});
+  gb.op("aten.mul.Scalar", {t5, gb.dbl(3.0), o});
+}
+
+TEST(Fusion, BroadcastScalarAlphaChainIsOneBitExactDispatch) {
+  ETW_REQUIRE_GPU();
+  auto fused = load(broadcast_chain, true), plain = load(broadcast_chain, false);
+  ASSERT_EQ(plain.ops.size(), 6u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[mul+add+sub+hardswish+clamp+mul]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+// RMSNorm tail with x read by two terms: (x * rsqrt(ms + eps)) * silu(x) * weight.
+void rms_dag(OpGraph& g, std::vector<int64_t> max_dims, bool dynamic) {
+  int64_t d = max_dims.back();
+  Id x = g.input(random_f32(max_dims, 4), max_dims, dynamic);
+  std::vector<int64_t> rd = max_dims;
+  rd.back() = 1;
+  Id ms = g.input(random_f32(rd, 5, 0.1f, 2.f), rd, dynamic);
+  Id wt = g.input(random_f32({d}, 6));
+  auto& gb = g.gb;
+  auto t = [&](std::vector<int64_t> dims) { return g.tensor(DType::Float32, dims); };
+  Id a = t(rd), r = t(rd), n = t(max_dims), s = t(max_dims), m = t(max_dims);
+  Id o = g.output(DType::Float32, max_dims);
+  gb.op("aten.add.Scalar", {ms, gb.dbl(1e-6), gb.int_(1), a});
+  gb.op("aten.rsqrt.default", {a, r});
+  gb.op("aten.mul.Tensor", {x, r, n});
+  gb.op("aten.silu.default", {x, s});
+  gb.op("aten.mul.Tensor", {n, s, m});
+  gb.op("aten.mul.Tensor", {m, wt, o});
+}
+
+TEST(Fusion, DagReadingOneInputTwiceFusesAndMatches) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) { rms_dag(g, {4, 16}, false); };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(plain.ops.size(), 6u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[add+rsqrt+mul+silu+mul+mul]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+TEST(Fusion, DynamicShapesRerunSmallerMatchesUnfused) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) { rms_dag(g, {6, 20}, true); };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  std::vector<HostTensor> small = {random_f32({3, 20}, 7), random_f32({3, 1}, 8, 0.1f, 2.f), fused.g->inputs[2]};
+  auto f2 = fused.g->rerun(small), p2 = plain.g->rerun(small);
+  ASSERT_EQ(f2[0].shape, (std::vector<int64_t>{3, 20}));
+  EXPECT_TRUE(Same(f2[0], p2[0]));
+}
+
+TEST(Fusion, F16StorageStaysWithinHalfPrecisionOfUnfused) {
+  ETW_REQUIRE_GPU();
+  auto fused = load(broadcast_chain, true, Precision::FP16), plain = load(broadcast_chain, false, Precision::FP16);
+  ASSERT_EQ(fused.ops.size(), 1u);
+  // The unfused chain rounds each intermediate to f16; the fused one only the result.
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-2, 1e-2));
+}
+
+// exp(x) feeds both neg and add: it is materialized; neg + add still fuse.
+TEST(Fusion, IntermediateWithTwoConsumersIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) {
+    Id x = g.input(random_f32({9, 4}, 9));
+    Id e = g.tensor(DType::Float32, {9, 4}), n = g.tensor(DType::Float32, {9, 4});
+    Id o = g.output(DType::Float32, {9, 4});
+    g.gb.op("aten.exp.default", {x, e});
+    g.gb.op("aten.neg.default", {e, n});
+    g.gb.op("aten.add.Tensor", {e, n, g.gb.int_(1), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.exp.default", "fused[neg+add]"}));
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+TEST(Fusion, IntermediateGraphOutputIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) {
+    Id x = g.input(random_f32({5, 3}, 10));
+    Id e = g.output(DType::Float32, {5, 3}), o = g.output(DType::Float32, {5, 3});
+    g.gb.op("aten.exp.default", {x, e});
+    g.gb.op("aten.neg.default", {e, o});
+  };
+  auto fused = load(build, true);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.exp.default", "aten.neg.default"}));
+}
+
+TEST(Fusion, IntegerChainsAreLeftToTheirOwnKernels) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) {
+    Id x = g.input(random_i32({8}, 11, -5, 5));
+    Id a = g.tensor(DType::Int32, {8});
+    Id o = g.output(DType::Int32, {8});
+    g.gb.op("aten.abs.default", {x, a});
+    g.gb.op("aten.neg.default", {a, o});
+  };
+  EXPECT_EQ(load(build, true).ops.size(), 2u);
+}
+
+// A file may name the synthetic op itself: its term list is checked like any argument.
+TEST(Fusion, MalformedFusedCallInAFileIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  for (const char* bad : {"", "u 13 x1 00000000 00000000 00000000 00000000 silu",
+                          "u 99 x0 00000000 00000000 00000000 00000000 silu", "b 2 x0 t0 3f800000 00000000 mul",
+                          "u 13 x0 0000 00000000 00000000 00000000 silu"}) {
+    OpGraph g;
+    Id x = g.input(random_f32({4}, 12));
+    Id o = g.output(DType::Float32, {4});
+    g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str(bad), o});
+    std::string err = load_error([&] { g.run(); });
+    EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
+  }
+}
+
+TEST(Fusion, HandWrittenTermListRunsLikeTheOps) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  auto xv = random_f32({4, 3}, 13), yv = random_f32({3}, 14);
+  Id x = g.input(xv), y = g.input(yv);
+  Id o = g.output(DType::Float32, {4, 3});
+  // silu(x) * y
+  g.gb.op("etwebgpu.fused_elementwise",
+          {x, y, g.gb.str("u 13 x0 00000000 00000000 00000000 00000000 silu b 2 t0 x1 3f800000 00000000 mul"), o});
+  auto out = g.run()[0];
+  std::vector<double> ref, xs = f64(xv), ys = f64(yv);
+  for (size_t i = 0; i < xs.size(); ++i) ref.push_back(xs[i] / (1 + std::exp(-xs[i])) * ys[i % 3]);
+  EXPECT_TRUE(Close(out, ref_tensor({4, 3}, ref)));
+}
+
+}  // namespace
