@@ -10,20 +10,7 @@ override DT: u32 = 0u;
 override B_SCALAR: u32 = 0u;
 override WG: u32 = 256u;
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
-
-// Offset into an operand whose strides were set for the output shape (0 on broadcast dims).
-fn operand_offset(i: u32, s: Shape) -> u32 {
-  var rem = i;
-  var off = 0u;
-  for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
-    let n = dim_of(P.o, u32(d));
-    off = off + (rem % n) * stride_of(s, u32(d));
-    rem = rem / n;
-  }
-  return off;
-}
+//!include broadcast_offset
 
 // NaN tests on the bits: compilers may fold `x != x` to false (WGSL lets them assume no NaNs).
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
