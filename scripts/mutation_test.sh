@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mutation_test.sh [--build DIR] [--sample N] [--only ID]: applies each mutant of
+# mutation_test.sh [--build DIR] [--sample N] [--only ID] [--check]: applies each mutant of
 # tests/mutation/mutants.tsv (a small change to a WGSL kernel or an op registration) in turn,
 # rebuilds the test binary incrementally (a WGSL change recompiles only the embedded-shader object,
 # then relinks), runs that op family's tests (the mutant's gtest filter) and restores the file.
@@ -7,18 +7,41 @@
 # invalid and not counted. Prints "mutants: K killed of M" and the survivors; exit 1 when any survive.
 # --sample N runs every (M/N)-th mutant (deterministic; CI runs a sample). Equivalent mutants (6th
 # field) are listed and not run. The score of the full run is recorded in docs/TESTING.md.
+# --check only verifies that every mutant (equivalent ones too) still applies: its text occurs
+# exactly once in its file (no build; a ctest runs it, so an edit that strands a mutant fails early).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build sample=0 only=""
+build=build sample=0 only="" check=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --sample) sample=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: mutation_test.sh [--build DIR] [--sample N] [--only ID]"; exit 2 ;;
+    --check) check=1; shift ;;
+    *) echo "usage: mutation_test.sh [--build DIR] [--sample N] [--only ID] [--check]"; exit 2 ;;
   esac
 done
 list=tests/mutation/mutants.tsv
+if [ "$check" = 1 ]; then
+  exec python3 - "$list" <<'PY'
+import sys
+bad = 0
+for n, line in enumerate(open(sys.argv[1]), 1):
+    if line.startswith("#") or not line.strip():
+        continue
+    f = line.rstrip("\n").split("\t")
+    if len(f) < 5:
+        print(f"line {n}: {len(f)} fields, want ID FILE OLD NEW FILTER [EQUIVALENT-REASON]"); bad += 1; continue
+    try:
+        c = open(f[1]).read().count(f[2].replace("\\n", "\n"))
+    except OSError as e:
+        print(f"{f[0]}: {e}"); bad += 1; continue
+    if c != 1:
+        print(f"{f[0]}: text occurs {c} times in {f[1]} (must be exactly once)"); bad += 1
+print(f"mutants that no longer apply: {bad}")
+sys.exit(1 if bad else 0)
+PY
+fi
 export ETWEBGPU_REQUIRE_GPU=1  # a skipped test must not let a mutant survive
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 jobs=$(nproc 2>/dev/null || echo 2)
