@@ -183,6 +183,13 @@ std::vector<uint32_t> to_gpu_words(const HostTensor& t, VkDType dst) {
   return w;
 }
 
+// Whether host tensors of `host` hold exactly the GPU words of a `vk` tensor stored as `s` (f32 or
+// i32, 4 bytes an element), so they move between host and device without conversion.
+bool same_words(DType host, VkDType vk, kernel::Storage s) {
+  return (host == DType::Float32 && s == kernel::Storage::F32 && is_float_vk(vk)) ||
+         (host == DType::Int32 && s == kernel::Storage::I32 && is_int_vk(vk));
+}
+
 HostTensor from_gpu_words(const std::vector<uint32_t>& w, VkDType src, DType host, std::vector<int64_t> shape) {
   HostTensor t(host, std::move(shape));
   int64_t n = t.numel();
@@ -570,8 +577,12 @@ void Graph::set_input(size_t i, const HostTensor& h) {
   if (!fits)
     throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(h.shape) +
                                                 ", outside the exported bound " + shape_str(t.max_dims));
-  auto w = store_words(to_gpu_words(h, t.dtype), t.storage);
   t.dims = h.shape;
+  if (same_words(h.dtype, t.dtype, t.storage) && h.data.size() == static_cast<size_t>(h.numel()) * 4) {
+    ctx_->write(buffer(id), 0, h.data.data(), h.data.size());  // no host copy: large inputs upload at memcpy speed
+    return;
+  }
+  auto w = store_words(to_gpu_words(h, t.dtype), t.storage);
   ctx_->write(buffer(id), 0, w.data(), w.size());
 }
 
@@ -713,10 +724,16 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   std::vector<uint64_t> before;
   resize_and_record(cmds, durations ? &before : nullptr, labels);
   std::vector<std::vector<uint8_t>> raw(dtypes.size());
+  std::vector<HostTensor> direct(dtypes.size());  // outputs read straight into their host tensor
   std::vector<gpu::Context::Read> reads;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
     const Tensor& t = tensor(id);
+    if (same_words(dtypes[i], t.dtype, t.storage)) {
+      direct[i] = HostTensor(dtypes[i], t.dims);
+      reads.push_back({&buffer(id), 0, direct[i].data.size(), direct[i].data.data()});
+      continue;
+    }
     raw[i].resize(t.bytes(t.numel()));
     reads.push_back({&buffer(id), 0, raw[i].size(), raw[i].data()});
   }
@@ -727,6 +744,10 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   std::vector<HostTensor> out;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const Tensor& t = tensors_[ir_.output_ids[i]];
+    if (same_words(dtypes[i], t.dtype, t.storage)) {
+      out.push_back(std::move(direct[i]));
+      continue;
+    }
     out.push_back(from_gpu_words(load_words(raw[i], static_cast<size_t>(t.numel()), t.storage), t.dtype, dtypes[i], t.dims));
   }
   return out;

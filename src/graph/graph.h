@@ -232,6 +232,7 @@ class Graph {
 // Conversions between host dtypes and GPU words.
 std::vector<uint32_t> to_gpu_words(const HostTensor& t, VkDType dst);
 HostTensor from_gpu_words(const std::vector<uint32_t>& w, VkDType src, DType host, std::vector<int64_t> shape);
+bool same_words(DType host, VkDType vk, kernel::Storage s);
 DType host_dtype_of(VkDType t);
 
 }  // namespace etwebgpu::graph

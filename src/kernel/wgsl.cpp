@@ -1,6 +1,11 @@
 #include "kernel/wgsl.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
 #include <vector>
 
 #include "etwebgpu/error.h"
@@ -13,6 +18,18 @@ extern const unsigned kEmbeddedShaderCount;
 namespace etwebgpu::kernel {
 
 std::string_view shader_source(std::string_view name) {
+  if (const char* dir = std::getenv("ETWEBGPU_WGSL_DIR")) {
+    static std::mutex mu;
+    static std::map<std::string, std::string, std::less<>> loaded;  // stable storage for the views
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+    std::ifstream f(std::string(dir) + "/" + std::string(name) + ".wgsl");
+    if (f) {
+      std::stringstream ss;
+      ss << f.rdbuf();
+      return loaded.emplace(std::string(name), ss.str()).first->second;
+    }
+  }
   for (unsigned i = 0; i < gpu::kEmbeddedShaderCount; ++i)
     if (gpu::kEmbeddedShaders[i].first == name) return gpu::kEmbeddedShaders[i].second;
   throw Error(ErrorKind::Internal, "no embedded shader named '" + std::string(name) + "'");

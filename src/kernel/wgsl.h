@@ -14,6 +14,8 @@
 namespace etwebgpu::kernel {
 
 // Source of embedded shader `name` (file name without .wgsl); throws Error(Internal) when unknown.
+// With ETWEBGPU_WGSL_DIR set, a file DIR/NAME.wgsl (include lines already expanded) replaces the
+// embedded text: trying a kernel change on another machine without rebuilding.
 std::string_view shader_source(std::string_view name);
 
 // Applies the #if family of directives; throws Error(Internal) naming `label` and the line on an

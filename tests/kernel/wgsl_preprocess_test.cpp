@@ -1,6 +1,10 @@
 // The WGSL preprocessor: #if/#elif/#else/#endif over defined names, and its errors.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "etwebgpu/error.h"
 #include "kernel/wgsl.h"
 
@@ -45,4 +49,19 @@ TEST(WgslPreprocess, MalformedDirectivesNameTheShaderAndLine) {
   EXPECT_NE(msg("#if\n#endif\n").find("empty condition"), std::string::npos);
   EXPECT_NE(msg("#if A-B\n#endif\n").find("bad name"), std::string::npos);
   EXPECT_NE(msg("#define A\n").find("unknown directive"), std::string::npos);
+}
+
+TEST(WgslOverrideDir, AFileInEtwebgpuWgslDirReplacesTheEmbeddedShader) {
+  auto dir = std::filesystem::temp_directory_path() / "etwebgpu_wgsl_override_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "binary_math.wgsl") << "// replaced\n";
+  const std::string embedded(etwebgpu::kernel::shader_source("unary_math"));
+  setenv("ETWEBGPU_WGSL_DIR", dir.c_str(), 1);
+  std::string replaced(etwebgpu::kernel::shader_source("binary_math"));
+  std::string kept(etwebgpu::kernel::shader_source("unary_math"));  // no file there: the embedded text
+  unsetenv("ETWEBGPU_WGSL_DIR");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(replaced, "// replaced\n");
+  EXPECT_EQ(kept, embedded);
+  EXPECT_NE(std::string(etwebgpu::kernel::shader_source("binary_math")), "// replaced\n");  // unset: embedded again
 }
