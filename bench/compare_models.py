@@ -140,7 +140,7 @@ def measure_peer(case, a):
     if j is None:
         return {"status": "error", "message": f"rc={rc}: " + tail(so, se)}
     r = {"status": j.get("status", "error"), "ms": j.get("median_ms"), "first_ms": j.get("first_ms"),
-         "load_ms": j.get("load_ms"), "adapter": j.get("adapter")}
+         "load_ms": j.get("load_ms"), "adapter": j.get("adapter"), "detail": j.get("detail")}
     if r["status"] != "pass":
         r["message"] = tail(j.get("detail") or j.get("message") or "", se)
     return r
@@ -268,7 +268,7 @@ def print_case(c):
     head = f"== {c['name']}"
     if o.get("dispatches") is not None:
         gpu = f", GPU {o['gpu_ms']:.3f} ms" if o.get("gpu_ms") is not None else ""
-        head += f"  ({o['dispatches']} dispatches{gpu}, gpu_bytes {o.get('gpu_bytes', 0) / 1e6:.1f} MB)"
+        head += f"  ({o['dispatches']} dispatches{gpu}, gpu_bytes {o.get('gpu_bytes') or 0:,})"
     if not c["fully_delegated"]:
         head += f"  [not fully delegated: {', '.join(c['non_delegated_ops'])}]"
     print(head)
@@ -353,15 +353,27 @@ def main():
             c["spec"] = spec if os.path.exists(spec) else None
             c["results"] = {}
         res = {"iters": a.iters, "warmup": a.warmup, "cases": cases}
+
+        def save():  # after every case, so a run cut short by a timeout keeps what it measured
+            if a.json:
+                json.dump(res, open(a.json + ".tmp", "w"), indent=1)
+                os.replace(a.json + ".tmp", a.json)
         for c in cases:
             c["results"]["ours"] = measure_ours(c, a, a.profile_dir)
             if not a.no_peer:
                 c["results"]["peer"] = measure_peer(c, a)
             log(f"{c['name']}: ours {fmt_ms(c['results']['ours'])} ms ({c['results']['ours']['status']})"
                 + ("" if a.no_peer else f", upstream {fmt_ms(c['results']['peer'])} ms ({c['results']['peer']['status']})"))
+            save()
         with_spec = [c for c in cases if c["spec"]]
         if not a.no_torch and with_spec:
-            res["env"] = torch_env(a)
+            try:
+                res["env"] = torch_env(a)
+                log(f"torch {res['env']['torch']} on {res['env'].get('gpu', a.device)}")
+            except Exception as e:  # no torch or no GPU: ours and upstream still stand
+                res["env"] = {"error": f"{type(e).__name__}: {e}"[:400]}
+                log("torch unusable: " + res["env"]["error"])
+                with_spec = []
             for c in with_spec:
                 try:
                     c["results"].update(measure_torch(c, c["spec"], a))
@@ -371,8 +383,7 @@ def main():
                 r = c["results"]
                 log(f"{c['name']}: torch eager {fmt_ms(r['eager'])} ms ({r['eager']['status']}), "
                     f"CUDA graph {fmt_ms(r['graph'])} ms ({r['graph']['status']})")
-        if a.json:
-            json.dump(res, open(a.json, "w"), indent=1)
+                save()
     print_tables(res)
     if a.md:
         write_md(res, a.md)
