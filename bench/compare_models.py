@@ -22,7 +22,7 @@ Every runtime's outputs are compared with the case's golden (float64 eager) with
 ratio = their ms / our ms: above 1 we are faster. Cases without a spec (the public fixtures) get
 ours and upstream only. Torch runs after every subprocess, so its CUDA context is idle during ours.
 """
-import argparse, glob, importlib.util, json, math, os, statistics, subprocess, sys, tempfile, time
+import argparse, glob, importlib.util, json, math, os, shutil, statistics, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIMES = [("ours", "etwebgpu"), ("peer", "upstream"), ("eager", "torch eager"), ("graph", "torch CUDA graph")]
@@ -30,7 +30,7 @@ T0 = time.time()
 
 
 def log(msg):
-    print(f"[{time.time() - T0:6.1f} s] {msg}", flush=True)
+    print(f"[{time.time() - T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
 def load_cases(roots, only):
@@ -111,8 +111,10 @@ def measure_ours(case, a, prof_dir):
     r = {"status": "pass" if rc == 0 else "wrong" if files and rc == 1 else "error"}
     if files:
         r.update({k: v for k, v in check([np.load(f) for f in files], case).items() if k != "ok"})
+    shutil.rmtree(out, ignore_errors=True)
     if rc != 0:
         r["message"] = f"run rc={rc}: " + tail(so, se)
+    if r["status"] == "error":
         return r
     rc, so, se = run([a.bin, "bench", pte, "--json", "--iters", str(a.iters), "--warmup", str(a.warmup)], a.timeout)
     j = json_line(so)

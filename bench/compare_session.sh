@@ -35,13 +35,13 @@ say "exports done: $(echo $roots | wc -w) of $(echo $specs | wc -w)"
 # Models first (all four runtimes); whatever time is left goes to the fixtures. --json is
 # rewritten after every case, so a timeout keeps what was measured.
 if [ -n "$roots" ]; then
-  timeout $(( $(left) - 60 )) python3 bench/compare_models.py $roots --bin ./devbin/etwebgpu \
+  timeout -k 5 $(( $(left) - 60 )) python3 bench/compare_models.py $roots --bin ./devbin/etwebgpu \
     --peer .devshare/peer/et_webgpu_runner --specs bench/models --iters 20 \
-    --json $R/models.json --md $R/models.md --profile-dir $R/profiles > $R/models.txt 2> $R/models.err
+    --json $R/models.json --md $R/models.md --profile-dir $R/profiles 2> >(tee $R/models.err) > $R/models.txt
   say "models: rc=$?"
 fi
 if [ $(left) -gt 20 ]; then
-  timeout $(( $(left) - 10 )) python3 bench/compare_models.py .devshare/conformance --bin ./devbin/etwebgpu \
+  timeout -k 5 $(( $(left) - 10 )) python3 bench/compare_models.py .devshare/conformance --bin ./devbin/etwebgpu \
     --peer .devshare/peer/et_webgpu_runner --no-torch --iters 20 \
     --json $R/fixtures.json --md $R/fixtures.md > $R/fixtures.txt 2> $R/fixtures.err
   say "fixtures: rc=$?"
