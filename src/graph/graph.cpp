@@ -52,18 +52,21 @@ uint16_t float_to_half(float f) {
 
 // One 32-bit word per element (f32 bits for floats) -> the bytes storage `s` holds, 4-byte padded.
 std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage s) {
-  std::vector<uint8_t> b;
-  if (s != kernel::Storage::F16) {
-    b.resize(w.size() * 4);
-    if (!w.empty()) std::memcpy(b.data(), w.data(), b.size());
-    return b;
-  }
-  b.resize((w.size() * 2 + 3) & ~size_t(3), 0);
-  for (size_t i = 0; i < w.size(); ++i) {
-    float f;
-    std::memcpy(&f, &w[i], 4);
-    uint16_t h = float_to_half(f);
-    std::memcpy(b.data() + 2 * i, &h, 2);
+  std::vector<uint8_t> b((w.size() * kernel::element_bytes(s) + 3) & ~size_t(3), 0);
+  switch (s) {
+    case kernel::Storage::F16:
+      for (size_t i = 0; i < w.size(); ++i) {
+        float f;
+        std::memcpy(&f, &w[i], 4);
+        uint16_t h = float_to_half(f);
+        std::memcpy(b.data() + 2 * i, &h, 2);
+      }
+      break;
+    case kernel::Storage::U8:
+      for (size_t i = 0; i < w.size(); ++i) b[i] = static_cast<uint8_t>(w[i]);
+      break;
+    default:
+      if (!w.empty()) std::memcpy(b.data(), w.data(), w.size() * 4);
   }
   return b;
 }
@@ -71,15 +74,20 @@ std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage
 // Inverse of store_words for `n` elements.
 std::vector<uint32_t> load_words(const std::vector<uint8_t>& b, size_t n, kernel::Storage s) {
   std::vector<uint32_t> w(n);
-  if (s != kernel::Storage::F16) {
-    if (n) std::memcpy(w.data(), b.data(), n * 4);
-    return w;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, b.data() + 2 * i, 2);
-    float f = half_to_float(h);
-    std::memcpy(&w[i], &f, 4);
+  switch (s) {
+    case kernel::Storage::F16:
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, b.data() + 2 * i, 2);
+        float f = half_to_float(h);
+        std::memcpy(&w[i], &f, 4);
+      }
+      break;
+    case kernel::Storage::U8:
+      for (size_t i = 0; i < n; ++i) w[i] = b[i];
+      break;
+    default:
+      if (n) std::memcpy(w.data(), b.data(), n * 4);
   }
   return w;
 }
@@ -291,7 +299,7 @@ void Graph::build() {
       t.dtype = v.tensor.dtype;
       host_dtype_of(t.dtype);  // rejects unknown dtypes up front
       t.storage = is_float_vk(t.dtype) ? (opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32)
-                  : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U32;
+                  : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U8;
       if (v.tensor.dims.size() > kMaxRank)
         throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
                                           "; at most " + std::to_string(kMaxRank) + " is supported");
@@ -655,7 +663,14 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
       throw Error(ErrorKind::Internal, n.op + ": kernel " + k.shader() + " output " + t.name + " has no tensor");
     storage.push_back(t.id < 0 ? kernel::Storage::F32 : tensor(t.id).storage);
   }
-  const gpu::Pipeline& pipe = ctx_->pipeline_from_source(k.source(storage), k.entry(), k.constants(), k.shader());
+  std::string wgsl;
+  try {
+    wgsl = k.source(storage);
+  } catch (const Error& e) {
+    std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
+    throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m.substr(m.rfind(kind, 0) == 0 ? kind.size() : 0));
+  }
+  const gpu::Pipeline& pipe = ctx_->pipeline_from_source(wgsl, k.entry(), k.constants(), k.shader());
   kernel::Kernel::Slots slots = k.slots();
   std::vector<gpu::Binding> b;
   for (size_t i = 0; i < k.tensors().size(); ++i) {

@@ -1,5 +1,6 @@
 #include "kernel/kernel.h"
 
+#include <cctype>
 #include <set>
 
 #include "etwebgpu/tensor.h"
@@ -21,6 +22,35 @@ Kernel& Kernel::flat(int32_t tensor, uint64_t per_invocation, uint32_t wg) {
     return Groups::linear(ceil_div(ceil_div(static_cast<uint64_t>(l.numel(tensor)), per_invocation), wg));
   });
 }
+
+namespace {
+// Whether WGSL `text` names identifier `id` outside comments.
+bool uses_identifier(const std::string& text, const std::string& id) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "//") == 0) {
+      i = text.find('\n', i);
+      if (i == std::string::npos) return false;
+      continue;
+    }
+    if (text.compare(i, 2, "/*") == 0) {
+      i = text.find("*/", i + 2);
+      if (i == std::string::npos) return false;
+      i += 2;
+      continue;
+    }
+    if (!word(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && word(text[j])) ++j;
+    if (text.compare(i, j - i, id) == 0 && j - i == id.size()) return true;
+    i = j;
+  }
+  return false;
+}
+}  // namespace
 
 Kernel::Slots Kernel::slots() const {
   std::set<uint32_t> taken;
@@ -57,20 +87,54 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
     pre += "enable f16;\n";
     defs.insert("F16");
   }
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const std::string& n = tensors_[i].name;
+    if (tensors_[i].id < 0) defs.insert(n + "_ABSENT");
+    switch (storage[i]) {
+      case Storage::F16: defs.insert(n + "_F16"); [[fallthrough]];
+      case Storage::F32: defs.insert(n + "_FLOAT"); break;
+      case Storage::I32: defs.insert(n + "_INT"); break;
+      case Storage::U8: defs.insert(n + "_U8"); break;
+    }
+  }
+  std::string body = preprocess(text_.empty() ? shader_source(shader_) : std::string_view(text_), defs, shader_);
   auto access = [](Access a) { return a == Access::Read ? "read" : "read_write"; };
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const auto& t = tensors_[i];
-    const char* ty = wgsl_scalar(storage[i]);
-    pre += "alias " + t.name + "_T = " + ty + ";\n";
-    pre += "@group(0) @binding(" + std::to_string(s.tensor[i]) + ") var<storage, " + access(t.access) + "> " + t.name +
-           ": array<" + (t.vec4 ? "vec4<" + t.name + "_T>" : t.name + "_T") + ">;\n";
-    if (t.id < 0) defs.insert(t.name + "_ABSENT");
-    switch (storage[i]) {
-      case Storage::F16: defs.insert(t.name + "_F16"); [[fallthrough]];
-      case Storage::F32: defs.insert(t.name + "_FLOAT"); break;
-      case Storage::I32: defs.insert(t.name + "_INT"); break;
-      case Storage::U32: defs.insert(t.name + "_U32"); break;
+    const std::string& n = t.name;
+    const std::string bind = "@group(0) @binding(" + std::to_string(s.tensor[i]) + ") var<storage, " + access(t.access) + "> ";
+    // Element helpers are emitted only for shaders that call them (the others index NAME).
+    bool load = uses_identifier(body, "load_" + n), store = uses_identifier(body, "store_" + n);
+    if ((load || store) && t.vec4) throw Error(ErrorKind::Internal, shader_ + ": load_/store_" + n + " of a vec4 binding");
+    if (store && t.access == Access::Read) throw Error(ErrorKind::Internal, shader_ + ": store_" + n + " of an input");
+    pre += "alias " + n + "_T = " + wgsl_scalar(storage[i]) + ";\n";
+    if (storage[i] != Storage::U8) {
+      pre += bind + n + ": array<" + (t.vec4 ? "vec4<" + n + "_T>" : n + "_T") + ">;\n";
+      if (load) pre += "fn load_" + n + "(i: u32) -> " + n + "_T { return " + n + "[i]; }\n";
+      if (store) pre += "fn store_" + n + "(i: u32, v: " + n + "_T) { " + n + "[i] = v; }\n";
+      continue;
     }
+    // Bytes are bound as NAME_words, so a shader that indexes NAME directly would not compile: it
+    // is refused here with a message that says why.
+    if (t.vec4 || uses_identifier(body, n))
+      throw Error(ErrorKind::Unsupported, "kernel '" + shader_ + "' reads " + n + " as 32-bit words; it has no path " +
+                                              "for a bool/uint8 tensor (stored as bytes, 4 to a word)");
+    if (t.access == Access::Read) {
+      pre += bind + n + "_words: array<u32>;\n";
+      if (load) pre += "fn load_" + n + "(i: u32) -> u32 { return (" + n + "_words[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }\n";
+      continue;
+    }
+    // Outputs: neighbouring elements share a word and other invocations may write them in the
+    // same dispatch (gathers, scatters and permutes write in any order), so a store replaces its
+    // byte with a compare-exchange loop: no other byte is lost and the element holds exactly one
+    // writer's value. Whole-word writes would need every kernel to produce 4 elements at a time.
+    pre += bind + n + "_words: array<atomic<u32>>;\n";
+    if (load)
+      pre += "fn load_" + n + "(i: u32) -> u32 { return (atomicLoad(&" + n + "_words[i >> 2u]) >> ((i & 3u) * 8u)) & 0xffu; }\n";
+    if (store)
+      pre += "fn store_" + n + "(i: u32, v: u32) {\n  let w = i >> 2u;\n  let sh = (i & 3u) * 8u;\n  var old = atomicLoad(&" + n +
+             "_words[w]);\n  loop {\n    let r = atomicCompareExchangeWeak(&" + n + "_words[w], old, (old & ~(0xffu << sh)) | " +
+             "((v & 0xffu) << sh));\n    if (r.exchanged) { break; }\n    old = r.old_value;\n  }\n}\n";
   }
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const auto& b = buffers_[i];
@@ -80,7 +144,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
   }
   if (s.uniform != UINT32_MAX)
     pre += "@group(0) @binding(" + std::to_string(s.uniform) + ") var<uniform> " + uniform_name_ + ": " + uniform_type_ + ";\n";
-  return pre + preprocess(text_.empty() ? shader_source(shader_) : std::string_view(text_), defs, shader_);
+  return pre + body;
 }
 
 }  // namespace etwebgpu::kernel

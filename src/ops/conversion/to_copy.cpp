@@ -1,6 +1,6 @@
 // aten._to_copy / dim_order_ops._to_dim_order_copy / dim_order_ops._clone_dim_order: copy with
 // a dtype conversion to the output tensor's dtype (the requested dtype is never serialized).
-// Same word class -> buffer copy (no dispatch; nothing at all when input and output share a
+// Same storage -> buffer copy (no dispatch; nothing at all when input and output share a
 // buffer); otherwise a flat conversion kernel (conversion_convert.wgsl).
 #include "ops/op_common.h"
 
@@ -41,11 +41,12 @@ void build_copy(OpContext& oc, int dim_order_arg) {
 
   Cls ci = cls(it), co = cls(ot);
   int mode = -1;  // -1: plain copy
-  if (it == ot || (ci == co && ci != Cls::Other) || (ci == Cls::Bool && co == Cls::Int)) mode = -1;
+  if (it == ot || (ci == co && ci != Cls::Other)) mode = -1;
   else if (ci == Cls::Float && co == Cls::Int) mode = 0;
   else if ((ci == Cls::Int || ci == Cls::Bool) && co == Cls::Float) mode = 1;
   else if (ci == Cls::Float && co == Cls::Bool) mode = 2;
   else if (ci == Cls::Int && co == Cls::Bool) mode = 3;
+  else if (ci == Cls::Bool && co == Cls::Int) mode = 4;  // bytes widen to int32 words
   else
     oc.fail(ErrorKind::Unsupported, std::string("conversion from ") + format::vk_dtype_name(it) + " to " +
                                         format::vk_dtype_name(ot));
@@ -55,7 +56,7 @@ void build_copy(OpContext& oc, int dim_order_arg) {
     const gpu::Buffer* src = &g.buffer(x);
     const gpu::Buffer* dst = &g.buffer(out);
     if (src == dst) return;  // aliased storage: the data is already there
-    // One word class on both sides (bool 0/1 words are valid int32 words): the bytes copy as they are.
+    // One storage on both sides: the bytes copy as they are.
     if (kernel::element_bytes(tx.storage) != kernel::element_bytes(g.tensor(out).storage))
       oc.fail(ErrorKind::Internal, std::string("copy between ") + kernel::storage_name(tx.storage) + " and " +
                                        kernel::storage_name(g.tensor(out).storage) + " storage");

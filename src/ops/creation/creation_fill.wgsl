@@ -15,10 +15,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // step == 0 keeps -inf / inf / NaN fills exact (inf * 0 would be NaN).
     var v = P.f_start;
     if (P.f_step != 0.0) { v = P.f_start + f32(i) * P.f_step; }
-    Y[i] = Y_T(v);
+    store_Y(i, Y_T(v));
   } else if (DT == 1u) {
-    Y[i] = Y_T(P.i_start + i32(i) * P.i_step);
+    store_Y(i, Y_T(P.i_start + i32(i) * P.i_step));
   } else {
-    Y[i] = Y_T(select(0u, 1u, P.i_start != 0));
+    store_Y(i, Y_T(select(0u, 1u, P.i_start != 0)));
   }
 }

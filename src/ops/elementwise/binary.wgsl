@@ -84,11 +84,11 @@ fn cmp_i(x: i32, y: i32) -> bool {
 
 fn b_f(i: u32) -> f32 {
   if (B_SCALAR == 1u) { return P.scalar; }
-  return f32(B[i]);
+  return f32(load_B(i));
 }
 fn b_i(i: u32) -> i32 {
   if (B_SCALAR == 1u) { return P.iscalar; }
-  return i32(B[i]);
+  return i32(load_B(i));
 }
 
 @compute @workgroup_size(WG)
@@ -104,11 +104,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (OP >= 10u && OP < 22u) {
     var r = false;
-    if (DT == 0u) { r = cmp_f(f32(A[ia]), b_f(ib)); } else { r = cmp_i(i32(A[ia]), b_i(ib)); }
-    Y[i] = Y_T(select(0u, 1u, r));
+    if (DT == 0u) { r = cmp_f(f32(load_A(ia)), b_f(ib)); } else { r = cmp_i(i32(load_A(ia)), b_i(ib)); }
+    store_Y(i, Y_T(select(0u, 1u, r)));
   } else if (DT == 0u) {
-    Y[i] = Y_T(f_op(f32(A[ia]), b_f(ib)));
+    store_Y(i, Y_T(f_op(f32(load_A(ia)), b_f(ib))));
   } else {
-    Y[i] = Y_T(i_op(i32(A[ia]), b_i(ib)));
+    store_Y(i, Y_T(i_op(i32(load_A(ia)), b_i(ib))));
   }
 }

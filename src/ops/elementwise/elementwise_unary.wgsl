@@ -33,22 +33,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.n) { return; }
   if (OP == 62u) {  // identity (input and output of one dtype class)
-    Y[i] = Y_T(X[i]);
+    store_Y(i, Y_T(load_X(i)));
   } else if (OP == 60u || OP == 61u) {  // isinf / isnan: bool output; integers are never either
     var r = false;
 #if X_FLOAT
-    let x = f32(X[i]);
+    let x = f32(load_X(i));
     r = select(is_inf(x), is_nan(x), OP == 61u);
 #endif
-    Y[i] = Y_T(select(0u, 1u, r));
+    store_Y(i, Y_T(select(0u, 1u, r)));
   } else if (OP == 31u) {  // logical_not: bool output from any input (-0.0 is zero, NaN is not)
-    Y[i] = Y_T(select(0u, 1u, f32(X[i]) == 0.0));
+    store_Y(i, Y_T(select(0u, 1u, f32(load_X(i)) == 0.0)));
   } else if (DT == 2u) {  // bool: bitwise_not flips 0/1, sign keeps it
-    let w = u32(X[i]);
-    Y[i] = Y_T(select(select(1u, 0u, w != 0u), w, OP == 56u));
+    let w = u32(load_X(i));
+    store_Y(i, Y_T(select(select(1u, 0u, w != 0u), w, OP == 56u)));
   } else if (DT == 1u) {
-    Y[i] = Y_T(i_op(i32(X[i])));
+    store_Y(i, Y_T(i_op(i32(load_X(i)))));
   } else {
-    Y[i] = Y_T(f_op(f32(X[i])));
+    store_Y(i, Y_T(f_op(f32(load_X(i)))));
   }
 }

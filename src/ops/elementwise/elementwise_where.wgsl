@@ -46,10 +46,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.o.numel) { return; }
   let off = offsets(i);
-  if (u32(C[off.x]) != 0u) {
-    Y[i] = Y_T(A[off.y]);
+  if (u32(load_C(off.x)) != 0u) {
+    store_Y(i, Y_T(load_A(off.y)));
   } else {
-    Y[i] = Y_T(B[off.z]);
+    store_Y(i, Y_T(load_B(off.z)));
   }
 }
 
@@ -62,24 +62,24 @@ fn clamp_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   if (i >= P.o.numel) { return; }
   let off = offsets(i);
   if (DT == 1u) {
-    var r = i32(C[off.x]);
-    if (HAS_A) { r = max(r, i32(A[off.y])); }
-    if (HAS_B) { r = min(r, i32(B[off.z])); }
-    Y[i] = Y_T(r);
+    var r = i32(load_C(off.x));
+    if (HAS_A) { r = max(r, i32(load_A(off.y))); }
+    if (HAS_B) { r = min(r, i32(load_B(off.z))); }
+    store_Y(i, Y_T(r));
     return;
   }
-  var r = f32(C[off.x]);
+  var r = f32(load_C(off.x));
   var bad = is_nan(r);
   if (HAS_A) {
-    let lo = f32(A[off.y]);
+    let lo = f32(load_A(off.y));
     bad = bad || is_nan(lo);
     r = select(r, lo, r < lo);
   }
   if (HAS_B) {
-    let hi = f32(B[off.z]);
+    let hi = f32(load_B(off.z));
     bad = bad || is_nan(hi);
     r = select(r, hi, r > hi);
   }
   if (bad) { r = bitcast<f32>(0x7fc00000u | P.pad0); }
-  Y[i] = Y_T(r);
+  store_Y(i, Y_T(r));
 }

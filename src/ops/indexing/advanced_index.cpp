@@ -139,6 +139,7 @@ kernel::Kernel adv_kernel(Graph& g, AdvMode mode, uint32_t acc, int32_t in, int3
   if (acc) {
     k.buffer("OUT", g.buffer(out), "atomic<u32>", kernel::Access::ReadWrite).define("ATOMIC");
     if (g.tensor(out).storage == kernel::Storage::F16) k.define("OUT_HALF");
+    if (g.tensor(out).storage == kernel::Storage::U8) k.define("OUT_BYTES");
   } else {
     k.output("OUT", out);
   }
@@ -216,7 +217,7 @@ void build_index_put(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " must have self's shape " +
                                             shape_str(g.tensor(x).max_dims));
   VkDType t = g.tensor(out).dtype;
-  uint32_t acc = !accumulate ? 0 : is_float(t) ? 1 : is_boolish(t) ? 3 : 2;
+  uint32_t acc = !accumulate ? 0 : is_float(t) ? 1 : t == VkDType::Bool ? 3 : 2;
   const gpu::Buffer& xb = g.buffer(x);
   const gpu::Buffer& ob = g.buffer(out);
   const gpu::Buffer& vb = g.buffer(vals);

@@ -22,10 +22,10 @@ fn at(a: array<vec4<u32>, 2>, d: u32) -> u32 { return a[d / 4u][d % 4u]; }
 
 fn read_index(j: u32, p: u32) -> i32 {
   switch j {
-    case 0u: { return i32(I0[p]); }
-    case 1u: { return i32(I1[p]); }
-    case 2u: { return i32(I2[p]); }
-    default: { return i32(I3[p]); }
+    case 0u: { return i32(load_I0(p)); }
+    case 1u: { return i32(load_I1(p)); }
+    case 2u: { return i32(load_I2(p)); }
+    default: { return i32(load_I3(p)); }
   }
 }
 
@@ -51,7 +51,8 @@ fn self_offset(rc: array<u32, 8>) -> u32 {
 
 #if ATOMIC
 // Accumulates IN element `v` into output element `o`: float adds by compare-exchange (on the
-// 32-bit word holding the f16 pair with OUT_HALF), int adds and bool ors atomically.
+// 32-bit word holding the f16 pair with OUT_HALF, or the byte of a uint8 with OUT_BYTES), int
+// adds and bool ors atomically.
 fn store(o: u32, v: IN_T) {
   if (ACC == 1u) {
 #if OUT_HALF
@@ -71,13 +72,28 @@ fn store(o: u32, v: IN_T) {
     }
 #endif
   } else if (ACC == 2u) {
+#if OUT_BYTES
+    // uint8 wraps mod 256 inside its byte: a plain add would carry into the next element.
+    let sh = (o % 4u) * 8u;
+    loop {
+      let old = atomicLoad(&OUT[o / 4u]);
+      let b = (((old >> sh) & 0xffu) + bitcast<u32>(i32(v))) & 0xffu;
+      let r = atomicCompareExchangeWeak(&OUT[o / 4u], old, (old & ~(0xffu << sh)) | (b << sh));
+      if (r.exchanged) { break; }
+    }
+#else
     atomicAdd(&OUT[o], bitcast<u32>(i32(v)));
+#endif
   } else {
+#if OUT_BYTES
+    atomicOr(&OUT[o / 4u], select(0u, 1u, u32(v) != 0u) << ((o % 4u) * 8u));
+#else
     atomicOr(&OUT[o], select(0u, 1u, u32(v) != 0u));
+#endif
   }
 }
 #else
-fn store(o: u32, v: IN_T) { OUT[o] = OUT_T(v); }
+fn store(o: u32, v: IN_T) { store_OUT(o, OUT_T(v)); }
 #endif
 
 @compute @workgroup_size(WG)
@@ -100,14 +116,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (MODE == 0u) {
     let off = self_offset(rc);
     if (off == INDEX_INVALID) { return; }
-    store(i, IN[off]);
+    store(i, load_IN(off));
   } else if (MODE == 1u) {
     let off = self_offset(rc);
     if (off == INDEX_INVALID) { return; }
-    store(off, IN[voff]);
+    store(off, load_IN(voff));
   } else {
     var m = 0u;
     for (var k = 0u; k < P.mask_rank; k = k + 1u) { m = m + rc[P.mask_lo + k] * at(P.ix[0], k); }
-    if (u32(I0[m]) != 0u) { store(i, IN[voff]); }
+    if (u32(load_I0(m)) != 0u) { store(i, load_IN(voff)); }
   }
 }

@@ -24,12 +24,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = i / P.inner;
     let k = t % P.n_idx;
     let o = t / P.n_idx;
-    let v = checked_index(P.site, bitcast<u32>(i32(IDX[k])), P.src_dim, false);
-    if (v == INDEX_INVALID) { OUT[i] = OUT_T(0); return; }
-    OUT[i] = OUT_T(SRC[(o * P.src_dim + v) * P.inner + r]);
+    let v = checked_index(P.site, bitcast<u32>(i32(load_IDX(k))), P.src_dim, false);
+    if (v == INDEX_INVALID) { store_OUT(i, OUT_T(0)); return; }
+    store_OUT(i, OUT_T(load_SRC((o * P.src_dim + v) * P.inner + r)));
   } else if (MODE == 1u) {
-    let v = checked_index(P.site, bitcast<u32>(i32(IDX[i])), P.src_dim, false);
-    if (v == INDEX_INVALID) { OUT[i] = OUT_T(0); return; }
+    let v = checked_index(P.site, bitcast<u32>(i32(load_IDX(i))), P.src_dim, false);
+    if (v == INDEX_INVALID) { store_OUT(i, OUT_T(0)); return; }
     var rem = i;
     var off = 0u;
     for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
@@ -40,6 +40,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (du == P.dim) { c = v; }
       off = off + c * stride_of(P.s, du);
     }
-    OUT[i] = OUT_T(SRC[off]);
+    store_OUT(i, OUT_T(load_SRC(off)));
   }
 }

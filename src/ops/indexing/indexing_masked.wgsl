@@ -39,7 +39,7 @@ fn offset_in(sh: Shape, i: u32) -> u32 {
 #if BLOCK_COUNT || MASKED_WRITE
 fn weight(i: u32) -> u32 {
   if (i >= P.o.numel) { return 0u; }
-  let w = W[offset_in(P.m, i)];
+  let w = load_W(offset_in(P.m, i));
   // `== 0` negated, not `!= 0`: lavapipe makes NaN != 0 false
   if (WEIGHT == 0u) { return select(1u, 0u, w == W_T(0)); }
   // index check: wired to the error buffer after merge (a negative repeat count writes nothing)
@@ -64,10 +64,10 @@ fn masked_fill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
                @builtin(local_invocation_index) lid: u32) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.o.numel) { return; }
-  if (u32(W[offset_in(P.m, i)]) != 0u) {
-    O[i] = fill_value();
+  if (u32(load_W(offset_in(P.m, i))) != 0u) {
+    store_O(i, fill_value());
   } else {
-    O[i] = O_T(SELF[offset_in(P.s, i)]);
+    store_O(i, O_T(load_SELF(offset_in(P.s, i))));
   }
 }
 #endif
@@ -135,7 +135,7 @@ fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   }
   let block_count = workgroupUniformLoad(&block_sum_plain);
   if (block_count == 0u) {
-    if (MODE == 0u && i < P.o.numel) { O[i] = O_T(SELF[offset_in(P.s, i)]); }
+    if (MODE == 0u && i < P.o.numel) { store_O(i, O_T(load_SELF(offset_in(P.s, i)))); }
     return;
   }
   let w = weight(i);
@@ -143,23 +143,23 @@ fn masked_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= P.o.numel) { return; }
   let pos = COUNTS[1u + b] + scratch[lid] - w;  // exclusive position of element i
   if (MODE == 0u) {
-    var v = O_T(SELF[offset_in(P.s, i)]);
+    var v = O_T(load_SELF(offset_in(P.s, i)));
     // index check: wired to the error buffer after merge (src shorter than the mask's count)
-    if (w != 0u && pos < P.value) { v = O_T(SRC[pos]); }
-    O[i] = v;
+    if (w != 0u && pos < P.value) { v = O_T(load_SRC(pos)); }
+    store_O(i, v);
   } else if (MODE == 1u) {
-    if (w != 0u && pos < P.cap) { O[pos] = O_T(SELF[offset_in(P.s, i)]); }
+    if (w != 0u && pos < P.cap) { store_O(pos, O_T(load_SELF(offset_in(P.s, i)))); }
   } else if (MODE == 2u) {
     if (w != 0u && (pos + 1u) * P.o.rank <= P.cap) {
       var rem = i;
       for (var d = i32(P.o.rank) - 1; d >= 0; d = d - 1) {
         let n = dim_of(P.o, u32(d));
-        O[pos * P.o.rank + u32(d)] = O_T(rem % n);
+        store_O(pos * P.o.rank + u32(d), O_T(rem % n));
         rem = rem / n;
       }
     }
   } else {
-    for (var k = 0u; k < w && pos + k < P.cap; k = k + 1u) { O[pos + k] = O_T(i); }
+    for (var k = 0u; k < w && pos + k < P.cap; k = k + 1u) { store_O(pos + k, O_T(i)); }
   }
 }
 #endif

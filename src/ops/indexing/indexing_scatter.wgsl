@@ -38,7 +38,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= P.o.numel) { return; }
-  var acc = A_T(SELF[i]);
+  var acc = A_T(load_SELF(i));
   // Offsets of (c with c[dim] = 0) in the index and src tensors; c[dim] is the target position.
   var rem = i;
   var ioff = 0u;
@@ -62,15 +62,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let istep = stride_of(P.ix, P.dim);
     let sstep = stride_of(P.src, P.dim);
     for (var k = 0u; k < n; k = k + 1u) {
-      let w = i32(IDX[ioff + k * istep]);
+      let w = i32(load_IDX(ioff + k * istep));
       // Every reader of an out-of-range index reports it (the first report is kept).
       if (w < 0 || u32(w) >= dim_of(P.o, P.dim)) { report_bad_index(P.site, w, dim_of(P.o, P.dim)); }
       if (w == i32(goal)) {
         var v = scalar();
-        if (USE_SRC == 1u) { v = A_T(SRC[soff + k * sstep]); }
+        if (USE_SRC == 1u) { v = A_T(load_SRC(soff + k * sstep)); }
         acc = combine(acc, v);
       }
     }
   }
-  O[i] = O_T(acc);
+  store_O(i, O_T(acc));
 }

@@ -79,10 +79,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (MODE == 6u && col - row > P.lo[0][0]) { inside = false; }
   if (!inside) {
-    DST[dofs] = fill_value();
+    store_DST(dofs, fill_value());
   } else if (TO_BOOL == 1u) {
-    DST[dofs] = DST_T(select(1u, 0u, f32(SRC[so]) == 0.0));  // not `!= 0.0`: lavapipe makes NaN != 0 false
+    store_DST(dofs, DST_T(select(1u, 0u, f32(load_SRC(so)) == 0.0)));  // not `!= 0.0`: lavapipe makes NaN != 0 false
   } else {
-    DST[dofs] = DST_T(SRC[so]);
+    store_DST(dofs, DST_T(load_SRC(so)));
   }
 }

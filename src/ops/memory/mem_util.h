@@ -77,7 +77,7 @@ inline uint32_t convert_code(const OpContext& oc, int32_t src, int32_t dst, cons
   auto cls = [](VkDType t) { return is_float(t) ? 0 : is_int(t) ? 1 : is_boolish(t) ? 2 : 3; };
   int s = cls(ts), d = cls(td);
   if (s == d && s != 3) return 0;
-  if (s == 2 && d == 1) return 0;  // bool words 0/1 are valid int32 words
+  if (s == 2 && d == 1) return 0;  // bool bytes 0/1 read as u32 convert to int32
   if (d == 0 && s != 3) return 1;
   if (s == 0 && d == 1) return 2;
   if (s == 0 && d == 2) return 3;

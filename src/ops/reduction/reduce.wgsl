@@ -96,11 +96,11 @@ fn combine(a: Acc, b: Acc) -> Acc {
 
 fn store(o: u32, a: Acc) {
   switch OP {
-    case 4u, 5u: { O[o] = O_T(i32(a.k)); }
-    case 6u, 7u: { O[o] = O_T(a.i); }
-    case 1u: { O[o] = O_T(a.f * P.inv_count); }
+    case 4u, 5u: { store_O(o, O_T(i32(a.k))); }
+    case 6u, 7u: { store_O(o, O_T(a.i)); }
+    case 1u: { store_O(o, O_T(a.f * P.inv_count)); }
     default: {
-      if (CT == 0u) { O[o] = O_T(a.f); } else { O[o] = O_T(a.i); }
+      if (CT == 0u) { store_O(o, O_T(a.f)); } else { store_O(o, O_T(a.i)); }
     }
   }
 }
@@ -116,7 +116,7 @@ fn per_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   if (o >= P.o.numel) { return; }  // workgroup-uniform
   let base = offset(o, P.o);
   var acc = identity();
-  for (var r = lid; r < P.r.numel; r = r + WG) { acc = combine(acc, load(X[base + offset(r, P.r)], r)); }
+  for (var r = lid; r < P.r.numel; r = r + WG) { acc = combine(acc, load(load_X(base + offset(r, P.r)), r)); }
   sf[lid] = acc.f;
   si[lid] = acc.i;
   sk[lid] = acc.k;
@@ -140,7 +140,7 @@ fn per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   if (o >= P.o.numel) { return; }
   let base = offset(o, P.o);
   var acc = identity();
-  for (var r = 0u; r < P.r.numel; r = r + 1u) { acc = combine(acc, load(X[base + offset(r, P.r)], r)); }
+  for (var r = 0u; r < P.r.numel; r = r + 1u) { acc = combine(acc, load(load_X(base + offset(r, P.r)), r)); }
   store(o, acc);
 }
 
@@ -153,7 +153,7 @@ fn var_of(sq: f32) -> f32 {
 }
 
 fn store_var(o: u32, mean: f32, sq: f32) {
-  O[o] = O_T(var_of(sq));
+  store_O(o, O_T(var_of(sq)));
 #if WRITE_MEAN
   M[o] = M_T(mean);
 #endif
@@ -178,12 +178,12 @@ fn var_per_group(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   if (o >= P.o.numel) { return; }  // workgroup-uniform
   let base = offset(o, P.o);
   var s = 0.0;
-  for (var r = lid; r < P.r.numel; r = r + WG) { s = s + f32(X[base + offset(r, P.r)]); }
+  for (var r = lid; r < P.r.numel; r = r + WG) { s = s + f32(load_X(base + offset(r, P.r))); }
   sf[lid] = s;
   let mean = group_sum(lid) * P.inv_count;
   var q = 0.0;
   for (var r = lid; r < P.r.numel; r = r + WG) {
-    let d = f32(X[base + offset(r, P.r)]) - mean;
+    let d = f32(load_X(base + offset(r, P.r))) - mean;
     q = q + d * d;
   }
   sf[lid] = q;
@@ -198,11 +198,11 @@ fn var_per_thread(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   if (o >= P.o.numel) { return; }
   let base = offset(o, P.o);
   var s = 0.0;
-  for (var r = 0u; r < P.r.numel; r = r + 1u) { s = s + f32(X[base + offset(r, P.r)]); }
+  for (var r = 0u; r < P.r.numel; r = r + 1u) { s = s + f32(load_X(base + offset(r, P.r))); }
   let mean = s * P.inv_count;
   var q = 0.0;
   for (var r = 0u; r < P.r.numel; r = r + 1u) {
-    let d = f32(X[base + offset(r, P.r)]) - mean;
+    let d = f32(load_X(base + offset(r, P.r))) - mean;
     q = q + d * d;
   }
   store_var(o, mean, q);

@@ -16,13 +16,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var si = 0;
   for (var k = 0u; k < P.len; k = k + 1u) {
     let idx = base + k * P.inner;
-    let w = X[idx];
+    let w = load_X(idx);
     if (OUT_F == 1u) {
       sf = sf + f32(w);
-      O[idx] = O_T(sf);
+      store_O(idx, O_T(sf));
     } else {
       si = si + i32(w);
-      O[idx] = O_T(si);
+      store_O(idx, O_T(si));
     }
   }
 }
