@@ -8,9 +8,6 @@
 
 namespace etwebgpu::gpu {
 
-extern const std::pair<std::string_view, std::string_view> kEmbeddedShaders[];
-extern const unsigned kEmbeddedShaderCount;
-
 namespace {
 constexpr size_t kErrLen = 4096;
 
@@ -36,12 +33,6 @@ ErrorKind classify(const char* msg) {
              ? ErrorKind::Limit : ErrorKind::Gpu;
 }
 }  // namespace
-
-std::string_view shader_source(std::string_view name) {
-  for (unsigned i = 0; i < kEmbeddedShaderCount; ++i)
-    if (kEmbeddedShaders[i].first == name) return kEmbeddedShaders[i].second;
-  throw Error(ErrorKind::Internal, "no embedded shader named '" + std::string(name) + "'");
-}
 
 std::string DeviceInfo::summary() const {
   const char* type = adapter_type == 1 ? "discrete GPU" : adapter_type == 2 ? "integrated GPU" :
@@ -205,10 +196,6 @@ void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
   if (offset % 4 || offset + size > b.size()) throw Error(ErrorKind::Internal, "buffer read out of range or misaligned");
   char err[kErrLen] = {0};
   if (ewgpu_buffer_read(b.handle(), offset, dst, size, err, sizeof err)) fail(classify(err), "read", err);
-}
-
-const Pipeline& Context::pipeline(std::string_view shader, std::string_view entry, const Constants& c) {
-  return pipeline_from_source(shader_source(shader), entry, c, shader);
 }
 
 const Pipeline& Context::pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,

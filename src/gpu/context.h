@@ -116,10 +116,9 @@ class Context {
   void write(const Buffer& b, uint64_t offset, const void* data, uint64_t size);
   void read(const Buffer& b, uint64_t offset, void* dst, uint64_t size);
 
-  // The one way to get a pipeline: embedded shader `name` (file name without .wgsl), entry,
-  // override constants; cached by (source hash, entry, constants).
-  const Pipeline& pipeline(std::string_view shader, std::string_view entry = "main", const Constants& c = {});
-  // Same cache, for WGSL text not in the library (tests, generated variants).
+  // The one way to get a pipeline: WGSL text, entry, override constants; cached by (source
+  // hash, entry, constants). `label` names it in errors. The shader library and its
+  // preprocessing live above this layer (kernel/wgsl.h).
   const Pipeline& pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,
                                        std::string_view label);
   BindGroup bind_group(const Pipeline& p, const std::vector<Binding>& bindings);
@@ -162,8 +161,5 @@ class Context {
   std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
   size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0;
 };
-
-// Source of an embedded shader; throws Error(Internal) when unknown.
-std::string_view shader_source(std::string_view name);
 
 }  // namespace etwebgpu::gpu

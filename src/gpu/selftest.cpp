@@ -6,6 +6,27 @@
 
 namespace etwebgpu::gpu {
 
+namespace {
+// out = a + b over a flat (possibly 2D-folded) range. The device layer's own shader, given to the
+// Context as text: the shader library is the kernel layer's, above this one.
+constexpr const char* kVectorAdd = R"(
+@group(0) @binding(0) var<storage, read> A: array<f32>;
+@group(0) @binding(1) var<storage, read> B: array<f32>;
+@group(0) @binding(2) var<storage, read_write> O: array<f32>;
+@group(0) @binding(3) var<uniform> N: vec4<u32>;
+override WG: u32 = 64u;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (i >= N.x) { return; }
+  O[i] = A[i] + B[i];
+}
+)";
+const Pipeline& vector_add(Context& ctx, uint32_t wg) { return ctx.pipeline_from_source(kVectorAdd, "main", {{"WG", wg}}, "selftest"); }
+}  // namespace
+
 std::string self_test(Context& ctx, uint64_t n, uint32_t wg) {
   std::vector<float> a(n), b(n), o(n);
   for (uint64_t i = 0; i < n; ++i) {
@@ -20,7 +41,7 @@ std::string self_test(Context& ctx, uint64_t n, uint32_t wg) {
   ctx.write(ba, 0, a.data(), n * 4);
   ctx.write(bb, 0, b.data(), n * 4);
   ctx.write(bn, 0, nv, 16);
-  const Pipeline& p = ctx.pipeline("selftest", "main", {{"WG", wg}});
+  const Pipeline& p = vector_add(ctx, wg);
   BindGroup bg = ctx.bind_group(p, {{0, &ba}, {1, &bb}, {2, &bo}, {3, &bn}});
   Grid g = ctx.grid((n + wg - 1) / wg);
   auto t0 = std::chrono::steady_clock::now();
@@ -81,7 +102,7 @@ std::vector<SelfTestCheck> self_test_checks(Context& ctx) {
     Buffer n = ctx.create_buffer(16, BufferKind::Uniform, "ts.n");
     uint32_t nv[4] = {1024, 0, 0, 0};
     ctx.write(n, 0, nv, 16);
-    const Pipeline& p = ctx.pipeline("selftest", "main", {{"WG", 64}});
+    const Pipeline& p = vector_add(ctx, 64);
     BindGroup bg = ctx.bind_group(p, {{0, &a}, {1, &a}, {2, &o}, {3, &n}});
     std::vector<uint64_t> d;
     ctx.submit({ctx.dispatch(p, bg, ctx.grid(16)), Context::clear(a, 0, 64), ctx.dispatch(p, bg, ctx.grid(16))}, &d);
@@ -103,7 +124,7 @@ std::vector<SelfTestCheck> self_test_checks(Context& ctx) {
     throw Error(ErrorKind::Internal, "invalid WGSL compiled");
   });
   check("a bad bind group is reported", [&] {
-    const Pipeline& p = ctx.pipeline("selftest", "main", {{"WG", 64}});
+    const Pipeline& p = vector_add(ctx, 64);
     Buffer u = ctx.create_buffer(16, BufferKind::Uniform, "check.u");
     try {
       ctx.bind_group(p, {{0, &u}});  // a uniform buffer where storage is expected, bindings missing
