@@ -50,7 +50,8 @@ uint16_t float_to_half(float f) {
   return static_cast<uint16_t>(h);
 }
 
-// One 32-bit word per element (f32 bits for floats) -> the bytes storage `s` holds, 4-byte padded.
+// One 32-bit word per element (f32 bits for floats; 0..255 for bytes) -> the bytes storage `s`
+// holds, 4-byte padded.
 std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage s) {
   std::vector<uint8_t> b((w.size() * kernel::element_bytes(s) + 3) & ~size_t(3), 0);
   switch (s) {

@@ -1,7 +1,7 @@
 // graph::Graph: one VkGraph delegate turned into GPU buffers, pipelines and bind groups.
 //
 // Storage model: each tensor has one storage type (kernel/storage.h: f32, f16 at fp16 precision,
-// i32 for int types, u32 0/1 words for bool/uint8), decided at build; kernels get it as WGSL types
+// i32 for int types, bytes for bool/uint8), decided at build; kernels get it as WGSL types
 // in their generated preamble. Buffers are sized for the tensor's maximum (serialized) dims and
 // never reallocated; which tensors share one is decided at build by graph/memory_plan.h (tensors
 // whose lives do not meet, a copy-free view and its input). Live dims change at run time (dynamic

@@ -11,9 +11,14 @@
 // The generated preamble declares, for each bound tensor NAME of storage S (kernel/storage.h):
 //   alias NAME_T = f32 | f16 | i32 | u32;
 //   @group(0) @binding(k) var<storage, read|read_write> NAME: array<NAME_T>;   (vec4: array<vec4<NAME_T>>)
-// and `enable f16;` when any tensor is f16; buffers and the uniform likewise. The shader body reads
-// `f32(NAME[i])`, writes `NAME[i] = NAME_T(v)` and may branch at preprocessing time on the defines
-// NAME_F16 / NAME_FLOAT / NAME_INT / NAME_U32 (see kernel/wgsl.h), so one source yields every
+// and `enable f16;` when any tensor is f16; buffers and the uniform likewise. Element helpers
+//   fn load_NAME(i: u32) -> NAME_T        fn store_NAME(i: u32, v: NAME_T)   (outputs only)
+// are emitted for shaders that call them. A bool/uint8 tensor (Storage::U8, NAME_T = u32) is bound
+// as NAME_words (array<u32>, outputs array<atomic<u32>>) and reached only through the helpers: a
+// shader that indexes NAME directly is refused at load for it (Error Unsupported), never run on
+// packed bytes. The shader body reads `f32(load_NAME(i))` (or `f32(NAME[i])` in float-only
+// kernels), writes `store_NAME(i, NAME_T(v))` and may branch at preprocessing time on the defines
+// NAME_F16 / NAME_FLOAT / NAME_INT / NAME_U8 (see kernel/wgsl.h), so one source yields every
 // storage variant; the pipeline cache keys on the generated text, hence on the storage types.
 #pragma once
 #include <cstdint>

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "etwebgpu/example_model.h"
 #include "etwebgpu/npy.h"
+#include "gpu/context.h"
 #include "tools/conformance/conformance.h"
 #include "program/model_internal.h"
 #include "support/op_harness.h"
@@ -61,6 +63,34 @@ TEST(PlannedMemory, DecoderTensorStorageNeedsAtMostSixTenthsAndGpuBytesDropsByTh
   // gpu_bytes() counts what is allocated: it drops by exactly what the plan saves.
   ASSERT_LT(p, u);
   EXPECT_EQ(unplanned->gpu_bytes() - planned->gpu_bytes(), u - p);
+}
+
+// fp16 storage on whole programs: the KV-cache decoder (weights, caches and activations halve; its
+// bool masks are bytes at either precision) and the embedded convnet need at most 0.55x of their
+// fp32 device memory, planned or not. What does not halve: uniforms (one per kernel; 47 KB of the
+// decoder's 272 KB at fp16) and int32 tensors (the convnet's max-pool indices).
+TEST(PlannedMemory, Fp16NeedsAtMost55HundredthsOfTheFp32DeviceMemory) {
+  ETW_REQUIRE_GPU();
+  if (!gpu::Context::get()->info().shader_f16) GTEST_SKIP() << "adapter without shader-f16";
+  const char* name = "llama_kv_cache_decode_steps";
+  ETW_REQUIRE_FIXTURE(have(name), fixture(name));
+  auto ex = make_example_model();
+  for (bool plan : {true, false}) {
+    auto bytes_of = [&](bool decoder, Precision p) {
+      LoadOptions o;
+      o.plan_memory = plan;
+      o.precision = p;
+      auto m = decoder ? Model::load(fixture(name) + "/model.pte", o) : Model::load_bytes(ex.pte, o);
+      if (decoder) m->run(inputs_of(name));
+      else m->run({ex.input});
+      return m->gpu_bytes();
+    };
+    for (bool decoder : {true, false}) {
+      uint64_t b32 = bytes_of(decoder, Precision::FP32), b16 = bytes_of(decoder, Precision::FP16);
+      EXPECT_LE(b16 * 100, b32 * 55) << (decoder ? name : "example convnet") << (plan ? "" : " unplanned") << ": fp16 "
+                                     << b16 << " bytes, fp32 " << b32;
+    }
+  }
 }
 
 class CopyFreeViewsOnFixture : public ::testing::TestWithParam<std::string> {};
