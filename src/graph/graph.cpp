@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "format/escape.h"
+#include "graph/attention_fusion.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -328,7 +329,14 @@ void Graph::build() {
     for (int32_t a : call.args) kind(a);  // range check
   }
   // Fusion rewrites the chain (and appends its term lists) before any builder and before memory
-  // planning, which then sees the fused calls' lifetimes.
+  // planning, which then sees the fused calls' lifetimes. Attention first: its pattern holds
+  // elementwise calls (the scale) that the elementwise pass would otherwise take.
+  if (opts_.fuse && fuse_attention(ir_).fused) {
+    n = ir_.values.size();
+    tensors_.resize(n);
+    symints_.resize(n, 0);
+    raw_constant_.resize(n, -1);
+  }
   if (opts_.fuse && fuse_elementwise(*this, ir_).groups) {
     n = ir_.values.size();
     tensors_.resize(n);

@@ -43,7 +43,7 @@ struct GraphOptions {
   // LoadOptions::poison_storage: buffers whose every tensor is written before it is read start
   // as 0xFF bytes (NaN / -1) instead of zeros.
   bool poison_storage = false;
-  bool fuse = true;                     // fuse float elementwise chains at load (graph/fusion.h)
+  bool fuse = true;  // fuse at load: attention (graph/attention_fusion.h), elementwise chains (graph/fusion.h)
 };
 
 struct Tensor {

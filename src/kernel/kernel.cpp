@@ -98,6 +98,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
     }
   }
   std::string body = preprocess(text_.empty() ? shader_source(shader_) : std::string_view(text_), defs, shader_);
+  if (defs.count("SUBGROUPS")) pre += "enable subgroups;\n";  // the builder checked the device has them
   auto access = [](Access a) { return a == Access::Read ? "read" : "read_write"; };
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const auto& t = tensors_[i];

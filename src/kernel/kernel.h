@@ -11,7 +11,8 @@
 // The generated preamble declares, for each bound tensor NAME of storage S (kernel/storage.h):
 //   alias NAME_T = f32 | f16 | i32 | u32;
 //   @group(0) @binding(k) var<storage, read|read_write> NAME: array<NAME_T>;   (vec4: array<vec4<NAME_T>>)
-// and `enable f16;` when any tensor is f16; buffers and the uniform likewise. Element helpers
+// and `enable f16;` when any tensor is f16 (`enable subgroups;` with the define SUBGROUPS);
+// buffers and the uniform likewise. Element helpers
 //   fn load_NAME(i: u32) -> NAME_T        fn store_NAME(i: u32, v: NAME_T)   (outputs only)
 // are emitted for shaders that call them. A bool/uint8 tensor (Storage::U8, NAME_T = u32) is bound
 // as NAME_words (array<u32>, outputs array<atomic<u32>>) and reached only through the helpers: a

@@ -1,17 +1,27 @@
-// Scaled dot-product attention: et_vk.sdpa ([B..., H, S, D]) and the llama KV-cache ops
-// sdpa_with_kv_cache / update_cache ([1, S, H, D] with caches [1, Cmax, Hkv, D]).
-// Three stages, QK -> row softmax -> AV, through a scratch attn[B, H, S_q, S_kv] sized for the
-// maximum shapes. The kernels are layout-generic (strides in the uniform), so both ops share them.
-// QK has two routes giving the same numbers: the per-row route is a tiled batched GEMM (a
-// workgroup owns a 64-row x 64-key block, 4x4 per invocation, Q/K tiles in workgroup memory);
-// the per-entry route, taken when B*H*S_q < GraphOptions::sdpa_occupancy_floor (too few rows to
-// fill the GPU, e.g. channel attention with S_q = 32 and D = 4096), gives each attention entry
-// TPE invocations that split the D-long dot product and reduce in workgroup memory. The route is
-// chosen per run from live shapes; force_route "sdpa_qk" = "row" | "entry" pins it. Softmax is
-// one workgroup per row with an online (max, sum); AV is a tiled batched GEMM like QK.
+// Scaled dot-product attention: et_vk.sdpa ([B..., H, S, D]), the llama KV-cache ops
+// sdpa_with_kv_cache / update_cache ([1, S, H, D] with caches [1, Cmax, Hkv, D]) and
+// etwebgpu.attention, the fused form of a decomposed attention (graph/attention_fusion.h).
+// The kernels are layout-generic (strides in the uniform) and read k/v head h / group (GQA
+// without materialising repeated K/V). Two families, chosen at load from the maximum head dims:
+// - fused (head dims <= 128): no attn scratch. Per run, few query rows per head (S_q <= 8, the
+//   decode step) take the split-K decode route: sdpa_decode scores chunks of keys per
+//   workgroup with an online softmax and sdpa_decode_combine merges the chunks (skipped when one
+//   chunk covers the keys); more rows take the flash route, sdpa_flash, one pass with K/V tiles in
+//   workgroup memory. force_route "sdpa" = "flash" | "decode" pins one; "sdpa_reduce" =
+//   "workgroup" keeps the decode reductions off subgroups.
+// - staged (longer head dims, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
+//   softmax -> AV through a scratch attn[B, H, S_q, S_kv] sized for the maximum shapes. QK has
+//   two routes giving the same numbers: the per-row route is a tiled batched GEMM (a workgroup
+//   owns a 64-row x 64-key block, 4x4 per invocation, Q/K tiles in workgroup memory); the
+//   per-entry route, taken when B*H*S_q < GraphOptions::sdpa_occupancy_floor (too few rows to
+//   fill the GPU, e.g. channel attention with S_q = 32 and D = 4096), gives each attention entry
+//   TPE invocations that split the D-long dot product and reduce in workgroup memory.
+//   force_route "sdpa_qk" = "row" | "entry" pins it. Softmax is one workgroup per row with an
+//   online (max, sum); AV is a tiled batched GEMM like QK.
 #include <cmath>
 #include <limits>
 
+#include "graph/attention_fusion.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -25,39 +35,63 @@ struct Params {
   uint32_t start = 0, rows = 0, entries = 0, neg_inf_bits = 0xff800000u;
   uint32_t q_b = 0, q_h = 0, q_s = 0;
   float scale = 1.f;
-  uint32_t k_b = 0, k_h = 0, k_s = 0, pad0 = 0;
-  uint32_t v_b = 0, v_h = 0, v_s = 0, pad1 = 0;
-  uint32_t o_b = 0, o_h = 0, o_s = 0, pad2 = 0;
+  uint32_t k_b = 0, k_h = 0, k_s = 0, zero_masked = 0;
+  uint32_t v_b = 0, v_h = 0, v_s = 0, splits = 1;
+  uint32_t o_b = 0, o_h = 0, o_s = 0, chunk = 0;
   uint32_t m_b = 0, m_h = 0, m_s = 0, m_c = 0;
 };
 static_assert(sizeof(Params) == 128);
 
-enum class Route { Auto, Row, Entry };
+// Query rows per head up to which the decode route runs.
+constexpr int64_t kDecodeRows = 8;
+// The decode route splits the keys until about this many workgroups run (64 keys per split at
+// least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
+constexpr int64_t kDecodeTarget = 256;
+constexpr int64_t kDecodeTile = 64;
+// Workgroup memory of sdpa_flash at DMAX 64 and 128 (its Qs, Ks, Vs, Ss arrays).
+constexpr uint64_t kFlashBytes64 = 4 * (16 * 65 * 2 + 16 * 64 + 16 * 17);
+constexpr uint64_t kFlashBytes128 = 4 * (16 * 129 * 2 + 16 * 128 + 16 * 17);
 
-Route forced_route(const OpContext& oc) {
+enum class Route { Auto, Row, Entry, Flash, Decode };
+
+std::string forced(const OpContext& oc, const char* key) {
   const auto& fr = oc.g.options().force_route;
-  auto it = fr.find("sdpa_qk");
-  if (it == fr.end() || it->second.empty()) return Route::Auto;
-  if (it->second == "row") return Route::Row;
-  if (it->second == "entry") return Route::Entry;
-  oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_qk must be \"row\" or \"entry\", got \"" + it->second + "\"");
+  auto it = fr.find(key);
+  return it == fr.end() ? std::string() : it->second;
 }
 
-// The three attention stages of one op: kernels created once at load; `set` (from the op's
-// prepare) takes the live Params (shapes, strides, scale) and picks the QK route.
+// The staged QK route forced by "sdpa_qk".
+Route forced_qk(const OpContext& oc) {
+  std::string r = forced(oc, "sdpa_qk");
+  if (r.empty()) return Route::Auto;
+  if (r == "row") return Route::Row;
+  if (r == "entry") return Route::Entry;
+  oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_qk must be \"row\" or \"entry\", got \"" + r + "\"");
+}
+
+// The kernels of one attention op: created once at load; `set` (from the op's prepare) takes the
+// live Params (shapes, strides, scale) and picks the route of this run.
 struct Attention {
   Params p;
-  bool use_entry = false;
-  Route route = Route::Auto;
+  bool staged = false;
+  bool use_entry = false, use_decode = false;
+  Route route = Route::Auto;  // staged: Auto | Row | Entry; fused: Auto | Flash | Decode
   uint32_t tpe = 1;
   int64_t floor = 4096;
 
-  // Checks grids and buffer limits for the maximum shapes before anything is allocated.
-  static void check_limits(const OpContext& oc, int64_t rows, int64_t skv, int64_t dv) {
+  // Checks grids and buffer limits for the maximum shapes before anything is allocated; the
+  // attn scratch only where the staged kernels need it.
+  static void check_limits(const OpContext& oc, int64_t rows, int64_t skv, int64_t dv, bool staged) {
     Graph& g = oc.g;
     const auto& info = g.ctx().info();
-    int64_t entries = rows * skv;
     uint64_t max_wg = static_cast<uint64_t>(info.max_workgroups_per_dim) * info.max_workgroups_per_dim;
+    if (!staged) {
+      if (static_cast<uint64_t>(rows) > info.max_workgroups_per_dim)
+        oc.fail(ErrorKind::Limit, "attention over " + std::to_string(rows) +
+                                      " query rows exceeds the device's workgroups per dimension");
+      return;
+    }
+    int64_t entries = rows * skv;
     if (entries > std::numeric_limits<uint32_t>::max())
       oc.fail(ErrorKind::Limit, "attention scratch of " + std::to_string(rows) + " rows x " + std::to_string(skv) +
                                     " keys exceeds 2^32 entries");
@@ -72,20 +106,99 @@ struct Attention {
       oc.fail(ErrorKind::Limit, "attention grid exceeds the device's workgroup limits");
   }
 
-  // mask_kind: 0 none, 1 float, 2 bool. Binds q/k/v/out/mask and the f32 scratch attn.
+  // Whether an op with these maximum head dims runs the staged kernels (see the file comment).
+  static bool pick_staged(const OpContext& oc, int64_t d, int64_t dv) {
+    std::string r = forced(oc, "sdpa");
+    if (!r.empty() && r != "flash" && r != "decode" && r != "staged")
+      oc.fail(ErrorKind::InvalidArgument, "force_route sdpa must be \"flash\", \"decode\" or \"staged\", got \"" + r + "\"");
+    bool fits = std::max(d, dv) <= 128 &&
+                oc.g.ctx().info().max_workgroup_storage >= (std::max(d, dv) <= 64 ? kFlashBytes64 : kFlashBytes128);
+    if ((r == "flash" || r == "decode") && !fits)
+      oc.fail(ErrorKind::InvalidArgument, "force_route sdpa = \"" + r + "\" needs head dims <= 128");
+    return r == "staged" || forced_qk(oc) != Route::Auto || !fits;
+  }
+
+  // mask_kind: 0 none, 1 float, 2 bool. max_rows = B*H*S_q, d / dv the maximum head dims.
   static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
-                                          int mask_kind, int64_t max_rows, int64_t max_skv, int64_t d) {
-    Graph& g = oc.g;
+                                          int mask_kind, int64_t max_rows, int64_t max_skv, int64_t d, int64_t dv) {
     auto att = std::make_shared<Attention>();
-    att->route = forced_route(oc);
-    att->floor = g.options().sdpa_occupancy_floor;
+    att->staged = pick_staged(oc, d, dv);
+    check_limits(oc, max_rows, max_skv, dv, att->staged);
+    if (att->staged) {
+      att->build_staged(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, d);
+    } else {
+      std::string r = forced(oc, "sdpa");
+      att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, max_rows, std::max(d, dv));
+    }
+    return att;
+  }
+
+  void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
+                   int64_t max_rows, int64_t dmax) {
+    Graph& g = oc.g;
+    std::string reduce = forced(oc, "sdpa_reduce");
+    if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
+      oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_reduce must be \"workgroup\" or \"subgroup\", got \"" + reduce + "\"");
+    if (reduce == "subgroup" && !g.ctx().info().subgroups)
+      oc.fail(ErrorKind::Unsupported, "force_route sdpa_reduce = \"subgroup\" but the device has no subgroups");
+    bool subgroups = g.ctx().info().subgroups && reduce != "workgroup";
+    auto params = [this](const kernel::Live&) { return p; };
+    kernel::Kernel flash("sdpa_flash");
+    if (dmax > 64) flash.define("D128");
+    oc.add(flash.constant("MASK", mask_kind)
+               .input("Q", q)
+               .input("K", k)
+               .input("V", v)
+               .input("M", mask_kind ? mask : -1)
+               .output("O", out)
+               .params<Params>(params)
+               .when([this](const kernel::Live&) { return !use_decode; })
+               .groups([this](const kernel::Live&) {
+                 if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
+                 return kernel::Groups::grid(ceil_div(p.sq, 16), 1, uint64_t(p.b) * p.h);
+               })
+               .variant("flash"));
+    // Partials of the decode route: (max, sum, D_v sums) per row and split.
+    auto& partials = g.make_scratch(static_cast<uint64_t>(kDecodeTarget + max_rows) * (dmax + 2) * 4,
+                                    oc.call.name + ".partials");
+    kernel::Kernel decode("sdpa_decode");
+    if (subgroups) decode.define("SUBGROUPS");
+    oc.add(decode.constant("MASK", mask_kind)
+               .input("Q", q)
+               .input("K", k)
+               .input("V", v)
+               .input("M", mask_kind ? mask : -1)
+               .output("O", out)
+               .buffer("W", partials, "f32", kernel::Access::ReadWrite)
+               .params<Params>(params)
+               .when([this](const kernel::Live&) { return use_decode; })
+               .groups([this](const kernel::Live&) {
+                 if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
+                 return kernel::Groups::grid(p.splits, p.rows, 1);
+               })
+               .variant(subgroups ? "decode_subgroup" : "decode"));
+    oc.add(kernel::Kernel("sdpa_decode_combine")
+               .buffer("W", partials, "f32", kernel::Access::Read)
+               .output("O", out)
+               .params<Params>(params)
+               .when([this](const kernel::Live&) { return use_decode && p.splits > 1; })
+               .groups([this](const kernel::Live&) {
+                 return kernel::Groups::linear(p.dv == 0 ? 0 : p.rows);
+               })
+               .variant("decode_combine"));
+  }
+
+  void build_staged(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
+                    int64_t max_rows, int64_t max_skv, int64_t d) {
+    Graph& g = oc.g;
+    route = forced_qk(oc);
+    floor = g.options().sdpa_occupancy_floor;
     auto& scratch = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(max_rows * max_skv, 1)) * 4,
                                    oc.call.name + ".attn");
     // Invocations per entry: about 32 products each, a power of two in [1, 256].
-    uint32_t tpe = 1;
     while (tpe < 256 && tpe * 32 < d) tpe *= 2;
-    att->tpe = tpe;
-    auto params = [att](const kernel::Live&) { return att->p; };
+    auto params = [this](const kernel::Live&) { return p; };
     auto qk = [&](const char* shader) {
       kernel::Kernel kk(shader);
       kk.constant("MASK", mask_kind)
@@ -97,50 +210,57 @@ struct Attention {
       return kk;
     };
     oc.add(qk("sdpa_qk_row")
-               .when([att](const kernel::Live&) { return !att->use_entry; })
-               .groups([att](const kernel::Live&) {
-                 const Params& p = att->p;
+               .when([this](const kernel::Live&) { return !use_entry; })
+               .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.skv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(ceil_div(p.skv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
                })
                .variant("qk_tiled"));
     oc.add(qk("sdpa_qk_entry")
                .constant("TPE", tpe)
-               .when([att](const kernel::Live&) { return att->use_entry; })
-               .groups([att](const kernel::Live&) {
-                 const Params& p = att->p;
+               .when([this](const kernel::Live&) { return use_entry; })
+               .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.skv == 0) return kernel::Groups::none();
-                 return kernel::Groups::linear(ceil_div(p.entries, 256 / att->tpe));
+                 return kernel::Groups::linear(ceil_div(p.entries, 256 / tpe));
                })
                .variant("qk_entry"));
     oc.add(kernel::Kernel("sdpa_softmax")
                .buffer("A", scratch, "f32", kernel::Access::ReadWrite)
                .params<Params>(params)
-               .groups([att](const kernel::Live&) {
-                 const Params& p = att->p;
-                 return kernel::Groups::linear(p.skv == 0 ? 0 : p.rows);
-               })
+               .groups([this](const kernel::Live&) { return kernel::Groups::linear(p.skv == 0 ? 0 : p.rows); })
                .variant("softmax"));
     oc.add(kernel::Kernel("sdpa_av")
                .buffer("A", scratch, "f32", kernel::Access::Read)
                .input("V", v)
                .output("O", out)
                .params<Params>(params)
-               .groups([att](const kernel::Live&) {
-                 const Params& p = att->p;
+               .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
                })
                .variant("av"));
-    return att;
   }
 
-  // Takes the live Params (rows = B*H*S_q) and picks the QK route for this run.
+  // Takes the live Params (rows = B*H*S_q) and picks the route of this run.
   void set(Params q) {
     q.rows = kernel::u32(int64_t(q.b) * q.h * q.sq, "attention rows");
-    q.entries = kernel::u32(int64_t(q.rows) * q.skv, "attention entries");
+    q.entries = staged ? kernel::u32(int64_t(q.rows) * q.skv, "attention entries") : 0;
     p = q;
-    use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
+    if (staged) {
+      use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
+      return;
+    }
+    use_decode = route == Route::Decode || (route == Route::Auto && p.sq <= kDecodeRows);
+    p.splits = 1;
+    p.chunk = std::max<uint32_t>(p.skv, 1);
+    if (use_decode && p.rows > 0) {
+      // Enough splits to fill about kDecodeTarget workgroups, each of whole 64-key tiles.
+      int64_t tiles = std::max<int64_t>(1, ceil_div(p.skv, kDecodeTile));
+      int64_t want = std::clamp<int64_t>(ceil_div(kDecodeTarget, p.rows), 1, tiles);
+      int64_t chunk = ceil_div(tiles, want) * kDecodeTile;
+      p.chunk = kernel::u32(chunk, "decode chunk");
+      p.splits = kernel::u32(std::max<int64_t>(1, ceil_div(p.skv, chunk)), "decode splits");
+    }
   }
 };
 
@@ -150,11 +270,16 @@ int64_t prod(const std::vector<int64_t>& v, size_t from, size_t to) {
   return n;
 }
 
-// ---------------------------------------------------------------- et_vk.sdpa
-// [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), out]; layout [B..., H, S, D].
-void build_sdpa(OpContext& oc) {
+// ---------------------------------------------------------------- et_vk.sdpa, etwebgpu.attention
+// et_vk.sdpa [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), out]; layout [B..., H, S, D];
+// k/v heads equal q's or 1 (matmul broadcasting).
+// etwebgpu.attention [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), zero_masked (Bool),
+// out] (graph/attention_fusion.h): rank 4, q heads a multiple of k/v heads (GQA), and rows with
+// no visible key give 0 under zero_masked.
+void build_attention(OpContext& oc, bool fused) {
   Graph& g = oc.g;
   int32_t q = oc.arg(0), k = oc.arg(1), v = oc.arg(2), mask = oc.arg(3), out = oc.out();
+  bool zero_masked = fused && g.boolean(oc.arg(5));
   for (int32_t id : {q, k, v, out}) require_dtype(oc, id, {VkDType::Float32, VkDType::Float16}, "q/k/v/out");
   int mask_kind = 0;
   if (!g.is_null(mask)) {
@@ -165,6 +290,7 @@ void build_sdpa(OpContext& oc) {
   const auto& tq = g.tensor(q);
   int64_t r = tq.rank();
   if (r < 2 || r > 8) oc.fail(ErrorKind::Unsupported, "q must have rank 2..8, got " + shape_str(tq.max_dims));
+  if (fused && r != 4) oc.fail(ErrorKind::InvalidArgument, "q must be [B, H, S_q, D], got " + shape_str(tq.max_dims));
   for (int32_t id : {k, v, out})
     if (g.tensor(id).rank() != r)
       oc.fail(ErrorKind::Unsupported, "q, k, v and out must have the same rank (no batch broadcasting)");
@@ -176,13 +302,12 @@ void build_sdpa(OpContext& oc) {
   const auto& mv = g.tensor(v).max_dims;
   int64_t max_rows = prod(mq, 0, r - 1), max_skv = mk[r - 2];
   if (mq.back() != mk.back()) oc.fail(ErrorKind::InvalidArgument, "q and k head dims differ: " + shape_str(mq) + " vs " + shape_str(mk));
-  Attention::check_limits(oc, max_rows, max_skv, mv.back());
   if (g.tensor(out).max_numel() < max_rows * mv.back())
     oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " is smaller than [.., S_q, D_v]");
 
   auto od = std::make_shared<std::vector<int64_t>>();
-  auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back());
-  oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r](const kernel::Live& l) {
+  auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back(), mv.back());
+  oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r, fused, zero_masked](const kernel::Live& l) {
     auto bad = [](const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); };
     const auto& dq = l.dims(q);
     const auto& dk = l.dims(k);
@@ -194,7 +319,9 @@ void build_sdpa(OpContext& oc) {
     if (dv[R - 2] != Skv || (R >= 3 && dv[R - 3] != Hk)) bad("k " + shape_str(dk) + " and v " + shape_str(dv) + " differ");
     for (size_t i = 0; i + 3 < R; ++i)
       if (dk[i] != dq[i] || dv[i] != dq[i]) bad("batch dims of q " + shape_str(dq) + " and k/v " + shape_str(dk) + " differ");
-    if (Hk != H && Hk != 1) bad("k/v heads " + std::to_string(Hk) + " must equal q heads " + std::to_string(H) + " or be 1");
+    if (fused ? (Hk <= 0 || H % Hk) : (Hk != H && Hk != 1))
+      bad("k/v heads " + std::to_string(Hk) + " must " + (fused ? "divide" : "equal") + " q heads " + std::to_string(H) +
+          (fused ? "" : " or be 1"));
     int64_t B = prod(dq, 0, R >= 3 ? R - 3 : 0), Dv = dv[R - 1];
     *od = dq;
     (*od)[R - 1] = Dv;
@@ -205,7 +332,8 @@ void build_sdpa(OpContext& oc) {
     p.skv = kernel::u32(Skv, "S_kv");
     p.d = kernel::u32(D, "D");
     p.dv = kernel::u32(Dv, "D_v");
-    p.group = static_cast<uint32_t>(Hk == H ? 1 : H);  // k/v head = h / group
+    p.group = kernel::u32(H / Hk, "group");  // k/v head = h / group
+    p.zero_masked = zero_masked;
     p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
     p.q_s = kernel::u32(D, "stride"), p.q_h = kernel::u32(Sq * D, "stride"), p.q_b = kernel::u32(H * Sq * D, "stride");
     p.k_s = kernel::u32(D, "stride"), p.k_h = kernel::u32(Skv * D, "stride"), p.k_b = kernel::u32(Hk * Skv * D, "stride");
@@ -243,6 +371,9 @@ void build_sdpa(OpContext& oc) {
   });
   oc.output(out, [od](const kernel::Live&) { return *od; });
 }
+
+void build_sdpa(OpContext& oc) { build_attention(oc, false); }
+void build_fused_attention(OpContext& oc) { build_attention(oc, true); }
 
 // ---------------------------------------------------------------- KV cache
 // Copies value [1, S, Hkv, D] into cache [1, Cmax, Hkv, D] at row start_pos: a buffer copy step,
@@ -341,13 +472,12 @@ void build_sdpa_kv(OpContext& oc) {
   if (sk != format::VkValueKind::Int && sk != format::VkValueKind::SymInt && sk != format::VkValueKind::Double)
     oc.fail(ErrorKind::Format, "seq_len must be an Int or SymInt");
   int64_t max_rows = Hq * tq.max_dims[1];
-  Attention::check_limits(oc, max_rows, Cmax, D);
 
   // The cache writes come first in the node: attention reads the updated caches.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D, D);
   Node* node = &oc.node;
   oc.node.resize = [&g, node, kw, vw] {
     kw->apply(g.live(), *node);
@@ -381,6 +511,7 @@ void build_sdpa_kv(OpContext& oc) {
 }
 
 ETW_REGISTER_OP("et_vk.sdpa.default", build_sdpa);
+ETW_REGISTER_OP(graph::kFusedAttentionOp, build_fused_attention);
 ETW_REGISTER_OP("sdpa_with_kv_cache.default", build_sdpa_kv);
 ETW_REGISTER_OP("update_cache.default", build_update_cache);
 

@@ -4,23 +4,13 @@
 // workgroup, flat entry index with 2D folding. Any head dim; coalesced scalar loads.
 // Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
+//!include sdpa_bias
 
 override MASK: u32 = 0u;
 override TPE: u32 = 64u;  // invocations per entry: a power of two, 1..256
 const WG: u32 = 256u;
 
 var<workgroup> red: array<f32, 256>;
-
-// Additive bias of entry (b, h, s, c): mask (MASK 1 float, 2 bool keep=true) and causal limit
-// (key c visible to query s iff c <= start + s).
-fn bias(b: u32, h: u32, s: u32, c: u32) -> f32 {
-  let neg_inf = bitcast<f32>(P.neg_inf_bits);
-  if (P.causal == 1u && c > P.start + s) { return neg_inf; }
-  if (MASK == 0u) { return 0.0; }
-  let w = load_M(b * P.m_b + h * P.m_h + s * P.m_s + c * P.m_c);
-  if (MASK == 1u) { return f32(w); }
-  return select(neg_inf, 0.0, u32(w) != 0u);
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -5,6 +5,7 @@
 // loads), layout-generic through strides (BHSD or BSHD).
 // Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
+//!include sdpa_bias
 
 override MASK: u32 = 0u;
 
@@ -12,17 +13,6 @@ const BK: u32 = 16u;
 const LS: u32 = 17u;  // vec4 per k in a tile: 16 + 1 padding
 var<workgroup> Qs: array<vec4<f32>, 272>;  // [BK][LS]: Qs[k * LS + m / 4][m % 4] = q[s0 + m, d0 + k]
 var<workgroup> Ks: array<vec4<f32>, 272>;  // same for k rows
-
-// Additive bias of entry (b, h, s, c): mask (MASK 1 float, 2 bool keep=true) and causal limit
-// (key c visible to query s iff c <= start + s).
-fn bias(b: u32, h: u32, s: u32, c: u32) -> f32 {
-  let neg_inf = bitcast<f32>(P.neg_inf_bits);
-  if (P.causal == 1u && c > P.start + s) { return neg_inf; }
-  if (MASK == 0u) { return 0.0; }
-  let w = load_M(b * P.m_b + h * P.m_h + s * P.m_s + c * P.m_c);
-  if (MASK == 1u) { return f32(w); }
-  return select(neg_inf, 0.0, u32(w) != 0u);
-}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,

@@ -1,7 +1,7 @@
 // SDPA stage 2: in-place softmax of each attn row, one 256-wide workgroup per row (2D-folded
 // grid). One read pass keeps a running (max, sum) per invocation with online rescaling, a
 // workgroup tree merges them, and a second pass (an L2 hit) writes exp(x - max) / sum.
-// A row whose entries are all -inf gives NaN, as PyTorch does.
+// A row whose entries are all -inf gives NaN, as PyTorch does (zeros under P.zero_masked).
 // The f32 scratch A and P come from the generated preamble.
 //!include sdpa_params
 
@@ -49,6 +49,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
   let m = red_m[0];
+  if (m == neg_inf && P.zero_masked == 1u) {  // no visible key: a zero row (safe softmax)
+    for (var z = lid; z < P.skv; z = z + WG) { A[base + z] = 0.0; }
+    return;
+  }
   let inv = 1.0 / red_s[0];
   var q = lid;
   for (; q + 3u * WG < P.skv; q = q + 4u * WG) {  // four loads before four stores

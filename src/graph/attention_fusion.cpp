@@ -1,0 +1,335 @@
+#include "graph/attention_fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace etwebgpu::graph {
+namespace {
+
+using format::VkDType;
+using format::VkOpCall;
+using format::VkValueKind;
+using Dims = std::vector<int64_t>;
+
+// One match attempt over the chain: the calls it would remove, and what it found.
+struct Match {
+  std::vector<size_t> taken;  // chain indices of the pattern's calls
+  int32_t q = -1, k = -1, v = -1, mask = -1, out = -1;
+  double scale = 1.0;
+  bool zero_masked = false;
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const format::VkGraphIR& ir) : ir_(ir) {
+    size_t n = ir.values.size();
+    producer_.assign(n, -1);
+    consumers_.assign(n, {});
+    for (size_t i = 0; i < ir.chain.size(); ++i) {
+      const auto& c = ir.chain[i];
+      for (size_t a = 0; a + 1 < c.args.size(); ++a) {
+        int32_t id = c.args[a];
+        if (kind(id) == VkValueKind::Tensor) consumers_[id].push_back(i);
+        else if (kind(id) == VkValueKind::ValueList)
+          for (int32_t e : ir.values[id].ids)
+            if (e >= 0 && static_cast<size_t>(e) < n && kind(e) == VkValueKind::Tensor) consumers_[e].push_back(i);
+      }
+      int32_t out = c.args.back();
+      if (kind(out) == VkValueKind::Tensor) producer_[out] = static_cast<int64_t>(i);
+    }
+    for (auto id : ir.input_ids) pinned_.insert(static_cast<int32_t>(id));
+    for (auto id : ir.output_ids) pinned_.insert(static_cast<int32_t>(id));
+    for (const auto& st : ir.state) pinned_.insert(st.value_id);
+  }
+
+  // The attention whose second bmm is chain[j], or nullopt.
+  std::optional<Match> match(size_t j) {
+    m_ = Match{};
+    if (!find(j)) return std::nullopt;
+    // Every value a removed call produces is read only by removed calls (the output excepted).
+    std::set<size_t> set(m_.taken.begin(), m_.taken.end());
+    if (set.size() != m_.taken.size()) return std::nullopt;
+    for (size_t t : m_.taken) {
+      int32_t o = ir_.chain[t].args.back();
+      if (o == m_.out) continue;
+      if (pinned_.count(o)) return std::nullopt;
+      for (size_t c : consumers_[o])
+        if (!set.count(c)) return std::nullopt;
+    }
+    return m_;
+  }
+
+  const std::vector<size_t>& consumers(int32_t id) const { return consumers_[id]; }
+
+ private:
+  VkValueKind kind(int32_t id) const { return ir_.values[id].kind; }
+  const Dims& dims(int32_t id) const { return ir_.values[id].tensor.dims; }
+  bool is_float(int32_t id) const {
+    if (kind(id) != VkValueKind::Tensor) return false;
+    auto t = ir_.values[id].tensor.dtype;
+    return t == VkDType::Float32 || t == VkDType::Float16;
+  }
+  // The call producing tensor `id`, when it is named `name` and has `nargs` arguments.
+  const VkOpCall* made_by(int32_t id, const char* name, size_t nargs) const {
+    if (id < 0 || kind(id) != VkValueKind::Tensor || producer_[id] < 0) return nullptr;
+    const VkOpCall& c = ir_.chain[producer_[id]];
+    return c.name == name && c.args.size() == nargs ? &c : nullptr;
+  }
+  // A value only the pattern reads: produced in the chain, `n` consumers, not pinned.
+  bool inner(int32_t id, size_t n = 1) const {
+    return id >= 0 && kind(id) == VkValueKind::Tensor && producer_[id] >= 0 && !pinned_.count(id) &&
+           consumers_[id].size() == n;
+  }
+  void take(int32_t id) { m_.taken.push_back(static_cast<size_t>(producer_[id])); }
+  std::optional<double> number(int32_t id) const {
+    const auto& v = ir_.values[id];
+    if (v.kind == VkValueKind::Int) return static_cast<double>(v.int_val);
+    if (v.kind == VkValueKind::Double) return v.double_val;
+    return std::nullopt;
+  }
+  bool boolean(int32_t id, bool want) const {
+    const auto& v = ir_.values[id];
+    return v.kind == VkValueKind::Bool && v.bool_val == want;
+  }
+  // Whether the call producing `id` keeps the elements in order (a reshape of a contiguous
+  // tensor) with a static shape.
+  const VkOpCall* view_of(int32_t id) const {
+    if (auto* c = made_by(id, "aten.view_copy.default", 3)) return kind(c->args[1]) == VkValueKind::IntList ? c : nullptr;
+    if (auto* c = made_by(id, "aten.squeeze_copy.dims", 3)) return c;
+    if (auto* c = made_by(id, "aten.unsqueeze_copy.default", 3)) return c;
+    if (auto* c = made_by(id, "aten.clone.default", 3)) return kind(c->args[1]) == VkValueKind::Null ? c : nullptr;
+    return nullptr;
+  }
+  // Walks back from `id` through single-consumer reshapes (and, with `scale`, mul.Scalar
+  // factors, multiplied into it) to the first value made otherwise.
+  int32_t skip(int32_t id, double* scale = nullptr) {
+    while (inner(id)) {
+      if (const VkOpCall* c = view_of(id)) {
+        take(id);
+        id = c->args[0];
+        continue;
+      }
+      const VkOpCall* c = made_by(id, "aten.mul.Scalar", 3);
+      std::optional<double> f = c ? number(c->args[1]) : std::nullopt;
+      if (!scale || !f || !is_float(c->args[0])) break;
+      take(id);
+      *scale *= *f;
+      id = c->args[0];
+    }
+    return id;
+  }
+  // all(s == -inf, dim=-1, keepdim=True) spelled logical_not(any(logical_not(eq(s, -inf)))).
+  bool all_masked(int32_t z, int32_t s) {
+    const VkOpCall* n1 = inner(z) ? made_by(z, "aten.logical_not.default", 2) : nullptr;
+    if (!n1) return false;
+    take(z);
+    int32_t a = n1->args[0];
+    const VkOpCall* any = inner(a) ? made_by(a, "aten.any.dim", 4) : nullptr;
+    if (!any) return false;
+    take(a);
+    std::optional<double> dim = number(any->args[1]);
+    int64_t r = static_cast<int64_t>(dims(s).size());
+    if (!dim || (*dim != -1 && *dim != r - 1) || !boolean(any->args[2], true)) return false;
+    int32_t n = any->args[0];
+    const VkOpCall* n2 = inner(n) ? made_by(n, "aten.logical_not.default", 2) : nullptr;
+    if (!n2) return false;
+    take(n);
+    int32_t e = n2->args[0];
+    const VkOpCall* eq = inner(e) ? made_by(e, "aten.eq.Scalar", 3) : nullptr;
+    if (!eq) return false;
+    take(e);
+    std::optional<double> c = number(eq->args[1]);
+    return eq->args[0] == s && c && std::isinf(*c) && *c < 0;
+  }
+  // The mask broadcasts to the scores' dims (right-aligned, each dim 1 or equal).
+  bool broadcasts(int32_t mask, const Dims& to) const {
+    const Dims& d = dims(mask);
+    if (d.size() > to.size()) return false;
+    for (size_t i = 0; i < d.size(); ++i) {
+      int64_t a = d[d.size() - 1 - i], b = to[to.size() - 1 - i];
+      if (a != 1 && a != b) return false;
+    }
+    return true;
+  }
+
+  bool find(size_t j) {
+    const VkOpCall& b2 = ir_.chain[j];
+    if (b2.name != "aten.bmm.default" || b2.args.size() != 3) return false;
+    int32_t a = b2.args[0], vm = b2.args[1], o3 = b2.args[2];
+    if (!is_float(a) || !is_float(vm) || !is_float(o3)) return false;
+    const Dims& da = dims(a);   // [B*H, S_q, S_kv]
+    const Dims& dvm = dims(vm); // [B*H, S_kv, D_v]
+    if (da.size() != 3 || dvm.size() != 3 || da[0] != dvm[0] || da[2] != dvm[1]) return false;
+    m_.taken.push_back(j);
+    // The output, reshaped to [B, H, S_q, D_v] by its only consumer.
+    if (!inner(o3) || consumers_[o3].size() != 1) return false;
+    const VkOpCall& ov = ir_.chain[consumers_[o3][0]];
+    if (ov.args.empty() || ov.args[0] != o3 || view_of(ov.args.back()) != &ov) return false;
+    m_.out = ov.args.back();
+    const Dims& dout = dims(m_.out);
+    if (dout.size() != 4 || dout[0] * dout[1] != da[0] || dout[2] != da[1] || dout[3] != dvm[2]) return false;
+    take(m_.out);
+    // Probabilities: softmax(s, -1), or where(all(s == -inf), 0, softmax(s)) (safe softmax).
+    int32_t p = skip(a);
+    int32_t s_consumers = 1;
+    if (const VkOpCall* w = inner(p) ? made_by(p, "aten.where.self", 4) : nullptr) {
+      take(p);
+      int32_t z = w->args[0], zeros = skip(w->args[1]);
+      p = skip(w->args[2]);
+      const VkOpCall* fl = inner(zeros) ? made_by(zeros, "aten.full_like.default", 8) : nullptr;
+      std::optional<double> fill = fl ? number(fl->args[1]) : std::nullopt;
+      if (!fl || fl->args[0] != p || !fill || *fill != 0.0 || !inner(p, 2)) return false;
+      take(zeros);
+      m_.zero_masked = true;
+      s_consumers = 2;
+      const VkOpCall* sm = made_by(p, "aten._softmax.default", 4);
+      if (!sm || !all_masked(z, sm->args[0])) return false;
+    } else if (!inner(p)) {
+      return false;
+    }
+    const VkOpCall* sm = made_by(p, "aten._softmax.default", 4);
+    if (!sm || !boolean(sm->args[2], false)) return false;
+    take(p);
+    int32_t s = sm->args[0];
+    const Dims& ds = dims(s);  // [B, H, S_q, S_kv]
+    std::optional<double> dim = number(sm->args[1]);
+    if (!dim || (*dim != -1 && *dim != 3) || ds.size() != 4 || ds[0] * ds[1] != da[0] || ds[2] != da[1] ||
+        ds[3] != da[2] || dims(p) != ds || !inner(s, s_consumers))
+      return false;
+    // Scores: bmm(q, k^T) * scale [+ mask].
+    int32_t x = s;
+    if (const VkOpCall* add = made_by(s, "aten.add.Tensor", 4)) {
+      std::optional<double> alpha = number(add->args[2]);
+      int32_t mask = add->args[1];
+      if (!alpha || *alpha != 1.0 || !is_float(mask) || !broadcasts(mask, ds) || dims(add->args[0]) != ds) return false;
+      take(s);
+      m_.mask = mask;
+      x = add->args[0];
+      if (!inner(x)) return false;
+    }
+    int32_t y = skip(x, &m_.scale);
+    const VkOpCall* b1 = inner(y) ? made_by(y, "aten.bmm.default", 3) : nullptr;
+    if (!b1) return false;
+    take(y);
+    int32_t qm = b1->args[0], ktm = b1->args[1];
+    const Dims& dq = dims(qm);   // [B*H, S_q, D]
+    const Dims& dkt = dims(ktm); // [B*H, D, S_kv]
+    if (dq.size() != 3 || dkt.size() != 3 || dq[0] != da[0] || dq[1] != da[1] || dkt[0] != da[0] || dkt[1] != dq[2] ||
+        dkt[2] != da[2])
+      return false;
+    m_.q = skip(qm, &m_.scale);
+    if (dims(m_.q) != Dims{ds[0], ds[1], da[1], dq[2]} || !is_float(m_.q)) return false;
+    // k^T: a permute of the last two dims of [B, H, S_kv, D].
+    int32_t kt = skip(ktm, &m_.scale);
+    const VkOpCall* perm = inner(kt) ? made_by(kt, "aten.permute_copy.default", 3) : nullptr;
+    if (!perm || kind(perm->args[1]) != VkValueKind::IntList || ir_.values[perm->args[1]].ints != Dims{0, 1, 3, 2})
+      return false;
+    take(kt);
+    int32_t kin = perm->args[0];
+    int64_t hk = 0, hv = 0;
+    if (!kv(kin, Dims{da[0], da[2], dq[2]}, m_.k, hk) || !kv(vm, dvm, m_.v, hv)) return false;
+    int64_t B = ds[0], H = ds[1];
+    if (hk != hv || hk <= 0 || H % hk || dims(m_.k)[0] != B || dims(m_.v)[0] != B) return false;
+    return is_float(m_.out);
+  }
+  // K or V as the bmm reads it, `flat` = [B*H, S_kv, D], from tensor `t` holding it in order
+  // ([B*H, S_kv, D] or [B, H, S_kv, D]), back to the cache [B, Hkv, S_kv, D]: directly (Hkv = H)
+  // or repeated per kv head by unsqueeze(2) -> expand -> view (repeat_kv). Sets `src`, `hkv`.
+  bool kv(int32_t t, const Dims& flat, int32_t& src, int64_t& hkv) {
+    const Dims& d = dims(t);
+    bool ok = d == flat || (d.size() == 4 && d[0] * d[1] == flat[0] && d[2] == flat[1] && d[3] == flat[2]);
+    if (!ok) return false;
+    int32_t x = skip(t);
+    if (const VkOpCall* e = inner(x) ? made_by(x, "aten.expand_copy.default", 4) : nullptr) {
+      const Dims& xe = dims(x);  // [B, Hkv, G, S_kv, D]
+      if (xe.size() != 5 || xe[0] * xe[1] * xe[2] != flat[0] || xe[3] != flat[1] || xe[4] != flat[2]) return false;
+      take(x);
+      int32_t in = e->args[0];
+      if (dims(in) != Dims{xe[0], xe[1], 1, xe[3], xe[4]}) return false;
+      src = skip(in);
+      if (dims(src) != Dims{xe[0], xe[1], xe[3], xe[4]}) return false;
+      hkv = xe[1];
+      return is_float(src);
+    }
+    src = x;
+    const Dims& s = dims(src);
+    if (s.size() != 4 || s[0] * s[1] != flat[0] || s[2] != flat[1] || s[3] != flat[2]) return false;
+    hkv = s[1];
+    return is_float(src);
+  }
+
+  const format::VkGraphIR& ir_;
+  std::vector<int64_t> producer_;
+  std::vector<std::vector<size_t>> consumers_;
+  std::set<int32_t> pinned_;
+  Match m_;
+};
+
+}  // namespace
+
+AttentionFusionStats fuse_attention(format::VkGraphIR& ir) {
+  AttentionFusionStats stats;
+  const size_t n = ir.chain.size();
+  Matcher matcher(ir);
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<VkOpCall>> replacement(n);
+  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+  for (size_t j = 0; j < n; ++j) {
+    std::optional<Match> m = matcher.match(j);
+    if (!m) continue;
+    if (std::any_of(m->taken.begin(), m->taken.end(), [&](size_t t) { return removed[t]; })) continue;
+    std::set<size_t> taken(m->taken.begin(), m->taken.end());
+    size_t last = *taken.rbegin();
+    // The fused call reads q, k, v and the mask at the last removed call's place, later than the
+    // pattern did: no call in between may name them or storage they share (mem_obj_id), and the
+    // output must not share an input's storage.
+    std::vector<int32_t> inputs{m->q, m->k, m->v};
+    if (m->mask >= 0) inputs.push_back(m->mask);
+    bool safe = true;
+    for (int32_t e : inputs) {
+      if (mem(m->out) >= 0 && mem(m->out) == mem(e)) safe = false;
+      size_t first = last;
+      for (size_t c : matcher.consumers(e))
+        if (taken.count(c)) first = std::min(first, c);
+      for (size_t p = first + 1; p < last && safe; ++p) {
+        if (taken.count(p)) continue;
+        for (int32_t a : ir.chain[p].args)
+          if (ir.values[a].kind == VkValueKind::Tensor && (a == e || (mem(e) >= 0 && mem(a) == mem(e)))) safe = false;
+      }
+    }
+    if (!safe) continue;
+    auto add_value = [&](format::VkValue v) {
+      ir.values.push_back(std::move(v));
+      return static_cast<int32_t>(ir.values.size() - 1);
+    };
+    format::VkValue null_v, scale_v, zero_v;
+    scale_v.kind = VkValueKind::Double;
+    scale_v.double_val = m->scale;
+    zero_v.kind = VkValueKind::Bool;
+    zero_v.bool_val = m->zero_masked;
+    VkOpCall call;
+    call.node_id = ir.chain[last].node_id;
+    call.name = kFusedAttentionOp;
+    call.args = {m->q, m->k, m->v, m->mask >= 0 ? m->mask : add_value(null_v), add_value(scale_v), add_value(zero_v),
+                 m->out};
+    for (size_t t : taken) removed[t] = true;
+    replacement[last] = std::move(call);
+    ++stats.fused;
+    stats.calls_removed += taken.size() - 1;
+  }
+  if (!stats.fused) return stats;
+  std::vector<VkOpCall> chain;
+  chain.reserve(n - stats.calls_removed);
+  for (size_t i = 0; i < n; ++i) {
+    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
+    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return stats;
+}
+
+}  // namespace etwebgpu::graph

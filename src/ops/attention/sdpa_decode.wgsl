@@ -1,0 +1,145 @@
+// SDPA decode route, pass 1 (split-K): few query rows over a long cache. Workgroup (split, row)
+// takes keys [split * chunk, (split + 1) * chunk) of one query row (b, h, s), 64 at a time:
+// invocation t scores key t against the query row held in workgroup memory, the tile's max and
+// sum are reduced over the workgroup, the running (max, sum) is rescaled online, and invocation t
+// accumulates value columns t and t + 64 (coalesced V reads). It writes its split's (max, sum,
+// unnormalised value sums) to the scratch W, merged by sdpa_decode_combine; with one split it
+// normalises and writes O itself (one dispatch). Head dims up to 128. With SUBGROUPS the
+// reductions use subgroup operations; without, a tree in workgroup memory.
+// Q, K, V, M (mask; absent: a dummy), O, the f32 scratch W and P come from the generated preamble.
+//!include sdpa_params
+//!include sdpa_bias
+
+override MASK: u32 = 0u;
+const WG: u32 = 64u;
+const DMAX: u32 = 128u;
+const VPT: u32 = DMAX / WG;  // value columns per invocation
+var<workgroup> qs: array<f32, DMAX>;
+var<workgroup> ps: array<f32, WG>;   // the tile's probabilities
+var<workgroup> red: array<f32, WG>;
+
+#if SUBGROUPS
+// One value per subgroup through workgroup memory. Subgroup k holds invocations [k * sgs,
+// (k + 1) * sgs) of a one-dimensional workgroup whose size is a multiple of the subgroup size.
+fn red_max(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
+  let r = subgroupMax(x);
+  if (sgi == 0u) { red[lid / sgs] = r; }
+  workgroupBarrier();
+  var t = red[0];
+  for (var i = 1u; i < WG / sgs; i = i + 1u) { t = max(t, red[i]); }
+  workgroupBarrier();  // red is reused by the next reduction
+  return t;
+}
+fn red_sum(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
+  let r = subgroupAdd(x);
+  if (sgi == 0u) { red[lid / sgs] = r; }
+  workgroupBarrier();
+  var t = red[0];
+  for (var i = 1u; i < WG / sgs; i = i + 1u) { t = t + red[i]; }
+  workgroupBarrier();
+  return t;
+}
+#else
+fn red_max(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
+  red[lid] = x;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k = k / 2u) {
+    if (lid < k) { red[lid] = max(red[lid], red[lid + k]); }
+    workgroupBarrier();
+  }
+  let t = red[0];
+  workgroupBarrier();
+  return t;
+}
+fn red_sum(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
+  red[lid] = x;
+  workgroupBarrier();
+  for (var k = WG / 2u; k > 0u; k = k / 2u) {
+    if (lid < k) { red[lid] = red[lid] + red[lid + k]; }
+    workgroupBarrier();
+  }
+  let t = red[0];
+  workgroupBarrier();
+  return t;
+}
+#endif
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32
+#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
+#endif
+        ) {
+#if !SUBGROUPS
+  let sgi = 0u;
+  let sgs = 1u;
+#endif
+  let split = wid.x;
+  let row = wid.y;
+  let s = row % P.sq;
+  let h = (row / P.sq) % P.h;
+  let b = row / (P.sq * P.h);
+  let qo = b * P.q_b + h * P.q_h + s * P.q_s;
+  let ko = b * P.k_b + (h / P.group) * P.k_h;
+  let vo = b * P.v_b + (h / P.group) * P.v_h;
+  let neg_inf = bitcast<f32>(P.neg_inf_bits);
+  for (var d = lid; d < DMAX; d = d + WG) {
+    var x = 0.0;
+    if (d < P.d) { x = f32(Q[qo + d]); }
+    qs[d] = x;
+  }
+  var kv_end = P.skv;
+  if (P.causal == 1u) { kv_end = min(kv_end, P.start + s + 1u); }
+  let c_begin = split * P.chunk;
+  let c_end = min(kv_end, c_begin + P.chunk);
+  workgroupBarrier();
+  var m = neg_inf;
+  var lsum = 0.0;
+  var acc: array<f32, VPT>;
+  for (var t0 = c_begin; t0 < c_end; t0 = t0 + WG) {
+    let c = t0 + lid;
+    var sc = neg_inf;
+    if (c < c_end) {
+      var dot = 0.0;
+      for (var d = 0u; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[ko + c * P.k_s + d]); }
+      sc = dot * P.scale + bias(b, h, s, c);
+    }
+    let mn = max(m, red_max(sc, lid, sgi, sgs));
+    var p = 0.0;
+    var alpha = 1.0;
+    if (mn != neg_inf) {  // else every key so far is masked: nothing to add
+      p = exp(sc - mn);
+      alpha = exp(m - mn);  // 0 while m is -inf
+    }
+    ps[lid] = p;
+    lsum = lsum * alpha + red_sum(p, lid, sgi, sgs);  // its barriers also publish ps
+    let n = min(WG, c_end - t0);
+    for (var k = 0u; k < VPT; k = k + 1u) {
+      let dv = lid + WG * k;
+      if (dv < P.dv) {
+        var a = acc[k] * alpha;
+        for (var j = 0u; j < n; j = j + 1u) { a = a + ps[j] * f32(V[vo + (t0 + j) * P.v_s + dv]); }
+        acc[k] = a;
+      }
+    }
+    m = mn;
+    workgroupBarrier();  // ps is rewritten by the next tile
+  }
+  if (P.splits == 1u) {
+    let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+    for (var k = 0u; k < VPT; k = k + 1u) {
+      let dv = lid + WG * k;
+      if (dv < P.dv) { O[oo + dv] = O_T(finish_row(acc[k], lsum)); }
+    }
+    return;
+  }
+  let base = (row * P.splits + split) * (P.dv + 2u);
+  if (lid == 0u) {
+    W[base] = m;
+    W[base + 1u] = lsum;
+  }
+  for (var k = 0u; k < VPT; k = k + 1u) {
+    let dv = lid + WG * k;
+    if (dv < P.dv) { W[base + 2u + dv] = acc[k]; }
+  }
+}
