@@ -79,15 +79,19 @@ struct Attention {
   uint32_t tpe = 1;
   int64_t floor = 4096;
 
-  // Checks grids and buffer limits for the maximum shapes before anything is allocated; the
-  // attn scratch only where the staged kernels need it.
-  static void check_limits(const OpContext& oc, int64_t rows, int64_t skv, int64_t dv, bool staged) {
+  // Checks grids and buffer limits for the maximum shapes (bh = B*H heads of sq query rows)
+  // before anything is allocated; the attn scratch only where the staged kernels need it.
+  static void check_limits(const OpContext& oc, int64_t bh, int64_t sq, int64_t skv, int64_t dv, bool staged) {
     Graph& g = oc.g;
     const auto& info = g.ctx().info();
     uint64_t max_wg = static_cast<uint64_t>(info.max_workgroups_per_dim) * info.max_workgroups_per_dim;
+    int64_t rows = bh * sq;
     if (!staged) {
-      if (static_cast<uint64_t>(rows) > info.max_workgroups_per_dim)
-        oc.fail(ErrorKind::Limit, "attention over " + std::to_string(rows) +
+      // flash: grid (ceil(S_q / 16), 1, B*H); decode: (splits, B*H*S_q) with S_q <= kDecodeRows.
+      uint64_t lim = info.max_workgroups_per_dim;
+      if (static_cast<uint64_t>(bh) > lim || ceil_div(static_cast<uint64_t>(sq), 16) > lim ||
+          static_cast<uint64_t>(bh * std::min(sq, kDecodeRows)) > lim)
+        oc.fail(ErrorKind::Limit, "attention over " + std::to_string(bh) + " heads x " + std::to_string(sq) +
                                       " query rows exceeds the device's workgroups per dimension");
       return;
     }
@@ -118,24 +122,28 @@ struct Attention {
     return r == "staged" || forced_qk(oc) != Route::Auto || !fits;
   }
 
-  // mask_kind: 0 none, 1 float, 2 bool. max_rows = B*H*S_q, d / dv the maximum head dims.
+  // mask_kind: 0 none, 1 float, 2 bool; the maximum B*H, S_q, S_kv and head dims.
   static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
-                                          int mask_kind, int64_t max_rows, int64_t max_skv, int64_t d, int64_t dv) {
+                                          int mask_kind, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d,
+                                          int64_t dv) {
     auto att = std::make_shared<Attention>();
     att->staged = pick_staged(oc, d, dv);
-    check_limits(oc, max_rows, max_skv, dv, att->staged);
+    check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
+    int64_t max_rows = max_bh * max_sq;
     if (att->staged) {
       att->build_staged(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, d);
     } else {
       std::string r = forced(oc, "sdpa");
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, max_rows, std::max(d, dv));
+      // Rows the decode route may take: S_q <= kDecodeRows unless forced.
+      int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, std::max(d, dv));
     }
     return att;
   }
 
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t max_rows, int64_t dmax) {
+                   int64_t decode_rows, int64_t dmax) {
     Graph& g = oc.g;
     std::string reduce = forced(oc, "sdpa_reduce");
     if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
@@ -160,7 +168,7 @@ struct Attention {
                })
                .variant("flash"));
     // Partials of the decode route: (max, sum, D_v sums) per row and split.
-    auto& partials = g.make_scratch(static_cast<uint64_t>(kDecodeTarget + max_rows) * (dmax + 2) * 4,
+    auto& partials = g.make_scratch(static_cast<uint64_t>(kDecodeTarget + decode_rows) * (dmax + 2) * 4,
                                     oc.call.name + ".partials");
     kernel::Kernel decode("sdpa_decode");
     if (subgroups) decode.define("SUBGROUPS");
@@ -306,7 +314,8 @@ void build_attention(OpContext& oc, bool fused) {
     oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " is smaller than [.., S_q, D_v]");
 
   auto od = std::make_shared<std::vector<int64_t>>();
-  auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, mq.back(), mv.back());
+  auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, prod(mq, 0, r - 2), mq[r - 2], max_skv, mq.back(),
+                              mv.back());
   oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r, fused, zero_masked](const kernel::Live& l) {
     auto bad = [](const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); };
     const auto& dq = l.dims(q);
@@ -471,13 +480,12 @@ void build_sdpa_kv(OpContext& oc) {
   auto sk = g.kind(seq_len);
   if (sk != format::VkValueKind::Int && sk != format::VkValueKind::SymInt && sk != format::VkValueKind::Double)
     oc.fail(ErrorKind::Format, "seq_len must be an Int or SymInt");
-  int64_t max_rows = Hq * tq.max_dims[1];
 
   // The cache writes come first in the node: attention reads the updated caches.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, max_rows, Cmax, D, D);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D);
   Node* node = &oc.node;
   oc.node.resize = [&g, node, kw, vw] {
     kw->apply(g.live(), *node);

@@ -18,6 +18,6 @@ struct Params {
 // keys at all (an empty sum), else NaN as PyTorch's softmax of all -inf does.
 fn finish_row(acc: f32, l: f32) -> f32 {
   if (l > 0.0) { return acc / l; }
-  let neg_inf = bitcast<f32>(P.neg_inf_bits);
-  return select(neg_inf - neg_inf, 0.0, P.zero_masked == 1u || P.skv == 0u);
+  let nan = bitcast<f32>(P.neg_inf_bits | 0x00400000u);  // a quiet NaN; -inf - -inf may fold to 0
+  return select(nan, 0.0, P.zero_masked == 1u || P.skv == 0u);
 }

@@ -46,7 +46,7 @@ struct KvGraph {
   }
 };
 
-void prefill_then_decode(bool select_pos) {
+void prefill_then_decode(bool select_pos, const LoadOptions& opts = {}) {
   KvGraph kg(select_pos);
   HostTensor keys(DType::Float32, {1, 0, kHkv, kD}), vals(DType::Float32, {1, 0, kHkv, kD});
   int64_t pos = 0;
@@ -60,7 +60,7 @@ void prefill_then_decode(bool select_pos) {
     std::vector<HostTensor> in{q, k, v, p};
     if (first) {
       kg.g.inputs = in;
-      kg.g.run();
+      kg.g.run(opts);
       first = false;
     }
     auto out = kg.g.rerun(in);
@@ -80,6 +80,17 @@ TEST(OpSdpaKvCache, PrefillThenDecodeWithSelectAsSymintPosition) {
 TEST(OpSdpaKvCache, PrefillThenDecodeWithSymSizePosition) {
   ETW_REQUIRE_GPU();
   prefill_then_decode(false);
+}
+
+// Causal attention over the cache on each route pinned: the 7-row prefill and the 1-row steps.
+TEST(OpSdpaKvCache, PrefillThenDecodeOnFlashDecodeAndStagedRoutes) {
+  ETW_REQUIRE_GPU();
+  for (const char* r : {"flash", "decode", "staged"}) {
+    SCOPED_TRACE(r);
+    LoadOptions o;
+    o.force_route["sdpa"] = r;
+    prefill_then_decode(true, o);
+  }
 }
 
 TEST(OpSdpaKvCache, CacheOverflowIsARunTimeError) {

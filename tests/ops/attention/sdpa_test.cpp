@@ -153,9 +153,12 @@ TEST(OpSdpa, EntryKernelPast65535WorkgroupsIsCorrect) {
 
 TEST(OpSdpa, ScratchPast2To32EntriesIsALimitErrorAtLoad) {
   ETW_REQUIRE_GPU();
+  // The staged kernels' attn scratch (the fused routes have none).
   Sdpa s{random_f32({1, 1, 70000, 4}, 39), random_f32({1, 1, 70000, 4}, 40), random_f32({1, 1, 70000, 4}, 41)};
+  LoadOptions staged;
+  staged.force_route["sdpa"] = "staged";
   try {
-    run_sdpa(s);
+    run_sdpa(s, staged);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();

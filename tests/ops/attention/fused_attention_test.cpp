@@ -1,0 +1,190 @@
+// The fused attention kernels (ops/attention: flash prefill, split-K decode) against fp64
+// references: etwebgpu.attention (GQA, additive and bool masks, rows with no visible key) and
+// et_vk.sdpa on every route, a decode row over a long cache with a valid length below the cache
+// length, odd sizes that are not multiples of the tiles, and the decode reductions with and
+// without subgroups.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "etwebgpu/device.h"
+#include "reference/attention/attention_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+// k/v [B, Hkv, S, D] with each head repeated `group` times: [B, Hkv * group, S, D] (repeat_kv).
+HostTensor repeat_heads(const HostTensor& t, int64_t group) {
+  int64_t B = t.shape[0], H = t.shape[1], row = t.shape[2] * t.shape[3];
+  HostTensor r(DType::Float32, {B, H * group, t.shape[2], t.shape[3]});
+  const float* s = t.as<float>();
+  float* d = r.as<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H * group; ++h)
+      std::copy(s + (b * H + h / group) * row, s + (b * H + h / group + 1) * row, d + (b * H * group + h) * row);
+  return r;
+}
+
+struct Case {
+  HostTensor q, k, v;
+  std::optional<HostTensor> mask;
+  double scale = 0.3;
+  bool zero_masked = false;
+};
+
+HostTensor run_fused(const Case& c, const LoadOptions& opts = {}) {
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+  Id m = c.mask ? g.input(*c.mask) : g.gb.null();
+  auto od = c.q.shape;
+  od.back() = c.v.shape.back();
+  Id o = g.output(DType::Float32, od);
+  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(c.zero_masked), o});
+  return g.run(opts)[0];
+}
+
+HostTensor run_sdpa(const Case& c, const LoadOptions& opts = {}) {
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+  Id m = c.mask ? g.input(*c.mask) : g.gb.null();
+  auto od = c.q.shape;
+  od.back() = c.v.shape.back();
+  Id o = g.output(DType::Float32, od);
+  g.gb.op("et_vk.sdpa.default", {q, k, v, m, g.gb.dbl(c.scale), o});
+  return g.run(opts)[0];
+}
+
+HostTensor reference(const Case& c) {
+  int64_t group = c.q.shape[1] / c.k.shape[1];
+  auto k = repeat_heads(c.k, group), v = repeat_heads(c.v, group);
+  return ref::sdpa(c.q, k, v, c.mask ? &*c.mask : nullptr, c.scale);
+}
+
+LoadOptions route(const char* r) {
+  LoadOptions o;
+  o.force_route["sdpa"] = r;
+  return o;
+}
+
+// Additive mask [rows, cols] of 0 for the first `valid` keys and -inf after.
+HostTensor valid_length_mask(std::vector<int64_t> shape, int64_t valid) {
+  HostTensor m(DType::Float32, shape);
+  int64_t cols = shape.back();
+  float* p = m.as<float>();
+  for (int64_t i = 0; i < etwebgpu::numel(m.shape); ++i) p[i] = i % cols < valid ? 0.f : -std::numeric_limits<float>::infinity();
+  return m;
+}
+
+TEST(OpFusedAttention, GqaWithAdditiveMaskMatchesReferenceOnFlashAndDecodeRoutes) {
+  ETW_REQUIRE_GPU();
+  // 4 q heads over 2 kv heads; 20 queries (a 16-row tile and a tail), 37 keys (two 16-key tiles
+  // and a tail), D = 12, D_v = 10.
+  Case c{random_f32({1, 4, 20, 12}, 1), random_f32({1, 2, 37, 12}, 2), random_f32({1, 2, 37, 10}, 3),
+         random_f32({1, 1, 20, 37}, 4, -2.f, 2.f)};
+  auto ref = reference(c);
+  auto flash = run_fused(c, route("flash")), decode = run_fused(c, route("decode"));
+  EXPECT_TRUE(Close(flash, ref, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(decode, ref, 1e-5, 1e-4));
+}
+
+TEST(OpFusedAttention, RowsWithNoVisibleKeyGiveZerosUnderZeroMaskedAndNanOtherwise) {
+  ETW_REQUIRE_GPU();
+  // Bool mask whose query row 2 keeps no key; the others keep their diagonal.
+  auto m = random_bool({1, 1, 5, 9}, 5);
+  for (int r = 0; r < 5; ++r) m.data[r * 9 + r] = 1;
+  for (int c = 0; c < 9; ++c) m.data[2 * 9 + c] = 0;
+  Case c{random_f32({1, 2, 5, 8}, 6), random_f32({1, 2, 9, 8}, 7), random_f32({1, 2, 9, 8}, 8), m};
+  auto ref = reference(c);  // NaN in row 2, as PyTorch's softmax of all -inf gives
+  HostTensor zeroed = ref;
+  for (int h = 0; h < 2; ++h)
+    for (int d = 0; d < 8; ++d) zeroed.as<double>()[(h * 5 + 2) * 8 + d] = 0.0;
+  for (const char* r : {"flash", "decode", "staged"}) {
+    EXPECT_TRUE(CloseNan(run_sdpa(c, route(r)), ref, 1e-5, 1e-4)) << r;
+    c.zero_masked = true;
+    EXPECT_TRUE(Close(run_fused(c, route(r)), zeroed, 1e-5, 1e-4)) << r;
+    c.zero_masked = false;
+  }
+}
+
+TEST(OpFusedAttention, DecodeRowOverLongCacheWithValidLengthBelowCacheLength) {
+  ETW_REQUIRE_GPU();
+  // One query row per head over a 1000-position cache of which the first 700 are valid (the
+  // rest masked with -inf, as the Llama export's mask does): 16 splits of 64 keys, merged by the
+  // combine pass; 1000 is no multiple of the 64-key tile.
+  Case c{random_f32({1, 4, 1, 64}, 9), random_f32({1, 2, 1000, 64}, 10), random_f32({1, 2, 1000, 64}, 11),
+         valid_length_mask({1, 1, 1, 1000}, 700), 0.125, true};
+  auto ref = reference(c);
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
+  Id o = g.output(DType::Float32, {1, 4, 1, 64});
+  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(true), o});
+  EXPECT_TRUE(Close(g.run()[0], ref, 1e-5, 1e-4));
+  auto variants = g.variants();
+  EXPECT_NE(std::find(variants.begin(), variants.end(), "decode_combine"), variants.end()) << "one split only";
+  LoadOptions wg;
+  wg.force_route["sdpa_reduce"] = "workgroup";
+  EXPECT_TRUE(Close(run_fused(c, wg), ref, 1e-5, 1e-4));
+}
+
+TEST(OpFusedAttention, SubgroupAndWorkgroupReductionsGiveTheSameDecodeResult) {
+  ETW_REQUIRE_GPU();
+  Case c{random_f32({2, 3, 2, 33}, 12), random_f32({2, 3, 300, 33}, 13), random_f32({2, 3, 300, 33}, 14),
+         random_f32({2, 1, 2, 300}, 15, -3.f, 3.f)};
+  LoadOptions wg, sg;
+  wg.force_route["sdpa_reduce"] = "workgroup";
+  auto a = run_fused(c, wg);
+  EXPECT_TRUE(Close(a, reference(c), 1e-5, 1e-4));
+  if (!device_info().subgroups) GTEST_SKIP() << "the device has no subgroups";
+  sg.force_route["sdpa_reduce"] = "subgroup";
+  EXPECT_TRUE(Close(run_fused(c, sg), a, 1e-6, 1e-5));
+}
+
+TEST(OpSdpa, FlashDecodeAndStagedRoutesMatchReferenceWithBoolMaskAndOddSizes) {
+  ETW_REQUIRE_GPU();
+  // Batch 2, 3 heads, 37 queries, 45 keys, D = 20, D_v = 70 (past 64: the DMAX 128 variant).
+  auto m = random_bool({2, 3, 37, 45}, 16);
+  for (int b = 0; b < 6; ++b)
+    for (int r = 0; r < 37; ++r) m.data[(b * 37 + r) * 45 + r] = 1;
+  Case c{random_f32({2, 3, 37, 20}, 17), random_f32({2, 3, 45, 20}, 18), random_f32({2, 3, 45, 70}, 19), m};
+  auto ref = reference(c);
+  for (const char* r : {"flash", "decode", "staged"}) EXPECT_TRUE(Close(run_sdpa(c, route(r)), ref, 1e-5, 1e-4)) << r;
+}
+
+TEST(OpSdpa, HeadDimsPast128TakeTheStagedKernelsAndForcingAFusedRouteIsAnError) {
+  ETW_REQUIRE_GPU();
+  Case c{random_f32({1, 1, 3, 130}, 20, -0.2f, 0.2f), random_f32({1, 1, 5, 130}, 21, -0.2f, 0.2f),
+         random_f32({1, 1, 5, 4}, 22), std::nullopt};
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+  Id o = g.output(DType::Float32, {1, 1, 3, 4});
+  g.gb.op("et_vk.sdpa.default", {q, k, v, g.gb.null(), g.gb.dbl(c.scale), o});
+  EXPECT_TRUE(Close(g.run()[0], reference(c), 1e-5, 1e-4));
+  auto variants = g.variants();
+  EXPECT_NE(std::find(variants.begin(), variants.end(), "softmax"), variants.end());
+  try {
+    run_sdpa(c, route("flash"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("head dims <= 128"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_sdpa(c, route("fast")), Error);
+}
+
+TEST(OpFusedAttention, KvHeadsNotDividingQHeadsAndWrongRankAreRejected) {
+  ETW_REQUIRE_GPU();
+  Case a{random_f32({1, 3, 2, 8}, 23), random_f32({1, 2, 4, 8}, 24), random_f32({1, 2, 4, 8}, 25), std::nullopt};
+  try {
+    run_fused(a);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must divide q heads"), std::string::npos) << e.what();
+  }
+  Case b{random_f32({3, 2, 8}, 26), random_f32({3, 4, 8}, 27), random_f32({3, 4, 8}, 28), std::nullopt};
+  EXPECT_THROW(run_fused(b), Error);
+}
+
+}  // namespace
