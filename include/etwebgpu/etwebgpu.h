@@ -40,8 +40,9 @@ struct LoadOptions {
   // instead of zeros, so a kernel relying on a zeroed output (which a shared buffer is not)
   // shows up as wrong results.
   bool poison_storage = false;
-  // Fuse chains of float elementwise ops into one kernel each at load (fewer dispatches; results
-  // equal the unfused ones at fp32). Off: one kernel per op, for comparisons.
+  // Fuse at load: chains of float elementwise ops into one kernel each (results equal the unfused
+  // ones at fp32) and the decomposed attention of Llama exports into one attention op (equal
+  // within fp32 rounding). Fewer dispatches. Off: one kernel per op, for comparisons.
   bool fuse = true;
 };
 

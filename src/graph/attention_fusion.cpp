@@ -104,21 +104,26 @@ class Matcher {
     if (auto* c = made_by(id, "aten.clone.default", 3)) return kind(c->args[1]) == VkValueKind::Null ? c : nullptr;
     return nullptr;
   }
-  // Walks back from `id` through single-consumer reshapes (and, with `scale`, mul.Scalar
-  // factors, multiplied into it) to the first value made otherwise.
-  int32_t skip(int32_t id, double* scale = nullptr) {
-    while (inner(id)) {
-      if (const VkOpCall* c = view_of(id)) {
-        take(id);
-        id = c->args[0];
-        continue;
-      }
-      const VkOpCall* c = made_by(id, "aten.mul.Scalar", 3);
-      std::optional<double> f = c ? number(c->args[1]) : std::nullopt;
-      if (!scale || !f || !is_float(c->args[0])) break;
+  // Takes the reshape (or, with `scale`, the mul.Scalar whose factor it multiplies in) that
+  // produces `id` and moves `id` to its input; false when `id` is made otherwise.
+  bool step(int32_t& id, double* scale) {
+    if (const VkOpCall* c = view_of(id)) {
       take(id);
-      *scale *= *f;
       id = c->args[0];
+      return true;
+    }
+    const VkOpCall* c = made_by(id, "aten.mul.Scalar", 3);
+    std::optional<double> f = c ? number(c->args[1]) : std::nullopt;
+    if (!scale || !f || !is_float(c->args[0])) return false;
+    take(id);
+    *scale *= *f;
+    id = c->args[0];
+    return true;
+  }
+  // Walks back from `id` through single-consumer reshapes (and, with `scale`, mul.Scalar
+  // factors) to the first value made otherwise.
+  int32_t skip(int32_t id, double* scale = nullptr) {
+    while (inner(id) && step(id, scale)) {
     }
     return id;
   }
@@ -210,6 +215,8 @@ class Matcher {
       m_.mask = mask;
       x = add->args[0];
       if (!inner(x)) return false;
+    } else if (!step(x, &m_.scale)) {  // s itself has the all-masked check as a second consumer
+      return false;
     }
     int32_t y = skip(x, &m_.scale);
     const VkOpCall* b1 = inner(y) ? made_by(y, "aten.bmm.default", 3) : nullptr;

@@ -137,13 +137,13 @@ struct Attention {
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, std::max(d, dv));
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_skv, std::max(d, dv));
     }
     return att;
   }
 
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t decode_rows, int64_t dmax) {
+                   int64_t decode_rows, int64_t max_skv, int64_t dmax) {
     Graph& g = oc.g;
     std::string reduce = forced(oc, "sdpa_reduce");
     if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
@@ -167,8 +167,11 @@ struct Attention {
                  return kernel::Groups::grid(ceil_div(p.sq, 16), 1, uint64_t(p.b) * p.h);
                })
                .variant("flash"));
-    // Partials of the decode route: (max, sum, D_v sums) per row and split.
-    auto& partials = g.make_scratch(static_cast<uint64_t>(kDecodeTarget + decode_rows) * (dmax + 2) * 4,
+    // Partials of the decode route: (max, sum, D_v sums) per row and split; `set` keeps
+    // rows * splits within both bounds.
+    int64_t tiles = std::max<int64_t>(1, ceil_div(max_skv, kDecodeTile));
+    int64_t slots = std::min(kDecodeTarget + decode_rows, decode_rows * tiles);
+    auto& partials = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(slots, 1)) * (dmax + 2) * 4,
                                     oc.call.name + ".partials");
     kernel::Kernel decode("sdpa_decode");
     if (subgroups) decode.define("SUBGROUPS");
