@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "format/escape.h"
+#include "graph/cse.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -318,8 +319,14 @@ void Graph::build() {
       throw Error(ErrorKind::Format, format::escape_untrusted(call.name) + ": operator call without arguments");
     for (int32_t a : call.args) kind(a);  // range check
   }
-  // Fusion rewrites the chain (and appends its term lists) before any builder and before memory
-  // planning, which then sees the fused calls' lifetimes.
+  // Rewrites at load, before any builder and before memory planning, which then sees the
+  // rewritten calls' lifetimes: common subexpressions, then fusion (which appends its term lists).
+  if (opts_.fuse && eliminate_common_subexpressions(ir_).calls_removed) {
+    n = ir_.values.size();
+    tensors_.resize(n);
+    symints_.resize(n, 0);
+    raw_constant_.resize(n, -1);
+  }
   if (opts_.fuse && fuse_elementwise(*this, ir_).groups) {
     n = ir_.values.size();
     tensors_.resize(n);
