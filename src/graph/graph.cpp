@@ -7,6 +7,7 @@
 
 #include "format/escape.h"
 #include "graph/cse.h"
+#include "graph/decoder_fusion.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -320,8 +321,9 @@ void Graph::build() {
     for (int32_t a : call.args) kind(a);  // range check
   }
   // Rewrites at load, before any builder and before memory planning, which then sees the
-  // rewritten calls' lifetimes: common subexpressions, then fusion (which appends its term lists).
-  if (opts_.fuse && eliminate_common_subexpressions(ir_).calls_removed) {
+  // rewritten calls' lifetimes: common subexpressions, decoder patterns (graph/decoder_fusion.h),
+  // then elementwise fusion (which appends its term lists).
+  if (opts_.fuse && (eliminate_common_subexpressions(ir_).calls_removed + fuse_decoder_patterns(ir_).calls_removed)) {
     n = ir_.values.size();
     tensors_.resize(n);
     symints_.resize(n, 0);
