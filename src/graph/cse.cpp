@@ -1,5 +1,6 @@
 #include "graph/cse.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -69,9 +70,12 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
     if (id < n) pinned[id] = 1;
   for (const auto& st : ir.state)
     if (in_range(ir, st.value_id)) pinned[st.value_id] = state[st.value_id] = 1;
+  std::vector<std::vector<size_t>> symint_writes(n);  // chain positions writing each SymInt
   for (size_t i = 0; i < ir.chain.size(); ++i) {
     const auto& c = ir.chain[i];
     if (c.args.empty()) continue;
+    int32_t last = c.args.back();
+    if (in_range(ir, last) && ir.values[last].kind == VkValueKind::SymInt) symint_writes[last].push_back(i);
     each_tensor(ir, c.args.back(), [&](int32_t t) { ++writes[t], producer[t] = static_cast<int64_t>(i); });
     auto it = impure.find(c.name);
     if (it != impure.end())
@@ -103,7 +107,11 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
       case VkValueKind::Int: return "I" + std::to_string(v.int_val);
       case VkValueKind::Double: return "D" + bits(v.double_val);
       case VkValueKind::Bool: return v.bool_val ? "B1" : "B0";
-      case VkValueKind::SymInt: return "Y" + std::to_string(a);  // live: only itself is equal
+      case VkValueKind::SymInt: {
+        // Live: only itself, and only between the same two of its writes.
+        const auto& w = symint_writes[a];
+        return "Y" + std::to_string(a) + "@" + std::to_string(std::lower_bound(w.begin(), w.end(), at) - w.begin());
+      }
       case VkValueKind::String: return "S" + std::to_string(v.str.size()) + ":" + v.str;
       case VkValueKind::IntList: {
         std::string s = "IL";

@@ -123,3 +123,27 @@ TEST(CseIr, MemoryObjectReusedBeforeTheLastReaderBlocksTheMerge) {
 }
 
 }  // namespace
+
+namespace {
+
+// select_copy at a SymInt index computed twice: equal calls between the same two writes merge,
+// calls on either side of a write stay.
+TEST(CseIr, SymIntArgumentsAreEqualOnlyBetweenTheSameWrites) {
+  Chain c;
+  int32_t x = c.input({4, 3});
+  VkValue sv;
+  sv.kind = VkValueKind::SymInt;
+  int32_t sym = c.add(sv), zero = c.add([] { VkValue v; v.kind = VkValueKind::Int; return v; }());
+  int32_t a = c.tensor({3}), b = c.tensor({3}), d = c.tensor({3}), o1 = c.output({3}), o2 = c.output({3});
+  c.op("aten.sym_size.int", {x, zero, sym});
+  c.op("aten.select_copy.int", {x, zero, sym, a});
+  c.op("aten.select_copy.int", {x, zero, sym, b});
+  c.op("aten.sym_size.int", {x, zero, sym});
+  c.op("aten.select_copy.int", {x, zero, sym, d});
+  c.op("aten.add.Tensor", {a, b, c.add(VkValue{}), o1});
+  c.op("aten.add.Tensor", {a, d, c.add(VkValue{}), o2});
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 1u);
+  EXPECT_EQ(c.ir.chain.size(), 6u);
+}
+
+}  // namespace
