@@ -51,6 +51,16 @@ bool permute_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dims) {
   return true;
 }
 
+bool select_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dim) {
+  auto in_range = [&](int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); };
+  if (!in_range(self) || !in_range(dim) || ir.values[self].kind != VkValueKind::Tensor ||
+      ir.values[dim].kind != VkValueKind::Int)
+    return false;
+  const auto& d = ir.values[self].tensor.dims;
+  int64_t r = static_cast<int64_t>(d.size()), k = ir.values[dim].int_val < 0 ? ir.values[dim].int_val + r : ir.values[dim].int_val;
+  return k >= 0 && k < r && d[k] == 1;
+}
+
 namespace {
 
 // The output holds the input's words in the same order: only the live dims differ.
@@ -67,6 +77,7 @@ bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
            ir.values[c.args[1]].kind == VkValueKind::Null;
   if (c.name == "aten.permute_copy.default" || c.name == "aten.permute.default")
     return c.args.size() == 3 && permute_keeps_order(ir, c.args[0], c.args[1]);
+  if (c.name == "aten.select_copy.int") return c.args.size() == 4 && select_keeps_order(ir, c.args[0], c.args[1]);
   return views.count(c.name) > 0;
 }
 
