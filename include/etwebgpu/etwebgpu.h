@@ -40,8 +40,10 @@ struct LoadOptions {
   // instead of zeros, so a kernel relying on a zeroed output (which a shared buffer is not)
   // shows up as wrong results.
   bool poison_storage = false;
-  // Fuse chains of float elementwise ops into one kernel each at load (fewer dispatches; results
-  // equal the unfused ones at fp32). Off: one kernel per op, for comparisons.
+  // Rewrite the graph at load for fewer dispatches: repeated pure calls run once, RMSNorm and
+  // Llama's rotary embedding written in aten ops become one kernel each, and chains of float
+  // elementwise ops fuse into one kernel each (results equal the unfused ones at fp32).
+  // Off: one kernel per op, for comparisons.
   bool fuse = true;
 };
 
