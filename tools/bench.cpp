@@ -21,7 +21,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--iters", a.iters, "timed runs");
   b->add_option("--trace", a.trace, "write a Chrome trace (JSON) of one profiled run");
   b->add_option("--precision", a.precision, "storage of float tensors: fp32, fp16 (needs shader-f16) or auto");
-  b->add_flag("--no-fuse", a.no_fuse, "no fusion at load (elementwise chains, attention), for comparisons");
+  b->add_flag("--no-fuse", a.no_fuse, "no rewrites at load (attention, CSE, RMSNorm/RoPE, elementwise and epilogue fusion): one kernel per op, for comparisons");
   b->add_flag("--json", a.json, "print one JSON object: wall_ms_median, gpu_ms, dispatches, gpu_bytes");
   b->add_flag("--no-plan-memory", a.no_plan_memory, "one buffer per tensor, views copied (the baseline planning is measured against)");
   return b;

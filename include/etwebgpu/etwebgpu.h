@@ -40,9 +40,11 @@ struct LoadOptions {
   // instead of zeros, so a kernel relying on a zeroed output (which a shared buffer is not)
   // shows up as wrong results.
   bool poison_storage = false;
-  // Fuse at load: chains of float elementwise ops into one kernel each (results equal the unfused
-  // ones at fp32) and the decomposed attention of Llama exports into one attention op (equal
-  // within fp32 rounding). Fewer dispatches. Off: one kernel per op, for comparisons.
+  // Rewrite the graph at load for fewer dispatches: the decomposed attention of Llama exports
+  // becomes one attention op (equal within fp32 rounding), repeated pure calls run once, RMSNorm
+  // and Llama's rotary embedding written in aten ops become one kernel each, and chains of float
+  // elementwise ops fuse into one kernel each (results equal the unfused ones at fp32).
+  // Off: one kernel per op, for comparisons.
   bool fuse = true;
 };
 

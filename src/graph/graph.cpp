@@ -7,6 +7,8 @@
 
 #include "format/escape.h"
 #include "graph/attention_fusion.h"
+#include "graph/cse.h"
+#include "graph/decoder_fusion.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -328,10 +330,12 @@ void Graph::build() {
       throw Error(ErrorKind::Format, format::escape_untrusted(call.name) + ": operator call without arguments");
     for (int32_t a : call.args) kind(a);  // range check
   }
-  // Fusion rewrites the chain (and appends its term lists) before any builder and before memory
-  // planning, which then sees the fused calls' lifetimes. Attention first: its pattern holds
-  // elementwise calls (the scale) that the elementwise pass would otherwise take.
-  if (opts_.fuse && fuse_attention(ir_).fused) {
+  // Rewrites at load, before any builder and before memory planning, which then sees the
+  // rewritten calls' lifetimes: attention first (its pattern holds elementwise calls, the scale,
+  // and mask calls that CSE would merge across layers), then common subexpressions, decoder
+  // patterns (graph/decoder_fusion.h), then elementwise fusion (which appends its term lists).
+  if (opts_.fuse && (fuse_attention(ir_).fused + eliminate_common_subexpressions(ir_).calls_removed +
+                     fuse_decoder_patterns(ir_).calls_removed)) {
     n = ir_.values.size();
     tensors_.resize(n);
     symints_.resize(n, 0);

@@ -29,6 +29,40 @@ const std::map<std::string, std::vector<size_t>>& in_place_args() {
 // Operators whose output is written once at load (not by a dispatch of each run).
 bool written_at_load(const std::string& op) { return op == "et_vk.prepack.default"; }
 
+}  // namespace
+
+bool permute_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dims) {
+  auto in_range = [&](int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); };
+  if (!in_range(self) || !in_range(dims) || ir.values[self].kind != VkValueKind::Tensor ||
+      ir.values[dims].kind != VkValueKind::IntList)
+    return false;
+  const auto& d = ir.values[self].tensor.dims;
+  const auto& p = ir.values[dims].ints;
+  int64_t r = static_cast<int64_t>(d.size()), prev = -1;
+  if (static_cast<int64_t>(p.size()) != r) return false;
+  for (int64_t v : p) {
+    int64_t k = v < 0 ? v + r : v;
+    if (k < 0 || k >= r) return false;
+    // Dims of at most one element (live dims never exceed these) can go anywhere.
+    if (d[k] <= 1) continue;
+    if (k < prev) return false;
+    prev = k;
+  }
+  return true;
+}
+
+bool select_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dim) {
+  auto in_range = [&](int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); };
+  if (!in_range(self) || !in_range(dim) || ir.values[self].kind != VkValueKind::Tensor ||
+      ir.values[dim].kind != VkValueKind::Int)
+    return false;
+  const auto& d = ir.values[self].tensor.dims;
+  int64_t r = static_cast<int64_t>(d.size()), k = ir.values[dim].int_val < 0 ? ir.values[dim].int_val + r : ir.values[dim].int_val;
+  return k >= 0 && k < r && d[k] == 1;
+}
+
+namespace {
+
 // The output holds the input's words in the same order: only the live dims differ.
 bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
   static const std::set<std::string> views = {
@@ -41,6 +75,9 @@ bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
   if (c.name == "aten.clone.default")
     return c.args.size() == 3 && c.args[1] >= 0 && static_cast<size_t>(c.args[1]) < ir.values.size() &&
            ir.values[c.args[1]].kind == VkValueKind::Null;
+  if (c.name == "aten.permute_copy.default" || c.name == "aten.permute.default")
+    return c.args.size() == 3 && permute_keeps_order(ir, c.args[0], c.args[1]);
+  if (c.name == "aten.select_copy.int") return c.args.size() == 4 && select_keeps_order(ir, c.args[0], c.args[1]);
   return views.count(c.name) > 0;
 }
 

@@ -8,9 +8,9 @@
 // first, each into the smallest buffer whose occupants are all dead before it starts or born after
 // it ends, so no node ever reads and writes one buffer through two different tensors.
 //
-// Copy-free views: the output of a contiguous reinterpretation (view_copy, squeeze, clone ...) is
-// put in its input's unit when neither tensor is written anywhere else, so both name the same
-// words and the view needs no copy.
+// Copy-free views: the output of a contiguous reinterpretation (view_copy, squeeze, clone, a
+// permute that only moves dims of size 1, a select from a dim of size 1 ...) is put in its input's unit when neither tensor is
+// written anywhere else, so both name the same words and the view needs no copy.
 //
 // Graph inputs, outputs, program state, weights written at load (et_vk.prepack) and tensors read
 // before any node writes them keep a buffer of their own (shared only with their own unit).
@@ -50,6 +50,13 @@ struct MemoryPlan {
   std::vector<Buffer> buffers;
   uint64_t total_bytes() const;
 };
+
+// True when permute(self, dims) moves only dims of at most one element (by serialized dims): the
+// output keeps the input's word order, so the memory plan treats it as a copy-free view.
+bool permute_keeps_order(const format::VkGraphIR& ir, int32_t self, int32_t dims);
+// True when select(self, dim, index) picks from a dim of one element (by serialized dims): also a
+// copy-free view (the only valid index, 0 or -1, is still checked each run).
+bool select_keeps_order(const format::VkGraphIR& ir, int32_t self, int32_t dim);
 
 // `tensor_bytes[v]`: storage bytes of value v (ignored for non-tensors).
 MemoryPlan plan_memory(const format::VkGraphIR& ir, const std::vector<uint64_t>& tensor_bytes,

@@ -62,9 +62,11 @@ TEST(PlannedMemory, DecoderTensorStorageNeedsAtMostSixTenthsAndGpuBytesDropsByTh
   auto planned = load(name, true), unplanned = load(name, false);
   uint64_t p = plan_of(*planned).total_bytes(), u = plan_of(*unplanned).total_bytes();
   EXPECT_LE(p, u * 6 / 10) << "planned " << p << " bytes of tensor storage, unplanned " << u;
-  // gpu_bytes() counts what is allocated: it drops by exactly what the plan saves.
+  // gpu_bytes() counts what is allocated: it drops by what the plan saves, and by the uniforms
+  // of the permutes and selects of size-1 dims that became copy-free views (no kernel).
   ASSERT_LT(p, u);
-  EXPECT_EQ(unplanned->gpu_bytes() - planned->gpu_bytes(), u - p);
+  EXPECT_GE(unplanned->gpu_bytes() - planned->gpu_bytes(), u - p);
+  EXPECT_LE(unplanned->gpu_bytes() - planned->gpu_bytes(), u - p + 8192);
 }
 
 // fp16 storage on whole programs: the KV-cache decoder (weights, caches and activations halve; its

@@ -80,6 +80,32 @@ TEST(ProgramState, AllDecodeStepsMatchTheirGoldensOnOneLoadedModel) {
   }
 }
 
+// Load-time rewrites (CSE, RMSNorm, RoPE, permutes of size-1 dims as views) cut the decode
+// step's dispatches; every step still matches its golden and the unrewritten model's result.
+TEST(ProgramState, DecodeRewritesCutDispatchesAndEveryStepStillMatches) {
+  ETW_REQUIRE_GPU();
+  ETW_REQUIRE_FIXTURE(f);
+  LoadOptions plain_opts;
+  plain_opts.fuse = false;
+  auto fused = Model::load(f.dir + "/model.pte"), plain = Model::load(f.dir + "/model.pte", plain_opts);
+  size_t fused_dispatches = 0, plain_dispatches = 0, rms = 0, rope = 0;
+  for (int k = 0; k <= 5; ++k) {
+    if (k && !std::filesystem::exists(f.dir + "/step" + std::to_string(k) + "_input_0.npy")) break;
+    Profile pf, pp;
+    auto rf = fused->run(f.inputs(k), &pf);
+    auto rp = plain->run(f.inputs(k), &pp);
+    EXPECT_TRUE(f.compare(rf[0], k).ok) << "step " << k << ": " << f.compare(rf[0], k).message;
+    EXPECT_TRUE(compare_tensors(rf[0], rp[0], f.atol, f.rtol).ok) << "step " << k;
+    fused_dispatches = pf.dispatches.size(), plain_dispatches = pp.dispatches.size();
+    rms = rope = 0;
+    for (auto& d : pf.dispatches) rms += d.op == "et_vk.rms_norm.default", rope += d.op == "etwebgpu.rope_interleaved";
+  }
+  EXPECT_EQ(rms, 5u);   // 2 layers x 2 norms + the final norm
+  EXPECT_EQ(rope, 4u);  // q and k of 2 layers
+  EXPECT_LE(fused_dispatches, 80u) << "plain: " << plain_dispatches;
+  EXPECT_GE(plain_dispatches, fused_dispatches + 60) << "fused: " << fused_dispatches;
+}
+
 TEST(ProgramState, ResetStateReplaysTheSequenceFromTheStart) {
   ETW_REQUIRE_GPU();
   ETW_REQUIRE_FIXTURE(f);

@@ -201,13 +201,14 @@ void build_rms_norm(OpContext& oc) {
   RowSetup s{kRmsNorm, x, -1, -1, out};
   if (opt_param(oc, oc.arg(1), len, "weight")) s.w = oc.arg(1);
   s.eps = g.number(oc.arg(2));
-  build_row(oc, s, [len](const std::vector<int64_t>& in, std::vector<int64_t>*) {
-    if (in.back() != len)
+  // Without a weight the rows may be shorter at run time (graph/decoder_fusion.h makes such calls).
+  build_row(oc, s, [len, weighted = s.w >= 0](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+    if (weighted && in.back() != len)
       throw Error(ErrorKind::InvalidArgument, "live last dim " + std::to_string(in.back()) + " differs from the weight's " +
                                                   std::to_string(len));
     RowParams p;
-    p.len = kernel::u32(len, "row length");
-    p.rows = kernel::u32(numel(in) / std::max<int64_t>(len, 1), "row count");
+    p.len = kernel::u32(in.back(), "row length");
+    p.rows = kernel::u32(numel(in) / std::max<int64_t>(in.back(), 1), "row count");
     return p;
   });
 }

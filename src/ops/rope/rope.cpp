@@ -1,4 +1,5 @@
-// et_vk.apply_rotary_emb (interleaved, Llama) and et_vk.apply_rotary_emb_hf (rotate-half, HF).
+// et_vk.apply_rotary_emb (interleaved, Llama), et_vk.apply_rotary_emb_hf (rotate-half, HF) and
+// etwebgpu.rope_interleaved (the interleaved one as load-time fusion finds it, one tensor).
 // xq [..., S, Hq, D], xk [..., S, Hk, D]; one flat dispatch per output (2D-folded grid).
 #include "ops/op_common.h"
 
@@ -76,11 +77,59 @@ void build_rope(OpContext& oc, bool hf) {
   }
 }
 
+// etwebgpu.rope_interleaved [x, cos, sin, out] (graph/decoder_fusion.h: Llama's rotary embedding
+// written out in aten ops): x and out [.., S, H, D/2, 2], cos and sin broadcasting as
+// [.., S, 1, D/2]; the words of x are those of [.., S, H, D], so rope_rotary's interleaved mode
+// applies with a [S, D/2] table.
+void build_rope_interleaved_view(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), fc = oc.arg(1), fs = oc.arg(2), out = oc.out();
+  for (int32_t id : {x, fc, fs, out}) require_dtype(oc, id, {VkDType::Float32, VkDType::Float16}, "tensor");
+  const auto& xd = g.tensor(x).max_dims;
+  if (xd.size() < 4 || xd.back() != 2)
+    oc.fail(ErrorKind::InvalidArgument, "x must be [..., S, H, D/2, 2], got " + shape_str(xd));
+  if (g.tensor(out).max_dims != xd) oc.fail(ErrorKind::InvalidArgument, "output shape differs from x " + shape_str(xd));
+  // The tables right-aligned against [.., S, H, D/2]: [1.., S, 1, D/2].
+  auto table_fits = [](const std::vector<int64_t>& x5, const std::vector<int64_t>& t) {
+    size_t r = x5.size() - 1;
+    if (t.size() > r) return false;
+    std::vector<int64_t> pad(r - t.size(), 1);
+    pad.insert(pad.end(), t.begin(), t.end());
+    for (size_t d = 0; d + 3 < r; ++d)
+      if (pad[d] != 1) return false;
+    return pad[r - 1] == x5[r - 1] && pad[r - 2] == 1 && pad[r - 3] == x5[r - 3];
+  };
+  for (int32_t t : {fc, fs})
+    if (!table_fits(xd, g.tensor(t).max_dims))
+      oc.fail(ErrorKind::InvalidArgument, "cos/sin " + shape_str(g.tensor(t).max_dims) + " do not broadcast as [.., S, 1, D/2] against x " +
+                                              shape_str(xd));
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("rope_rotary")
+             .constant("HF", 0.0)
+             .input("X", x)
+             .input("COS", fc)
+             .input("SIN", fs)
+             .output("Y", out)
+             .params<Params>([x, fc, fs, table_fits](const kernel::Live& l) {
+               const auto& d = l.dims(x);
+               for (int32_t t : {fc, fs})
+                 if (!table_fits(d, l.dims(t)))
+                   throw Error(ErrorKind::InvalidArgument, "cos/sin " + shape_str(l.dims(t)) +
+                                                               " do not broadcast as [.., S, 1, D/2] against x " + shape_str(d));
+               return Params{kernel::u32(l.numel(x) / 2, "pair count"), kernel::u32(2 * d.end()[-2], "head_dim"),
+                             kernel::u32(d.end()[-3], "heads"), kernel::u32(d.end()[-4], "sequence length"), 0,
+                             kernel::u32(d.end()[-2], "freqs width"), 0, 0};
+             })
+             .flat(x, 2)
+             .variant("interleaved"));
+}
+
 void build_interleaved(OpContext& oc) { build_rope(oc, false); }
 void build_hf(OpContext& oc) { build_rope(oc, true); }
 
 ETW_REGISTER_OP("et_vk.apply_rotary_emb.default", build_interleaved);
 ETW_REGISTER_OP("et_vk.apply_rotary_emb_hf.default", build_hf);
+ETW_REGISTER_OP("etwebgpu.rope_interleaved", build_rope_interleaved_view);
 
 }  // namespace
 }  // namespace etwebgpu::ops

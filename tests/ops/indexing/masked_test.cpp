@@ -195,13 +195,21 @@ TEST(OpNonzero, ProfileListsTheDispatchesOfEverySegmentInOrder) {
   Id in = g.input(x);
   Id nz = g.tensor(DType::Int64, {42, 2});
   g.gb.op("aten.nonzero.default", {in, nz});
-  Id o = g.output(DType::Int64, {42, 2});
-  // A dispatch after the readback segment (an alias_copy would now share nz's buffer and move nothing).
-  g.gb.op("aten.permute_copy.default", {nz, g.gb.int_list({0, 1}), o});
+  Id o = g.output(DType::Int64, {2, 42});
+  // A dispatch after the readback segment (a view, even an identity permute, would now share
+  // nz's buffer and move nothing): a transpose.
+  g.gb.op("aten.permute_copy.default", {nz, g.gb.int_list({1, 0}), o});
   g.run();
   Profile prof;
   auto out = g.model()->run({x}, &prof);
-  EXPECT_TRUE(CloseNan(out[0], ref::nonzero(x), 0, 0));
+  HostTensor coords = ref::nonzero(x);
+  ASSERT_EQ(coords.shape.size(), 2u);
+  int64_t k = coords.shape[0];
+  std::vector<double> v = f64(coords), tv(static_cast<size_t>(2 * k));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < 2; ++j) tv[j * k + i] = v[i * 2 + j];
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, k}));
+  EXPECT_EQ(f64(out[0]), tv);
   std::vector<std::string> seen;
   for (auto& d : prof.dispatches) seen.push_back(d.op + "|" + d.variant);
   std::vector<std::string> want = {"aten.nonzero.default|count", "aten.nonzero.default|scan", "aten.nonzero.default|write",

@@ -100,3 +100,63 @@ TEST(OpRope, InterleavedFreqsWidthMustBeHalfHeadDim) {
 }
 
 }  // namespace
+
+namespace {
+
+// etwebgpu.rope_interleaved [x, cos, sin, out] (made at load by graph/decoder_fusion.h): x as the
+// [B, S, H, D/2, 2] view of [B, S, H, D], tables broadcasting as [1, S, 1, D/2].
+std::vector<HostTensor> run_rope_view(OpGraph& g, const HostTensor& x, const HostTensor& c, const HostTensor& s,
+                                      std::vector<int64_t> table_dims, bool dynamic = false) {
+  auto& gb = g.gb;
+  std::vector<int64_t> x5 = x.shape;
+  x5.back() /= 2;
+  x5.push_back(2);
+  Id xi = g.input(x, x.shape, dynamic), fc = g.input(c, c.shape, dynamic), fs = g.input(s, s.shape, dynamic);
+  Id xv = g.tensor(DType::Float32, x5), cv = g.tensor(DType::Float32, table_dims), sv = g.tensor(DType::Float32, table_dims);
+  std::vector<int64_t> x5_size = x5, t_size = table_dims;
+  if (dynamic) x5_size[1] = t_size[t_size.size() - 3] = -1;
+  gb.op("aten.view_copy.default", {xi, gb.int_list(x5_size), xv});
+  gb.op("aten.view_copy.default", {fc, gb.int_list(t_size), cv});
+  gb.op("aten.view_copy.default", {fs, gb.int_list(t_size), sv});
+  Id y = g.tensor(DType::Float32, x5);
+  gb.op("etwebgpu.rope_interleaved", {xv, cv, sv, y});
+  gb.op("aten.view_copy.default", {y, gb.int_list(dynamic ? std::vector<int64_t>{x.shape[0], -1, x.shape[2], x.shape[3]} : x.shape),
+                                   g.output(DType::Float32, x.shape)});
+  return g.run();
+}
+
+TEST(OpRopeView, InterleavedViewMatchesLlamaReferenceWithBatch) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  auto x = random_f32({2, 5, 3, 8}, 31), c = random_f32({5, 4}, 32), s = random_f32({5, 4}, 33);
+  auto out = run_rope_view(g, x, c, s, {1, 5, 1, 4});
+  EXPECT_TRUE(Close(out[0], ref::rope_interleaved(x, c, s), 1e-5, 1e-5));
+}
+
+TEST(OpRopeView, DynamicSequenceLengthRerunsWithSmallerShape) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  auto x = random_f32({1, 6, 2, 4}, 34), c = random_f32({6, 2}, 35), s = random_f32({6, 2}, 36);
+  auto out = run_rope_view(g, x, c, s, {1, 6, 1, 2}, true);
+  EXPECT_TRUE(Close(out[0], ref::rope_interleaved(x, c, s), 1e-5, 1e-5));
+  auto x2 = random_f32({1, 2, 2, 4}, 37), c2 = random_f32({2, 2}, 38), s2 = random_f32({2, 2}, 39);
+  out = g.rerun({x2, c2, s2});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{1, 2, 2, 4}));
+  EXPECT_TRUE(Close(out[0], ref::rope_interleaved(x2, c2, s2), 1e-5, 1e-5));
+}
+
+// Tables indexed per head ([1, S, H, D/2]) are not the broadcast the kernel reads: refused at load.
+TEST(OpRopeView, TablesThatDoNotBroadcastOverHeadsAreRejectedAtLoad) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  auto x = random_f32({1, 2, 3, 4}, 40), c = random_f32({2, 3, 2}, 41), s = random_f32({2, 3, 2}, 42);
+  try {
+    run_rope_view(g, x, c, s, {1, 2, 3, 2});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("[.., S, 1, D/2]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

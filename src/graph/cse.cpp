@@ -1,0 +1,219 @@
+#include "graph/cse.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace etwebgpu::graph {
+
+namespace {
+
+using format::VkValueKind;
+
+// Operators that are not a pure function of their arguments: they write an argument in place
+// (argument positions listed) or draw random numbers.
+const std::map<std::string, std::vector<size_t>>& impure_ops() {
+  static const std::map<std::string, std::vector<size_t>> m = {
+      {"aten.copy_.default", {0}},
+      {"aten.index_put_.default", {0}},
+      {"update_cache.default", {1}},
+      {"sdpa_with_kv_cache.default", {3, 4}},
+      {"aten.native_dropout.default", {}},
+      {"aten.bernoulli.default", {}},
+      {"aten.rand.default", {}},
+      {"aten.randn.default", {}},
+      {"aten.rand_like.default", {}},
+      {"aten.randn_like.default", {}},
+      {"aten.normal.Tensor_Tensor", {}},
+      {"aten.uniform.default", {}},
+      {"aten.multinomial.default", {}},
+  };
+  return m;
+}
+
+bool in_range(const format::VkGraphIR& ir, int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); }
+bool is_tensor(const format::VkGraphIR& ir, int32_t v) {
+  return in_range(ir, v) && ir.values[v].kind == VkValueKind::Tensor;
+}
+
+// Calls f on every tensor argument `a` names (itself, or a ValueList's tensors).
+template <class F>
+void each_tensor(const format::VkGraphIR& ir, int32_t a, F&& f) {
+  if (is_tensor(ir, a)) f(a);
+  else if (in_range(ir, a) && ir.values[a].kind == VkValueKind::ValueList)
+    for (int32_t e : ir.values[a].ids)
+      if (is_tensor(ir, e)) f(e);
+}
+
+std::string bits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return std::to_string(u);
+}
+
+}  // namespace
+
+CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
+  CseStats stats;
+  const size_t n = ir.values.size();
+  const auto& impure = impure_ops();
+
+  std::vector<int> writes(n, 0);
+  std::vector<int64_t> producer(n, -1);
+  std::vector<char> pinned(n, 0), state(n, 0);
+  for (auto id : ir.input_ids)
+    if (id < n) pinned[id] = 1;
+  for (auto id : ir.output_ids)
+    if (id < n) pinned[id] = 1;
+  for (const auto& st : ir.state)
+    if (in_range(ir, st.value_id)) pinned[st.value_id] = state[st.value_id] = 1;
+  std::vector<std::vector<size_t>> symint_writes(n);  // chain positions writing each SymInt
+  for (size_t i = 0; i < ir.chain.size(); ++i) {
+    const auto& c = ir.chain[i];
+    if (c.args.empty()) continue;
+    int32_t last = c.args.back();
+    if (in_range(ir, last) && ir.values[last].kind == VkValueKind::SymInt) symint_writes[last].push_back(i);
+    each_tensor(ir, c.args.back(), [&](int32_t t) { ++writes[t], producer[t] = static_cast<int64_t>(i); });
+    auto it = impure.find(c.name);
+    if (it != impure.end())
+      for (size_t a : it->second)
+        if (a + 1 < c.args.size()) each_tensor(ir, c.args[a], [&](int32_t t) { ++writes[t]; });
+  }
+
+  // Constants with one dtype, dims and bytes are one value: keyed by their first tensor.
+  std::vector<int32_t> canon(n);
+  for (size_t v = 0; v < n; ++v) canon[v] = static_cast<int32_t>(v);
+  std::map<std::string, int32_t> constants;
+  for (size_t v = 0; v < n; ++v) {
+    if (!is_tensor(ir, static_cast<int32_t>(v))) continue;
+    const auto& t = ir.values[v].tensor;
+    if (!t.is_constant() || static_cast<size_t>(t.constant_id) >= ir.constants.size()) continue;
+    const auto& data = ir.constants[t.constant_id].data;
+    std::string key = std::to_string(static_cast<int>(t.dtype)) + "|";
+    for (int64_t d : t.dims) key += std::to_string(d) + ",";
+    key += "|" + std::string(reinterpret_cast<const char*>(data.data()), data.size());
+    canon[v] = constants.emplace(key, static_cast<int32_t>(v)).first->second;
+  }
+
+  // A value's identity for comparing calls; empty when the call cannot take part.
+  auto key_of = [&](int32_t a, size_t at, auto&& self) -> std::string {
+    if (!in_range(ir, a)) return "";
+    const auto& v = ir.values[a];
+    switch (v.kind) {
+      case VkValueKind::Null: return "N";
+      case VkValueKind::Int: return "I" + std::to_string(v.int_val);
+      case VkValueKind::Double: return "D" + bits(v.double_val);
+      case VkValueKind::Bool: return v.bool_val ? "B1" : "B0";
+      case VkValueKind::SymInt: {
+        // Live: only itself, and only between the same two of its writes.
+        const auto& w = symint_writes[a];
+        return "Y" + std::to_string(a) + "@" + std::to_string(std::lower_bound(w.begin(), w.end(), at) - w.begin());
+      }
+      case VkValueKind::String: return "S" + std::to_string(v.str.size()) + ":" + v.str;
+      case VkValueKind::IntList: {
+        std::string s = "IL";
+        for (int64_t x : v.ints) s += std::to_string(x) + ",";
+        return s;
+      }
+      case VkValueKind::DoubleList: {
+        std::string s = "DL";
+        for (double x : v.doubles) s += bits(x) + ",";
+        return s;
+      }
+      case VkValueKind::BoolList: {
+        std::string s = "BL";
+        for (uint8_t x : v.bools) s += x ? '1' : '0';
+        return s;
+      }
+      case VkValueKind::ValueList: {
+        std::string s = "L(";
+        for (int32_t e : v.ids) {
+          std::string k = self(e, at, self);
+          if (k.empty()) return "";
+          s += k + ";";
+        }
+        return s + ")";
+      }
+      case VkValueKind::Tensor: {
+        // One value for the whole run: never written (an input or constant) or written once,
+        // earlier; never program state.
+        if (state[a] || writes[a] > 1) return "";
+        if (writes[a] == 1 && (producer[a] < 0 || static_cast<size_t>(producer[a]) >= at)) return "";
+        return "T" + std::to_string(canon[a]);
+      }
+    }
+    return "";
+  };
+
+  auto mem = [&](int32_t t) { return ir.values[t].tensor.is_constant() ? -1 : ir.values[t].tensor.mem_obj_id; };
+  // Replaces every mention of `from` at chain positions after `at` with `to`.
+  auto rename = [&](int32_t from, int32_t to, size_t at) {
+    for (size_t p = at + 1; p < ir.chain.size(); ++p)
+      for (int32_t& a : ir.chain[p].args) {
+        if (a == from) a = to;
+        else if (in_range(ir, a) && ir.values[a].kind == VkValueKind::ValueList)
+          for (int32_t& e : ir.values[a].ids)
+            if (e == from) e = to;
+      }
+  };
+  auto mentions = [&](size_t p, int32_t t) {
+    bool hit = false;
+    for (int32_t a : ir.chain[p].args) each_tensor(ir, a, [&](int32_t x) { hit = hit || x == t; });
+    return hit;
+  };
+
+  std::map<std::string, size_t> seen;  // call key -> chain position of its first occurrence
+  std::vector<char> removed(ir.chain.size(), 0);
+  for (size_t j = 0; j < ir.chain.size(); ++j) {
+    const auto& c = ir.chain[j];
+    if (c.args.empty() || impure.count(c.name)) continue;
+    int32_t out = c.args.back();
+    if (!is_tensor(ir, out) || pinned[out] || writes[out] != 1 || ir.values[out].tensor.is_constant()) continue;
+    std::string key = c.name + "#" + std::to_string(c.args.size());
+    bool ok = true;
+    for (size_t k = 0; k + 1 < c.args.size() && ok; ++k) {
+      bool reads_out = false;
+      each_tensor(ir, c.args[k], [&](int32_t t) { reads_out = reads_out || t == out; });
+      std::string a = reads_out ? "" : key_of(c.args[k], j, key_of);
+      ok = !a.empty();
+      key += "|" + a;
+    }
+    if (!ok) continue;
+    const auto& ot = ir.values[out].tensor;
+    key += "->" + std::to_string(static_cast<int>(ot.dtype));
+    for (int64_t d : ot.dims) key += "," + std::to_string(d);
+    auto [it, fresh] = seen.emplace(key, j);
+    if (fresh) continue;
+    size_t i = it->second;
+    int32_t keep = ir.chain[i].args.back();
+    // `keep` now lives until the last reader of `out`: no tensor sharing its delegate memory
+    // object may be named in between (the memory plan would make them one storage).
+    size_t last = j;
+    for (size_t p = j + 1; p < ir.chain.size(); ++p)
+      if (mentions(p, out)) last = p;
+    bool clash = false;
+    if (mem(keep) >= 0)
+      for (size_t p = i + 1; p <= last && !clash; ++p) {
+        if (removed[p]) continue;
+        for (int32_t a : ir.chain[p].args)
+          each_tensor(ir, a, [&](int32_t t) {
+            if (t != keep && t != out && mem(t) == mem(keep)) clash = true;
+          });
+      }
+    if (clash) continue;
+    rename(out, keep, j);
+    removed[j] = 1;
+    ++stats.calls_removed;
+  }
+  if (!stats.calls_removed) return stats;
+  std::vector<format::VkOpCall> chain;
+  for (size_t p = 0; p < ir.chain.size(); ++p)
+    if (!removed[p]) chain.push_back(std::move(ir.chain[p]));
+  ir.chain = std::move(chain);
+  return stats;
+}
+
+}  // namespace etwebgpu::graph
