@@ -7,6 +7,7 @@
 
 #include "format/escape.h"
 #include "graph/attention_fusion.h"
+#include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -330,14 +331,15 @@ void Graph::build() {
   }
   // Fusion rewrites the chain (and appends its term lists) before any builder and before memory
   // planning, which then sees the fused calls' lifetimes. Attention first: its pattern holds
-  // elementwise calls (the scale) that the elementwise pass would otherwise take.
-  if (opts_.fuse && fuse_attention(ir_).fused) {
-    n = ir_.values.size();
-    tensors_.resize(n);
-    symints_.resize(n, 0);
-    raw_constant_.resize(n, -1);
+  // elementwise calls (the scale) that the elementwise pass would otherwise take. Elementwise
+  // chains before epilogues: the epilogue pass takes their fused calls as consumers.
+  bool fused = false;
+  if (opts_.fuse) {
+    fused = fuse_attention(ir_).fused > 0;
+    fused = fuse_elementwise(*this, ir_).groups > 0 || fused;
+    fused = fuse_epilogues(*this, ir_).fused > 0 || fused;
   }
-  if (opts_.fuse && fuse_elementwise(*this, ir_).groups) {
+  if (fused) {
     n = ir_.values.size();
     tensors_.resize(n);
     symints_.resize(n, 0);

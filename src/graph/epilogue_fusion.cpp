@@ -1,0 +1,164 @@
+#include "graph/epilogue_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "graph/fusion.h"
+
+namespace etwebgpu::graph {
+
+EpilogueHosts& EpilogueHosts::global() {
+  static EpilogueHosts h;
+  return h;
+}
+
+bool EpilogueHosts::has(const std::string& name) const {
+  return std::find(names_.begin(), names_.end(), name) != names_.end();
+}
+
+namespace {
+
+// A fused call's term list (fusion.h) with input k renamed x<order[k]>; "" when malformed (the
+// call is then left to its own builder, which reports it).
+std::string renumber_inputs(const std::string& text, const std::vector<size_t>& order) {
+  std::istringstream in(text);
+  std::vector<std::string> tok;
+  for (std::string t; in >> t;) tok.push_back(t);
+  for (size_t i = 0; i < tok.size();) {
+    bool unary = tok[i] == "u";
+    size_t len = unary ? 8 : tok[i] == "b" ? 7 : 0;
+    if (!len || i + len > tok.size()) return "";
+    for (size_t k = 0; k < (unary ? 1u : 2u); ++k) {
+      std::string& o = tok[i + 2 + k];
+      if (o.size() < 2 || o[0] != 'x') continue;
+      if (o.size() > 6 || o.find_first_not_of("0123456789", 1) != std::string::npos) return "";
+      size_t idx = std::stoul(o.substr(1));
+      if (idx >= order.size()) return "";
+      o = "x" + std::to_string(order[idx]);
+    }
+    i += len;
+  }
+  std::string s;
+  for (auto& t : tok) s += (s.empty() ? "" : " ") + t;
+  return s;
+}
+
+// The consumer's work as an epilogue of `value`: term list with x0 = value, and the other inputs.
+struct Consumer {
+  std::string text;
+  std::vector<int32_t> extras;
+};
+
+std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t value) {
+  Consumer r;
+  if (c.name == kFusedOp) {
+    if (c.args.size() < 3 || ir.values[c.args[c.args.size() - 2]].kind != format::VkValueKind::String) return std::nullopt;
+    std::vector<int32_t> inputs(c.args.begin(), c.args.end() - 2);
+    auto at = std::find(inputs.begin(), inputs.end(), value);
+    if (at == inputs.end()) return std::nullopt;
+    std::vector<size_t> order(inputs.size());
+    size_t next = 1;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (inputs[k] == value) {
+        order[k] = 0;
+        continue;
+      }
+      if (!float_tensor(ir, inputs[k])) return std::nullopt;
+      order[k] = next++;
+      r.extras.push_back(inputs[k]);
+    }
+    r.text = renumber_inputs(ir.values[c.args[c.args.size() - 2]].str, order);
+    if (r.text.empty()) return std::nullopt;
+    return r;
+  }
+  std::optional<FusedTerm> t = fusable_term(g, ir, c);
+  if (!t || (t->x != value && t->y != value)) return std::nullopt;
+  std::vector<int32_t> inputs{value};
+  for (int32_t o : {t->x, t->y})
+    if (o >= 0 && o != value) inputs.push_back(o);
+  r.extras.assign(inputs.begin() + 1, inputs.end());
+  r.text = encode_terms({*t}, {c.args.back()}, inputs);
+  return r;
+}
+
+}  // namespace
+
+EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  EpilogueStats stats;
+  // Calls naming each tensor (outputs included).
+  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < n; ++i) {
+    tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts)
+      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
+  }
+  std::set<int32_t> pinned;  // graph inputs, outputs and state: always materialized
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  for (size_t p = 0; p < n; ++p) {
+    const format::VkOpCall& prod = ir.chain[p];
+    if (!EpilogueHosts::global().has(prod.name) || prod.args.empty()) continue;
+    int32_t out = prod.args.back();
+    if (!float_tensor(ir, out) || pinned.count(out) || mentions[out].size() != 2 || mentions[out][0] != p) continue;
+    size_t c = mentions[out][1];
+    if (removed[c] || replacement[c]) continue;
+    std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], out);
+    if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
+    int32_t res = ir.chain[c].args.back();
+    // The producer writes the consumer's output in its place: same elements, same dtype.
+    if (!float_tensor(ir, res) || ir.values[res].tensor.dtype != ir.values[out].tensor.dtype ||
+        ir.values[res].tensor.dims != ir.values[out].tensor.dims || std::count(cons->extras.begin(), cons->extras.end(), res))
+      continue;
+    // The fused call runs at the consumer's position, so the producer reads its inputs later: no
+    // call in between may name them or storage they share. No input may share the output's
+    // storage (one binding cannot be read-only and read-write at once).
+    tensors_of(ir, prod, ts);
+    std::vector<int32_t> reads;
+    for (int32_t t : ts)
+      if (t != out) reads.push_back(t);
+    bool safe = true;
+    for (int32_t t : reads)
+      safe = safe && t != res && (mem(res) < 0 || mem(res) != mem(t));
+    for (int32_t t : cons->extras) safe = safe && (mem(res) < 0 || mem(res) != mem(t));
+    for (size_t q = p + 1; q < c && safe; ++q) {
+      if (removed[q]) continue;
+      tensors_of(ir, replacement[q] ? *replacement[q] : ir.chain[q], ts);
+      for (int32_t t : ts)
+        for (int32_t r : reads)
+          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+    }
+    if (!safe) continue;
+
+    format::VkValue sv;
+    sv.kind = format::VkValueKind::String;
+    sv.str = cons->text;
+    ir.values.push_back(std::move(sv));
+    format::VkOpCall call = prod;
+    call.args.back() = static_cast<int32_t>(ir.values.size() - 1);
+    call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
+    call.args.push_back(res);
+    removed[p] = true;
+    replacement[c] = std::move(call);
+    ++stats.fused;
+  }
+  if (!stats.fused) return stats;
+  std::vector<format::VkOpCall> chain;
+  chain.reserve(n - stats.fused);
+  for (size_t i = 0; i < n; ++i) {
+    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
+    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return stats;
+}
+
+}  // namespace etwebgpu::graph
