@@ -18,6 +18,11 @@ bool EpilogueHosts::has(const std::string& name) const {
   return std::find(names_.begin(), names_.end(), name) != names_.end();
 }
 
+LoadRewrites& LoadRewrites::global() {
+  static LoadRewrites r;
+  return r;
+}
+
 namespace {
 
 // A fused call's term list (fusion.h) with input k renamed x<order[k]>; "" when malformed (the
@@ -101,6 +106,22 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
   for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
   for (const auto& st : ir.state) pinned.insert(st.value_id);
   auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+  int32_t next_mem = 0;
+  for (const auto& v : ir.values)
+    if (v.kind == format::VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  // True when no other tensor of v's memory object lives while v does: the delegate only packed
+  // them (graph/memory_plan.h plans such tensors apart), so v may take a memory object of its own.
+  auto packed_only = [&](int32_t v) {
+    if (mem(v) < 0 || mentions[v].empty()) return true;
+    size_t first = mentions[v].front(), last = mentions[v].back();
+    for (size_t u = 0; u < ir.values.size(); ++u) {
+      if (static_cast<int32_t>(u) == v || ir.values[u].kind != format::VkValueKind::Tensor || mem(u) != mem(v) ||
+          mentions[u].empty())
+        continue;
+      if (mentions[u].front() <= last && mentions[u].back() >= first) return false;
+    }
+    return true;
+  };
 
   std::vector<bool> removed(n, false);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
@@ -125,10 +146,13 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     std::vector<int32_t> reads;
     for (int32_t t : ts)
       if (t != out) reads.push_back(t);
-    bool safe = true;
-    for (int32_t t : reads)
-      safe = safe && t != res && (mem(res) < 0 || mem(res) != mem(t));
-    for (int32_t t : cons->extras) safe = safe && (mem(res) < 0 || mem(res) != mem(t));
+    // The delegate may have packed the output into an input's memory object (their lives did not
+    // meet before): then the output gets one of its own.
+    bool safe = true, shares = false;
+    for (int32_t t : reads) safe = safe && t != res;
+    for (int32_t t : reads) shares = shares || (mem(res) >= 0 && mem(res) == mem(t));
+    for (int32_t t : cons->extras) shares = shares || (mem(res) >= 0 && mem(res) == mem(t));
+    if (shares && !packed_only(res)) safe = false;
     for (size_t q = p + 1; q < c && safe; ++q) {
       if (removed[q]) continue;
       tensors_of(ir, replacement[q] ? *replacement[q] : ir.chain[q], ts);
@@ -146,6 +170,12 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     call.args.back() = static_cast<int32_t>(ir.values.size() - 1);
     call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
     call.args.push_back(res);
+    if (shares) ir.values[res].tensor.mem_obj_id = next_mem++;
+    // The producer's inputs now live until the consumer's position.
+    for (int32_t t : reads)
+      if (mentions[t].back() < c) mentions[t].push_back(c);
+      else if (!std::binary_search(mentions[t].begin(), mentions[t].end(), c))
+        mentions[t].insert(std::upper_bound(mentions[t].begin(), mentions[t].end(), c), c);
     removed[p] = true;
     replacement[c] = std::move(call);
     ++stats.fused;

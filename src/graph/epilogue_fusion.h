@@ -39,6 +39,26 @@ struct EpilogueHostRegistration {
 // buffers per stage is the default limit.
 inline constexpr size_t kMaxEpilogueInputs = 3;
 
+// Pattern rewrites an op family registers (ETW_REGISTER_LOAD_REWRITE): each runs after the
+// epilogue pass when fusion is on, rewrites `ir.chain` in place and returns how many groups it
+// fused. They use the same rules as the passes here: pinned tensors stay, inputs read later than
+// before must not be touched in between.
+using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
+class LoadRewrites {
+ public:
+  static LoadRewrites& global();
+  void add(LoadRewrite r) { rewrites_.push_back(r); }
+  const std::vector<LoadRewrite>& all() const { return rewrites_; }
+
+ private:
+  std::vector<LoadRewrite> rewrites_;
+};
+struct LoadRewriteRegistration {
+  explicit LoadRewriteRegistration(LoadRewrite r) { LoadRewrites::global().add(r); }
+};
+#define ETW_REGISTER_LOAD_REWRITE(fn) \
+  static ::etwebgpu::graph::LoadRewriteRegistration ETW_CONCAT(etw_rewrite_reg_, __COUNTER__)(fn)
+
 struct EpilogueStats {
   size_t fused = 0;  // producers that took a consumer
 };

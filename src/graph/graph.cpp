@@ -338,6 +338,7 @@ void Graph::build() {
     fused = fuse_attention(ir_).fused > 0;
     fused = fuse_elementwise(*this, ir_).groups > 0 || fused;
     fused = fuse_epilogues(*this, ir_).fused > 0 || fused;
+    for (LoadRewrite r : LoadRewrites::global().all()) fused = r(*this, ir_) > 0 || fused;
   }
   if (fused) {
     n = ir_.values.size();

@@ -323,4 +323,121 @@ TEST(EpilogueFusion, MalformedEpilogueInAFileIsAFormatError) {
   EXPECT_TRUE(has(load_error([&] { g.run(); }), "epilogue term list")) << load_error([&] { g.run(); });
 }
 
+// A MobileNetV3 inverted-residual block with squeeze-excite, as the exporter writes it:
+// expand 1x1 + hardswish, depthwise 3x3 + hardswish, SE (mean -> 1x1 + relu -> 1x1 ->
+// hardsigmoid as (v + 3).clamp(0, 6) / 6 -> mul), project 1x1, residual add. The
+// adaptive_avg_pool2d(1) spelling of the pool is matched too.
+struct MbBlock {
+  int64_t C = 16, E = 32, S = 8, H = 7;
+  HostTensor x = random_f32({1, C, H, H}, 30), we = random_f32({E, C, 1, 1}, 31, -0.4f, 0.4f),
+             be = random_f32({E}, 32), wd = random_f32({E, 1, 3, 3}, 33, -0.5f, 0.5f), bd = random_f32({E}, 34),
+             w1 = random_f32({S, E, 1, 1}, 35, -0.4f, 0.4f), b1 = random_f32({S}, 36),
+             w2 = random_f32({E, S, 1, 1}, 37, -0.6f, 0.6f), b2 = random_f32({E}, 38),
+             wp = random_f32({C, E, 1, 1}, 39, -0.3f, 0.3f), bp = random_f32({C}, 40);
+  bool adaptive_pool = false;
+  void build(OpGraph& g) const {
+    auto& gb = g.gb;
+    auto t = [&](int64_t c, int64_t h) { return g.tensor(DType::Float32, {1, c, h, h}); };
+    Id xi = g.input(x);
+    Id e = t(E, H), eh = t(E, H), d = t(E, H), dh = t(E, H), m = t(E, 1), h1 = t(S, 1), h2 = t(S, 1), z = t(E, 1),
+       z1 = t(E, 1), z2 = t(E, 1), gate = t(E, 1), sc = t(E, H), pj = t(C, H), o = g.output(DType::Float32, {1, C, H, H});
+    conv_call(g, xi, g.constant(we), g.constant(be), {1, 1}, {0, 0}, 1, false, e);
+    gb.op("aten.hardswish.default", {e, eh});
+    conv_call(g, eh, g.constant(wd), g.constant(bd), {1, 1}, {1, 1}, E, false, d);
+    gb.op("aten.hardswish.default", {d, dh});
+    if (adaptive_pool) gb.op("aten._adaptive_avg_pool2d.default", {dh, gb.int_list({1, 1}), m});
+    else gb.op("aten.mean.dim", {dh, gb.int_list({-1, -2}), gb.boolean(true), gb.null(), m});
+    conv_call(g, m, g.constant(w1), g.constant(b1), {1, 1}, {0, 0}, 1, false, h1);
+    gb.op("aten.relu.default", {h1, h2});
+    conv_call(g, h2, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, z);
+    gb.op("aten.add.Scalar", {z, gb.dbl(3.0), gb.int_(1), z1});
+    gb.op("aten.clamp.default", {z1, gb.dbl(0.0), gb.dbl(6.0), z2});
+    gb.op("aten.div.Scalar", {z2, gb.dbl(6.0), gate});
+    gb.op("aten.mul.Tensor", {dh, gate, sc});
+    conv_call(g, sc, g.constant(wp), g.constant(bp), {1, 1}, {0, 0}, 1, false, pj);
+    gb.op("aten.add.Tensor", {pj, xi, gb.int_(1), o});
+  }
+  HostTensor ref() const {
+    ref::ConvArgs one, dw;
+    dw.ph = dw.pw = 1;
+    dw.groups = E;
+    auto hs = [](double v, size_t) { return hardswish(v); };
+    auto eh = map_ref(ref::conv(x, we, &be, one), hs);
+    auto dh = map_ref(ref::conv(eh, wd, &bd, dw), hs);
+    auto dv = f64(dh);
+    std::vector<double> mv(E, 0.0);
+    for (int64_t c = 0; c < E; ++c)
+      for (int64_t k = 0; k < H * H; ++k) mv[c] += dv[c * H * H + k] / (H * H);
+    auto h = map_ref(ref::conv(ref_tensor({1, E, 1, 1}, mv), w1, &b1, one), [](double v, size_t) { return relu(v); });
+    auto gate = f64(map_ref(ref::conv(h, w2, &b2, one),
+                            [](double v, size_t) { return std::min(std::max(v + 3, 0.0), 6.0) / 6; }));
+    for (size_t i = 0; i < dv.size(); ++i) dv[i] *= gate[i / (H * H)];
+    auto xv = f64(x);
+    return map_ref(ref::conv(ref_tensor({1, E, H, H}, dv), wp, &bp, one), [&](double v, size_t i) { return v + xv[i]; });
+  }
+};
+
+TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To5Dispatches) {
+  ETW_REQUIRE_GPU();
+  for (bool adaptive : {false, true}) {
+    MbBlock b;
+    b.adaptive_pool = adaptive;
+    auto build = [&](OpGraph& g) { b.build(g); };
+    auto fused = load(build, true), plain = load(build, false);
+    EXPECT_EQ(plain.ops.size(), 14u);
+    // The hardsigmoid joins the gate's multiply (one elementwise kernel over x's shape), so the
+    // squeeze-excite is two kernels: the gate (mean, 1x1 + relu, 1x1) and hardsigmoid * x.
+    EXPECT_EQ(fused.ops, (std::vector<std::string>{"fused[convolution+hardswish]", "fused[convolution+hardswish]",
+                                                   "fused[mean+convolution+relu+convolution]",
+                                                   "fused[add+clamp+div+mul]", "fused[convolution+add]"}));
+    // The fused mean sums in another order than the reduction kernel: equal within fp32 rounding.
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+    EXPECT_TRUE(Close(fused.out[0], b.ref(), 1e-4, 1e-4));
+  }
+}
+
+// The gate over many channels (C > 256: one thread per channel sum) and a batch of 2.
+TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
+  ETW_REQUIRE_GPU();
+  const int64_t B = 2, C = 300, S = 20, H = 3;
+  auto x = random_f32({B, C, H, H}, 41), w1 = random_f32({S, C, 1, 1}, 42, -0.2f, 0.2f),
+       w2 = random_f32({C, S, 1, 1}, 43, -0.5f, 0.5f), b2 = random_f32({C}, 44);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id m = g.tensor(DType::Float32, {B, C, 1, 1}), h = g.tensor(DType::Float32, {B, S, 1, 1});
+    Id o = g.output(DType::Float32, {B, C, 1, 1});
+    gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
+    conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+    conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[mean+convolution+convolution]"});
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+  auto xv = f64(x);
+  std::vector<double> mv(B * C, 0.0);
+  for (int64_t i = 0; i < B * C; ++i)
+    for (int64_t k = 0; k < H * H; ++k) mv[i] += xv[i * H * H + k] / (H * H);
+  ref::ConvArgs one;
+  auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, nullptr, one), w2, &b2, one);
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+}
+
+// The pooled value also read elsewhere: the gate stays three kernels (the convs still take their
+// epilogues).
+TEST(EpilogueFusion, SqueezeExciteWithPooledValueUsedTwiceIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 8, 4, 4}, 45), w1 = random_f32({4, 8, 1, 1}, 46), w2 = random_f32({8, 4, 1, 1}, 47);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id m = g.output(DType::Float32, {1, 8, 1, 1}), h = g.tensor(DType::Float32, {1, 4, 1, 1});
+    Id o = g.output(DType::Float32, {1, 8, 1, 1});
+    gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
+    conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+    conv_call(g, h, g.constant(w2), gb.null(), {1, 1}, {0, 0}, 1, false, o);
+  };
+  EXPECT_EQ(load(build, true).ops,
+            (std::vector<std::string>{"aten.mean.dim", "aten.convolution.default", "aten.convolution.default"}));
+}
+
 }  // namespace
