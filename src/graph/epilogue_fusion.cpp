@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "graph/fusion.h"
+#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
@@ -124,41 +125,70 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
   };
 
   std::vector<bool> removed(n, false);
-  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  std::vector<std::vector<format::VkOpCall>> replacement(n);  // calls run in place of call i
+  auto single_reader = [&](int32_t t, size_t at) -> size_t {
+    if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;
+    size_t c = mentions[t][1];
+    return removed[c] || !replacement[c].empty() ? n : c;
+  };
   for (size_t p = 0; p < n; ++p) {
     const format::VkOpCall& prod = ir.chain[p];
     if (!EpilogueHosts::global().has(prod.name) || prod.args.empty()) continue;
     int32_t out = prod.args.back();
-    if (!float_tensor(ir, out) || pinned.count(out) || mentions[out].size() != 2 || mentions[out][0] != p) continue;
-    size_t c = mentions[out][1];
-    if (removed[c] || replacement[c]) continue;
-    std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], out);
+    if (!float_tensor(ir, out)) continue;
+    size_t c = single_reader(out, p);
+    if (c >= n) continue;
+    // Across a contiguous view (a reshape: same words in the same order), the consumer is the
+    // view's reader; the producer then writes its own output and the view yields the result.
+    size_t view = n;
+    int32_t value = out;
+    if (is_contiguous_view(ir, ir.chain[c]) && ir.chain[c].args.front() == out) {
+      int32_t vo = ir.chain[c].args.back();
+      view = c;
+      value = vo;
+      c = float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[out].tensor.dtype &&
+                  numel(ir.values[vo].tensor.dims) == numel(ir.values[out].tensor.dims)
+              ? single_reader(vo, view)
+              : n;
+      if (c >= n) continue;
+    }
+    std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], value);
     if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
     int32_t res = ir.chain[c].args.back();
-    // The producer writes the consumer's output in its place: same elements, same dtype.
+    // The consumer keeps the elements and the dtype; across a view, its other inputs have its
+    // shape exactly (read at the same flat index).
     if (!float_tensor(ir, res) || ir.values[res].tensor.dtype != ir.values[out].tensor.dtype ||
-        ir.values[res].tensor.dims != ir.values[out].tensor.dims || std::count(cons->extras.begin(), cons->extras.end(), res))
+        ir.values[res].tensor.dims != ir.values[value].tensor.dims ||
+        std::count(cons->extras.begin(), cons->extras.end(), res))
       continue;
+    bool extras_ok = true;
+    for (int32_t e : cons->extras)
+      extras_ok = extras_ok && (view == n || ir.values[e].tensor.dims == ir.values[res].tensor.dims);
+    if (!extras_ok) continue;
+    int32_t dst = view == n ? res : out;  // what the producer writes
     // The fused call runs at the consumer's position, so the producer reads its inputs later: no
     // call in between may name them or storage they share. No input may share the output's
-    // storage (one binding cannot be read-only and read-write at once).
+    // storage (one binding cannot be read-only and read-write at once); when the delegate only
+    // packed them (their lives did not meet before), the output gets a memory object of its own.
     tensors_of(ir, prod, ts);
     std::vector<int32_t> reads;
     for (int32_t t : ts)
       if (t != out) reads.push_back(t);
-    // The delegate may have packed the output into an input's memory object (their lives did not
-    // meet before): then the output gets one of its own.
     bool safe = true, shares = false;
-    for (int32_t t : reads) safe = safe && t != res;
-    for (int32_t t : reads) shares = shares || (mem(res) >= 0 && mem(res) == mem(t));
-    for (int32_t t : cons->extras) shares = shares || (mem(res) >= 0 && mem(res) == mem(t));
-    if (shares && !packed_only(res)) safe = false;
+    for (int32_t t : reads) safe = safe && t != dst && t != res;
+    for (int32_t t : reads) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
+    for (int32_t t : cons->extras) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
+    if (shares && !packed_only(dst)) safe = false;
     for (size_t q = p + 1; q < c && safe; ++q) {
-      if (removed[q]) continue;
-      tensors_of(ir, replacement[q] ? *replacement[q] : ir.chain[q], ts);
-      for (int32_t t : ts)
-        for (int32_t r : reads)
-          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+      if (removed[q] || q == view) continue;
+      std::vector<format::VkOpCall> calls = replacement[q];
+      if (calls.empty()) calls.push_back(ir.chain[q]);
+      for (const auto& call : calls) {
+        tensors_of(ir, call, ts);
+        for (int32_t t : ts)
+          for (int32_t r : reads)
+            if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+      }
     }
     if (!safe) continue;
 
@@ -169,22 +199,27 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     format::VkOpCall call = prod;
     call.args.back() = static_cast<int32_t>(ir.values.size() - 1);
     call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
-    call.args.push_back(res);
-    if (shares) ir.values[res].tensor.mem_obj_id = next_mem++;
+    call.args.push_back(dst);
+    if (shares) ir.values[dst].tensor.mem_obj_id = next_mem++;
     // The producer's inputs now live until the consumer's position.
     for (int32_t t : reads)
       if (mentions[t].back() < c) mentions[t].push_back(c);
       else if (!std::binary_search(mentions[t].begin(), mentions[t].end(), c))
         mentions[t].insert(std::upper_bound(mentions[t].begin(), mentions[t].end(), c), c);
     removed[p] = true;
-    replacement[c] = std::move(call);
+    replacement[c].push_back(std::move(call));
+    if (view < n) {
+      format::VkOpCall v = ir.chain[view];
+      v.args.back() = res;
+      removed[view] = true;
+      replacement[c].push_back(std::move(v));
+    }
     ++stats.fused;
   }
   if (!stats.fused) return stats;
   std::vector<format::VkOpCall> chain;
-  chain.reserve(n - stats.fused);
   for (size_t i = 0; i < n; ++i) {
-    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
+    if (!replacement[i].empty()) chain.insert(chain.end(), replacement[i].begin(), replacement[i].end());
     else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
   }
   ir.chain = std::move(chain);

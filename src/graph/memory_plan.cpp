@@ -29,21 +29,6 @@ const std::map<std::string, std::vector<size_t>>& in_place_args() {
 // Operators whose output is written once at load (not by a dispatch of each run).
 bool written_at_load(const std::string& op) { return op == "et_vk.prepack.default"; }
 
-// The output holds the input's words in the same order: only the live dims differ.
-bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
-  static const std::set<std::string> views = {
-      "aten.view_copy.default",       "aten._unsafe_view.default", "aten.alias_copy.default",
-      "aten.lift_fresh_copy.default", "aten.detach_copy.default",  "aten.squeeze_copy.dims",
-      "aten.squeeze_copy.dim",        "aten.squeeze_copy.default", "aten.unsqueeze_copy.default",
-  };
-  if (c.args.size() < 2) return false;
-  // clone [self, memory_format, out]: only None (contiguous) is a reinterpretation.
-  if (c.name == "aten.clone.default")
-    return c.args.size() == 3 && c.args[1] >= 0 && static_cast<size_t>(c.args[1]) < ir.values.size() &&
-           ir.values[c.args[1]].kind == VkValueKind::Null;
-  return views.count(c.name) > 0;
-}
-
 struct UnionFind {
   std::vector<int32_t> parent;
   explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
@@ -90,6 +75,20 @@ bool overlap(const Ranges& a, const Ranges& b) {
 }
 
 }  // namespace
+
+bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
+  static const std::set<std::string> views = {
+      "aten.view_copy.default",       "aten._unsafe_view.default", "aten.alias_copy.default",
+      "aten.lift_fresh_copy.default", "aten.detach_copy.default",  "aten.squeeze_copy.dims",
+      "aten.squeeze_copy.dim",        "aten.squeeze_copy.default", "aten.unsqueeze_copy.default",
+  };
+  if (c.args.size() < 2) return false;
+  // clone [self, memory_format, out]: only None (contiguous) is a reinterpretation.
+  if (c.name == "aten.clone.default")
+    return c.args.size() == 3 && c.args[1] >= 0 && static_cast<size_t>(c.args[1]) < ir.values.size() &&
+           ir.values[c.args[1]].kind == VkValueKind::Null;
+  return views.count(c.name) > 0;
+}
 
 uint64_t MemoryPlan::total_bytes() const {
   uint64_t s = 0;

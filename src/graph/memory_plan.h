@@ -51,6 +51,10 @@ struct MemoryPlan {
   uint64_t total_bytes() const;
 };
 
+// A call whose output holds its input's words in the same order (a view or reshape copy): only
+// the live dims differ. Also used by graph/epilogue_fusion.h.
+bool is_contiguous_view(const format::VkGraphIR& ir, const format::VkOpCall& c);
+
 // `tensor_bytes[v]`: storage bytes of value v (ignored for non-tensors).
 MemoryPlan plan_memory(const format::VkGraphIR& ir, const std::vector<uint64_t>& tensor_bytes,
                        const MemoryPlanOptions& opts = {});
