@@ -61,13 +61,24 @@ void Epilogue::attach(kernel::Kernel& k, size_t base_bytes,
     const auto& od = l.dims(out);
     for (size_t i = 0; i < extras.size(); ++i) {
       const auto& d = l.dims(extras[i]);
-      // The producer writes the output's elements only: an operand may not widen it.
-      if (broadcast_shape(d, od) != od)
-        throw Error(ErrorKind::InvalidArgument, "epilogue input " + shape_str(d) + " does not broadcast to the output " +
-                                                    shape_str(od));
-      auto st = broadcast_strides(d, od);
-      ShapeU s = make_shape(od, &st);
-      s.pad0 = d == od ? 1u : 0u;
+      ShapeU s{};
+      if (numel(d) == numel(od)) {
+        // Read at the output's flat index: the output's shape up to leading 1s, or the shape of
+        // the consumer the pass reached across a contiguous view.
+        s.pad0 = 1;
+      } else {
+        // The producer writes the output's elements only: an operand may not widen it.
+        bool fits = d.size() <= od.size();
+        for (size_t k = 0; fits && k < d.size(); ++k) {
+          int64_t o = od[od.size() - d.size() + k];
+          fits = d[k] == o || d[k] == 1;
+        }
+        if (!fits)
+          throw Error(ErrorKind::InvalidArgument, "epilogue input " + shape_str(d) + " does not broadcast to the output " +
+                                                      shape_str(od));
+        auto st = broadcast_strides(d, od);
+        s = make_shape(od, &st);
+      }
       std::memcpy(p.data() + shapes + i * kShapeBytes, &s, kShapeBytes);
     }
     std::memcpy(p.data() + cbytes, consts.data(), consts.size() * 4);

@@ -3,9 +3,11 @@
 // two or more. The call then reads
 //   [the op's own arguments..., String term list, extra inputs..., output]
 // where the term list has graph/fusion.h's form with x0 = the producer's value and x<k> = extra
-// input k-1 (broadcast to the output). Every conv and GEMM shader stores `epilogue(v, i)` (i = the
-// flat output index); with an epilogue, the generated `epilogue_terms(v, i)` runs there, with the
-// fused elementwise kernel's math (ops/elementwise/fused_terms.h).
+// input k-1. An extra input of the output's element count is read at the same flat index (the
+// pass may have reached the consumer across a contiguous view); any other is broadcast to the
+// output. Every conv and GEMM shader stores `epilogue(v, i)` (i = the flat output index); with an
+// epilogue, the generated `epilogue_terms(v, i)` runs there, with the fused elementwise kernel's
+// math (ops/elementwise/fused_terms.h).
 #pragma once
 #include <cstring>
 #include <functional>

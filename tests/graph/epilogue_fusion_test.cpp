@@ -440,4 +440,31 @@ TEST(EpilogueFusion, SqueezeExciteWithPooledValueUsedTwiceIsNotFused) {
             (std::vector<std::string>{"aten.mean.dim", "aten.convolution.default", "aten.convolution.default"}));
 }
 
+// linear [B*T, K] -> view [B, T, N] -> + residual [B, T, N] -> gelu, as exports flatten around a
+// linear: the linear takes the chain and the view yields its result (still copy-free).
+TEST(EpilogueFusion, AcrossAContiguousViewTheLinearTakesTheChain) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({6, 8}, 48), w = random_f32({4, 8}, 49), r = random_f32({2, 3, 4}, 50);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id l = g.tensor(DType::Float32, {6, 4}), v = g.tensor(DType::Float32, {2, 3, 4}), a = g.tensor(DType::Float32, {2, 3, 4});
+    Id o = g.output(DType::Float32, {2, 3, 4});
+    gb.op("aten.linear.default", {g.input(x), g.constant(w), gb.null(), l});
+    gb.op("aten.view_copy.default", {l, gb.int_list({2, 3, 4}), v});
+    gb.op("aten.add.Tensor", {v, g.input(r), gb.int_(1), a});
+    gb.op("aten.gelu.default", {a, gb.str("tanh"), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+add+gelu]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto rv = f64(r);
+  auto ref = map_ref(ref::linear(x, w, nullptr), [&](double v, size_t i) {
+    double u = v + rv[i];
+    return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
+  });
+  ref.shape = {2, 3, 4};
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+}
+
 }  // namespace
