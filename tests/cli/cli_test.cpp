@@ -108,6 +108,19 @@ TEST(Cli, BenchNoPlanMemoryReportsTheUnplannedGpuBytes) {
   std::filesystem::remove_all(d);
 }
 
+TEST(Cli, InspectGpuPlanShowsTheFusedNodesAndWithoutFusionTheOps) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("gpuplan"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("inspect " + d + "/model.pte --gpu-plan", &out), 0) << out;
+  EXPECT_NE(out.find("GPU plan as loaded (after fusion at load): 6 nodes"), std::string::npos) << out;
+  EXPECT_NE(out.find("fused[convolution+relu] [conv_gemm]"), std::string::npos) << out;
+  ASSERT_EQ(run_cli("inspect " + d + "/model.pte --gpu-plan --no-fuse", &out), 0) << out;
+  EXPECT_NE(out.find("GPU plan as loaded (no fusion): 8 nodes"), std::string::npos) << out;
+  EXPECT_NE(out.find("aten.relu.default"), std::string::npos) << out;
+  std::filesystem::remove_all(d);
+}
+
 TEST(Cli, InspectDecodesEveryConformanceFixture) {
   auto dir = etwebgpu::testing::conformance_dir();
   ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/manifest.json"), dir);

@@ -467,4 +467,31 @@ TEST(EpilogueFusion, AcrossAContiguousViewTheLinearTakesTheChain) {
   EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
 }
 
+// A file may name the squeeze-excite op itself: it runs like the ops it stands for, and its
+// arguments are checked.
+TEST(EpilogueFusion, HandWrittenSqueezeExciteRunsLikeTheOps) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 6, 5, 5}, 51), w1 = random_f32({3, 6, 1, 1}, 52), b1 = random_f32({3}, 53),
+       w2 = random_f32({6, 3, 1, 1}, 54);
+  OpGraph g;
+  Id o = g.output(DType::Float32, {1, 6, 1, 1});
+  // e1: relu (unary op 10); e2: none.
+  g.gb.op("etwebgpu.squeeze_excite", {g.input(x), g.constant(w1), g.constant(b1),
+                                      g.gb.str("u 10 x0 00000000 00000000 00000000 00000000 relu"), g.constant(w2),
+                                      g.gb.null(), g.gb.null(), o});
+  auto out = g.run()[0];
+  auto xv = f64(x);
+  std::vector<double> mv(6, 0.0);
+  for (int64_t i = 0; i < 6 * 25; ++i) mv[i / 25] += xv[i] / 25;
+  ref::ConvArgs one;
+  auto h = map_ref(ref::conv(ref_tensor({1, 6, 1, 1}, mv), w1, &b1, one), [](double v, size_t) { return relu(v); });
+  EXPECT_TRUE(Close(out, ref::conv(h, w2, nullptr, one), 1e-5, 1e-5));
+
+  OpGraph bad;
+  Id bo = bad.output(DType::Float32, {1, 6, 1, 1});
+  bad.gb.op("etwebgpu.squeeze_excite", {bad.input(x), bad.constant(w2), bad.gb.null(), bad.gb.null(),
+                                        bad.constant(w1), bad.gb.null(), bad.gb.null(), bo});
+  EXPECT_TRUE(has(load_error([&] { bad.run(); }), "must be [S, 6, 1, 1]"));
+}
+
 }  // namespace
