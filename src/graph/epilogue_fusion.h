@@ -1,8 +1,10 @@
 // Epilogue fusion at load: a conv or GEMM whose output feeds exactly one float elementwise call
-// (one op, or a chain fuse_elementwise already merged) takes that call's work into its own store,
-// so the pair is one dispatch. The producer call keeps its name and arguments and gains, before
-// its new output (the consumer's), the consumer's term list and other tensor operands: see
-// ops/epilogue.h for the form its builder reads.
+// (one op, or a chain fuse_elementwise already merged), directly or through one contiguous view,
+// takes that call's work into its own store, so the pair is one dispatch. The producer call keeps
+// its name and arguments and gains, before its output, the consumer's term list and other tensor
+// operands (ops/epilogue.h has the form its builder reads); it runs at the consumer's position and
+// writes the consumer's output, or, across a view, its own output, which the view then yields as
+// the consumer's.
 //
 // Ops whose builders read an epilogue register with ETW_REGISTER_EPILOGUE_HOST; the pass knows
 // no op by name. Left alone: a producer output used twice or kept (graph output, state), a
