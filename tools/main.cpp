@@ -49,8 +49,23 @@ int cmd_info(bool lose_device) {
   return failed ? 1 : 0;
 }
 
-int cmd_inspect(const std::string& path, const std::string& method) {
+int cmd_inspect(const std::string& path, const std::string& method, bool gpu_plan, bool no_fuse) {
   std::printf("%s", inspect_file(path, method).text().c_str());
+  if (!gpu_plan) return 0;
+  LoadOptions lo;
+  lo.method = method;
+  lo.fuse = !no_fuse;
+  auto model = Model::load(path, lo);
+  auto nodes = model->gpu_plan();
+  size_t steps = 0;
+  for (auto& n : nodes) steps += n.variants.size();
+  std::printf("\nGPU plan as loaded (%s): %zu nodes, %zu kernel routes\n",
+              no_fuse ? "no fusion" : "after fusion at load", nodes.size(), steps);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::string v;
+    for (auto& s : nodes[i].variants) v += (v.empty() ? "" : " | ") + s;
+    std::printf("  [%zu] %s%s\n", i, nodes[i].op.c_str(), v.empty() ? "" : (" [" + v + "]").c_str());
+  }
   return 0;
 }
 
@@ -162,6 +177,10 @@ int main(int argc, char** argv) {
   auto* inspect = app.add_subcommand("inspect", "decode a .pte: inputs, outputs, instructions, delegate graphs");
   inspect->add_option("model", model_path, "path to .pte")->required();
   inspect->add_option("--method", method, "method name");
+  bool gpu_plan = false, inspect_no_fuse = false;
+  inspect->add_flag("--gpu-plan", gpu_plan,
+                    "also load the model on the device and list its GPU nodes after fusion (fused[...] groups)");
+  inspect->add_flag("--no-fuse", inspect_no_fuse, "with --gpu-plan: the plan without fusion at load");
   auto* run = app.add_subcommand("run", "run a .pte on .npy inputs");
   run->add_option("model", model_path, "path to .pte")->required();
   run->add_option("--input,-i", inputs, "input .npy files, in order");
@@ -204,7 +223,7 @@ int main(int argc, char** argv) {
     if (!later_steps.empty() && !*run) throw Error(ErrorKind::InvalidArgument, "--then is only accepted by 'run'");
     lo.precision = parse_precision(precision);
     if (*info) return cmd_info(lose_device);
-    if (*inspect) return cmd_inspect(model_path, method);
+    if (*inspect) return cmd_inspect(model_path, method, gpu_plan, inspect_no_fuse);
     if (*run) {
       std::vector<RunStep> steps = {RunStep{inputs, expects, out_dir}};
       steps.insert(steps.end(), later_steps.begin(), later_steps.end());

@@ -88,6 +88,11 @@ class Model {
   // Concurrent calls on one Model are refused with an error; separate Models may run concurrently.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, Profile* profile = nullptr);
   std::vector<InstructionInfo> plan_summary() const;
+  // The GPU graph as loaded, after fusion at load: one entry per node in run order, labelled as
+  // profiles label it (fused[conv+relu] for a fused group), with the kernel variants it may
+  // dispatch (one per route; "copy" for a buffer copy).
+  struct GpuNode { std::string op; std::vector<std::string> variants; };
+  std::vector<GpuNode> gpu_plan() const;
   // Restores the program's mutable buffers (KV caches) to their contents in the file. They live
   // on the GPU and otherwise carry over from one run to the next, as in ExecuTorch's runtime.
   void reset_state();

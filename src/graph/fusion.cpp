@@ -32,6 +32,8 @@ std::string hex(float f) {
   return b;
 }
 
+}  // namespace
+
 bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
   const auto& v = ir.values[id];
   if (v.kind != format::VkValueKind::Tensor) return false;
@@ -39,7 +41,6 @@ bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
   return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64;
 }
 
-// Every tensor id a call names, ValueList members included.
 void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out) {
   out.clear();
   for (int32_t a : c.args) {
@@ -52,9 +53,9 @@ void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vec
   }
 }
 
-// The String of a fused call (see fusion.h): term operands renamed to "x<k>" / "t<k>".
-std::string encode(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
-                   const std::vector<int32_t>& inputs) {
+// Term operands renamed to "x<k>" / "t<k>".
+std::string encode_terms(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
+                         const std::vector<int32_t>& inputs) {
   auto ref = [&](int32_t id) -> std::string {
     for (size_t k = 0; k < ids.size(); ++k)
       if (ids[k] == id) return "t" + std::to_string(k);
@@ -76,35 +77,36 @@ std::string encode(const std::vector<FusedTerm>& terms, const std::vector<int32_
   return s;
 }
 
-}  // namespace
+std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c) {
+  TermParser p = FusableOps::global().find(c.name);
+  if (!p || c.args.empty()) return std::nullopt;
+  std::optional<FusedTerm> term;
+  Node scratch;
+  try {
+    OpContext oc{g, c, scratch};
+    term = p(oc);
+  } catch (const Error&) {
+    return std::nullopt;  // left to the op's own builder, which reports it
+  }
+  if (!term) return term;
+  // Label: the op's short name, "aten.mul.Tensor" -> "mul".
+  std::string label = c.name.substr(c.name.find('.') + 1);
+  label = label.substr(0, label.find('.'));
+  for (char& ch : label)
+    if (!std::islower(static_cast<unsigned char>(ch)) && !std::isdigit(static_cast<unsigned char>(ch))) ch = '_';
+  term->label = label.empty() ? "op" : label;
+  int32_t out = c.args.back();
+  if (!float_tensor(ir, out) || !float_tensor(ir, term->x) || (term->y >= 0 && !float_tensor(ir, term->y)))
+    return std::nullopt;
+  return term;
+}
 
 FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
   FusionStats stats;
   // Terms of the calls that can be fused.
   std::vector<std::optional<FusedTerm>> term(n);
-  Node scratch;
-  for (size_t i = 0; i < n; ++i) {
-    const auto& c = ir.chain[i];
-    TermParser p = FusableOps::global().find(c.name);
-    if (!p || c.args.empty()) continue;
-    try {
-      OpContext oc{g, c, scratch};
-      term[i] = p(oc);
-    } catch (const Error&) {
-      term[i].reset();  // left to the op's own builder, which reports it
-    }
-    if (!term[i]) continue;
-    // Label: the op's short name, "aten.mul.Tensor" -> "mul".
-    std::string label = c.name.substr(c.name.find('.') + 1);
-    label = label.substr(0, label.find('.'));
-    for (char& ch : label)
-      if (!std::islower(static_cast<unsigned char>(ch)) && !std::isdigit(static_cast<unsigned char>(ch))) ch = '_';
-    term[i]->label = label.empty() ? "op" : label;
-    const FusedTerm& t = *term[i];
-    int32_t out = c.args.back();
-    if (!float_tensor(ir, out) || !float_tensor(ir, t.x) || (t.y >= 0 && !float_tensor(ir, t.y))) term[i].reset();
-  }
+  for (size_t i = 0; i < n; ++i) term[i] = fusable_term(g, ir, ir.chain[i]);
 
   // Uses of each tensor across the chain (every mention, outputs included) and its producer.
   std::vector<int> uses(ir.values.size(), 0);
@@ -187,7 +189,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
       terms.push_back(*term[m]);
       ids.push_back(ir.chain[m].args.back());
     }
-    std::string desc = encode(terms, ids, inputs);
+    std::string desc = encode_terms(terms, ids, inputs);
     format::VkValue sv;
     sv.kind = format::VkValueKind::String;
     sv.str = desc;

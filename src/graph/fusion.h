@@ -59,6 +59,17 @@ inline constexpr size_t kMaxFusedInputs = 6;
 // where A/B are "x<k>" (input k), "t<k>" (term k) or "s" (the binary term's scalar) and the
 // floats are hex f32 bit patterns.
 
+// Shared with the epilogue pass (graph/epilogue_fusion.h):
+// A float tensor (f32 / f16 / f64)?
+bool float_tensor(const format::VkGraphIR& ir, int32_t id);
+// Every tensor id `c` names, ValueList members included.
+void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out);
+// `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
+std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
+// The term list text of `terms` (outputs `ids`) over `inputs`.
+std::string encode_terms(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
+                         const std::vector<int32_t>& inputs);
+
 struct FusionStats {
   size_t groups = 0, calls_removed = 0;
 };

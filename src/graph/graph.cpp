@@ -9,6 +9,7 @@
 #include "graph/attention_fusion.h"
 #include "graph/cse.h"
 #include "graph/decoder_fusion.h"
+#include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -331,21 +332,29 @@ void Graph::build() {
     for (int32_t a : call.args) kind(a);  // range check
   }
   // Rewrites at load, before any builder and before memory planning, which then sees the
-  // rewritten calls' lifetimes: attention first (its pattern holds elementwise calls, the scale,
-  // and mask calls that CSE would merge across layers), then common subexpressions, decoder
-  // patterns (graph/decoder_fusion.h), then elementwise fusion (which appends its term lists).
-  if (opts_.fuse && (fuse_attention(ir_).fused + eliminate_common_subexpressions(ir_).calls_removed +
-                     fuse_decoder_patterns(ir_).calls_removed)) {
+  // rewritten calls' lifetimes. Attention first: its pattern holds elementwise calls (the scale)
+  // and mask calls that CSE would merge across layers. Then common subexpressions, decoder
+  // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
+  // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
+  auto grow = [this, &n] {
     n = ir_.values.size();
     tensors_.resize(n);
     symints_.resize(n, 0);
     raw_constant_.resize(n, -1);
-  }
-  if (opts_.fuse && fuse_elementwise(*this, ir_).groups) {
-    n = ir_.values.size();
-    tensors_.resize(n);
-    symints_.resize(n, 0);
-    raw_constant_.resize(n, -1);
+  };
+  if (opts_.fuse) {
+    fuse_attention(ir_);
+    eliminate_common_subexpressions(ir_);
+    fuse_decoder_patterns(ir_);
+    grow();
+    fuse_elementwise(*this, ir_);
+    grow();
+    fuse_epilogues(*this, ir_);
+    grow();
+    for (LoadRewrite r : LoadRewrites::global().all()) {
+      r(*this, ir_);
+      grow();
+    }
   }
   std::vector<uint64_t> bytes(n, 0);
   for (size_t i = 0; i < n; ++i) {

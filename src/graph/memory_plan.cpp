@@ -61,8 +61,6 @@ bool select_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dim) {
   return k >= 0 && k < r && d[k] == 1;
 }
 
-namespace {
-
 // The output holds the input's words in the same order: only the live dims differ.
 bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
   static const std::set<std::string> views = {
@@ -80,6 +78,8 @@ bool is_contiguous_view(const VkGraphIR& ir, const VkOpCall& c) {
   if (c.name == "aten.select_copy.int") return c.args.size() == 4 && select_keeps_order(ir, c.args[0], c.args[1]);
   return views.count(c.name) > 0;
 }
+
+namespace {
 
 struct UnionFind {
   std::vector<int32_t> parent;
@@ -127,6 +127,7 @@ bool overlap(const Ranges& a, const Ranges& b) {
 }
 
 }  // namespace
+
 
 uint64_t MemoryPlan::total_bytes() const {
   uint64_t s = 0;

@@ -57,6 +57,9 @@ bool permute_keeps_order(const format::VkGraphIR& ir, int32_t self, int32_t dims
 // True when select(self, dim, index) picks from a dim of one element (by serialized dims): also a
 // copy-free view (the only valid index, 0 or -1, is still checked each run).
 bool select_keeps_order(const format::VkGraphIR& ir, int32_t self, int32_t dim);
+// A call whose output holds its input's words in the same order (a view or reshape copy): only
+// the live dims differ. Also used by graph/epilogue_fusion.h.
+bool is_contiguous_view(const format::VkGraphIR& ir, const format::VkOpCall& c);
 
 // `tensor_bytes[v]`: storage bytes of value v (ignored for non-tensors).
 MemoryPlan plan_memory(const format::VkGraphIR& ir, const std::vector<uint64_t>& tensor_bytes,

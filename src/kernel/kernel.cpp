@@ -97,7 +97,8 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
       case Storage::U8: defs.insert(n + "_U8"); break;
     }
   }
-  std::string body = preprocess(text_.empty() ? shader_source(shader_) : std::string_view(text_), defs, shader_);
+  std::string body =
+      preprocess(prelude_ + std::string(text_.empty() ? shader_source(shader_) : std::string_view(text_)), defs, shader_);
   if (defs.count("SUBGROUPS")) pre += "enable subgroups;\n";  // the builder checked the device has them
   auto access = [](Access a) { return a == Access::Read ? "read" : "read_write"; };
   for (size_t i = 0; i < tensors_.size(); ++i) {

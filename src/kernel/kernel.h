@@ -86,6 +86,8 @@ class Kernel {
     return k;
   }
 
+  // Generated WGSL put before the shader text (a fused epilogue's functions); preprocessed with it.
+  Kernel& prelude(std::string wgsl) { prelude_ += wgsl; return *this; }
   Kernel& constant(const std::string& name, double v) { constants_[name] = v; return *this; }
   Kernel& define(const std::string& name) { defines_.push_back(name); return *this; }
   // tensor -1: an absent optional input, bound to a zero dummy as f32 with NAME_ABSENT defined.
@@ -160,6 +162,7 @@ class Kernel {
   struct Slot { bool tensor; size_t index; };  // binding order; index SIZE_MAX = the uniform
   std::string shader_, entry_, variant_;
   std::string text_;  // generated source; empty = the embedded shader named shader_
+  std::string prelude_;
   gpu::Constants constants_;
   std::vector<std::string> defines_;
   std::vector<TensorBind> tensors_;

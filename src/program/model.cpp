@@ -126,6 +126,15 @@ Precision parse_precision(const std::string& text) {
   throw Error(ErrorKind::InvalidArgument, "precision '" + text + "' (expected fp32, fp16 or auto)");
 }
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }
+std::vector<Model::GpuNode> Model::gpu_plan() const {
+  std::vector<GpuNode> r;
+  for (const auto& n : impl_->graph->nodes()) {
+    GpuNode g{n.op, {}};
+    for (const auto& s : n.steps) g.variants.push_back(s.pipeline ? s.variant : "copy");
+    r.push_back(std::move(g));
+  }
+  return r;
+}
 
 namespace {
 // Count, dtype, shape (within the exported bounds) and byte size of each input.

@@ -111,8 +111,14 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
   if (!f) throw std::runtime_error("cannot append to coverage log " + path);
   for (const auto& n : op_names) f << "op " << n << "\n";
   for (const auto& d : profile.dispatches) {
-    // Fused groups are labelled by what they fused (fused[mul+add]); they are one route.
-    std::string op = d.op.rfind("fused[", 0) == 0 ? "etwebgpu.fused_elementwise" : d.op;
+    // Fused groups are labelled by what they fused (fused[mul+add]): an elementwise group is one
+    // route, a squeeze-excite gate another, and a conv / GEMM with a fused epilogue (ops/epilogue.h)
+    // counts as the route "etwebgpu.epilogue VARIANT" of the producer's kernel variant.
+    std::string op = d.op;
+    if (op.rfind("fused[", 0) == 0)
+      op = d.variant.empty() ? "etwebgpu.fused_elementwise"
+           : d.variant == "squeeze_excite" ? "etwebgpu.squeeze_excite"
+                                           : "etwebgpu.epilogue";
     f << "route " << op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
   }
 }

@@ -4,10 +4,12 @@
 // tiles to fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel.
 // force_route["conv"] = "gemm" (64x64) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) |
-// "direct" picks that path for groups == 1.
+// "direct" picks that path for groups == 1. Every route takes a fused epilogue (ops/epilogue.h).
 #include <cmath>
 #include <limits>
 
+#include "graph/epilogue_fusion.h"
+#include "ops/epilogue.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -110,6 +112,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
     if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
   }
 
+  Epilogue ep = Epilogue::read(oc, with_clamp ? 11 : 9, with_clamp ? "conv_with_clamp" : "convolution");
+
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
   // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 8 / 4 = large TM forced.
   int gemm_force = 0;
@@ -202,8 +206,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
         .input("X", x)
         .input("Wt", w)
         .input("BIAS", has_bias ? bias : -1)
-        .output("O", out)
-        .params<Params>([run](const kernel::Live&) { return run->p; });
+        .output("O", out);
+    ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
   };
   if (route == Route::Gemm) {
@@ -231,6 +235,8 @@ void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true); }
 
 ETW_REGISTER_OP("aten.convolution.default", build_convolution);
 ETW_REGISTER_OP("et_vk.conv_with_clamp.default", build_conv_with_clamp);
+ETW_REGISTER_EPILOGUE_HOST("aten.convolution.default");
+ETW_REGISTER_EPILOGUE_HOST("et_vk.conv_with_clamp.default");
 
 }  // namespace
 }  // namespace etwebgpu::ops

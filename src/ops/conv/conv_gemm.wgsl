@@ -69,7 +69,8 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       let n = n0 + l.x * 4u + j;
       if (n < P.N) {
         let b = n / ohw;
-        O[(b * P.OC + oc) * ohw + n % ohw] = O_T(epilogue(acc[i][j] + bias));
+        let o = (b * P.OC + oc) * ohw + n % ohw;
+        O[o] = O_T(epilogue(acc[i][j] + bias, o));
       }
     }
   }

@@ -5,7 +5,7 @@
 // 4 k rows per step; KH and KW are override constants so the k -> (ic, kh, kw) split is a
 // multiply-shift. Out-of-range taps read 0 (zero padding). Weights load as scalars (any K).
 // ALIGNED = 1 (OC % BM == 0, N % 128 == 0, K % 8 == 0) drops the tile-edge checks.
-// Epilogue: bias, optional clamp, NCHW store. 1-D convolutions arrive with H = KH = 1.
+// Epilogue: bias, optional clamp, a fused epilogue (conv_params.wgsl), NCHW store. 1-D convolutions arrive with H = KH = 1.
 //!include conv_params
 //!include gemm_core
 
@@ -60,7 +60,7 @@ fn stage_tile(buf: u32, r: Tile) {
   Bs[i + 192u][lane] = r.b.w;
 }
 
-// Output row oc, columns c..c+3 (v0) and c+64..c+67 (v1): bias, clamp, NCHW store.
+// Output row oc, columns c..c+3 (v0) and c+64..c+67 (v1): bias, epilogue, NCHW store.
 fn store_row(oc: u32, c: u32, v0: vec4<f32>, v1: vec4<f32>) {
   if (ALIGNED == 0u && oc >= P.OC) { return; }
   var bias = 0.0;
@@ -70,7 +70,8 @@ fn store_row(oc: u32, c: u32, v0: vec4<f32>, v1: vec4<f32>) {
     let n = c + (j / 4u) * 64u + j % 4u;
     if (ALIGNED == 1u || n < P.N) {
       let b = n / ohw;
-      O[(b * P.OC + oc) * ohw + n - b * ohw] = O_T(epilogue(select(v1[j % 4u], v0[j % 4u], j < 4u) + bias));
+      let o = (b * P.OC + oc) * ohw + n - b * ohw;
+      O[o] = O_T(epilogue(select(v1[j % 4u], v0[j % 4u], j < 4u) + bias, o));
     }
   }
 }

@@ -1,5 +1,6 @@
 // Shared by the conv shaders (included with //!include conv_params): the uniform written by
-// conv.cpp (struct Params there) and the clamp epilogue. Every conv kernel binds X, Wt, BIAS
+// conv.cpp (struct Params there) and the epilogue every store applies: the clamp, then a fused
+// epilogue (ops/epilogue.h) when EPILOGUE is defined. Every conv kernel binds X, Wt, BIAS
 // (absent: a zero dummy), O and P (generated preamble); values are f32 whatever the storage.
 struct Params {
   B: u32, IC: u32, H: u32, W: u32,
@@ -8,13 +9,21 @@ struct Params {
   pw: u32, dh: u32, dw: u32, groups: u32,
   icg: u32, ocg: u32, K: u32, N: u32,
   out_min: f32, out_max: f32, total: u32, pad: u32,
+#if EPILOGUE
+  ep: Epilogue,
+#endif
 };
 
 override HAS_BIAS: u32 = 0u;
 override HAS_CLAMP: u32 = 0u;
 
-fn epilogue(v: f32) -> f32 {
+// v: output element i's value.
+fn epilogue(v: f32, i: u32) -> f32 {
+  var r = v;
   // clamp(min, max) as PyTorch: NaN stays NaN, min > max gives max.
-  if (HAS_CLAMP == 1u && v == v) { return min(max(v, P.out_min), P.out_max); }
-  return v;
+  if (HAS_CLAMP == 1u && v == v) { r = min(max(v, P.out_min), P.out_max); }
+#if EPILOGUE
+  r = epilogue_terms(r, i);
+#endif
+  return r;
 }

@@ -4,9 +4,12 @@
 // [N, K] (TRANS_B, the linear weight read in place), up to 4 collapsed batch dims (stride 0 =
 // broadcast) and a bias broadcast over [M, N]. The route is chosen per run from live shapes
 // (a pure performance decision); LoadOptions::force_route["matmul"] overrides it where valid.
+// Every route takes a fused epilogue (ops/epilogue.h).
 #include <algorithm>
 #include <functional>
 
+#include "graph/epilogue_fusion.h"
+#include "ops/epilogue.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -17,7 +20,7 @@ struct Params {
   uint32_t bdims[4] = {1, 1, 1, 1};
   uint32_t astr[4] = {0, 0, 0, 0};
   uint32_t bstr[4] = {0, 0, 0, 0};
-  uint32_t cstride = 0, bias_sm = 0, bias_sn = 0, pad0 = 0;
+  uint32_t cstride = 0, bias_sm = 0, bias_sn = 0, pad = 0;
   float alpha = 1.f, beta = 1.f;
   uint32_t pad1 = 0, pad2 = 0;
 };
@@ -71,6 +74,8 @@ struct Spec {
   bool trans_b = false;
   double alpha = 1.0, beta = 1.0;
   std::function<Problem(const kernel::Live&)> shape;  // throws Error on invalid live shapes
+  size_t fixed = 2;           // the op's own arguments before a fused epilogue (ops/epilogue.h)
+  const char* label = "mm";   // its name in a fused node's label
 };
 
 void require_float(OpContext& oc, int32_t id, const char* what) {
@@ -105,6 +110,7 @@ void build_gemm(OpContext& oc, Spec s) {
   // the large-tile routes, which only bind vec4 operands).
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
   bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
+  Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
   auto run = std::make_shared<Run>();
   oc.prepare([s, run, force, has_bias, vec4_bindable](const kernel::Live& l) {
     Problem pr = s.shape(l);
@@ -171,12 +177,9 @@ void build_gemm(OpContext& oc, Spec s) {
     if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0);
     if (vec4) k.define("VEC4");
     Route r = rk.r;
-    oc.add(k.input("A", s.a, vec4)
-               .input("B", s.b, vec4)
-               .input("BIAS", has_bias ? s.bias : -1)
-               .output("C", out)
-               .params<Params>([run](const kernel::Live&) { return run->p; })
-               .when([run, r](const kernel::Live&) { return run->route == r; })
+    k.input("A", s.a, vec4).input("B", s.b, vec4).input("BIAS", has_bias ? s.bias : -1).output("C", out);
+    ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
+    oc.add(k.when([run, r](const kernel::Live&) { return run->route == r; })
                .groups([run](const kernel::Live&) { return run->groups; })
                .variant(rk.name));
   }
@@ -211,6 +214,8 @@ void build_linear(OpContext& oc) {
   int32_t bias = oc.arg(2);
   if (!g.is_null(bias)) s.bias = bias;
   s.trans_b = true;
+  s.fixed = 3;
+  s.label = "linear";
   const Tensor& w = g.tensor(s.b);
   if (w.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be 2-D [N, K], got " + shape_str(w.dims));
   if (g.tensor(s.a).rank() < 1) oc.fail(ErrorKind::InvalidArgument, "input must have rank >= 1");
@@ -245,6 +250,7 @@ void build_plain_mm(OpContext& oc, int64_t rank) {
   s.a = oc.arg(0);
   s.b = oc.arg(1);
   Graph& g = oc.g;
+  s.label = rank == 2 ? "mm" : "bmm";
   const char* what = rank == 2 ? "mm needs 2-D operands, got " : "bmm needs 3-D operands, got ";
   if (g.tensor(s.a).rank() != rank || g.tensor(s.b).rank() != rank)
     oc.fail(ErrorKind::InvalidArgument, what + shape_str(g.tensor(s.a).dims) + " and " + shape_str(g.tensor(s.b).dims));
@@ -283,6 +289,8 @@ void build_addmm(OpContext& oc) {
   s.b = oc.arg(2);
   s.beta = g.opt_number(oc.arg(3)).value_or(1.0);
   s.alpha = g.opt_number(oc.arg(4)).value_or(1.0);
+  s.fixed = 5;
+  s.label = "addmm";
   if (g.tensor(s.a).rank() != 2 || g.tensor(s.b).rank() != 2)
     oc.fail(ErrorKind::InvalidArgument, "addmm needs 2-D mat1/mat2, got " + shape_str(g.tensor(s.a).dims) + " and " +
                                             shape_str(g.tensor(s.b).dims));
@@ -310,6 +318,7 @@ void build_matmul(OpContext& oc) {
   Spec s;
   s.a = oc.arg(0);
   s.b = oc.arg(1);
+  s.label = "matmul";
   if (g.tensor(s.a).rank() < 1 || g.tensor(s.b).rank() < 1)
     oc.fail(ErrorKind::InvalidArgument, "both arguments to matmul need to be at least 1-D");
   int32_t a = s.a, b = s.b;
@@ -343,6 +352,11 @@ ETW_REGISTER_OP("aten.mm.default", build_mm);
 ETW_REGISTER_OP("aten.bmm.default", build_bmm);
 ETW_REGISTER_OP("aten.addmm.default", build_addmm);
 ETW_REGISTER_OP("aten.matmul.default", build_matmul);
+ETW_REGISTER_EPILOGUE_HOST("aten.linear.default");
+ETW_REGISTER_EPILOGUE_HOST("aten.mm.default");
+ETW_REGISTER_EPILOGUE_HOST("aten.bmm.default");
+ETW_REGISTER_EPILOGUE_HOST("aten.addmm.default");
+ETW_REGISTER_EPILOGUE_HOST("aten.matmul.default");
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -40,7 +40,8 @@ fn store_tile(z: u32, m0: u32, n0: u32, tx: u32, ty: u32, acc: ptr<function, arr
       if (n < P.N) {
         var v = P.alpha * (*acc)[i][j];
         if (HAS_BIAS == 1u) { v = v + P.beta * f32(BIAS[m * P.bias_sm + n * P.bias_sn]); }
-        C[coff + m * P.N + n] = C_T(v);
+        let o = coff + m * P.N + n;
+        C[o] = C_T(epilogue(v, o));
       }
     }
   }

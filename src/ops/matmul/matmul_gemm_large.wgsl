@@ -52,7 +52,8 @@ fn store_c(m: u32, n: u32, v: vec4<f32>) {
     if (ALIGNED == 1u || n + j < P.N) {
       var r = P.alpha * v[j];
       if (HAS_BIAS == 1u) { r = r + P.beta * f32(BIAS[m * P.bias_sm + (n + j) * P.bias_sn]); }
-      C[g_coff + m * P.N + n + j] = C_T(r);
+      let o = g_coff + m * P.N + n + j;
+      C[o] = C_T(epilogue(r, o));
     }
   }
 }

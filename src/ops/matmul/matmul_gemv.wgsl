@@ -17,7 +17,8 @@ var<workgroup> red: array<vec4<f32>, 256>;
 fn store_one(z: u32, n: u32, acc: f32) {
   var v = P.alpha * acc;
   if (HAS_BIAS == 1u) { v = v + P.beta * f32(BIAS[n * P.bias_sn]); }
-  C[z * P.cstride + n] = C_T(v);
+  let o = z * P.cstride + n;
+  C[o] = C_T(epilogue(v, o));
 }
 
 // Tree-reduces red[row*64 .. row*64+63] into red[row*64].

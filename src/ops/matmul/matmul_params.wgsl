@@ -1,7 +1,21 @@
-// Shared by the matmul shaders (//!include matmul_params): the uniform written by matmul.cpp.
+// Shared by the matmul shaders (//!include matmul_params): the uniform written by matmul.cpp
+// and the epilogue every store applies (ops/epilogue.h: a fused chain when EPILOGUE is defined).
+// `pad` is 0: the fused math ORs it into NaN bit patterns.
 struct Params {
   M: u32, N: u32, K: u32, batch: u32,
   bdims: vec4<u32>, astr: vec4<u32>, bstr: vec4<u32>,
-  cstride: u32, bias_sm: u32, bias_sn: u32, pad0: u32,
+  cstride: u32, bias_sm: u32, bias_sn: u32, pad: u32,
   alpha: f32, beta: f32, pad1: u32, pad2: u32,
+#if EPILOGUE
+  ep: Epilogue,
+#endif
 };
+
+// v: the value of C's element i (flat index).
+fn epilogue(v: f32, i: u32) -> f32 {
+#if EPILOGUE
+  return epilogue_terms(v, i);
+#else
+  return v;
+#endif
+}

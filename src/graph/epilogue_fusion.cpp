@@ -1,0 +1,229 @@
+#include "graph/epilogue_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "graph/fusion.h"
+#include "graph/memory_plan.h"
+
+namespace etwebgpu::graph {
+
+EpilogueHosts& EpilogueHosts::global() {
+  static EpilogueHosts h;
+  return h;
+}
+
+bool EpilogueHosts::has(const std::string& name) const {
+  return std::find(names_.begin(), names_.end(), name) != names_.end();
+}
+
+LoadRewrites& LoadRewrites::global() {
+  static LoadRewrites r;
+  return r;
+}
+
+namespace {
+
+// A fused call's term list (fusion.h) with input k renamed x<order[k]>; "" when malformed (the
+// call is then left to its own builder, which reports it).
+std::string renumber_inputs(const std::string& text, const std::vector<size_t>& order) {
+  std::istringstream in(text);
+  std::vector<std::string> tok;
+  for (std::string t; in >> t;) tok.push_back(t);
+  for (size_t i = 0; i < tok.size();) {
+    bool unary = tok[i] == "u";
+    size_t len = unary ? 8 : tok[i] == "b" ? 7 : 0;
+    if (!len || i + len > tok.size()) return "";
+    for (size_t k = 0; k < (unary ? 1u : 2u); ++k) {
+      std::string& o = tok[i + 2 + k];
+      if (o.size() < 2 || o[0] != 'x') continue;
+      if (o.size() > 6 || o.find_first_not_of("0123456789", 1) != std::string::npos) return "";
+      size_t idx = std::stoul(o.substr(1));
+      if (idx >= order.size()) return "";
+      o = "x" + std::to_string(order[idx]);
+    }
+    i += len;
+  }
+  std::string s;
+  for (auto& t : tok) s += (s.empty() ? "" : " ") + t;
+  return s;
+}
+
+// The consumer's work as an epilogue of `value`: term list with x0 = value, and the other inputs.
+struct Consumer {
+  std::string text;
+  std::vector<int32_t> extras;
+};
+
+std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t value) {
+  Consumer r;
+  if (c.name == kFusedOp) {
+    if (c.args.size() < 3 || ir.values[c.args[c.args.size() - 2]].kind != format::VkValueKind::String) return std::nullopt;
+    std::vector<int32_t> inputs(c.args.begin(), c.args.end() - 2);
+    auto at = std::find(inputs.begin(), inputs.end(), value);
+    if (at == inputs.end()) return std::nullopt;
+    std::vector<size_t> order(inputs.size());
+    size_t next = 1;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (inputs[k] == value) {
+        order[k] = 0;
+        continue;
+      }
+      if (!float_tensor(ir, inputs[k])) return std::nullopt;
+      order[k] = next++;
+      r.extras.push_back(inputs[k]);
+    }
+    r.text = renumber_inputs(ir.values[c.args[c.args.size() - 2]].str, order);
+    if (r.text.empty()) return std::nullopt;
+    return r;
+  }
+  std::optional<FusedTerm> t = fusable_term(g, ir, c);
+  if (!t || (t->x != value && t->y != value)) return std::nullopt;
+  std::vector<int32_t> inputs{value};
+  for (int32_t o : {t->x, t->y})
+    if (o >= 0 && o != value) inputs.push_back(o);
+  r.extras.assign(inputs.begin() + 1, inputs.end());
+  r.text = encode_terms({*t}, {c.args.back()}, inputs);
+  return r;
+}
+
+}  // namespace
+
+EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  EpilogueStats stats;
+  // Calls naming each tensor (outputs included).
+  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < n; ++i) {
+    tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts)
+      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
+  }
+  std::set<int32_t> pinned;  // graph inputs, outputs and state: always materialized
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+  int32_t next_mem = 0;
+  for (const auto& v : ir.values)
+    if (v.kind == format::VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  // True when no other tensor of v's memory object lives while v does: the delegate only packed
+  // them (graph/memory_plan.h plans such tensors apart), so v may take a memory object of its own.
+  auto packed_only = [&](int32_t v) {
+    if (mem(v) < 0 || mentions[v].empty()) return true;
+    size_t first = mentions[v].front(), last = mentions[v].back();
+    for (size_t u = 0; u < ir.values.size(); ++u) {
+      if (static_cast<int32_t>(u) == v || ir.values[u].kind != format::VkValueKind::Tensor || mem(u) != mem(v) ||
+          mentions[u].empty())
+        continue;
+      if (mentions[u].front() <= last && mentions[u].back() >= first) return false;
+    }
+    return true;
+  };
+
+  std::vector<bool> removed(n, false);
+  std::vector<std::vector<format::VkOpCall>> replacement(n);  // calls run in place of call i
+  auto single_reader = [&](int32_t t, size_t at) -> size_t {
+    if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;
+    size_t c = mentions[t][1];
+    return removed[c] || !replacement[c].empty() ? n : c;
+  };
+  for (size_t p = 0; p < n; ++p) {
+    const format::VkOpCall& prod = ir.chain[p];
+    if (!EpilogueHosts::global().has(prod.name) || prod.args.empty()) continue;
+    int32_t out = prod.args.back();
+    if (!float_tensor(ir, out)) continue;
+    size_t c = single_reader(out, p);
+    if (c >= n) continue;
+    // Across a contiguous view (a reshape: same words in the same order), the consumer is the
+    // view's reader; the producer then writes its own output and the view yields the result.
+    size_t view = n;
+    int32_t value = out;
+    if (is_contiguous_view(ir, ir.chain[c]) && ir.chain[c].args.front() == out) {
+      int32_t vo = ir.chain[c].args.back();
+      view = c;
+      value = vo;
+      c = float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[out].tensor.dtype &&
+                  numel(ir.values[vo].tensor.dims) == numel(ir.values[out].tensor.dims)
+              ? single_reader(vo, view)
+              : n;
+      if (c >= n) continue;
+    }
+    std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], value);
+    if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
+    int32_t res = ir.chain[c].args.back();
+    // The consumer keeps the elements and the dtype; across a view, its other inputs have its
+    // shape exactly (read at the same flat index).
+    if (!float_tensor(ir, res) || ir.values[res].tensor.dtype != ir.values[out].tensor.dtype ||
+        ir.values[res].tensor.dims != ir.values[value].tensor.dims ||
+        std::count(cons->extras.begin(), cons->extras.end(), res))
+      continue;
+    bool extras_ok = true;
+    for (int32_t e : cons->extras)
+      extras_ok = extras_ok && (view == n || ir.values[e].tensor.dims == ir.values[res].tensor.dims);
+    if (!extras_ok) continue;
+    int32_t dst = view == n ? res : out;  // what the producer writes
+    // The fused call runs at the consumer's position, so the producer reads its inputs later: no
+    // call in between may name them or storage they share. No input may share the output's
+    // storage (one binding cannot be read-only and read-write at once); when the delegate only
+    // packed them (their lives did not meet before), the output gets a memory object of its own.
+    tensors_of(ir, prod, ts);
+    std::vector<int32_t> reads;
+    for (int32_t t : ts)
+      if (t != out) reads.push_back(t);
+    bool safe = true, shares = false;
+    for (int32_t t : reads) safe = safe && t != dst && t != res;
+    for (int32_t t : reads) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
+    for (int32_t t : cons->extras) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
+    if (shares && !packed_only(dst)) safe = false;
+    for (size_t q = p + 1; q < c && safe; ++q) {
+      if (removed[q] || q == view) continue;
+      std::vector<format::VkOpCall> calls = replacement[q];
+      if (calls.empty()) calls.push_back(ir.chain[q]);
+      for (const auto& call : calls) {
+        tensors_of(ir, call, ts);
+        for (int32_t t : ts)
+          for (int32_t r : reads)
+            if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+      }
+    }
+    if (!safe) continue;
+
+    format::VkValue sv;
+    sv.kind = format::VkValueKind::String;
+    sv.str = cons->text;
+    ir.values.push_back(std::move(sv));
+    format::VkOpCall call = prod;
+    call.args.back() = static_cast<int32_t>(ir.values.size() - 1);
+    call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
+    call.args.push_back(dst);
+    if (shares) ir.values[dst].tensor.mem_obj_id = next_mem++;
+    // The producer's inputs now live until the consumer's position.
+    for (int32_t t : reads)
+      if (mentions[t].back() < c) mentions[t].push_back(c);
+      else if (!std::binary_search(mentions[t].begin(), mentions[t].end(), c))
+        mentions[t].insert(std::upper_bound(mentions[t].begin(), mentions[t].end(), c), c);
+    removed[p] = true;
+    replacement[c].push_back(std::move(call));
+    if (view < n) {
+      format::VkOpCall v = ir.chain[view];
+      v.args.back() = res;
+      removed[view] = true;
+      replacement[c].push_back(std::move(v));
+    }
+    ++stats.fused;
+  }
+  if (!stats.fused) return stats;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i) {
+    if (!replacement[i].empty()) chain.insert(chain.end(), replacement[i].begin(), replacement[i].end());
+    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return stats;
+}
+
+}  // namespace etwebgpu::graph

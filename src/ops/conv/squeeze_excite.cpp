@@ -1,0 +1,251 @@
+// etwebgpu.squeeze_excite: the squeeze-excite gate of MobileNetV3-style blocks, found at load
+//   s1 = mean(x, [2, 3], keepdim) | adaptive_avg_pool2d(x, 1)   [B, C, 1, 1]
+//   h  = conv1x1(s1, W1, b1) + epilogue (act)                    [B, S, 1, 1]
+//   g  = conv1x1(h, W2, b2) + epilogue (hardsigmoid chain)       [B, C, 1, 1]
+// (after graph/epilogue_fusion.h gave each conv its activation) and run as one kernel
+// (squeeze_excite.wgsl); the gate's multiply with x stays the next dispatch. The call reads
+// [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 a term list over x0 (ops/epilogue.h form, no
+// extra inputs) or Null.
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "graph/epilogue_fusion.h"
+#include "graph/fusion.h"
+#include "kernel/wgsl.h"
+#include "ops/elementwise/fused_terms.h"
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+constexpr const char* kSqueezeExcite = "etwebgpu.squeeze_excite";
+constexpr int64_t kMaxChannels = 1024;  // squeeze_excite.wgsl's workgroup arrays
+
+struct Params {
+  uint32_t B, C, S, HW, G, pad, p1, p2;
+};
+
+std::string act_fn(const char* name, const char* member, const std::vector<FusedTermSpec>& terms) {
+  std::string s = "fn " + std::string(name) + "(x0: f32) -> f32 {\n";
+  if (terms.empty()) return s + "  return x0;\n}\n";
+  s += fused_terms_wgsl(terms, std::string("P.") + member, "  ");
+  return s + "  return t" + std::to_string(terms.size() - 1) + ";\n}\n";
+}
+
+void build_squeeze_excite(OpContext& oc) {
+  Graph& g = oc.g;
+  if (oc.nargs() != 8) oc.fail(ErrorKind::Format, "expects [x, W1, b1, e1, W2, b2, e2, out], got " +
+                                                      std::to_string(oc.nargs()) + " arguments");
+  int32_t x = oc.arg(0), w1 = oc.arg(1), b1 = oc.arg(2), w2 = oc.arg(4), b2 = oc.arg(5), out = oc.out();
+  for (int32_t id : {x, w1, w2, out})
+    require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "tensor");
+  const auto& xd = g.tensor(x).dims;
+  const auto& d1 = g.tensor(w1).dims;
+  const auto& d2 = g.tensor(w2).dims;
+  if (xd.size() != 4) oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " must be [B, C, H, W]");
+  int64_t C = xd[1], S = d1.empty() ? 0 : d1[0];
+  if (d1 != std::vector<int64_t>{S, C, 1, 1} || d2 != std::vector<int64_t>{C, S, 1, 1})
+    oc.fail(ErrorKind::InvalidArgument, "weights " + shape_str(d1) + " and " + shape_str(d2) + " must be [S, " +
+                                            std::to_string(C) + ", 1, 1] and [" + std::to_string(C) + ", S, 1, 1]");
+  if (C > kMaxChannels || S > kMaxChannels || S < 1)
+    oc.fail(ErrorKind::Limit, "channels " + std::to_string(C) + " / squeeze " + std::to_string(S) + ": 1 to " +
+                                  std::to_string(kMaxChannels) + " supported");
+  for (auto [b, n] : {std::pair{b1, S}, std::pair{b2, C}})
+    if (!g.is_null(b)) {
+      require_dtype(oc, b, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "bias");
+      if (g.tensor(b).dims != std::vector<int64_t>{n})
+        oc.fail(ErrorKind::InvalidArgument, "bias " + shape_str(g.tensor(b).dims) + " must be [" + std::to_string(n) + "]");
+    }
+  auto terms = [&](int32_t id) {
+    return g.is_null(id) ? std::vector<FusedTermSpec>{} : parse_fused_terms(oc, g.string(id), 1);
+  };
+  auto t1 = terms(oc.arg(3)), t2 = terms(oc.arg(6));
+  oc.node.op = "fused[mean+convolution" + (t1.empty() ? "" : "+" + fused_terms_label(t1)) + "+convolution" +
+               (t2.empty() ? "" : "+" + fused_terms_label(t2)) + "]";
+
+  std::string text = "struct Params { B: u32, C: u32, S: u32, HW: u32, G: u32, pad: u32, p1: u32, p2: u32";
+  if (!t1.empty()) text += ", c1: array<vec4<f32>, " + std::to_string(t1.size()) + ">";
+  if (!t2.empty()) text += ", c2: array<vec4<f32>, " + std::to_string(t2.size()) + ">";
+  text += " };\n";
+  text += std::string(kernel::shader_source("epilogue")) + act_fn("act1", "c1", t1) + act_fn("act2", "c2", t2);
+  text += kernel::shader_source("squeeze_excite");
+  std::vector<uint32_t> consts = fused_term_constants(t1), c2 = fused_term_constants(t2);
+  consts.insert(consts.end(), c2.begin(), c2.end());
+  size_t bytes = sizeof(Params) + consts.size() * 4;
+
+  oc.output(out, [x, C](const kernel::Live& l) {
+    const auto& d = l.dims(x);
+    if (d.size() != 4 || d[1] != C)
+      throw Error(ErrorKind::InvalidArgument, "squeeze-excite input " + shape_str(d) + " must have " +
+                                                  std::to_string(C) + " channels");
+    return std::vector<int64_t>{d[0], C, 1, 1};
+  });
+  auto k = kernel::Kernel::generated("squeeze_excite", text);
+  k.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0).input("X", x).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1).input("W2", w2)
+      .input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
+      .params_bytes(bytes, [x, C, S, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
+        const auto& d = l.dims(x);
+        Params q{};
+        q.B = kernel::u32(d[0], "batch");
+        q.C = static_cast<uint32_t>(C);
+        q.S = static_cast<uint32_t>(S);
+        q.HW = kernel::u32(d[2] * d[3], "H*W");
+        kernel::u32(numel(d), "input numel");
+        q.G = 1;
+        while (q.G * 2 * C <= 256) q.G *= 2;
+        p.assign(bytes, 0);
+        std::memcpy(p.data(), &q, sizeof q);
+        std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
+      })
+      .groups([x](const kernel::Live& l) { return kernel::Groups::grid(static_cast<uint64_t>(l.dims(x)[0]), 1); });
+  oc.add(k.variant("squeeze_excite"));
+}
+
+ETW_REGISTER_OP(kSqueezeExcite, build_squeeze_excite);
+
+// --- the load rewrite
+
+// A 1x1, stride-free, unpadded, ungrouped conv on a [B, C, 1, 1] input (any fused epilogue
+// without extra inputs): its weight, bias and epilogue (or -1).
+struct Conv1x1 {
+  int32_t w = -1, b = -1, epi = -1, out = -1;
+};
+
+std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t in) {
+  if (c.name != "aten.convolution.default" || (c.args.size() != 10 && c.args.size() != 11) || c.args[0] != in)
+    return std::nullopt;
+  try {
+    auto zeros = [&](int32_t id) {
+      auto v = g.int_list(id);
+      return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 0; });
+    };
+    if (!zeros(c.args[4]) || g.boolean(c.args[6]) || g.integer(c.args[8]) != 1) return std::nullopt;
+    Conv1x1 r;
+    r.w = c.args[1];
+    r.b = g.is_null(c.args[2]) ? -1 : c.args[2];
+    if (c.args.size() == 11) {
+      r.epi = c.args[9];
+      if (ir.values[r.epi].kind != format::VkValueKind::String) return std::nullopt;
+    }
+    r.out = c.args.back();
+    const auto& wd = ir.values[r.w].tensor.dims;
+    if (ir.values[r.w].kind != format::VkValueKind::Tensor || wd.size() != 4 || wd[2] != 1 || wd[3] != 1)
+      return std::nullopt;
+    return r;
+  } catch (const Error&) {
+    return std::nullopt;  // left to the conv builder, which reports it
+  }
+}
+
+// A global average pool of a 4-D float tensor to [B, C, 1, 1]: its input, or -1.
+int32_t global_mean(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c) {
+  try {
+    int32_t x = c.args.at(0);
+    if (ir.values[x].kind != format::VkValueKind::Tensor || ir.values[x].tensor.dims.size() != 4) return -1;
+    if (c.name == "aten.mean.dim" && (c.args.size() == 4 || c.args.size() == 5)) {
+      auto d = g.int_list(c.args[1]);
+      for (auto& v : d) v = v < 0 ? v + 4 : v;
+      std::sort(d.begin(), d.end());
+      if (d != std::vector<int64_t>{2, 3} || !g.boolean(c.args[2])) return -1;
+      if (c.args.size() == 5 && !g.is_null(c.args[3])) return -1;
+      return x;
+    }
+    if ((c.name == "aten.adaptive_avg_pool2d.default" || c.name == "aten._adaptive_avg_pool2d.default") &&
+        c.args.size() == 3) {
+      auto o = g.int_list(c.args[1]);
+      return o == std::vector<int64_t>{1, 1} || o == std::vector<int64_t>{1} ? x : -1;
+    }
+  } catch (const Error&) {
+  }
+  return -1;
+}
+
+size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < n; ++i) {
+    graph::tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts)
+      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
+  }
+  std::set<int32_t> pinned;
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  // The single later call reading tensor t (an intermediate), or n.
+  auto consumer = [&](int32_t t, size_t at) -> size_t {
+    if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;
+    return mentions[t][1];
+  };
+  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  size_t fused = 0;
+  int32_t null_id = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (removed[i] || replacement[i]) continue;
+    int32_t x = global_mean(g, ir, ir.chain[i]);
+    if (x < 0 || !graph::float_tensor(ir, x)) continue;
+    int32_t s1 = ir.chain[i].args.back();
+    size_t j1 = consumer(s1, i);
+    if (j1 >= n || removed[j1] || replacement[j1]) continue;
+    auto c1 = conv1x1(g, ir, ir.chain[j1], s1);
+    if (!c1) continue;
+    size_t j2 = consumer(c1->out, j1);
+    if (j2 >= n || removed[j2] || replacement[j2]) continue;
+    auto c2 = conv1x1(g, ir, ir.chain[j2], c1->out);
+    if (!c2) continue;
+    int32_t out = c2->out;
+    const auto& xd = ir.values[x].tensor.dims;
+    int64_t C = xd[1], S = ir.values[c1->w].tensor.dims[0];
+    if (C > kMaxChannels || S > kMaxChannels || ir.values[out].tensor.dims != std::vector<int64_t>{xd[0], C, 1, 1} ||
+        ir.values[c2->w].tensor.dims != std::vector<int64_t>{C, S, 1, 1} || !graph::float_tensor(ir, out) ||
+        ir.values[out].tensor.dtype != ir.values[x].tensor.dtype)
+      continue;
+    // Runs at j2: the tensors read earlier (x, weights, biases) must not be named in between,
+    // nor share the output's storage.
+    std::vector<int32_t> reads{x, c1->w, c2->w};
+    if (c1->b >= 0) reads.push_back(c1->b);
+    if (c2->b >= 0) reads.push_back(c2->b);
+    bool safe = true;
+    for (int32_t r : reads) safe = safe && r != out && (mem(out) < 0 || mem(out) != mem(r));
+    for (size_t q = i + 1; q < j2 && safe; ++q) {
+      if (q == j1 || removed[q]) continue;
+      graph::tensors_of(ir, replacement[q] ? *replacement[q] : ir.chain[q], ts);
+      for (int32_t t : ts)
+        for (int32_t r : reads)
+          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+    }
+    if (!safe) continue;
+    if (null_id < 0) {
+      format::VkValue nv;
+      nv.kind = format::VkValueKind::Null;
+      ir.values.push_back(nv);
+      null_id = static_cast<int32_t>(ir.values.size() - 1);
+    }
+    auto opt = [&](int32_t id) { return id < 0 ? null_id : id; };
+    format::VkOpCall call;
+    call.node_id = ir.chain[j2].node_id;
+    call.name = kSqueezeExcite;
+    call.args = {x, c1->w, opt(c1->b), opt(c1->epi), c2->w, opt(c2->b), opt(c2->epi), out};
+    removed[i] = removed[j1] = true;
+    replacement[j2] = std::move(call);
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i) {
+    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
+    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return fused;
+}
+
+ETW_REGISTER_LOAD_REWRITE(fuse_squeeze_excite);
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,97 @@
+#include "ops/elementwise/fused_terms.h"
+
+#include <sstream>
+
+namespace etwebgpu::ops {
+namespace {
+
+// Op codes the fused kernels evaluate (unary.cpp's UnOp / binary.cpp's BinOp float ops).
+bool known_unary(uint32_t op) { return op <= 21 || (op >= 40 && op <= 56); }
+bool known_binary(uint32_t op) { return op <= 9 || (op >= 25 && op <= 28); }
+
+std::string wgsl_operand(const FusedOperand& o, const std::string& consts, size_t term) {
+  if (o.kind == 'x') return "x" + std::to_string(o.index);
+  if (o.kind == 't') return "t" + std::to_string(o.index);
+  return consts + "[" + std::to_string(term) + "].y";
+}
+
+}  // namespace
+
+std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs) {
+  std::istringstream in(text);
+  std::vector<FusedTermSpec> terms;
+  auto operand = [&](const std::string& tok, bool scalar_ok) {
+    FusedOperand o;
+    if (tok == "s" && scalar_ok) return o;
+    if (tok.size() < 2 || (tok[0] != 'x' && tok[0] != 't') || tok.find_first_not_of("0123456789", 1) != std::string::npos ||
+        tok.size() > 6)
+      oc.fail(ErrorKind::Format, "bad operand '" + tok + "' in the fused term list");
+    o.kind = tok[0];
+    o.index = std::stoul(tok.substr(1));
+    if (o.kind == 'x' ? o.index >= inputs : o.index >= terms.size())
+      oc.fail(ErrorKind::Format, "operand '" + tok + "' refers past the inputs or the terms before it");
+    return o;
+  };
+  auto bits = [&](const std::string& tok) {
+    if (tok.size() != 8 || tok.find_first_not_of("0123456789abcdef") != std::string::npos)
+      oc.fail(ErrorKind::Format, "bad constant '" + tok + "' in the fused term list");
+    return static_cast<uint32_t>(std::stoul(tok, nullptr, 16));
+  };
+  std::string kind;
+  while (in >> kind) {
+    FusedTermSpec t;
+    std::string op, a, b, c0, c1, c2, c3;
+    if (kind == "u" && (in >> op >> a >> c0 >> c1 >> c2 >> c3 >> t.label)) {
+      t.a = operand(a, false);
+      t.c[0] = bits(c0), t.c[1] = bits(c1), t.c[2] = bits(c2), t.c[3] = bits(c3);
+    } else if (kind == "b" && (in >> op >> a >> b >> c0 >> c1 >> t.label)) {
+      t.binary = true;
+      t.a = operand(a, false);
+      t.b = operand(b, true);
+      t.c[0] = bits(c0), t.c[1] = bits(c1);
+    } else {
+      oc.fail(ErrorKind::Format, "malformed fused term list '" + text + "'");
+    }
+    if (op.empty() || op.size() > 3 || op.find_first_not_of("0123456789") != std::string::npos)
+      oc.fail(ErrorKind::Format, "bad op code '" + op + "' in the fused term list");
+    t.op = static_cast<uint32_t>(std::stoul(op));
+    if (!(t.binary ? known_binary(t.op) : known_unary(t.op)))
+      oc.fail(ErrorKind::Format, std::string(t.binary ? "binary" : "unary") + " op code " + op + " is not a float op");
+    if (t.label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      oc.fail(ErrorKind::Format, "bad label '" + t.label + "' in the fused term list");
+    terms.push_back(std::move(t));
+  }
+  if (terms.empty()) oc.fail(ErrorKind::Format, "empty fused term list");
+  return terms;
+}
+
+std::string fused_terms_wgsl(const std::vector<FusedTermSpec>& terms, const std::string& consts,
+                             const std::string& indent) {
+  std::string s;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const FusedTermSpec& t = terms[k];
+    std::string c = consts + "[" + std::to_string(k) + "]";
+    s += indent + "let t" + std::to_string(k) + " = ";
+    if (t.binary)
+      s += "binary_f32(" + std::to_string(t.op) + "u, " + wgsl_operand(t.a, consts, k) + ", " +
+           wgsl_operand(t.b, consts, k) + ", " + c + ".x);\n";
+    else
+      s += "unary_f32(" + std::to_string(t.op) + "u, " + wgsl_operand(t.a, consts, k) + ", " + c + ".x, " + c + ".y, " +
+           c + ".z, i32(" + c + ".w));\n";
+  }
+  return s;
+}
+
+std::vector<uint32_t> fused_term_constants(const std::vector<FusedTermSpec>& terms) {
+  std::vector<uint32_t> consts;
+  for (auto& t : terms) consts.insert(consts.end(), t.c, t.c + 4);
+  return consts;
+}
+
+std::string fused_terms_label(const std::vector<FusedTermSpec>& terms) {
+  std::string label;
+  for (auto& t : terms) label += (label.empty() ? "" : "+") + t.label;
+  return label;
+}
+
+}  // namespace etwebgpu::ops

@@ -1,0 +1,497 @@
+// Epilogue fusion at load (graph/epilogue_fusion.h, ops/epilogue.h): an elementwise chain after a
+// conv or GEMM runs in the producer's store. Each case loads the same graph with fusion on and off
+// and proves (a) the dispatch count dropped to one per producer, with a fused[...] label,
+// (b) the fused result equals the unfused one (bit for bit at fp32: the producer's value is the
+// f32 the unfused chain reads back) and the fp64 reference, and (c) chains that must stay apart do.
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+
+#include "reference/conv/conv_ref.h"
+#include "reference/matmul/matmul_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+struct Loaded {
+  std::vector<HostTensor> out;
+  std::vector<std::string> ops, variants;  // per dispatch
+  std::unique_ptr<OpGraph> g;
+};
+
+Loaded load(const std::function<void(OpGraph&)>& build, bool fuse, std::map<std::string, std::string> routes = {}) {
+  Loaded r;
+  r.g = std::make_unique<OpGraph>();
+  build(*r.g);
+  LoadOptions o;
+  o.fuse = fuse;
+  o.force_route = routes;
+  r.out = r.g->run(o);
+  Profile p;
+  r.g->model()->run(r.g->inputs, &p);
+  for (auto& d : p.dispatches) {
+    r.ops.push_back(d.op);
+    r.variants.push_back(d.variant);
+  }
+  return r;
+}
+
+// Bit for bit at fp32; under ETWEBGPU_TEST_PRECISION=fp16 only the unfused chain rounds the
+// producer's value to f16, so within half precision.
+::testing::AssertionResult Same(const HostTensor& fused, const HostTensor& plain) {
+  const char* p = std::getenv("ETWEBGPU_TEST_PRECISION");
+  if (p && std::string(p) == "fp16") return Close(fused, plain, 2e-2, 2e-2);
+  if (fused.shape != plain.shape) return ::testing::AssertionFailure() << "shapes differ";
+  if (fused.data != plain.data) return ::testing::AssertionFailure() << "fused and unfused results differ";
+  return ::testing::AssertionSuccess();
+}
+
+double hardswish(double v) { return v * std::min(std::max(v + 3, 0.0), 6.0) / 6; }
+double relu(double v) { return v > 0 ? v : 0; }
+
+HostTensor map_ref(const HostTensor& r, const std::function<double(double, size_t)>& f) {
+  std::vector<double> v = f64(r);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = f(v[i], i);
+  return ref_tensor(r.shape, v);
+}
+
+Id conv_call(OpGraph& g, Id x, Id w, Id b, std::vector<int64_t> stride, std::vector<int64_t> pad, int64_t groups,
+             bool transposed, Id out) {
+  auto& gb = g.gb;
+  gb.op("aten.convolution.default", {x, w, b, gb.int_list(stride), gb.int_list(pad), gb.int_list({1, 1}),
+                                      gb.boolean(transposed), gb.int_list({0, 0}), gb.int_(groups), out});
+  return out;
+}
+
+// x [1,8,9,9] -> conv 3x3 (8 -> 16, pad 1, bias) -> hardswish
+struct ConvAct {
+  HostTensor x = random_f32({1, 8, 9, 9}, 1), w = random_f32({16, 8, 3, 3}, 2, -0.3f, 0.3f), b = random_f32({16}, 3);
+  void build(OpGraph& g) const {
+    Id c = g.tensor(DType::Float32, {1, 16, 9, 9}), o = g.output(DType::Float32, {1, 16, 9, 9});
+    conv_call(g, g.input(x), g.constant(w), g.constant(b), {1, 1}, {1, 1}, 1, false, c);
+    g.gb.op("aten.hardswish.default", {c, o});
+  }
+  HostTensor ref() const {
+    ref::ConvArgs a;
+    a.ph = a.pw = 1;
+    return map_ref(ref::conv(x, w, &b, a), [](double v, size_t) { return hardswish(v); });
+  }
+};
+
+TEST(EpilogueFusion, ConvHardswishIsOneDispatchEqualToUnfusedAndReference) {
+  ETW_REQUIRE_GPU();
+  ConvAct c;
+  auto build = [&](OpGraph& g) { c.build(g); };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(plain.ops.size(), 2u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[convolution+hardswish]"});
+  EXPECT_EQ(fused.variants, std::vector<std::string>{"conv_gemm"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
+}
+
+// conv (no bias) + bias [C,1,1] (broadcast) + residual r (the output's shape), then relu: the
+// elementwise pass makes fused[add+add+relu], which the conv then takes with two extra inputs.
+// Every conv route: the 64x64 and large-tile GEMMs, direct (depthwise) and transposed.
+struct ConvResidual {
+  int64_t C;
+  int64_t groups;
+  bool transposed;
+  HostTensor x, w, bias, r;
+  ConvResidual(int64_t c, int64_t groups, bool transposed)
+      : C(c), groups(groups), transposed(transposed), x(random_f32({1, c, 8, 8}, 4)),
+        w(random_f32(transposed ? std::vector<int64_t>{c, c / groups, 3, 3} : std::vector<int64_t>{c, c / groups, 3, 3},
+                     5, -0.2f, 0.2f)),
+        bias(random_f32({c, 1, 1}, 6)), r(random_f32({1, c, 8, 8}, 7)) {}
+  void build(OpGraph& g) const {
+    auto t = [&] { return g.tensor(DType::Float32, {1, C, 8, 8}); };
+    Id cv = t(), a1 = t(), a2 = t(), o = g.output(DType::Float32, {1, C, 8, 8});
+    Id xi = g.input(x), ri = g.input(r);
+    conv_call(g, xi, g.constant(w), g.gb.null(), {1, 1}, {1, 1}, groups, transposed, cv);
+    g.gb.op("aten.add.Tensor", {cv, g.constant(bias), g.gb.int_(1), a1});
+    g.gb.op("aten.add.Tensor", {a1, ri, g.gb.int_(1), a2});
+    g.gb.op("aten.relu.default", {a2, o});
+  }
+  HostTensor ref() const {
+    ref::ConvArgs a;
+    a.ph = a.pw = 1;
+    a.groups = groups;
+    a.transposed = transposed;
+    auto bv = f64(bias), rv = f64(r);
+    size_t hw = 64;
+    return map_ref(ref::conv(x, w, nullptr, a), [&](double v, size_t i) { return relu(v + bv[i / hw % C] + rv[i]); });
+  }
+};
+
+TEST(EpilogueFusion, ConvBiasResidualReluOnEveryConvRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case {
+    int64_t C, groups;
+    bool transposed;
+    const char* route;
+    const char* variant;
+  } cases[] = {{16, 1, false, "gemm", "conv_gemm"},
+               {64, 1, false, "gemm_large", "conv_gemm_128x128"},
+               {64, 1, false, "gemm_large_m64", "conv_gemm_64x128"},
+               {16, 16, false, "", "conv_direct"},
+               {16, 4, false, "", "conv_direct_vec4"},
+               {8, 1, true, "", "conv_transpose"}};
+  for (const auto& k : cases) {
+    ConvResidual c(k.C, k.groups, k.transposed);
+    auto build = [&](OpGraph& g) { c.build(g); };
+    std::map<std::string, std::string> routes;
+    if (*k.route) routes["conv"] = k.route;
+    auto fused = load(build, true, routes), plain = load(build, false, routes);
+    EXPECT_EQ(plain.ops.size(), 4u) << k.variant;
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[convolution+add+add+relu]"}) << k.variant;
+    EXPECT_EQ(fused.variants, std::vector<std::string>{k.variant});
+    EXPECT_TRUE(Same(fused.out[0], plain.out[0])) << k.variant;
+    EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4)) << k.variant;
+  }
+}
+
+// conv_with_clamp (relu6 folded by the exporter) then * 0.5: the clamp runs before the epilogue.
+TEST(EpilogueFusion, ConvWithClampThenScaleKeepsTheClampFirst) {
+  ETW_REQUIRE_GPU();
+  ConvAct c;
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id cv = g.tensor(DType::Float32, {1, 16, 9, 9}), o = g.output(DType::Float32, {1, 16, 9, 9});
+    gb.op("et_vk.conv_with_clamp.default",
+          {g.input(c.x), g.constant(c.w), g.constant(c.b), gb.int_list({1, 1}), gb.int_list({1, 1}),
+           gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), gb.dbl(0.0), gb.dbl(0.5), cv});
+    gb.op("aten.mul.Scalar", {cv, gb.dbl(-2.0), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[conv_with_clamp+mul]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  ref::ConvArgs a;
+  a.ph = a.pw = 1;
+  a.out_min = 0, a.out_max = 0.5;
+  EXPECT_TRUE(Close(fused.out[0], map_ref(ref::conv(c.x, c.w, &c.b, a), [](double v, size_t) { return -2 * v; }),
+                    1e-4, 1e-4));
+}
+
+// linear [M,K] x [N,K]^T + b -> gelu, on every GEMM route the shape allows when forced.
+TEST(EpilogueFusion, LinearGeluOnEveryMatmulRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case {
+    int64_t M, K, N;
+    const char* route;
+    const char* variant;
+  } cases[] = {{5, 12, 7, "tiled", "gemm_tiled"},
+               {5, 12, 8, "vec4", "gemm_vec4"},
+               {1, 13, 9, "gemv", "gemv"},
+               {1, 16, 9, "gemv", "gemv_vec4"},
+               {130, 32, 128, "large", "gemm_128x128"},
+               {64, 32, 128, "large_m64", "gemm_64x128_aligned"}};
+  for (const auto& k : cases) {
+    auto x = random_f32({k.M, k.K}, 8), w = random_f32({k.N, k.K}, 9, -0.3f, 0.3f), b = random_f32({k.N}, 10);
+    auto build = [&](OpGraph& g) {
+      Id l = g.tensor(DType::Float32, {k.M, k.N}), o = g.output(DType::Float32, {k.M, k.N});
+      g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.constant(b), l});
+      g.gb.op("aten.gelu.default", {l, g.gb.str("none"), o});
+    };
+    auto fused = load(build, true, {{"matmul", k.route}}), plain = load(build, false, {{"matmul", k.route}});
+    EXPECT_EQ(plain.ops.size(), 2u) << k.variant;
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear+gelu]"}) << k.variant;
+    EXPECT_EQ(fused.variants, std::vector<std::string>{k.variant});
+    EXPECT_TRUE(Same(fused.out[0], plain.out[0])) << k.variant;
+    auto ref = map_ref(ref::linear(x, w, &b), [](double v, size_t) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); });
+    EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4)) << k.variant;
+  }
+}
+
+// bmm + residual of the output's shape, then * 0.25 (fused[add+mul] taken by the bmm).
+TEST(EpilogueFusion, BmmResidualScale) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({3, 4, 6}, 11), b = random_f32({3, 6, 5}, 12), r = random_f32({3, 4, 5}, 13);
+  auto build = [&](OpGraph& g) {
+    Id m = g.tensor(DType::Float32, {3, 4, 5}), s = g.tensor(DType::Float32, {3, 4, 5});
+    Id o = g.output(DType::Float32, {3, 4, 5});
+    g.gb.op("aten.bmm.default", {g.input(a), g.input(b), m});
+    g.gb.op("aten.add.Tensor", {g.input(r), m, g.gb.int_(1), s});
+    g.gb.op("aten.mul.Scalar", {s, g.gb.dbl(0.25), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[bmm+add+mul]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto rv = f64(r);
+  EXPECT_TRUE(Close(fused.out[0], map_ref(ref::matmul(a, b), [&](double v, size_t i) { return (rv[i] + v) * 0.25; }),
+                    1e-5, 1e-5));
+}
+
+TEST(EpilogueFusion, DynamicShapesRerunSmallerMatchesUnfused) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) {
+    Id x = g.input(random_f32({6, 16}, 14), {6, 16}, true);
+    Id r = g.input(random_f32({6, 8}, 15), {6, 8}, true);
+    Id l = g.tensor(DType::Float32, {6, 8}), o = g.output(DType::Float32, {6, 8});
+    g.gb.op("aten.linear.default", {x, g.constant(random_f32({8, 16}, 16)), g.gb.null(), l});
+    g.gb.op("aten.sub.Tensor", {l, r, g.gb.dbl(2.0), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+sub]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  std::vector<HostTensor> small = {random_f32({2, 16}, 17), random_f32({2, 8}, 18)};
+  auto f2 = fused.g->rerun(small), p2 = plain.g->rerun(small);
+  ASSERT_EQ(f2[0].shape, (std::vector<int64_t>{2, 8}));
+  EXPECT_TRUE(Same(f2[0], p2[0]));
+}
+
+// (c) What must stay apart.
+TEST(EpilogueFusion, ProducerOutputUsedTwiceIsNotFused) {
+  ETW_REQUIRE_GPU();
+  ConvAct c;
+  auto build = [&](OpGraph& g) {
+    Id cv = g.output(DType::Float32, {1, 16, 9, 9}), o = g.output(DType::Float32, {1, 16, 9, 9});
+    conv_call(g, g.input(c.x), g.constant(c.w), g.constant(c.b), {1, 1}, {1, 1}, 1, false, cv);
+    g.gb.op("aten.relu.default", {cv, o});
+  };
+  EXPECT_EQ(load(build, true).ops, (std::vector<std::string>{"aten.convolution.default", "aten.relu.default"}));
+  auto twice = [&](OpGraph& g) {
+    Id cv = g.tensor(DType::Float32, {1, 16, 9, 9}), a = g.tensor(DType::Float32, {1, 16, 9, 9});
+    Id o = g.output(DType::Float32, {1, 16, 9, 9}), o2 = g.output(DType::Float32, {1, 16, 9, 9});
+    conv_call(g, g.input(c.x), g.constant(c.w), g.constant(c.b), {1, 1}, {1, 1}, 1, false, cv);
+    g.gb.op("aten.relu.default", {cv, a});
+    g.gb.op("aten.relu.default", {a, o});
+    g.gb.op("aten.neg.default", {cv, o2});
+  };
+  auto fused = load(twice, true), plain = load(twice, false);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.convolution.default", "fused[relu+relu]", "aten.neg.default"}));
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+TEST(EpilogueFusion, ConsumerThatWidensTheShapeIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 6}, 19), w = random_f32({4, 6}, 20), r = random_f32({3, 4}, 21);
+  auto build = [&](OpGraph& g) {
+    Id l = g.tensor(DType::Float32, {1, 4}), o = g.output(DType::Float32, {3, 4});
+    g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.gb.null(), l});
+    g.gb.op("aten.add.Tensor", {l, g.input(r), g.gb.int_(1), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.linear.default", "aten.add.Tensor"}));
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+TEST(EpilogueFusion, ConsumerChangingTheDtypeIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 6}, 22), w = random_f32({4, 6}, 23);
+  auto build = [&](OpGraph& g) {
+    Id l = g.tensor(DType::Float32, {2, 4}), o = g.output(DType::Float64, {2, 4});
+    g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.gb.null(), l});
+    g.gb.op("aten.relu.default", {l, o});
+  };
+  EXPECT_EQ(load(build, true).ops, (std::vector<std::string>{"aten.linear.default", "aten.relu.default"}));
+}
+
+// A call between the producer and its consumer that names the producer's input: moving the
+// producer down to the consumer would read it after that call, so the pair stays apart.
+TEST(EpilogueFusion, CallBetweenNamingTheProducersInputKeepsThemApart) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 6}, 24), w = random_f32({4, 6}, 25);
+  auto build = [&](OpGraph& g) {
+    Id xi = g.input(x);
+    Id l = g.tensor(DType::Float32, {2, 4}), o = g.output(DType::Float32, {2, 4}), n = g.output(DType::Float32, {2, 6});
+    g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), l});
+    g.gb.op("aten.neg.default", {xi, n});
+    g.gb.op("aten.relu.default", {l, o});
+  };
+  EXPECT_EQ(load(build, true).ops,
+            (std::vector<std::string>{"aten.linear.default", "aten.neg.default", "aten.relu.default"}));
+}
+
+// A file may carry an epilogue itself (the rewritten form): it is checked like any argument.
+TEST(EpilogueFusion, MalformedEpilogueInAFileIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  for (const char* bad : {"", "u 13 x2 00000000 00000000 00000000 00000000 silu", "b 2 x0 t0 3f800000 00000000 mul"}) {
+    OpGraph g;
+    Id x = g.input(random_f32({2, 4}, 26)), e = g.input(random_f32({2, 3}, 27));
+    Id o = g.output(DType::Float32, {2, 3});
+    g.gb.op("aten.linear.default", {x, g.constant(random_f32({3, 4}, 28)), g.gb.null(), g.gb.str(bad), e, o});
+    std::string err = load_error([&] { g.run(); });
+    EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
+  }
+  OpGraph g;
+  Id x = g.input(random_f32({2, 4}, 26));
+  Id o = g.output(DType::Float32, {2, 3});
+  g.gb.op("aten.linear.default", {x, g.constant(random_f32({3, 4}, 28)), g.gb.null(), g.gb.int_(3), o});
+  EXPECT_TRUE(has(load_error([&] { g.run(); }), "epilogue term list")) << load_error([&] { g.run(); });
+}
+
+// A MobileNetV3 inverted-residual block with squeeze-excite, as the exporter writes it:
+// expand 1x1 + hardswish, depthwise 3x3 + hardswish, SE (mean -> 1x1 + relu -> 1x1 ->
+// hardsigmoid as (v + 3).clamp(0, 6) / 6 -> mul), project 1x1, residual add. The
+// adaptive_avg_pool2d(1) spelling of the pool is matched too.
+struct MbBlock {
+  int64_t C = 16, E = 32, S = 8, H = 7;
+  HostTensor x = random_f32({1, C, H, H}, 30), we = random_f32({E, C, 1, 1}, 31, -0.4f, 0.4f),
+             be = random_f32({E}, 32), wd = random_f32({E, 1, 3, 3}, 33, -0.5f, 0.5f), bd = random_f32({E}, 34),
+             w1 = random_f32({S, E, 1, 1}, 35, -0.4f, 0.4f), b1 = random_f32({S}, 36),
+             w2 = random_f32({E, S, 1, 1}, 37, -0.6f, 0.6f), b2 = random_f32({E}, 38),
+             wp = random_f32({C, E, 1, 1}, 39, -0.3f, 0.3f), bp = random_f32({C}, 40);
+  bool adaptive_pool = false;
+  void build(OpGraph& g) const {
+    auto& gb = g.gb;
+    auto t = [&](int64_t c, int64_t h) { return g.tensor(DType::Float32, {1, c, h, h}); };
+    Id xi = g.input(x);
+    Id e = t(E, H), eh = t(E, H), d = t(E, H), dh = t(E, H), m = t(E, 1), h1 = t(S, 1), h2 = t(S, 1), z = t(E, 1),
+       z1 = t(E, 1), z2 = t(E, 1), gate = t(E, 1), sc = t(E, H), pj = t(C, H), o = g.output(DType::Float32, {1, C, H, H});
+    conv_call(g, xi, g.constant(we), g.constant(be), {1, 1}, {0, 0}, 1, false, e);
+    gb.op("aten.hardswish.default", {e, eh});
+    conv_call(g, eh, g.constant(wd), g.constant(bd), {1, 1}, {1, 1}, E, false, d);
+    gb.op("aten.hardswish.default", {d, dh});
+    if (adaptive_pool) gb.op("aten._adaptive_avg_pool2d.default", {dh, gb.int_list({1, 1}), m});
+    else gb.op("aten.mean.dim", {dh, gb.int_list({-1, -2}), gb.boolean(true), gb.null(), m});
+    conv_call(g, m, g.constant(w1), g.constant(b1), {1, 1}, {0, 0}, 1, false, h1);
+    gb.op("aten.relu.default", {h1, h2});
+    conv_call(g, h2, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, z);
+    gb.op("aten.add.Scalar", {z, gb.dbl(3.0), gb.int_(1), z1});
+    gb.op("aten.clamp.default", {z1, gb.dbl(0.0), gb.dbl(6.0), z2});
+    gb.op("aten.div.Scalar", {z2, gb.dbl(6.0), gate});
+    gb.op("aten.mul.Tensor", {dh, gate, sc});
+    conv_call(g, sc, g.constant(wp), g.constant(bp), {1, 1}, {0, 0}, 1, false, pj);
+    gb.op("aten.add.Tensor", {pj, xi, gb.int_(1), o});
+  }
+  HostTensor ref() const {
+    ref::ConvArgs one, dw;
+    dw.ph = dw.pw = 1;
+    dw.groups = E;
+    auto hs = [](double v, size_t) { return hardswish(v); };
+    auto eh = map_ref(ref::conv(x, we, &be, one), hs);
+    auto dh = map_ref(ref::conv(eh, wd, &bd, dw), hs);
+    auto dv = f64(dh);
+    std::vector<double> mv(E, 0.0);
+    for (int64_t c = 0; c < E; ++c)
+      for (int64_t k = 0; k < H * H; ++k) mv[c] += dv[c * H * H + k] / (H * H);
+    auto h = map_ref(ref::conv(ref_tensor({1, E, 1, 1}, mv), w1, &b1, one), [](double v, size_t) { return relu(v); });
+    auto gate = f64(map_ref(ref::conv(h, w2, &b2, one),
+                            [](double v, size_t) { return std::min(std::max(v + 3, 0.0), 6.0) / 6; }));
+    for (size_t i = 0; i < dv.size(); ++i) dv[i] *= gate[i / (H * H)];
+    auto xv = f64(x);
+    return map_ref(ref::conv(ref_tensor({1, E, H, H}, dv), wp, &bp, one), [&](double v, size_t i) { return v + xv[i]; });
+  }
+};
+
+TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To5Dispatches) {
+  ETW_REQUIRE_GPU();
+  for (bool adaptive : {false, true}) {
+    MbBlock b;
+    b.adaptive_pool = adaptive;
+    auto build = [&](OpGraph& g) { b.build(g); };
+    auto fused = load(build, true), plain = load(build, false);
+    EXPECT_EQ(plain.ops.size(), 14u);
+    // The hardsigmoid joins the gate's multiply (one elementwise kernel over x's shape), so the
+    // squeeze-excite is two kernels: the gate (mean, 1x1 + relu, 1x1) and hardsigmoid * x.
+    EXPECT_EQ(fused.ops, (std::vector<std::string>{"fused[convolution+hardswish]", "fused[convolution+hardswish]",
+                                                   "fused[mean+convolution+relu+convolution]",
+                                                   "fused[add+clamp+div+mul]", "fused[convolution+add]"}));
+    // The fused mean sums in another order than the reduction kernel: equal within fp32 rounding.
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+    EXPECT_TRUE(Close(fused.out[0], b.ref(), 1e-4, 1e-4));
+  }
+}
+
+// The gate over many channels (C > 256: one thread per channel sum) and a batch of 2.
+TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
+  ETW_REQUIRE_GPU();
+  const int64_t B = 2, C = 300, S = 20, H = 3;
+  auto x = random_f32({B, C, H, H}, 41), w1 = random_f32({S, C, 1, 1}, 42, -0.2f, 0.2f),
+       w2 = random_f32({C, S, 1, 1}, 43, -0.5f, 0.5f), b2 = random_f32({C}, 44);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id m = g.tensor(DType::Float32, {B, C, 1, 1}), h = g.tensor(DType::Float32, {B, S, 1, 1});
+    Id o = g.output(DType::Float32, {B, C, 1, 1});
+    gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
+    conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+    conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[mean+convolution+convolution]"});
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+  auto xv = f64(x);
+  std::vector<double> mv(B * C, 0.0);
+  for (int64_t i = 0; i < B * C; ++i)
+    for (int64_t k = 0; k < H * H; ++k) mv[i] += xv[i * H * H + k] / (H * H);
+  ref::ConvArgs one;
+  auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, nullptr, one), w2, &b2, one);
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+}
+
+// The pooled value also read elsewhere: the gate stays three kernels (the convs still take their
+// epilogues).
+TEST(EpilogueFusion, SqueezeExciteWithPooledValueUsedTwiceIsNotFused) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 8, 4, 4}, 45), w1 = random_f32({4, 8, 1, 1}, 46), w2 = random_f32({8, 4, 1, 1}, 47);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id m = g.output(DType::Float32, {1, 8, 1, 1}), h = g.tensor(DType::Float32, {1, 4, 1, 1});
+    Id o = g.output(DType::Float32, {1, 8, 1, 1});
+    gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
+    conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+    conv_call(g, h, g.constant(w2), gb.null(), {1, 1}, {0, 0}, 1, false, o);
+  };
+  EXPECT_EQ(load(build, true).ops,
+            (std::vector<std::string>{"aten.mean.dim", "aten.convolution.default", "aten.convolution.default"}));
+}
+
+// linear [B*T, K] -> view [B, T, N] -> + residual [B, T, N] -> gelu, as exports flatten around a
+// linear: the linear takes the chain and the view yields its result (still copy-free).
+TEST(EpilogueFusion, AcrossAContiguousViewTheLinearTakesTheChain) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({6, 8}, 48), w = random_f32({4, 8}, 49), r = random_f32({2, 3, 4}, 50);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id l = g.tensor(DType::Float32, {6, 4}), v = g.tensor(DType::Float32, {2, 3, 4}), a = g.tensor(DType::Float32, {2, 3, 4});
+    Id o = g.output(DType::Float32, {2, 3, 4});
+    gb.op("aten.linear.default", {g.input(x), g.constant(w), gb.null(), l});
+    gb.op("aten.view_copy.default", {l, gb.int_list({2, 3, 4}), v});
+    gb.op("aten.add.Tensor", {v, g.input(r), gb.int_(1), a});
+    gb.op("aten.gelu.default", {a, gb.str("tanh"), o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+add+gelu]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto rv = f64(r);
+  auto ref = map_ref(ref::linear(x, w, nullptr), [&](double v, size_t i) {
+    double u = v + rv[i];
+    return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
+  });
+  ref.shape = {2, 3, 4};
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+}
+
+// A file may name the squeeze-excite op itself: it runs like the ops it stands for, and its
+// arguments are checked.
+TEST(EpilogueFusion, HandWrittenSqueezeExciteRunsLikeTheOps) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 6, 5, 5}, 51), w1 = random_f32({3, 6, 1, 1}, 52), b1 = random_f32({3}, 53),
+       w2 = random_f32({6, 3, 1, 1}, 54);
+  OpGraph g;
+  Id o = g.output(DType::Float32, {1, 6, 1, 1});
+  // e1: relu (unary op 10); e2: none.
+  g.gb.op("etwebgpu.squeeze_excite", {g.input(x), g.constant(w1), g.constant(b1),
+                                      g.gb.str("u 10 x0 00000000 00000000 00000000 00000000 relu"), g.constant(w2),
+                                      g.gb.null(), g.gb.null(), o});
+  auto out = g.run()[0];
+  auto xv = f64(x);
+  std::vector<double> mv(6, 0.0);
+  for (int64_t i = 0; i < 6 * 25; ++i) mv[i / 25] += xv[i] / 25;
+  ref::ConvArgs one;
+  auto h = map_ref(ref::conv(ref_tensor({1, 6, 1, 1}, mv), w1, &b1, one), [](double v, size_t) { return relu(v); });
+  EXPECT_TRUE(Close(out, ref::conv(h, w2, nullptr, one), 1e-5, 1e-5));
+
+  OpGraph bad;
+  Id bo = bad.output(DType::Float32, {1, 6, 1, 1});
+  bad.gb.op("etwebgpu.squeeze_excite", {bad.input(x), bad.constant(w2), bad.gb.null(), bad.gb.null(),
+                                        bad.constant(w1), bad.gb.null(), bad.gb.null(), bo});
+  EXPECT_TRUE(has(load_error([&] { bad.run(); }), "must be [S, 6, 1, 1]"));
+}
+
+}  // namespace
