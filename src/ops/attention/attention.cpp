@@ -2,14 +2,14 @@
 // sdpa_with_kv_cache / update_cache ([1, S, H, D] with caches [1, Cmax, Hkv, D]) and
 // etwebgpu.attention, the fused form of a decomposed attention (graph/attention_fusion.h).
 // The kernels are layout-generic (strides in the uniform) and read k/v head h / group (GQA
-// without materialising repeated K/V). Two families, chosen at load from the maximum head dims:
-// - fused (head dims <= 128): no attn scratch. Per run, few query rows per head (S_q <= 8, the
+// without materialising repeated K/V). Two families, chosen at load from the maximum shapes:
+// - fused (head dims <= 128, and not a long prefill: see pick_staged): no attn scratch. Per run, few query rows per head (S_q <= 8, the
 //   decode step) take the split-K decode route: sdpa_decode scores chunks of keys per
 //   workgroup with an online softmax and sdpa_decode_combine merges the chunks (skipped when one
 //   chunk covers the keys); more rows take the flash route, sdpa_flash, one pass with K/V tiles in
 //   workgroup memory. force_route "sdpa" = "flash" | "decode" pins one; "sdpa_reduce" =
 //   "workgroup" keeps the decode reductions off subgroups.
-// - staged (longer head dims, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
+// - staged (longer head dims, a long prefill, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
 //   softmax -> AV through a scratch attn[B, H, S_q, S_kv] sized for the maximum shapes. QK has
 //   two routes giving the same numbers: the per-row route is a tiled batched GEMM (a workgroup
 //   owns a 64-row x 64-key block, 4x4 per invocation, Q/K tiles in workgroup memory); the
@@ -42,6 +42,9 @@ struct Params {
 };
 static_assert(sizeof(Params) == 128);
 
+// Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) takes the staged
+// kernels by default (see pick_staged).
+constexpr int64_t kFlashMaxEntries = 64 * 1024;
 // Query rows per head up to which the decode route runs.
 constexpr int64_t kDecodeRows = 8;
 // The decode route splits the keys until about this many workgroups run (64 keys per split at
@@ -111,7 +114,7 @@ struct Attention {
   }
 
   // Whether an op with these maximum head dims runs the staged kernels (see the file comment).
-  static bool pick_staged(const OpContext& oc, int64_t d, int64_t dv) {
+  static bool pick_staged(const OpContext& oc, int64_t d, int64_t dv, int64_t max_sq, int64_t max_skv) {
     std::string r = forced(oc, "sdpa");
     if (!r.empty() && r != "flash" && r != "decode" && r != "staged")
       oc.fail(ErrorKind::InvalidArgument, "force_route sdpa must be \"flash\", \"decode\" or \"staged\", got \"" + r + "\"");
@@ -119,7 +122,11 @@ struct Attention {
                 oc.g.ctx().info().max_workgroup_storage >= (std::max(d, dv) <= 64 ? kFlashBytes64 : kFlashBytes128);
     if ((r == "flash" || r == "decode") && !fits)
       oc.fail(ErrorKind::InvalidArgument, "force_route sdpa = \"" + r + "\" needs head dims <= 128");
-    return r == "staged" || forced_qk(oc) != Route::Auto || !fits;
+    // Long prefill goes staged unless forced: the flash kernel (scalar loads, not yet tuned) took
+    // 0.68 ms on the H200 for 1x8x1024x64 where the staged kernels take 0.17 ms. Decode steps and
+    // small attention keep the fused kernels (fewer dispatches, no scratch).
+    bool long_prefill = max_sq > kDecodeRows && max_sq * max_skv > kFlashMaxEntries;
+    return r == "staged" || forced_qk(oc) != Route::Auto || !fits || (r.empty() && long_prefill);
   }
 
   // mask_kind: 0 none, 1 float, 2 bool; the maximum B*H, S_q, S_kv and head dims.
@@ -127,7 +134,7 @@ struct Attention {
                                           int mask_kind, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d,
                                           int64_t dv) {
     auto att = std::make_shared<Attention>();
-    att->staged = pick_staged(oc, d, dv);
+    att->staged = pick_staged(oc, d, dv, max_sq, max_skv);
     check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
     int64_t max_rows = max_bh * max_sq;
     if (att->staged) {
