@@ -649,6 +649,7 @@ void Graph::resize_node(Node& n) {
         s.grid = {0, 1, 1};
         continue;
       }
+      if (!r.pipeline) instantiate(r, s);
       s.pipeline = r.pipeline;
       if (gr.flat) {
         // x folds into (x, y); z (a batch) stays.
@@ -692,30 +693,36 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
     std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
     throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m.substr(m.rfind(kind, 0) == 0 ? kind.size() : 0));
   }
-  const gpu::Pipeline& pipe = ctx_->pipeline_from_source(wgsl, k.entry(), k.constants(), k.shader());
   kernel::Kernel::Slots slots = k.slots();
-  std::vector<gpu::Binding> b;
+  KernelRun r;
+  r.wgsl = std::move(wgsl);
+  r.entry = k.entry();
+  r.label = k.shader();
+  r.constants = k.constants();
   for (size_t i = 0; i < k.tensors().size(); ++i) {
     int32_t id = k.tensors()[i].id;
-    b.push_back({slots.tensor[i], id < 0 ? &dummy_buffer() : &buffer(id)});
+    r.bindings.push_back({slots.tensor[i], id < 0 ? &dummy_buffer() : &buffer(id)});
   }
-  for (size_t i = 0; i < k.buffers().size(); ++i) b.push_back({slots.buffer[i], k.buffers()[i].buffer});
-  KernelRun r;
-  r.pipeline = &pipe;
+  for (size_t i = 0; i < k.buffers().size(); ++i) r.bindings.push_back({slots.buffer[i], k.buffers()[i].buffer});
   if (k.uniform_bytes()) {
     r.uniform = &make_uniform(k.uniform_bytes(), n.op);
-    b.push_back({slots.uniform, r.uniform});
+    r.bindings.push_back({slots.uniform, r.uniform});
   }
   r.params = k.params_fn();
   r.groups = k.groups_fn();
   r.when = k.when_fn();
   Step st;
-  st.pipeline = &pipe;
-  st.bind_group = ctx_->bind_group(pipe, b);
-  st.variant = k.variant_name();
+  st.variant = k.variant_name().empty() ? k.shader() : k.variant_name();
   n.steps.push_back(std::move(st));
   r.step = n.steps.size() - 1;
   n.kernels.push_back(std::move(r));
+}
+
+void Graph::instantiate(KernelRun& r, Step& s) {
+  r.pipeline = &ctx_->pipeline_from_source(r.wgsl, r.entry, r.constants, r.label);
+  s.bind_group = ctx_->bind_group(*r.pipeline, r.bindings);
+  r.wgsl = std::string();  // the pipeline cache holds what is needed from here on
+  r.bindings.clear();
 }
 
 void Graph::record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {

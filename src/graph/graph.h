@@ -65,7 +65,7 @@ struct Tensor {
 
 // One dispatch (or buffer copy) of a node, recorded each run.
 struct Step {
-  const gpu::Pipeline* pipeline = nullptr;
+  const gpu::Pipeline* pipeline = nullptr;  // null: a copy, or a kernel inactive this run
   gpu::BindGroup bind_group;
   gpu::Grid grid;                  // zero x = inactive this run
   // A buffer copy instead of a dispatch when pipeline == nullptr and copy_size > 0:
@@ -75,10 +75,15 @@ struct Step {
   std::string variant;             // kernel variant for profiles, e.g. "gemm_vec4"
 };
 
-// A kernel's live part, driven by Graph's resize loop: its step, uniform and functions.
+// A kernel's live part, driven by Graph's resize loop: its step, uniform and functions. The
+// pipeline and bind group are made the first time the route is active (most routes of a
+// shape-dependent op never run on a given model, and each costs a shader compile).
 struct KernelRun {
   size_t step = 0;                 // into Node::steps
-  const gpu::Pipeline* pipeline = nullptr;
+  const gpu::Pipeline* pipeline = nullptr;  // null until first active
+  std::string wgsl, entry, label;  // what the pipeline is made from
+  gpu::Constants constants;
+  std::vector<gpu::Binding> bindings;
   gpu::Buffer* uniform = nullptr;
   std::vector<uint8_t> last;       // uniform bytes last written (writes are skipped when equal)
   kernel::Kernel::ParamsFn params;
@@ -198,6 +203,7 @@ class Graph {
 
   // Instantiates kernel `k` as a new step of node `n` (see OpContext::add).
   void add_kernel(Node& n, const kernel::Kernel& k);
+  void instantiate(KernelRun& r, Step& s);  // pipeline + bind group on first activation
   // Live dims and integers, as kernels' functions see them.
   const kernel::Live& live() const { return *live_; }
 

@@ -187,3 +187,57 @@ TEST(Program, SteadyStateRunsCreateNoBufferPipelineOrBindGroup) {
 }
 
 }  // namespace
+
+namespace {
+// y[m][n] = sum_k x[m][k] w[n][k] + b[n] in double.
+std::vector<double> linear_ref(const HostTensor& x, const std::vector<float>& w, const std::vector<float>& b,
+                               int64_t M, int64_t K, int64_t N) {
+  const float* xp = reinterpret_cast<const float*>(x.data.data());
+  std::vector<double> y(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double s = b[n];
+      for (int64_t k = 0; k < K; ++k) s += double(xp[m * K + k]) * w[n * K + k];
+      y[m * N + n] = s;
+    }
+  return y;
+}
+}  // namespace
+
+// A linear has several kernel routes (gemv, small and large GEMM); only the route a run takes is
+// compiled, when it first runs, so loading compiles one and a new shape compiles its own once.
+TEST(Program, KernelRoutesCompileWhenFirstActive) {
+  ETW_REQUIRE_GPU();
+  const int64_t M = 64, K = 64, N = 32;
+  std::vector<float> w(K * N), b(N);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * float(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.1f * float(i);
+  GraphBuilder g;
+  auto x = g.input(DType::Float32, {M, K}, /*dynamic=*/true);
+  auto y = g.tensor(DType::Float32, {M, N});
+  g.op("aten.linear.default", {x, g.constant_f32({N, K}, w), g.constant_f32({N}, b), y});
+  g.output(y);
+  auto ctx = gpu::Context::get();
+  auto s0 = ctx->cache_stats();
+  auto model = Model::load_bytes(g.serialize());
+  auto s1 = ctx->cache_stats();
+  size_t routes = 0;
+  for (auto& n : model->gpu_plan()) routes += n.variants.size();
+  ASSERT_GE(routes, 3u) << "the linear should offer several routes";
+  EXPECT_EQ(s1.misses + s1.hits - s0.misses - s0.hits, 1u) << "load makes the pipeline of the route at the exported shape only";
+  const int64_t rows_per_run[] = {1, 1, M};
+  for (int run = 0; run < 3; ++run) {
+    int64_t rows = rows_per_run[run];
+    auto in = random_f32({rows, K}, 7 + run);
+    auto before = ctx->cache_stats();
+    auto out = model->run({in});
+    auto after = ctx->cache_stats();
+    auto want = linear_ref(in, w, b, rows, K, N);
+    const float* got = reinterpret_cast<const float*>(out[0].data.data());
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{rows, N}));
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
+    // The first one-row run takes the GEMV route and makes its pipeline; repeats make nothing.
+    EXPECT_EQ(after.misses + after.hits - before.misses - before.hits, run == 0 ? 1u : 0u) << "run " << run;
+    EXPECT_EQ(after.bind_groups_created - before.bind_groups_created, run == 0 ? 1u : 0u) << "run " << run;
+  }
+}

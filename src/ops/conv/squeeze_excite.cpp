@@ -96,7 +96,7 @@ void build_squeeze_excite(OpContext& oc) {
         while (q.G * 2 * C <= 256) q.G *= 2;
         p.assign(bytes, 0);
         std::memcpy(p.data(), &q, sizeof q);
-        std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
+        if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
       })
       .groups([x](const kernel::Live& l) { return kernel::Groups::grid(static_cast<uint64_t>(l.dims(x)[0]), 1); });
   oc.add(k.variant("squeeze_excite"));
