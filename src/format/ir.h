@@ -78,6 +78,9 @@ struct VkGraphIR {
   std::vector<uint32_t> output_ids;
   std::vector<VkConstant> constants;
   std::vector<VkState> state;      // whole programs only
+  // Bytes made at load (constants folded by graph::fold_constant_conversions) that entries of
+  // `constants` point into; shared, so a copy of the IR keeps them alive.
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> owned_bytes;
 };
 
 // ---------------------------------------------------------------- Program

@@ -7,6 +7,7 @@
 
 #include "format/escape.h"
 #include "graph/attention_fusion.h"
+#include "graph/constant_folding.h"
 #include "graph/cse.h"
 #include "graph/decoder_fusion.h"
 #include "graph/epilogue_fusion.h"
@@ -332,7 +333,8 @@ void Graph::build() {
     for (int32_t a : call.args) kind(a);  // range check
   }
   // Rewrites at load, before any builder and before memory planning, which then sees the
-  // rewritten calls' lifetimes. Attention first: its pattern holds elementwise calls (the scale)
+  // rewritten calls' lifetimes. First the delegate's packing is undone (only real aliasing
+  // blocks the passes below) and conversions of constants fold. Attention next: its pattern holds elementwise calls (the scale)
   // and mask calls that CSE would merge across layers. Then common subexpressions, decoder
   // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
   // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
@@ -343,6 +345,10 @@ void Graph::build() {
     raw_constant_.resize(n, -1);
   };
   if (opts_.fuse) {
+    split_packed_memory_objects(ir_);
+    if (fold_constant_conversions(ir_).calls_removed)
+      for (size_t i = 0; i < n; ++i)
+        if (ir_.values[i].kind == VkValueKind::Tensor) tensors_[i].constant_id = ir_.values[i].tensor.constant_id;
     fuse_attention(ir_);
     eliminate_common_subexpressions(ir_);
     fuse_decoder_patterns(ir_);

@@ -1,6 +1,7 @@
 #include "graph/memory_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <set>
@@ -128,6 +129,58 @@ bool overlap(const Ranges& a, const Ranges& b) {
 
 }  // namespace
 
+
+size_t split_packed_memory_objects(VkGraphIR& ir) {
+  const size_t n = ir.values.size();
+  auto mem = [&](int32_t v) {
+    return v >= 0 && static_cast<size_t>(v) < n && ir.values[v].kind == VkValueKind::Tensor &&
+                   !ir.values[v].tensor.is_constant()
+               ? ir.values[v].tensor.mem_obj_id
+               : -1;
+  };
+  constexpr int32_t kEnd = INT32_MAX;
+  std::vector<int32_t> first(n, kNone), last(n, kNone);
+  auto name = [&](int32_t v, int32_t at) {
+    if (mem(v) < 0) return;
+    if (first[v] == kNone || at < first[v]) first[v] = at;
+    last[v] = std::max(last[v], at);
+  };
+  for (size_t i = 0; i < ir.chain.size(); ++i)
+    for (int32_t a : ir.chain[i].args) {
+      name(a, static_cast<int32_t>(i));
+      if (a >= 0 && static_cast<size_t>(a) < n && ir.values[a].kind == VkValueKind::ValueList)
+        for (int32_t e : ir.values[a].ids) name(e, static_cast<int32_t>(i));
+    }
+  for (uint32_t v : ir.input_ids) name(static_cast<int32_t>(v), -1);
+  for (uint32_t v : ir.output_ids) name(static_cast<int32_t>(v), kEnd);
+  for (const auto& st : ir.state) {
+    name(st.value_id, -1);
+    name(st.value_id, kEnd);
+  }
+  std::map<int32_t, std::vector<int32_t>> objs;
+  int32_t next = 0;
+  for (size_t v = 0; v < n; ++v) {
+    int32_t m = mem(static_cast<int32_t>(v));
+    if (m < 0) continue;
+    next = std::max(next, m + 1);
+    if (first[v] != kNone) objs[m].push_back(static_cast<int32_t>(v));
+  }
+  size_t added = 0;
+  for (auto& [id, members] : objs) {
+    std::sort(members.begin(), members.end(), [&](int32_t a, int32_t b) { return first[a] < first[b]; });
+    int32_t end = last[members.front()], cur = id;
+    for (size_t k = 1; k < members.size(); ++k) {
+      int32_t v = members[k];
+      if (first[v] > end) {  // no earlier member is alive here: a new group
+        cur = next++;
+        ++added;
+      }
+      ir.values[v].tensor.mem_obj_id = cur;
+      end = std::max(end, last[v]);
+    }
+  }
+  return added;
+}
 
 uint64_t MemoryPlan::total_bytes() const {
   uint64_t s = 0;

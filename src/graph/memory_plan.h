@@ -61,6 +61,13 @@ bool select_keeps_order(const format::VkGraphIR& ir, int32_t self, int32_t dim);
 // the live dims differ. Also used by graph/epilogue_fusion.h.
 bool is_contiguous_view(const format::VkGraphIR& ir, const format::VkOpCall& c);
 
+// Gives each group of a delegate memory object's tensors whose lives meet (graph inputs live from
+// the start, outputs and state to the end) a memory object of its own: tensors the delegate only
+// packed no longer look aliased, so load rewrites that move a read later (fusion) are blocked
+// by real aliasing only. plan_memory packs such tensors by itself anyway. Returns the number of
+// memory objects added.
+size_t split_packed_memory_objects(format::VkGraphIR& ir);
+
 // `tensor_bytes[v]`: storage bytes of value v (ignored for non-tensors).
 MemoryPlan plan_memory(const format::VkGraphIR& ir, const std::vector<uint64_t>& tensor_bytes,
                        const MemoryPlanOptions& opts = {});

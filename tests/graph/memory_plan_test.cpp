@@ -403,3 +403,41 @@ TEST(MemoryPlan, ViewIsCopiedWhenAnAliasOfItsInputIsWrittenWhileTheViewLives) {
 }
 
 }  // namespace
+
+// The delegate packs tensors whose lives never meet into one memory object; split_packed_memory_
+// objects gives each group of meeting lives its own, keeping real aliases (and inputs and outputs,
+// live from the start / to the end) together.
+TEST(MemoryPlan, SplitPackedMemoryObjectsKeepsOnlyMeetingLivesTogether) {
+  Chain c;
+  int32_t x = c.input({8});
+  int32_t a = c.tensor({8}, 0), b = c.tensor({8}, 1), d = c.tensor({8}, 0), e = c.tensor({8}, 1);
+  int32_t alias = c.tensor({8}, 2), alias2 = c.tensor({8}, 2), o = c.output({8});
+  c.unary(x, a);                                      // 0: a born
+  c.unary(a, b);                                      // 1: a dies
+  c.unary(b, d);                                      // 2: d packed into a's object
+  c.op("aten.add.Tensor", {d, b, c.null(), e});       // 3: e meets b here (object 1 stays one)
+  c.unary(e, alias);                                  // 4
+  c.op("aten.add.Tensor", {alias, alias2, c.null(), alias2});  // 5: alias2 written in place of itself
+  c.op("aten.add.Tensor", {alias, alias2, c.null(), o});       // 6
+  int32_t first_new = 3;  // objects 0..2 exist
+  EXPECT_EQ(split_packed_memory_objects(c.ir), 1u);
+  EXPECT_EQ(c.ir.values[a].tensor.mem_obj_id, 0);
+  EXPECT_EQ(c.ir.values[d].tensor.mem_obj_id, first_new) << "d only reused a's storage";
+  EXPECT_EQ(c.ir.values[b].tensor.mem_obj_id, c.ir.values[e].tensor.mem_obj_id) << "b and e meet at node 3";
+  EXPECT_EQ(c.ir.values[alias].tensor.mem_obj_id, c.ir.values[alias2].tensor.mem_obj_id);
+  EXPECT_EQ(c.ir.values[x].tensor.mem_obj_id, -1);
+  // Splitting again finds nothing more, and the plan still keeps meeting lives apart.
+  EXPECT_EQ(split_packed_memory_objects(c.ir), 0u);
+  expect_no_live_overlap(c, c.plan());
+}
+
+TEST(MemoryPlan, SplitKeepsAGraphOutputWithTheTensorsLivingBesideIt) {
+  Chain c;
+  int32_t x = c.input({8}), t = c.tensor({8}, 0), o = c.output({8});
+  c.ir.values[o].tensor.mem_obj_id = 0;  // an output sharing t's object: its life runs to the end
+  c.unary(x, o);                         // 0
+  c.unary(x, t);                         // 1: t meets o (o lives on)
+  c.unary(t, c.tensor({8}));             // 2
+  EXPECT_EQ(split_packed_memory_objects(c.ir), 0u);
+  EXPECT_EQ(c.ir.values[t].tensor.mem_obj_id, 0);
+}

@@ -107,12 +107,29 @@ ETW_REGISTER_OP(kSqueezeExcite, build_squeeze_excite);
 // --- the load rewrite
 
 // A 1x1, stride-free, unpadded, ungrouped conv on a [B, C, 1, 1] input (any fused epilogue
-// without extra inputs): its weight, bias and epilogue (or -1).
+// without extra inputs): its weight, bias and epilogue (or -1). A conv_with_clamp (without an
+// epilogue) yields its clamp as the epilogue's term list, `clamp_text`, for the caller to store.
 struct Conv1x1 {
   int32_t w = -1, b = -1, epi = -1, out = -1;
+  std::string clamp_text;
 };
 
 std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t in) {
+  bool with_clamp = c.name == "et_vk.conv_with_clamp.default";
+  if (with_clamp) {
+    if (c.args.size() != 12 || c.args[0] != in) return std::nullopt;
+    // [in, w, b, stride, padding, dilation, transposed, output_padding, groups, min, max, out]
+    format::VkOpCall clamp{c.node_id, "aten.clamp.default", {c.args.back(), c.args[9], c.args[10], c.args.back()}};
+    auto t = graph::fusable_term(g, ir, clamp);
+    if (!t) return std::nullopt;
+    format::VkOpCall conv = c;
+    conv.name = "aten.convolution.default";
+    conv.args.erase(conv.args.begin() + 9, conv.args.begin() + 11);
+    auto r = conv1x1(g, ir, conv, in);
+    if (!r) return std::nullopt;
+    r->clamp_text = graph::encode_terms({*t}, {-1}, {c.args.back()});
+    return r;
+  }
   if (c.name != "aten.convolution.default" || (c.args.size() != 10 && c.args.size() != 11) || c.args[0] != in)
     return std::nullopt;
   try {
@@ -226,6 +243,14 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
       ir.values.push_back(nv);
       null_id = static_cast<int32_t>(ir.values.size() - 1);
     }
+    for (Conv1x1* c : {&*c1, &*c2})
+      if (!c->clamp_text.empty()) {
+        format::VkValue sv;
+        sv.kind = format::VkValueKind::String;
+        sv.str = c->clamp_text;
+        ir.values.push_back(std::move(sv));
+        c->epi = static_cast<int32_t>(ir.values.size() - 1);
+      }
     auto opt = [&](int32_t id) { return id < 0 ? null_id : id; };
     format::VkOpCall call;
     call.node_id = ir.chain[j2].node_id;

@@ -1,0 +1,28 @@
+// Constant folding at load: a dtype conversion or copy whose input holds constant data becomes a
+// constant itself, so it costs no dispatch (and elementwise fusion sees a constant operand instead
+// of a computed one). Exporters write such chains for every scalar a decomposition lifts into a
+// tensor: MobileNetV3's hardswish is add(x, clone(_to_dim_order_copy(prepack(int 3)))) ... , 56
+// conversion dispatches per run in torchvision's MobileNetV3-small.
+//
+// Folded: aten._to_copy, dim_order_ops._to_dim_order_copy, dim_order_ops._clone_dim_order and
+// aten.clone to a float32 or int32 output, from a constant, from et_vk.prepack of a constant of
+// the same dtype, or from an earlier folded call. The output must be written by that call alone
+// and be neither a graph input or output nor program state. Values convert as PyTorch does
+// (float to int truncates toward zero); a value an int32 cannot hold is left to the GPU kernel,
+// which reports it. Runs on the IR before any builder (Graph::build, LoadOptions::fuse).
+#pragma once
+#include <cstddef>
+
+#include "format/ir.h"
+
+namespace etwebgpu::graph {
+
+struct FoldStats {
+  size_t calls_removed = 0;
+};
+
+// Rewrites `ir` in place: folded outputs become constants (their bytes owned by ir.owned_bytes)
+// and their calls leave the chain.
+FoldStats fold_constant_conversions(format::VkGraphIR& ir);
+
+}  // namespace etwebgpu::graph
