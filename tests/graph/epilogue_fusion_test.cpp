@@ -377,7 +377,7 @@ struct MbBlock {
   }
 };
 
-TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To5Dispatches) {
+TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To6Dispatches) {
   ETW_REQUIRE_GPU();
   for (bool adaptive : {false, true}) {
     MbBlock b;
@@ -386,8 +386,10 @@ TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To5Dispatches) {
     auto fused = load(build, true), plain = load(build, false);
     EXPECT_EQ(plain.ops.size(), 14u);
     // The hardsigmoid joins the gate's multiply (one elementwise kernel over x's shape), so the
-    // squeeze-excite is two kernels: the gate (mean, 1x1 + relu, 1x1) and hardsigmoid * x.
+    // squeeze-excite is three kernels: the gate (the pooling, then 1x1 + relu and 1x1) and
+    // hardsigmoid * x.
     EXPECT_EQ(fused.ops, (std::vector<std::string>{"fused[convolution+hardswish]", "fused[convolution+hardswish]",
+                                                   "fused[mean+convolution+relu+convolution]",
                                                    "fused[mean+convolution+relu+convolution]",
                                                    "fused[add+clamp+div+mul]", "fused[convolution+add]"}));
     // The fused mean sums in another order than the reduction kernel: equal within fp32 rounding.
@@ -396,31 +398,38 @@ TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To5Dispatches) {
   }
 }
 
-// The gate over many channels (C > 256: one thread per channel sum) and a batch of 2.
+// The gate over many channels (more than one workgroup of the pooling) and a batch of 2; over
+// more than 1024 channels with a squeeze wider than the workgroup (W1's rows in several passes)
+// and a pool of 7x7.
 TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
   ETW_REQUIRE_GPU();
-  const int64_t B = 2, C = 300, S = 20, H = 3;
-  auto x = random_f32({B, C, H, H}, 41), w1 = random_f32({S, C, 1, 1}, 42, -0.2f, 0.2f),
-       w2 = random_f32({C, S, 1, 1}, 43, -0.5f, 0.5f), b2 = random_f32({C}, 44);
-  auto build = [&](OpGraph& g) {
-    auto& gb = g.gb;
-    Id m = g.tensor(DType::Float32, {B, C, 1, 1}), h = g.tensor(DType::Float32, {B, S, 1, 1});
-    Id o = g.output(DType::Float32, {B, C, 1, 1});
-    gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
-    conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
-    conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
-  };
-  auto fused = load(build, true), plain = load(build, false);
-  EXPECT_EQ(plain.ops.size(), 3u);
-  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[mean+convolution+convolution]"});
-  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
-  auto xv = f64(x);
-  std::vector<double> mv(B * C, 0.0);
-  for (int64_t i = 0; i < B * C; ++i)
-    for (int64_t k = 0; k < H * H; ++k) mv[i] += xv[i * H * H + k] / (H * H);
-  ref::ConvArgs one;
-  auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, nullptr, one), w2, &b2, one);
-  EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+  struct Case { int64_t B, C, S, H; };
+  for (Case k : {Case{2, 300, 20, 3}, Case{1, 1152, 300, 7}}) {
+    const int64_t B = k.B, C = k.C, S = k.S, H = k.H;
+    SCOPED_TRACE("C=" + std::to_string(C) + " S=" + std::to_string(S));
+    auto x = random_f32({B, C, H, H}, 41), w1 = random_f32({S, C, 1, 1}, 42, -0.2f, 0.2f),
+         w2 = random_f32({C, S, 1, 1}, 43, -0.5f, 0.5f), b2 = random_f32({C}, 44);
+    auto build = [&](OpGraph& g) {
+      auto& gb = g.gb;
+      Id m = g.tensor(DType::Float32, {B, C, 1, 1}), h = g.tensor(DType::Float32, {B, S, 1, 1});
+      Id o = g.output(DType::Float32, {B, C, 1, 1});
+      gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
+      conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+      conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
+    };
+    auto fused = load(build, true), plain = load(build, false);
+    EXPECT_EQ(plain.ops.size(), 3u);
+    ASSERT_EQ(fused.ops, (std::vector<std::string>{"fused[mean+convolution+convolution]", "fused[mean+convolution+convolution]"}));
+    EXPECT_EQ(fused.variants, (std::vector<std::string>{"squeeze_excite_pool", "squeeze_excite"}));
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+    auto xv = f64(x);
+    std::vector<double> mv(B * C, 0.0);
+    for (int64_t i = 0; i < B * C; ++i)
+      for (int64_t j = 0; j < H * H; ++j) mv[i] += xv[i * H * H + j] / (H * H);
+    ref::ConvArgs one;
+    auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, nullptr, one), w2, &b2, one);
+    EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+  }
 }
 
 // The pooled value also read elsewhere: the gate stays three kernels (the convs still take their

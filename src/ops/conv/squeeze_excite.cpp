@@ -2,8 +2,9 @@
 //   s1 = mean(x, [2, 3], keepdim) | adaptive_avg_pool2d(x, 1)   [B, C, 1, 1]
 //   h  = conv1x1(s1, W1, b1) + epilogue (act)                    [B, S, 1, 1]
 //   g  = conv1x1(h, W2, b2) + epilogue (hardsigmoid chain)       [B, C, 1, 1]
-// (after graph/epilogue_fusion.h gave each conv its activation) and run as one kernel
-// (squeeze_excite.wgsl); the gate's multiply with x stays the next dispatch. The call reads
+// (after graph/epilogue_fusion.h gave each conv its activation) and run as two kernels
+// (squeeze_excite.wgsl): the pooling spread over the GPU, then the two small matrix-vector
+// products in one workgroup per batch item; the gate's multiply with x stays the next dispatch. The call reads
 // [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 a term list over x0 (ops/epilogue.h form, no
 // extra inputs) or Null.
 #include <algorithm>
@@ -20,10 +21,10 @@ namespace etwebgpu::ops {
 namespace {
 
 constexpr const char* kSqueezeExcite = "etwebgpu.squeeze_excite";
-constexpr int64_t kMaxChannels = 1024;  // squeeze_excite.wgsl's workgroup arrays
+constexpr int64_t kMaxSqueeze = 1024;  // squeeze_excite.wgsl's workgroup array `hidden`
 
 struct Params {
-  uint32_t B, C, S, HW, G, pad, p1, p2;
+  uint32_t B, C, S, HW, G, R, pad, p2;  // pad: 0 (unary_math builds NaN from it)
 };
 
 std::string act_fn(const char* name, const char* member, const std::vector<FusedTermSpec>& terms) {
@@ -48,9 +49,9 @@ void build_squeeze_excite(OpContext& oc) {
   if (d1 != std::vector<int64_t>{S, C, 1, 1} || d2 != std::vector<int64_t>{C, S, 1, 1})
     oc.fail(ErrorKind::InvalidArgument, "weights " + shape_str(d1) + " and " + shape_str(d2) + " must be [S, " +
                                             std::to_string(C) + ", 1, 1] and [" + std::to_string(C) + ", S, 1, 1]");
-  if (C > kMaxChannels || S > kMaxChannels || S < 1)
-    oc.fail(ErrorKind::Limit, "channels " + std::to_string(C) + " / squeeze " + std::to_string(S) + ": 1 to " +
-                                  std::to_string(kMaxChannels) + " supported");
+  if (S > kMaxSqueeze || S < 1 || C < 1)
+    oc.fail(ErrorKind::Limit, "channels " + std::to_string(C) + " / squeeze " + std::to_string(S) + ": squeeze 1 to " +
+                                  std::to_string(kMaxSqueeze) + " supported");
   for (auto [b, n] : {std::pair{b1, S}, std::pair{b2, C}})
     if (!g.is_null(b)) {
       require_dtype(oc, b, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "bias");
@@ -64,7 +65,7 @@ void build_squeeze_excite(OpContext& oc) {
   oc.node.op = "fused[mean+convolution" + (t1.empty() ? "" : "+" + fused_terms_label(t1)) + "+convolution" +
                (t2.empty() ? "" : "+" + fused_terms_label(t2)) + "]";
 
-  std::string text = "struct Params { B: u32, C: u32, S: u32, HW: u32, G: u32, pad: u32, p1: u32, p2: u32";
+  std::string text = "struct Params { B: u32, C: u32, S: u32, HW: u32, G: u32, R: u32, pad: u32, p2: u32";
   if (!t1.empty()) text += ", c1: array<vec4<f32>, " + std::to_string(t1.size()) + ">";
   if (!t2.empty()) text += ", c2: array<vec4<f32>, " + std::to_string(t2.size()) + ">";
   text += " };\n";
@@ -81,25 +82,45 @@ void build_squeeze_excite(OpContext& oc) {
                                                   std::to_string(C) + " channels");
     return std::vector<int64_t>{d[0], C, 1, 1};
   });
-  auto k = kernel::Kernel::generated("squeeze_excite", text);
-  k.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0).input("X", x).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1).input("W2", w2)
-      .input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
-      .params_bytes(bytes, [x, C, S, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
+  auto params = [x, C, S, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
+    const auto& d = l.dims(x);
+    Params q{};
+    q.B = kernel::u32(d[0], "batch");
+    q.C = static_cast<uint32_t>(C);
+    q.S = static_cast<uint32_t>(S);
+    q.HW = kernel::u32(d[2] * d[3], "H*W");
+    kernel::u32(numel(d), "input numel");
+    // Pool: threads per channel, a power of two up to 64 covering H*W; gate: threads per row of
+    // W1, a power of two up to what spreads the S rows over the workgroup.
+    q.G = 1;
+    while (q.G < 64 && q.G < q.HW) q.G *= 2;
+    q.R = 1;
+    while (q.R * 2 * S <= 256 && q.R < q.C) q.R *= 2;
+    p.assign(bytes, 0);
+    std::memcpy(p.data(), &q, sizeof q);
+    if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
+  };
+  // pooled[b, c] between the two kernels.
+  const gpu::Buffer& pooled = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(g.tensor(x).max_dims[0], 1)) * C * 4,
+                                             oc.node.op + " pooled");
+  auto pool = kernel::Kernel::generated("squeeze_excite_pool", text);
+  pool.define("POOL").input("X", x).buffer("POOLED", pooled, "f32", kernel::Access::ReadWrite)
+      .params_bytes(bytes, params)
+      .groups([x](const kernel::Live& l) {
         const auto& d = l.dims(x);
-        Params q{};
-        q.B = kernel::u32(d[0], "batch");
-        q.C = static_cast<uint32_t>(C);
-        q.S = static_cast<uint32_t>(S);
-        q.HW = kernel::u32(d[2] * d[3], "H*W");
-        kernel::u32(numel(d), "input numel");
-        q.G = 1;
-        while (q.G * 2 * C <= 256) q.G *= 2;
-        p.assign(bytes, 0);
-        std::memcpy(p.data(), &q, sizeof q);
-        if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
-      })
+        int64_t per_channel = 1;
+        while (per_channel < 64 && per_channel < d[2] * d[3]) per_channel *= 2;
+        return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(d[1]), 256 / per_channel),
+                                    static_cast<uint64_t>(d[0]));
+      });
+  oc.add(pool.variant("squeeze_excite_pool"));
+  auto gate = kernel::Kernel::generated("squeeze_excite", text);
+  gate.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0)
+      .buffer("POOLED", pooled, "f32", kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
+      .input("W2", w2).input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
+      .params_bytes(bytes, params)
       .groups([x](const kernel::Live& l) { return kernel::Groups::grid(static_cast<uint64_t>(l.dims(x)[0]), 1); });
-  oc.add(k.variant("squeeze_excite"));
+  oc.add(gate.variant("squeeze_excite"));
 }
 
 ETW_REGISTER_OP(kSqueezeExcite, build_squeeze_excite);
@@ -218,7 +239,7 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
     int32_t out = c2->out;
     const auto& xd = ir.values[x].tensor.dims;
     int64_t C = xd[1], S = ir.values[c1->w].tensor.dims[0];
-    if (C > kMaxChannels || S > kMaxChannels || ir.values[out].tensor.dims != std::vector<int64_t>{xd[0], C, 1, 1} ||
+    if (S > kMaxSqueeze || ir.values[out].tensor.dims != std::vector<int64_t>{xd[0], C, 1, 1} ||
         ir.values[c2->w].tensor.dims != std::vector<int64_t>{C, S, 1, 1} || !graph::float_tensor(ir, out) ||
         ir.values[out].tensor.dtype != ir.values[x].tensor.dtype)
       continue;

@@ -23,7 +23,7 @@ struct Params {
 static_assert(sizeof(Params) == 176);
 
 // Reductions at least this long use a workgroup per output; shorter ones a thread per output.
-constexpr int64_t kGroupRouteMin = 64;
+constexpr int64_t kGroupRouteMin = 64, kGroupRouteFewMin = 16, kFewOutputs = 16384;
 
 const char* op_label(RedOp op) {
   static const char* n[] = {"sum", "mean", "amax", "amin", "argmax", "argmin", "any", "all", "prod"};
@@ -72,20 +72,25 @@ Params view_params(const ReduceView& v) {
 }
 
 // Adds the per_group / per_thread kernel pair (`make(entry)` binds them): a workgroup per output
-// for reductions of at least kGroupRouteMin elements, a thread per output otherwise.
+// for reductions of at least kGroupRouteMin elements, or of kGroupRouteFewMin when there are
+// fewer than kFewOutputs outputs (a thread per output would then leave most of the GPU idle
+// while each walks its row: the 7x7 global pools of convnets); a thread per output otherwise.
 void add_routes(OpContext& oc, const std::function<kernel::Kernel(const char*)>& make, const std::string& prefix,
                 std::shared_ptr<Params> p) {
   auto params = [p](const kernel::Live&) { return *p; };
+  static constexpr auto per_group = [](const Params& q) {
+    return q.r.numel >= kGroupRouteMin || (q.r.numel >= kGroupRouteFewMin && q.o.numel < kFewOutputs);
+  };
   oc.add(make((prefix + "per_group").c_str())
              .params<Params>(params)
              .groups([p](const kernel::Live&) {
-               return kernel::Groups::linear(p->r.numel >= kGroupRouteMin ? p->o.numel : 0);
+               return kernel::Groups::linear(per_group(*p) ? p->o.numel : 0);
              })
              .variant("per_group"));
   oc.add(make((prefix + "per_thread").c_str())
              .params<Params>(params)
              .groups([p](const kernel::Live&) {
-               return kernel::Groups::linear(p->r.numel >= kGroupRouteMin ? 0 : kernel::ceil_div(p->o.numel, kWorkgroupSize));
+               return kernel::Groups::linear(per_group(*p) ? 0 : kernel::ceil_div(p->o.numel, kWorkgroupSize));
              })
              .variant("per_thread"));
 }
