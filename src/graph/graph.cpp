@@ -405,6 +405,7 @@ void Graph::build() {
                                          std::to_string(st.init.size()));
   }
   reset_state();
+  built_ = true;
   resize();
 }
 
@@ -578,6 +579,17 @@ gpu::Buffer& Graph::make_uniform(size_t bytes, const std::string& label) {
   return *owned_.back();
 }
 
+const gpu::Buffer& Graph::shared_scratch(uint64_t bytes) {
+  if (built_) throw Error(ErrorKind::Internal, "shared scratch requested after the graph was built");
+  if (!shared_scratch_) shared_scratch_ = std::make_unique<gpu::Buffer>();
+  if (bytes > shared_scratch_->size()) {
+    allocated_bytes_ -= shared_scratch_->size();
+    *shared_scratch_ = ctx_->create_buffer((bytes + 3) & ~uint64_t(3), gpu::BufferKind::Storage, "shared scratch");
+    allocated_bytes_ += shared_scratch_->size();
+  }
+  return *shared_scratch_;
+}
+
 gpu::Buffer& Graph::make_scratch(uint64_t bytes, const std::string& label) {
   owned_.push_back(std::make_unique<gpu::Buffer>(ctx_->create_buffer(bytes, gpu::BufferKind::Storage, label)));
   allocated_bytes_ += owned_.back()->size();
@@ -718,7 +730,8 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
   r.groups = k.groups_fn();
   r.when = k.when_fn();
   Step st;
-  st.variant = k.variant_name().empty() ? k.shader() : k.variant_name();
+  st.variant = k.variant_name();
+  st.dispatch = true;
   n.steps.push_back(std::move(st));
   r.step = n.steps.size() - 1;
   n.kernels.push_back(std::move(r));

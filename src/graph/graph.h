@@ -73,6 +73,7 @@ struct Step {
   const gpu::Buffer* copy_dst = nullptr;
   uint64_t copy_src_offset = 0, copy_dst_offset = 0, copy_size = 0;
   std::string variant;             // kernel variant for profiles, e.g. "gemm_vec4"
+  bool dispatch = false;           // a kernel's step (else a buffer copy)
 };
 
 // A kernel's live part, driven by Graph's resize loop: its step, uniform and functions. The
@@ -174,6 +175,10 @@ class Graph {
   gpu::Buffer& make_uniform(size_t bytes, const std::string& label);
   // A storage scratch buffer owned by the graph.
   gpu::Buffer& make_scratch(uint64_t bytes, const std::string& label);
+  // Storage for a node's temporaries that die within the node (split-K partials), shared by all
+  // nodes since they run one after another; grows to the largest request. Only while building:
+  // kernels bind it at their first run, after every builder asked.
+  const gpu::Buffer& shared_scratch(uint64_t bytes);
   // A 16-byte zero storage buffer for absent optional tensors.
   const gpu::Buffer& dummy_buffer();
   // The graph's out-of-range index record (graph/index_check.h), created on first use.
@@ -226,6 +231,8 @@ class Graph {
   // Tensor storage: the plan's buffers first (created on first use), then one per constant.
   std::vector<std::unique_ptr<gpu::Buffer>> buffers_;
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
+  std::unique_ptr<gpu::Buffer> shared_scratch_;
+  bool built_ = false;  // every builder ran
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

@@ -130,7 +130,7 @@ std::vector<Model::GpuNode> Model::gpu_plan() const {
   std::vector<GpuNode> r;
   for (const auto& n : impl_->graph->nodes()) {
     GpuNode g{n.op, {}};
-    for (const auto& s : n.steps) g.variants.push_back(s.variant.empty() ? "copy" : s.variant);
+    for (const auto& s : n.steps) g.variants.push_back(s.dispatch ? s.variant : "copy");
     r.push_back(std::move(g));
   }
   return r;

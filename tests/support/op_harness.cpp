@@ -117,7 +117,7 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
     std::string op = d.op;
     if (op.rfind("fused[", 0) == 0)
       op = d.variant.empty() ? "etwebgpu.fused_elementwise"
-           : d.variant == "squeeze_excite" ? "etwebgpu.squeeze_excite"
+           : d.variant.rfind("squeeze_excite", 0) == 0 ? "etwebgpu.squeeze_excite"
                                            : "etwebgpu.epilogue";
     f << "route " << op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
   }

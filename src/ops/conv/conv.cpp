@@ -3,8 +3,10 @@
 // (conv_gemm_large, 128x128 or 64x128 tiles) when OC > 32, K >= 32 and the output gives enough
 // tiles to fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel.
-// force_route["conv"] = "gemm" (64x64) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) |
-// "direct" picks that path for groups == 1. Every route takes a fused epilogue (ops/epilogue.h).
+// The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
+// then their reduce with bias and epilogue).
+// force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_large" (128x128) |
+// "gemm_large_m64" (64x128) | "direct" picks that path for groups == 1. Every route takes a fused epilogue (ops/epilogue.h).
 #include <cmath>
 #include <limits>
 
@@ -23,13 +25,34 @@ struct Params {
   uint32_t icg, ocg, K, N;
   float out_min, out_max;
   uint32_t total, pad;
+  uint32_t splits, kchunk, pad1, pad2;  // split-K: K ranges of kchunk, summed by the reduce kernel
 };
-static_assert(sizeof(Params) == 96);
+static_assert(sizeof(Params) == 112);
 
 enum class Route { Gemm, Direct, Transposed };
 
 // Large-tile conv GEMM: taken when it still gives at least this many workgroups (see matmul.cpp).
 constexpr uint64_t kLargeMinTiles = 128;
+// Split-K for the 64x64 GEMM: when its tiles leave the GPU idle (fewer than kSplitTiles, as in
+// a ResNet's 14x14 and 7x7 layers) and K is long (at least kSplitMinK), K is split into up to
+// kMaxSplits ranges of at least kMinChunk so that about kSplitTarget workgroups run; the partials
+// go to the graph's shared scratch (at most kMaxSplitFloats) and a reduce kernel adds them. Short
+// K is not split: the reduce dispatch would cost more than the idle GPU does.
+constexpr uint64_t kSplitTiles = 128, kSplitTarget = 256, kSplitMinK = 512, kMaxSplits = 32, kMinChunk = 128,
+                   kMaxSplitFloats = uint64_t(1) << 22;
+
+// Splits of K for a 64x64-tiled GEMM of N columns, OC rows (1 = none); `force` splits wherever
+// K allows two ranges of 16.
+uint32_t choose_splits(uint64_t N, uint64_t OC, uint64_t K, bool force) {
+  uint64_t tiles = ceil_div(N, 64) * ceil_div(OC, 64);
+  if (!force && (tiles >= kSplitTiles || K < kSplitMinK)) return 1;
+  uint64_t s = ceil_div(kSplitTarget, tiles);
+  if (force) s = std::max<uint64_t>(s, 2);
+  s = std::min({s, kMaxSplits, K / (force ? 16 : kMinChunk), kMaxSplitFloats / std::max<uint64_t>(N * OC, 1)});
+  if (s < 2) return 1;
+  uint64_t chunk = (ceil_div(K, s) + 15) / 16 * 16;
+  return static_cast<uint32_t>(ceil_div(K, chunk));
+}
 
 struct Conf {
   bool conv1d = false, transposed = false;
@@ -119,22 +142,34 @@ void build_conv(OpContext& oc, bool with_clamp) {
   int gemm_force = 0;
   if (auto it = g.options().force_route.find("conv"); it != g.options().force_route.end()) {
     const std::string& f = it->second;
-    if (f != "gemm" && f != "gemm_large" && f != "gemm_large_m64" && f != "direct")
+    if (f != "gemm" && f != "gemm_splitk" && f != "gemm_large" && f != "gemm_large_m64" && f != "direct")
       oc.fail(ErrorKind::InvalidArgument,
-              "force_route conv='" + f + "' (expected gemm, gemm_large, gemm_large_m64 or direct)");
+              "force_route conv='" + f + "' (expected gemm, gemm_splitk, gemm_large, gemm_large_m64 or direct)");
     if (!c.transposed && c.groups == 1) {
       route = f == "direct" ? Route::Direct : Route::Gemm;
-      gemm_force = f == "gemm" ? 1 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
+      gemm_force = f == "gemm" ? 1 : f == "gemm_splitk" ? 2 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
     }
   }
   // Large-tile kernels (Gemm route): TM follows OC unless forced. KH/KW are constants so the
   // im2col index split divides by constants.
   int large_tm = 0;
-  if (route == Route::Gemm && gemm_force != 1) {
-    int64_t K = c.icg * c.KH * c.KW;
+  const int64_t K = c.icg * c.KH * c.KW;
+  if (route == Route::Gemm && gemm_force != 1 && gemm_force != 2) {
     if (gemm_force) large_tm = gemm_force;
     else if (c.OC > 32 && K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
   }
+  // Split-K scratch, sized for the exported (largest) input: a conv that does not split there
+  // gets no split route.
+  uint64_t split_floats = 0;
+  if (route == Route::Gemm && !c.transposed && tx.rank() == 4 && (gemm_force == 0 || gemm_force == 2)) {
+    const auto& md = tx.max_dims;
+    int64_t OH = (md[2] + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1, OW = (md[3] + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
+    uint64_t N = OH > 0 && OW > 0 ? static_cast<uint64_t>(md[0] * OH * OW) : 0;
+    bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
+    uint32_t s = N && !large_there ? choose_splits(N, c.OC, K, gemm_force == 2) : 1;
+    if (s > 1) split_floats = s * N * static_cast<uint64_t>(c.OC);
+  }
+  const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
   // 0 / 1: the large-tile one unaligned / aligned) on which grid.
@@ -145,7 +180,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
-  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max](const kernel::Live& l) {
+  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats](const kernel::Live& l) {
     const auto& xd = l.dims(x);
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -195,6 +230,16 @@ void build_conv(OpContext& oc, bool with_clamp) {
         run->sel = (p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0;
       run->gemm = kernel::Groups::grid(run->sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128),
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
+      p.splits = 1;
+      if (run->sel < 0 && split_floats) {
+        uint32_t s = choose_splits(p.N, p.OC, p.K, gemm_force == 2);
+        if (s > 1 && uint64_t(s) * p.N * p.OC <= split_floats) {
+          p.splits = s;
+          p.kchunk = static_cast<uint32_t>((ceil_div(p.K, s) + 15) / 16 * 16);
+          run->sel = 2;
+          run->gemm.z = s;
+        }
+      }
     }
   });
   oc.output(out, [run](const kernel::Live&) { return run->od; });
@@ -210,6 +255,27 @@ void build_conv(OpContext& oc, bool with_clamp) {
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
   };
+  if (route == Route::Gemm && part) {
+    kernel::Kernel split("conv_gemm", "conv_gemm");
+    split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, "f32", kernel::Access::ReadWrite)
+        .params<Params>([run](const kernel::Live&) { return run->p; });
+    oc.add(split.when([run](const kernel::Live&) { return run->sel == 2; })
+               .groups([run](const kernel::Live&) { return run->gemm; })
+               .variant("conv_gemm_splitk"));
+    kernel::Kernel reduce("conv_gemm", "conv_splitk_reduce");
+    reduce.define("SPLITK_REDUCE")
+        .constant("HAS_BIAS", has_bias ? 1.0 : 0.0)
+        .constant("HAS_CLAMP", with_clamp ? 1.0 : 0.0)
+        .buffer("PART", *part, "f32", kernel::Access::Read)
+        .input("BIAS", has_bias ? bias : -1)
+        .output("O", out);
+    ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
+    oc.add(reduce.when([run](const kernel::Live&) { return run->sel == 2; })
+               .groups([run](const kernel::Live&) {
+                 return kernel::Groups::linear(ceil_div(uint64_t(run->p.OC) * run->p.N, 256));
+               })
+               .variant("conv_splitk_reduce"));
+  }
   if (route == Route::Gemm) {
     for (int sel = -1; sel < (large_tm ? 2 : 0); ++sel) {
       kernel::Kernel k = conv_kernel(sel < 0 ? "conv_gemm" : "conv_gemm_large");

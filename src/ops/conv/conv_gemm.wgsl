@@ -3,7 +3,26 @@
 // the fly (out-of-range taps read 0 = zero padding), then bias, optional clamp, NCHW store.
 // 64x64 output tile per 16x16 workgroup, 4x4 register block per invocation, K staged 16 at a time.
 // 1-D convolutions arrive with H = KH = 1.
+// Split-K (few output tiles, long K: the late layers of a ResNet): with SPLITK, workgroup z sums
+// K range [z * kchunk, (z + 1) * kchunk) into PART[z][oc][n]; the SPLITK_REDUCE kernel then adds
+// the splits, the bias and the epilogue and stores NCHW.
 //!include conv_params
+
+#if SPLITK_REDUCE
+@compute @workgroup_size(256)
+fn conv_splitk_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;  // over [oc][n]
+  if (i >= P.OC * P.N) { return; }
+  let oc = i / P.N;
+  let n = i % P.N;
+  var v = 0.0;
+  for (var z = 0u; z < P.splits; z = z + 1u) { v = v + PART[z * P.OC * P.N + i]; }
+  if (HAS_BIAS == 1u) { v = v + f32(BIAS[oc]); }
+  let ohw = P.OH * P.OW;
+  let o = ((n / ohw) * P.OC + oc) * ohw + n % ohw;
+  O[o] = O_T(epilogue(v, o));
+}
+#else
 
 
 var<workgroup> As: array<vec4<f32>, 256>;  // [k][oc / 4]
@@ -27,18 +46,25 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   let iw0 = i32((sp % P.OW) * P.sw) - i32(P.pw);
   let xb = bi * P.IC * P.H * P.W;
   var acc: array<vec4<f32>, 4>;
-  for (var k0 = 0u; k0 < P.K; k0 = k0 + 16u) {
+#if SPLITK
+  let k_begin = wid.z * P.kchunk;
+  let k_end = min(P.K, k_begin + P.kchunk);
+#else
+  let k_begin = 0u;
+  let k_end = P.K;
+#endif
+  for (var k0 = k_begin; k0 < k_end; k0 = k0 + 16u) {
     for (var r = 0u; r < 4u; r = r + 1u) {
       let e = lid + r * 256u;
       let am = e / 16u;
       let ak = e % 16u;
       var av = 0.0;
-      if (m0 + am < P.OC && k0 + ak < P.K) { av = f32(Wt[(m0 + am) * P.K + k0 + ak]); }
+      if (m0 + am < P.OC && k0 + ak < k_end) { av = f32(Wt[(m0 + am) * P.K + k0 + ak]); }
       As[ak * 16u + am / 4u][am % 4u] = av;
       let bk = e / 64u;
       let gk = k0 + bk;
       var bv = 0.0;
-      if (n_ok && gk < P.K) {
+      if (n_ok && gk < k_end) {
         let ic = gk / khw;
         let kr = gk % khw;
         let ih = ih0 + i32((kr / P.KW) * P.dh);
@@ -60,6 +86,17 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     }
     workgroupBarrier();
   }
+#if SPLITK
+  let part = wid.z * P.OC * P.N;
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let oc = m0 + l.y * 4u + i;
+    if (oc >= P.OC) { break; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      let n = n0 + l.x * 4u + j;
+      if (n < P.N) { PART[part + oc * P.N + n] = acc[i][j]; }
+    }
+  }
+#else
   for (var i = 0u; i < 4u; i = i + 1u) {
     let oc = m0 + l.y * 4u + i;
     if (oc >= P.OC) { break; }
@@ -74,4 +111,6 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       }
     }
   }
+#endif
 }
+#endif

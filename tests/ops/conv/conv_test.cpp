@@ -427,3 +427,68 @@ TEST(OpConv, InvalidConfigurationsFailAtLoad) {
 }
 
 }  // namespace
+
+namespace {
+std::vector<std::string> variants_of(OpGraph& g) {
+  Profile p;
+  g.model()->run(g.inputs, &p);
+  std::vector<std::string> v;
+  for (auto& d : p.dispatches) v.push_back(d.variant);
+  return v;
+}
+}  // namespace
+
+// Split-K (conv_gemm.wgsl SPLITK / SPLITK_REDUCE): a ResNet 7x7 layer gives the 64x64 GEMM two
+// tiles, so K = 256 * 9 is split and a reduce kernel adds the partials, the bias and the clamp.
+// A smaller input on rerun splits differently; a forced split on a conv with many tiles too.
+TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 256, 7, 7}, 61), w = random_f32({128, 256, 3, 3}, 62, -0.1f, 0.1f), b = random_f32({128}, 63);
+  for (bool clamp : {false, true}) {
+    Conv c;
+    c.padding = {1, 1};
+    c.clamp = clamp;
+    if (clamp) c.cmin = 0.0, c.cmax = 0.5;
+    auto ref = ref::conv(x, w, &b, ref_args(c));
+    auto g = make_conv(x, w, &b, c, ref.shape, {1, 256, 7, 7}, ref.shape);
+    EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4)) << "clamp " << clamp;
+    EXPECT_EQ(variants_of(*g), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+    if (clamp) continue;
+    auto x1 = random_f32({1, 256, 3, 5}, 64);
+    EXPECT_TRUE(Close(g->rerun({x1})[0], ref::conv(x1, w, &b, ref_args(c)), 1e-4, 1e-4)) << "smaller rerun";
+  }
+  // Forced on a conv the 64x64 GEMM would fill the GPU with: still split, still right.
+  auto x2 = random_f32({2, 16, 20, 20}, 65), w2 = random_f32({24, 16, 3, 3}, 66), b2 = random_f32({24}, 67);
+  Conv c;
+  c.padding = {1, 1};
+  auto ref2 = ref::conv(x2, w2, &b2, ref_args(c));
+  auto g2 = make_conv(x2, w2, &b2, c, ref2.shape);
+  LoadOptions o;
+  o.force_route["conv"] = "gemm_splitk";
+  EXPECT_TRUE(Close(g2->run(o)[0], ref2, 1e-4, 1e-4));
+  EXPECT_EQ(variants_of(*g2), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+}
+
+// A residual add fused into a split conv runs in the reduce kernel's store.
+TEST(OpConv, SplitKReduceAppliesTheFusedEpilogue) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 128, 7, 7}, 71), w = random_f32({128, 128, 3, 3}, 72, -0.1f, 0.1f), r = random_f32({1, 128, 7, 7}, 73);
+  OpGraph g;
+  auto& gb = g.gb;
+  Id c = g.tensor(DType::Float32, {1, 128, 7, 7});
+  gb.op("aten.convolution.default", {g.input(x), g.constant(w), gb.null(), gb.int_list({1, 1}), gb.int_list({1, 1}),
+                                     gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), c});
+  gb.op("aten.add.Tensor", {c, g.input(r), gb.int_(1), g.output(DType::Float32, {1, 128, 7, 7})});
+  auto got = g.run()[0];
+  Conv cv;
+  cv.padding = {1, 1};
+  auto ref = ref::conv(x, w, nullptr, ref_args(cv));
+  auto rv = f64(r);
+  for (size_t i = 0; i < rv.size(); ++i) reinterpret_cast<double*>(ref.data.data())[i] += rv[i];
+  EXPECT_TRUE(Close(got, ref, 1e-4, 1e-4));
+  Profile p;
+  g.model()->run(g.inputs, &p);
+  ASSERT_EQ(p.dispatches.size(), 2u);
+  EXPECT_EQ(p.dispatches[1].op, "fused[convolution+add]");
+  EXPECT_EQ(p.dispatches[1].variant, "conv_splitk_reduce");
+}
