@@ -156,14 +156,16 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
     int32_t res = ir.chain[c].args.back();
     // The consumer keeps the elements and the dtype; across a view, its other inputs have its
-    // shape exactly (read at the same flat index).
+    // shape exactly (read at the same flat index) or are one element (attention's scale after
+    // bmm -> view).
     if (!float_tensor(ir, res) || ir.values[res].tensor.dtype != ir.values[out].tensor.dtype ||
         ir.values[res].tensor.dims != ir.values[value].tensor.dims ||
         std::count(cons->extras.begin(), cons->extras.end(), res))
       continue;
     bool extras_ok = true;
     for (int32_t e : cons->extras)
-      extras_ok = extras_ok && (view == n || ir.values[e].tensor.dims == ir.values[res].tensor.dims);
+      extras_ok = extras_ok && (view == n || ir.values[e].tensor.dims == ir.values[res].tensor.dims ||
+                                numel(ir.values[e].tensor.dims) == 1);  // a scalar reads its one element
     if (!extras_ok) continue;
     int32_t dst = view == n ? res : out;  // what the producer writes
     // The fused call runs at the consumer's position, so the producer reads its inputs later: no

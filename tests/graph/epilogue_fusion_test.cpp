@@ -477,6 +477,31 @@ TEST(EpilogueFusion, AcrossAContiguousViewTheLinearTakesTheChain) {
   EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
 }
 
+// Attention's scale as the Whisper export writes it: bmm -> view_copy (adds the batch dim) ->
+// mul by a one-element tensor (written at load by prepack). The scalar is read whatever the
+// view, so the bmm takes the multiply.
+TEST(EpilogueFusion, AcrossAViewAOneElementOperandJoinsTheBmm) {
+  ETW_REQUIRE_GPU();
+  auto a = random_f32({2, 5, 8}, 60), b = random_f32({2, 8, 6}, 61);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id k = gb.constant_f32({}, {0.125f});
+    Id scale = gb.tensor(DType::Float32, {});
+    gb.op("et_vk.prepack.default", {k, scale});
+    Id m = g.tensor(DType::Float32, {2, 5, 6}), v = g.tensor(DType::Float32, {1, 2, 5, 6});
+    gb.op("aten.bmm.default", {g.input(a), g.input(b), m});
+    gb.op("aten.view_copy.default", {m, gb.int_list({1, 2, 5, 6}), v});
+    gb.op("aten.mul.Tensor", {v, scale, g.output(DType::Float32, {1, 2, 5, 6})});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 2u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[bmm+mul]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto ref = map_ref(ref::matmul(a, b), [](double v, size_t) { return v * 0.125; });
+  ref.shape = {1, 2, 5, 6};
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-5, 1e-5));
+}
+
 // A file may name the squeeze-excite op itself: it runs like the ops it stands for, and its
 // arguments are checked.
 TEST(EpilogueFusion, HandWrittenSqueezeExciteRunsLikeTheOps) {
