@@ -5,8 +5,11 @@
 // case in PyTorch, time it in the same command and check both give the same numbers.
 // Wall time (upload + run + read back) is measured on runs without timestamp queries.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
+// lin_M_N_K / conv_C_OC_HW_KS: a linear or same-padded conv of any shape; --force OP=ROUTE
+// (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -79,6 +82,34 @@ Case make_case(const std::string& name, bool small) {
     c.op = "linear";
     c.flops = 2.0 * m * n * n;
     c.bytes = m == 1 ? 4.0 * n * n : 0;
+  } else if (name.rfind("lin_", 0) == 0) {
+    // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection (W and b constants).
+    int64_t M = 0, N = 0, K = 0;
+    if (std::sscanf(name.c_str(), "lin_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected lin_M_N_K");
+    auto w = rnd({N, K}, 5, 0.05f), b = rnd({N}, 6, 0.1f);
+    c.inputs = {rnd({M, K}, 7)};
+    c.weights = {{"weight", w}, {"bias", b}};
+    Id x = g.input(DType::Float32, {M, K});
+    g.op("aten.linear.default", {x, g.constant_f32({N, K}, vec(w)), g.constant_f32({N}, vec(b)), out({M, N})});
+    c.op = "linear";
+    c.flops = 2.0 * M * N * K;
+  } else if (name.rfind("conv_", 0) == 0 && name != "conv_stem") {
+    // conv_C_OC_HW_KS: a stride-1, same-padded KSxKS conv of C -> OC channels at HWxHW, batch 1.
+    int64_t ic = 0, oc = 0, hw = 0, ks = 0;
+    if (std::sscanf(name.c_str(), "conv_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &ic, &oc, &hw, &ks) != 4 || ic < 1 || oc < 1 || hw < 1 ||
+        ks < 1 || ks % 2 == 0)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected conv_C_OC_HW_KS with an odd KS");
+    auto w = rnd({oc, ic, ks, ks}, 7, 0.1f), b = rnd({oc}, 8, 0.1f);
+    c.inputs = {rnd({1, ic, hw, hw}, 9)};
+    c.weights = {{"weight", w}, {"bias", b}};
+    c.params = {{"stride", 1}, {"padding", ks / 2}};
+    Id x = g.input(DType::Float32, {1, ic, hw, hw});
+    g.op("aten.convolution.default", {x, g.constant_f32({oc, ic, ks, ks}, vec(w)), g.constant_f32({oc}, vec(b)),
+                                      g.int_list({1, 1}), g.int_list({ks / 2, ks / 2}), g.int_list({1, 1}),
+                                      g.boolean(false), g.int_list({0, 0}), g.int_(1), out({1, oc, hw, hw})});
+    c.op = "conv2d";
+    c.flops = 2.0 * oc * ic * ks * ks * hw * hw;
   } else if (name == "conv3x3_64" || name == "conv_stem") {
     bool stem = name == "conv_stem";
     int64_t ic = stem ? 3 : 64, oc = stem ? 32 : 64, hw = small ? 56 : 224, s = stem ? 2 : 1;
@@ -244,14 +275,20 @@ int main(int argc, char** argv) {
   int iters = 20;
   bool small = false;
   std::vector<std::string> only;
+  std::map<std::string, std::string> force;  // LoadOptions::force_route, e.g. matmul=large_m64
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+    if (a == "--force" && i + 1 < argc && std::string(argv[i + 1]).find('=') != std::string::npos) {
+      std::string kv = argv[++i];
+      force[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    } else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--iters" && i + 1 < argc) iters = std::stoi(argv[++i]);
     else if (a == "--small") small = true;
     else if (a == "--case" && i + 1 < argc) only.push_back(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--small] [--out DIR]\n");
+      std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--small] [--out DIR] "
+                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS net:DIR decoder:DIR "
+                           "dispatch_chain_N\n");
       return 2;
     }
   }
@@ -264,6 +301,7 @@ int main(int argc, char** argv) {
       Case c = make_case(name, small);
       LoadOptions lo;
       lo.fuse = c.fuse;
+      lo.force_route = force;
       auto model = Model::load_bytes(c.pte, lo);
       std::vector<HostTensor> outs;
       for (int i = 0; i < 3; ++i) outs = model->run(c.inputs);

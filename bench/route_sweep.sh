@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Times the conv and linear shapes of the bench/models networks under each kernel route, on the
+# GPU machine (devbin/ and .gl/ as for h200_session.sh), so route thresholds come from
+# measurements: one etwebgpu_microbench call per (shape, route), GPU time by timestamp queries.
+# Prints "case route gpu_ms kernels" lines; the default route is the one the runtime picks.
+#   bash bench/route_sweep.sh [--iters N]
+set -uo pipefail
+iters=10
+[ "${1:-}" = --iters ] && iters=$2
+for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
+export LD_LIBRARY_PATH=$PWD/devbin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mb=./devbin/etwebgpu_microbench
+sweep() {  # case, op key, routes...
+  local c=$1 key=$2; shift 2
+  for r in default "$@"; do
+    local f=()
+    [ "$r" != default ] && f=(--force "$key=$r")
+    $mb --case "$c" --iters "$iters" "${f[@]}" 2>&1 | awk -v c="$c" -v r="$r" '$1 == c {
+      k = ""; for (i = 6; i <= NF; ++i) k = k " " $i; printf "%-22s %-16s %10s %s\n", c, r, $2, k }'
+  done
+}
+# ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576) and the Whisper-size encoder (1500 x 384).
+for c in lin_197_192_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_1536_384; do
+  sweep $c matmul vec4 large_m64 large
+done
+# ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7.
+for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
+         conv_960_160_7_1 conv_160_960_7_1; do
+  sweep $c conv gemm gemm_splitk gemm_large_m64 direct
+done
