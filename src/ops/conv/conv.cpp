@@ -34,11 +34,14 @@ enum class Route { Gemm, Direct, Transposed };
 // Large-tile conv GEMM: taken when it still gives at least this many workgroups (see matmul.cpp).
 constexpr uint64_t kLargeMinTiles = 128;
 // Split-K for the 64x64 GEMM: when its tiles leave the GPU idle (fewer than kSplitTiles, as in
-// a ResNet's 14x14 and 7x7 layers) and K is long (at least kSplitMinK), K is split into up to
+// a ResNet's 14x14 and 7x7 layers) and K is at least kSplitMinK, K is split into up to
 // kMaxSplits ranges of at least kMinChunk so that about kSplitTarget workgroups run; the partials
-// go to the graph's shared scratch (at most kMaxSplitFloats) and a reduce kernel adds them. Short
-// K is not split: the reduce dispatch would cost more than the idle GPU does.
-constexpr uint64_t kSplitTiles = 128, kSplitTarget = 256, kSplitMinK = 512, kMaxSplits = 32, kMinChunk = 128,
+// go to the graph's shared scratch (at most kMaxSplitFloats) and a reduce kernel adds them.
+// From bench/route_sweep.sh on the H200 (ms, 64x64 / split / direct): 3x3 512->512 at 7x7
+// 0.626 / 0.048 / 0.236; 3x3 64->64 at 56x56 0.086 / 0.043 / 0.069; 1x1 960->160 at 7x7
+// 0.137 / 0.027 (32 splits) / 0.061. (1x1 160->960 at 7x7: 0.032 / 0.025 / 0.019: the direct
+// kernel wins short-K convs of few tiles; not taken by default yet.)
+constexpr uint64_t kSplitTiles = 128, kSplitTarget = 256, kSplitMinK = 256, kMaxSplits = 32, kMinChunk = 32,
                    kMaxSplitFloats = uint64_t(1) << 22;
 
 // Splits of K for a 64x64-tiled GEMM of N columns, OC rows (1 = none); `force` splits wherever
@@ -156,7 +159,9 @@ void build_conv(OpContext& oc, bool with_clamp) {
   const int64_t K = c.icg * c.KH * c.KW;
   if (route == Route::Gemm && gemm_force != 1 && gemm_force != 2) {
     if (gemm_force) large_tm = gemm_force;
-    else if (c.OC > 32 && K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
+    // 64x128 tiles even for OC <= 32 (UNet's 16 and 32 channels at 256x256 and 128x128: 0.069
+    // and 0.048 ms against 0.084 and 0.054 for 64x64 tiles).
+    else if (K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
   }
   // Split-K scratch, sized for the exported (largest) input: a conv that does not split there
   // gets no split route.
@@ -172,7 +177,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
-  // 0 / 1: the large-tile one unaligned / aligned) on which grid.
+  // 0 / 1: the large-tile one unaligned / aligned, 2: split-K) on which grid.
   struct Run {
     Params p{};
     std::vector<int64_t> od;

@@ -4,7 +4,8 @@
 //   g  = conv1x1(h, W2, b2) + epilogue (hardsigmoid chain)       [B, C, 1, 1]
 // (after graph/epilogue_fusion.h gave each conv its activation) and run as two kernels
 // (squeeze_excite.wgsl): the pooling spread over the GPU, then the two small matrix-vector
-// products in one workgroup per batch item; the gate's multiply with x stays the next dispatch. The call reads
+// products, a workgroup per 64 output channels (each recomputes the squeezed vector, which keeps
+// every loop short); the gate's multiply with x stays the next dispatch. The call reads
 // [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 a term list over x0 (ops/epilogue.h form, no
 // extra inputs) or Null.
 #include <algorithm>
@@ -94,8 +95,9 @@ void build_squeeze_excite(OpContext& oc) {
     // W1, a power of two up to what spreads the S rows over the workgroup.
     q.G = 1;
     while (q.G < 64 && q.G < q.HW) q.G *= 2;
+    // about 64 of W1's C columns per thread and pass (fewer passes, each with a log2(R) tree)
     q.R = 1;
-    while (q.R * 2 * S <= 256 && q.R < q.C) q.R *= 2;
+    while (q.R < 256 && q.R * 64 < q.C) q.R *= 2;
     p.assign(bytes, 0);
     std::memcpy(p.data(), &q, sizeof q);
     if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
@@ -119,7 +121,9 @@ void build_squeeze_excite(OpContext& oc) {
       .buffer("POOLED", pooled, "f32", kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
       .input("W2", w2).input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
       .params_bytes(bytes, params)
-      .groups([x](const kernel::Live& l) { return kernel::Groups::grid(static_cast<uint64_t>(l.dims(x)[0]), 1); });
+      .groups([x, C](const kernel::Live& l) {
+        return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(C), 64), static_cast<uint64_t>(l.dims(x)[0]));
+      });
   oc.add(gate.variant("squeeze_excite"));
 }
 

@@ -1,10 +1,11 @@
 // Squeeze-excite gate (ops/conv/squeeze_excite.cpp) in two kernels. POOL (a workgroup per CPW
 // channels of one batch item, G = 256 / CPW threads per channel): POOLED[b, c] = mean over H*W of
-// x[b, c]. Otherwise the gate (a workgroup per batch item): hidden = act1(W1 @ pooled + b1), with
-// R threads per row of W1; out[b, :] = act2(W2 @ hidden + b2). The generated prefix declares
-// Params (B, C, S, HW, G, R, c1, c2) and act1 / act2 (the convs' fused epilogues, or the
-// identity); the term math (epilogue.wgsl) comes before this text. Squeeze width at most 1024.
-// Absent biases bind a zero dummy.
+// x[b, c]. Otherwise the gate, a workgroup per 64 output channels of one batch item: hidden =
+// act1(W1 @ pooled + b1), every workgroup computing it with R threads per row of W1 (S rows, C
+// long); then out[b, c] = act2(W2 @ hidden + b2) for its 64 channels, 4 threads per channel. The
+// generated prefix declares Params (B, C, S, HW, G, R, c1, c2) and act1 / act2 (the convs' fused
+// epilogues, or the identity); the term math (epilogue.wgsl) comes before this text. Squeeze
+// width at most 1024. Absent biases bind a zero dummy.
 
 override HAS_B1: u32 = 0u;
 override HAS_B2: u32 = 0u;
@@ -34,7 +35,7 @@ var<workgroup> hidden: array<f32, 1024>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let b = wid.x;
+  let b = wid.y;
   let pooled = b * P.C;
   let rows = 256u / P.R;  // rows of W1 per pass
   for (var base = 0u; base < P.S; base = base + rows) {
@@ -56,11 +57,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
   }
-  for (var c = lid; c < P.C; c = c + 256u) {
-    var a = 0.0;
-    if (HAS_B2 == 1u) { a = f32(B2[c]); }
-    for (var j = 0u; j < P.S; j = j + 1u) { a = fma(f32(W2[c * P.S + j]), hidden[j], a); }
-    O[b * P.C + c] = O_T(act2(a));
+  let c = wid.x * 64u + lid / 4u;
+  var a = 0.0;
+  if (c < P.C) {
+    for (var j = lid % 4u; j < P.S; j = j + 4u) { a = fma(f32(W2[c * P.S + j]), hidden[j], a); }
+  }
+  red[lid] = a;
+  workgroupBarrier();
+  if (lid % 4u == 0u && c < P.C) {
+    var t = red[lid] + red[lid + 1u] + red[lid + 2u] + red[lid + 3u];
+    if (HAS_B2 == 1u) { t = t + f32(B2[c]); }
+    O[b * P.C + c] = O_T(act2(t));
   }
 }
 #endif

@@ -65,9 +65,12 @@ void collapse_batch(const Problem& pr, Params& p) {
 enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLargeAligned = 5, kLargeM64 = 6,
              kLargeM64Aligned = 7, kRoutes = 8 };
 
-// Large-tile routes need a whole wave of workgroups to beat the 64x64 kernel: pick the biggest tile
-// that still gives at least this many workgroups (a GPU has tens to ~150 compute units).
-constexpr int64_t kLargeMinTiles = 128;
+// Large-tile routes need a whole wave of workgroups and a long K to beat the 64x64 kernel: pick
+// the biggest tile that still gives at least kLargeMinTiles workgroups (a GPU has tens to ~150
+// compute units), for K of at least kLargeMinK. On the H200 (bench/route_sweep.sh) the 64x64
+// kernel won every transformer projection of K = 192..768, e.g. 1500x1536x384: 0.093 ms against
+// 0.104 (64x128) and 0.124 (128x128); the large tiles win at 2048^3 and up.
+constexpr int64_t kLargeMinTiles = 128, kLargeMinK = 512;
 
 struct Spec {
   int32_t a = -1, b = -1, bias = -1;  // bias -1: none
@@ -133,7 +136,7 @@ void build_gemm(OpContext& oc, Spec s) {
     // Large tiles: 128x128 when that still fills the GPU, else 64x128, else the 64x64 kernels.
     int64_t tiles128 = int64_t(ceil_div(pr.M, 128) * ceil_div(pr.N, 128)) * nb;
     int64_t tiles64 = int64_t(ceil_div(pr.M, 64) * ceil_div(pr.N, 128)) * nb;
-    bool large_ok = vec4_ok && !gemv_ok && pr.K >= 32 && pr.N >= 128;
+    bool large_ok = vec4_ok && !gemv_ok && pr.K >= kLargeMinK && pr.N >= 128;
     int tm = 0;
     if (large_ok && pr.M >= 128 && tiles128 >= kLargeMinTiles) tm = 8;
     else if (large_ok && pr.M >= 64 && tiles64 >= kLargeMinTiles) tm = 4;
