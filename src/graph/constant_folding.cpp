@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/memory_plan.h"
+
 namespace etwebgpu::graph {
 namespace {
 
@@ -74,7 +76,11 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
   std::vector<int> writes(nv, 0);
   for (const auto& c : ir.chain)
     if (!c.args.empty() && tensor(c.args.back())) ++writes[c.args.back()];
-  std::set<int32_t> pinned;
+  std::set<int32_t> pinned;  // also: tensors an operator writes in place (their data changes)
+  for (const auto& c : ir.chain)
+    if (auto it = in_place_args().find(c.name); it != in_place_args().end())
+      for (size_t k : it->second)
+        if (k + 1 < c.args.size()) pinned.insert(c.args[k]);
   for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
   for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
   for (const auto& st : ir.state) pinned.insert(st.value_id);
@@ -91,7 +97,8 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
     const auto& c = ir.chain[i];
     if (c.args.size() < 2) continue;
     int32_t in = c.args.front(), out = c.args.back();
-    if (!tensor(in) || !tensor(out) || writes[out] != 1 || pinned.count(out) || data_of[in] < 0) continue;
+    if (!tensor(in) || !tensor(out) || writes[out] != 1 || pinned.count(out) || pinned.count(in) || data_of[in] < 0)
+      continue;
     const auto& ti = ir.values[in].tensor;
     auto& to = ir.values[out].tensor;
     if (c.name == "et_vk.prepack.default") {

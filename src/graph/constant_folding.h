@@ -6,10 +6,11 @@
 //
 // Folded: aten._to_copy, dim_order_ops._to_dim_order_copy, dim_order_ops._clone_dim_order and
 // aten.clone to a float32 or int32 output, from a constant, from et_vk.prepack of a constant of
-// the same dtype, or from an earlier folded call. The output must be written by that call alone
-// and be neither a graph input or output nor program state. Values convert as PyTorch does
-// (float to int truncates toward zero); a value an int32 cannot hold is left to the GPU kernel,
-// which reports it. Runs on the IR before any builder (Graph::build, LoadOptions::fuse).
+// the same dtype, or from an earlier folded call. The output must be written by that call alone,
+// and neither it nor the input may be a graph input or output, program state, or an argument an
+// operator writes in place. Values convert as PyTorch does (float to int truncates toward zero);
+// a value an int32 cannot hold is left to the GPU kernel. Runs on the IR before any builder
+// (Graph::build, LoadOptions::fuse).
 #pragma once
 #include <cstddef>
 

@@ -18,7 +18,11 @@ namespace {
 
 constexpr int32_t kNone = MemoryPlan::kNone;
 
-// Operators that write an argument other than their output, in place.
+// Operators whose output is written once at load (not by a dispatch of each run).
+bool written_at_load(const std::string& op) { return op == "et_vk.prepack.default"; }
+
+}  // namespace
+
 const std::map<std::string, std::vector<size_t>>& in_place_args() {
   static const std::map<std::string, std::vector<size_t>> m = {
       {"update_cache.default", {1}},
@@ -26,11 +30,6 @@ const std::map<std::string, std::vector<size_t>>& in_place_args() {
   };
   return m;
 }
-
-// Operators whose output is written once at load (not by a dispatch of each run).
-bool written_at_load(const std::string& op) { return op == "et_vk.prepack.default"; }
-
-}  // namespace
 
 bool permute_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dims) {
   auto in_range = [&](int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); };

@@ -17,6 +17,8 @@
 // Constants are not planned. Pure function of the IR: no GPU needed.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "format/ir.h"
@@ -50,6 +52,9 @@ struct MemoryPlan {
   std::vector<Buffer> buffers;
   uint64_t total_bytes() const;
 };
+
+// Operators that write an argument other than their output, in place: argument positions.
+const std::map<std::string, std::vector<size_t>>& in_place_args();
 
 // True when permute(self, dims) moves only dims of at most one element (by serialized dims): the
 // output keeps the input's word order, so the memory plan treats it as a copy-free view.

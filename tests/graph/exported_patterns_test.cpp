@@ -163,6 +163,29 @@ TEST(ExportedPatterns, ConversionsThatMustStayAreNotFolded) {
   EXPECT_EQ(reinterpret_cast<const int32_t*>(fused.out[1].data.data())[0], 2);
 }
 
+// A prepacked constant that an operator then writes in place (a KV cache starting from the
+// file's data) holds run-time data: its copies are not folded.
+TEST(ExportedPatterns, ATensorWrittenInPlaceIsNotFolded) {
+  ETW_REQUIRE_GPU();
+  HostTensor val = random_f32({1, 2, 1, 2}, 21), ones = random_f32({1, 4, 1, 2}, 22, 1.f, 1.f);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id k = gb.constant_f32({1, 4, 1, 2}, std::vector<float>(8, 0.5f));
+    Id cache = gb.tensor(DType::Float32, {1, 4, 1, 2});
+    gb.op("et_vk.prepack.default", {k, cache});
+    Id start = gb.symint(1);
+    gb.op("update_cache.default", {g.input(val), cache, start, gb.tensor(DType::Float32, {1})});
+    Id copy = gb.tensor(DType::Float32, {1, 4, 1, 2});
+    gb.op("aten.clone.default", {cache, gb.null(), copy});
+    gb.op("aten.mul.Tensor", {copy, g.input(ones), g.output(DType::Float32, {1, 4, 1, 2})});
+  };
+  Loaded fused = load(build, true);
+  const float* o = reinterpret_cast<const float*>(fused.out[0].data.data());
+  const float* v = reinterpret_cast<const float*>(val.data.data());
+  std::vector<float> want{0.5f, 0.5f, v[0], v[1], v[2], v[3], 0.5f, 0.5f};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(o[i], want[i]) << i;
+}
+
 // mean -> conv_with_clamp (ReLU as clamp(0, inf)) -> conv -> hardsigmoid as exported -> mul:
 // the squeeze-excite kernels take the ReLU as the first conv's epilogue.
 TEST(ExportedPatterns, SqueezeExciteWithConvWithClampFuses) {
