@@ -6,7 +6,8 @@
 #      PyTorch eager and a PyTorch CUDA graph, then the public fixtures (ours / upstream);
 #   2. the Llama-1B export decoded by `etwebgpu generate`, its per-op bench, and PyTorch eager /
 #      CUDA graph on the same module (bench/llm/torch_decode.py);
-#   3. kernel microbenchmarks, one process per case, with the GPU clock sampled meanwhile;
+#   3. kernel microbenchmarks, one process per case, with the GPU clock sampled meanwhile, then
+#      bench/route_sweep.sh (model shapes under every route, for the route thresholds);
 #   4. conformance at fp32.
 # Results: $OUT/session.tgz.
 set -uo pipefail
@@ -42,6 +43,8 @@ for c in gemm_2048 conv3x3_64 sdpa_1x8x1024x64 gemv_4096 dispatch_chain_512 smal
 done > $R/micro.txt 2>&1
 kill $SMI
 say "micro done"
+timeout 60 bash bench/route_sweep.sh > $R/route_sweep.txt 2>&1
+say "route sweep done"
 timeout 60 ./devbin/etwebgpu conformance .devshare/conformance > $R/conf32.txt 2>&1
 say "conformance: $(tail -1 $R/conf32.txt)"
 tar -C $OUT -czf $OUT/session.tgz session && rm -rf $R
