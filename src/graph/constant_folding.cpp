@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "etwebgpu/tensor.h"
 #include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
@@ -19,12 +20,6 @@ using format::VkValueKind;
 bool folds(const std::string& op) {
   return op == "aten._to_copy.default" || op == "dim_order_ops._to_dim_order_copy.default" ||
          op == "dim_order_ops._clone_dim_order.default" || op == "aten.clone.default";
-}
-
-int64_t numel(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
 }
 
 // Element i of serialized bytes of dtype t, or nullopt for a dtype this pass does not read.

@@ -334,8 +334,8 @@ void Graph::build() {
   }
   // Rewrites at load, before any builder and before memory planning, which then sees the
   // rewritten calls' lifetimes. First the delegate's packing is undone (only real aliasing
-  // blocks the passes below) and conversions of constants fold. Attention next: its pattern holds elementwise calls (the scale)
-  // and mask calls that CSE would merge across layers. Then common subexpressions, decoder
+  // blocks the passes below) and conversions of constants fold. Attention next: its pattern
+  // holds elementwise calls (the scale) and mask calls that CSE would merge across layers. Then common subexpressions, decoder
   // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
   // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
   auto grow = [this, &n] {

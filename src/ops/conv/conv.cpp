@@ -1,12 +1,13 @@
 // aten.convolution.default and et_vk.conv_with_clamp.default: 2-D NCHW and 1-D (N, C, L as H = 1).
 // Routes: groups == 1 and not transposed -> implicit-im2col GEMM: the large-tile kernel
-// (conv_gemm_large, 128x128 or 64x128 tiles) when OC > 32, K >= 32 and the output gives enough
-// tiles to fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
+// (conv_gemm_large, 128x128 or 64x128 tiles) when K >= 32 and the output gives enough tiles to
+// fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel.
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_large" (128x128) |
-// "gemm_large_m64" (64x128) | "direct" picks that path for groups == 1. Every route takes a fused epilogue (ops/epilogue.h).
+// "gemm_large_m64" (64x128) | "direct" picks that path for groups == 1. Every route takes a fused
+// epilogue (ops/epilogue.h).
 #include <cmath>
 #include <limits>
 
@@ -44,17 +45,20 @@ constexpr uint64_t kLargeMinTiles = 128;
 constexpr uint64_t kSplitTiles = 128, kSplitTarget = 256, kSplitMinK = 256, kMaxSplits = 32, kMinChunk = 32,
                    kMaxSplitFloats = uint64_t(1) << 22;
 
-// Splits of K for a 64x64-tiled GEMM of N columns, OC rows (1 = none); `force` splits wherever
-// K allows two ranges of 16.
-uint32_t choose_splits(uint64_t N, uint64_t OC, uint64_t K, bool force) {
+// K split for a 64x64-tiled GEMM of N columns, OC rows (splits 1 = none): ranges of `chunk`
+// (a multiple of 16); `force` splits wherever K allows two ranges of 16.
+struct Split {
+  uint32_t splits = 1, chunk = 0;
+};
+Split choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
   uint64_t tiles = ceil_div(N, 64) * ceil_div(OC, 64);
-  if (!force && (tiles >= kSplitTiles || K < kSplitMinK)) return 1;
+  if (!force && (tiles >= kSplitTiles || K < kSplitMinK)) return {};
   uint64_t s = ceil_div(kSplitTarget, tiles);
   if (force) s = std::max<uint64_t>(s, 2);
   s = std::min({s, kMaxSplits, K / (force ? 16 : kMinChunk), kMaxSplitFloats / std::max<uint64_t>(N * OC, 1)});
-  if (s < 2) return 1;
+  if (s < 2) return {};
   uint64_t chunk = (ceil_div(K, s) + 15) / 16 * 16;
-  return static_cast<uint32_t>(ceil_div(K, chunk));
+  return {static_cast<uint32_t>(ceil_div(K, chunk)), static_cast<uint32_t>(chunk)};
 }
 
 struct Conf {
@@ -62,6 +66,13 @@ struct Conf {
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oph = 0, opw = 0, groups = 1;
   int64_t OC = 0, KH = 1, KW = 1, icg = 0, ocg = 0;
 };
+
+// Output extent of a non-transposed conv along one dim, or 0 when the effective kernel is larger
+// than the padded input (integer division would truncate toward zero there).
+int64_t conv_extent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
+  if (in + 2 * pad < dil * (k - 1) + 1) return 0;
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
 
 // Reads a stride/padding/dilation list: 1 element broadcasts, else one per spatial dim.
 std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, const char* what) {
@@ -168,11 +179,11 @@ void build_conv(OpContext& oc, bool with_clamp) {
   uint64_t split_floats = 0;
   if (route == Route::Gemm && !c.transposed && tx.rank() == 4 && (gemm_force == 0 || gemm_force == 2)) {
     const auto& md = tx.max_dims;
-    int64_t OH = (md[2] + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1, OW = (md[3] + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
-    uint64_t N = OH > 0 && OW > 0 ? static_cast<uint64_t>(md[0] * OH * OW) : 0;
+    uint64_t N = static_cast<uint64_t>(md[0] * conv_extent(md[2], c.ph, c.dh, c.KH, c.sh) *
+                                       conv_extent(md[3], c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
-    uint32_t s = N && !large_there ? choose_splits(N, c.OC, K, gemm_force == 2) : 1;
-    if (s > 1) split_floats = s * N * static_cast<uint64_t>(c.OC);
+    Split sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : Split{};
+    if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
 
@@ -196,11 +207,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
       OH = (H - 1) * c.sh - 2 * c.ph + c.dh * (c.KH - 1) + c.oph + 1;
       OW = (W - 1) * c.sw - 2 * c.pw + c.dw * (c.KW - 1) + c.opw + 1;
     } else {
-      OH = (H + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
-      OW = (W + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
-      // Integer division truncates toward zero: an effective kernel larger than the padded input.
-      if (H + 2 * c.ph < c.dh * (c.KH - 1) + 1) OH = 0;
-      if (W + 2 * c.pw < c.dw * (c.KW - 1) + 1) OW = 0;
+      OH = conv_extent(H, c.ph, c.dh, c.KH, c.sh);
+      OW = conv_extent(W, c.pw, c.dw, c.KW, c.sw);
     }
     if (OH < 1 || OW < 1)
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
@@ -237,12 +245,12 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
       if (run->sel < 0 && split_floats) {
-        uint32_t s = choose_splits(p.N, p.OC, p.K, gemm_force == 2);
-        if (s > 1 && uint64_t(s) * p.N * p.OC <= split_floats) {
-          p.splits = s;
-          p.kchunk = static_cast<uint32_t>((ceil_div(p.K, s) + 15) / 16 * 16);
+        Split sp = choose_split(p.N, p.OC, p.K, gemm_force == 2);
+        if (sp.splits > 1 && uint64_t(sp.splits) * p.N * p.OC <= split_floats) {
+          p.splits = sp.splits;
+          p.kchunk = sp.chunk;
           run->sel = 2;
-          run->gemm.z = s;
+          run->gemm.z = sp.splits;
         }
       }
     }

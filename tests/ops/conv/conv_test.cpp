@@ -429,16 +429,6 @@ TEST(OpConv, InvalidConfigurationsFailAtLoad) {
 
 }  // namespace
 
-namespace {
-std::vector<std::string> variants_of(OpGraph& g) {
-  Profile p;
-  g.model()->run(g.inputs, &p);
-  std::vector<std::string> v;
-  for (auto& d : p.dispatches) v.push_back(d.variant);
-  return v;
-}
-}  // namespace
-
 // Split-K (conv_gemm.wgsl SPLITK / SPLITK_REDUCE): a ResNet 7x7 layer gives the 64x64 GEMM two
 // tiles, so K = 256 * 9 is split and a reduce kernel adds the partials, the bias and the clamp.
 // A smaller input on rerun splits differently; a forced split on a conv with many tiles too.
@@ -453,7 +443,7 @@ TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
     auto ref = ref::conv(x, w, &b, ref_args(c));
     auto g = make_conv(x, w, &b, c, ref.shape, {1, 256, 7, 7}, ref.shape);
     EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4)) << "clamp " << clamp;
-    EXPECT_EQ(variants_of(*g), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+    EXPECT_EQ(g->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
     if (clamp) continue;
     auto x1 = random_f32({1, 256, 3, 5}, 64);
     EXPECT_TRUE(Close(g->rerun({x1})[0], ref::conv(x1, w, &b, ref_args(c)), 1e-4, 1e-4)) << "smaller rerun";
@@ -467,7 +457,7 @@ TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
   LoadOptions o;
   o.force_route["conv"] = "gemm_splitk";
   EXPECT_TRUE(Close(g2->run(o)[0], ref2, 1e-4, 1e-4));
-  EXPECT_EQ(variants_of(*g2), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+  EXPECT_EQ(g2->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
 }
 
 // A residual add fused into a split conv runs in the reduce kernel's store.

@@ -17,15 +17,6 @@ LoadOptions route(const std::string& r) {
   return o;
 }
 
-// Variants actually dispatched in a profiled rerun of `g` (inactive routes are not recorded).
-std::vector<std::string> variants(OpGraph& g) {
-  Profile p;
-  g.model()->run(g.inputs, &p);
-  std::vector<std::string> v;
-  for (auto& d : p.dispatches) v.push_back(d.variant);
-  return v;
-}
-
 // A 2-operand op (mm, bmm, matmul) with both operands as graph inputs.
 HostTensor run2(const std::string& op, const HostTensor& a, const HostTensor& b, const std::vector<int64_t>& od,
                 const std::string& r = "", std::vector<std::string>* used = nullptr) {
@@ -34,7 +25,7 @@ HostTensor run2(const std::string& op, const HostTensor& a, const HostTensor& b,
   Id o = g.output(DType::Float32, od);
   g.gb.op(op, {x, y, o});
   auto out = g.run(route(r))[0];
-  if (used) *used = variants(g);
+  if (used) *used = g.variants();
   return out;
 }
 
@@ -49,7 +40,7 @@ HostTensor run_linear(const HostTensor& x, const HostTensor& w, const HostTensor
   Id o = g.output(DType::Float32, od);
   g.gb.op("aten.linear.default", {xi, wi, bi, o});
   auto out = g.run(route(r))[0];
-  if (used) *used = variants(g);
+  if (used) *used = g.variants();
   return out;
 }
 
@@ -226,7 +217,7 @@ TEST(OpMatmul, DynamicRowsSwitchBetweenTiledAndGemvOnRerun) {
     EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 24}));
     EXPECT_TRUE(Close(got, ref::linear(x, w, &bias), 1e-5, 1e-4)) << rows;
     g.inputs = {x};
-    EXPECT_EQ(variants(g), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_vec4"}) << rows;
+    EXPECT_EQ(g.variants(), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_vec4"}) << rows;
   }
 }
 
@@ -403,7 +394,7 @@ TEST(OpMatmul, DynamicRowsSwitchBetweenLargeAndSmallTilesOnRerun) {
     EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 136}));
     EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-5, 1e-4)) << rows;
     g.inputs = {x};
-    EXPECT_EQ(variants(g), std::vector<std::string>{"gemm_128x128"}) << rows;
+    EXPECT_EQ(g.variants(), std::vector<std::string>{"gemm_128x128"}) << rows;
   }
 }
 
