@@ -28,6 +28,13 @@ struct Params {
   uint32_t B, C, S, HW, G, R, pad, p2;  // pad: 0 (unary_math builds NaN from it)
 };
 
+// Pooling threads per channel: a power of two up to 64 covering H*W.
+uint32_t pool_threads(int64_t hw) {
+  uint32_t t = 1;
+  while (t < 64 && t < hw) t *= 2;
+  return t;
+}
+
 std::string act_fn(const char* name, const char* member, const std::vector<FusedTermSpec>& terms) {
   std::string s = "fn " + std::string(name) + "(x0: f32) -> f32 {\n";
   if (terms.empty()) return s + "  return x0;\n}\n";
@@ -91,11 +98,9 @@ void build_squeeze_excite(OpContext& oc) {
     q.S = static_cast<uint32_t>(S);
     q.HW = kernel::u32(d[2] * d[3], "H*W");
     kernel::u32(numel(d), "input numel");
-    // Pool: threads per channel, a power of two up to 64 covering H*W; gate: threads per row of
-    // W1, a power of two up to what spreads the S rows over the workgroup.
-    q.G = 1;
-    while (q.G < 64 && q.G < q.HW) q.G *= 2;
-    // about 64 of W1's C columns per thread and pass (fewer passes, each with a log2(R) tree)
+    q.G = pool_threads(q.HW);
+    // Gate: threads per row of W1, about 64 of its C columns per thread and pass (fewer passes,
+    // each with a log2(R) tree).
     q.R = 1;
     while (q.R < 256 && q.R * 64 < q.C) q.R *= 2;
     p.assign(bytes, 0);
@@ -110,9 +115,7 @@ void build_squeeze_excite(OpContext& oc) {
       .params_bytes(bytes, params)
       .groups([x](const kernel::Live& l) {
         const auto& d = l.dims(x);
-        int64_t per_channel = 1;
-        while (per_channel < 64 && per_channel < d[2] * d[3]) per_channel *= 2;
-        return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(d[1]), 256 / per_channel),
+        return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(d[1]), 256 / pool_threads(d[2] * d[3])),
                                     static_cast<uint64_t>(d[0]));
       });
   oc.add(pool.variant("squeeze_excite_pool"));
