@@ -1,11 +1,15 @@
 #include "graph/attention_fusion.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "etwebgpu/tensor.h"
+#include "graph/constant_folding.h"
 
 namespace etwebgpu::graph {
 namespace {
@@ -21,7 +25,49 @@ struct Match {
   int32_t q = -1, k = -1, v = -1, mask = -1, out = -1;
   double scale = 1.0;
   bool zero_masked = false;
+  std::vector<int64_t> layout;  // empty: contiguous q, k, v, out (see kFusedAttentionOp)
 };
+
+// Elements of a base tensor seen through layout calls: element (i_0, ..., i_n) is base element
+// offset + sum i_k * strides[k].
+struct Strided {
+  int64_t offset = 0;
+  Dims sizes, strides;
+};
+
+Strided contiguous(const Dims& d) {
+  Strided s;
+  s.sizes = d;
+  s.strides.assign(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * d[i];
+  return s;
+}
+
+// `s` reshaped to `to` without moving elements (PyTorch's rule for view); false when its strides
+// do not allow that.
+bool reshape(Strided& s, const Dims& to) {
+  if (numel(s.sizes) != numel(to) || numel(to) == 0) return false;
+  Dims st(to.size(), 1);
+  int64_t vd = static_cast<int64_t>(to.size()) - 1;
+  int64_t chunk = s.strides.empty() ? 1 : s.strides.back(), tn = 1, vn = 1;
+  for (int64_t d = static_cast<int64_t>(s.sizes.size()) - 1; d >= 0; --d) {
+    tn *= s.sizes[d];
+    if (d == 0 || (s.sizes[d - 1] != 1 && s.strides[d - 1] != tn * chunk)) {
+      while (vd >= 0 && (vn < tn || to[vd] == 1)) {
+        st[vd] = vn * chunk;
+        vn *= to[vd];
+        --vd;
+      }
+      if (vn != tn) return false;
+      if (d > 0) chunk = s.strides[d - 1], tn = 1, vn = 1;
+    }
+  }
+  while (vd >= 0 && to[vd] == 1) st[vd--] = 1;
+  if (vd != -1) return false;
+  s.sizes = to;
+  s.strides = st;
+  return true;
+}
 
 class Matcher {
  public:
@@ -47,11 +93,15 @@ class Matcher {
   }
 
   // The attention whose second bmm is chain[j], or nullopt.
-  std::optional<Match> match(size_t j) {
+  // `strided`: also absorb the layout calls around q, k, v and the output (static shapes only).
+  std::optional<Match> match(size_t j, bool strided) {
     m_ = Match{};
+    strided_ = strided;
     if (!find(j)) return std::nullopt;
     // Every value a removed call produces is read only by removed calls (the output excepted).
+    // Strided walks may meet a call twice (q, k and v sliced from one permute).
     std::set<size_t> set(m_.taken.begin(), m_.taken.end());
+    if (strided_) m_.taken.assign(set.begin(), set.end());
     if (set.size() != m_.taken.size()) return std::nullopt;
     for (size_t t : m_.taken) {
       int32_t o = ir_.chain[t].args.back();
@@ -112,13 +162,39 @@ class Matcher {
       id = c->args[0];
       return true;
     }
-    const VkOpCall* c = made_by(id, "aten.mul.Scalar", 3);
-    std::optional<double> f = c ? number(c->args[1]) : std::nullopt;
-    if (!scale || !f || !is_float(c->args[0])) return false;
+    int32_t x = -1;
+    std::optional<double> f = scaled(id, x);
+    if (!scale || !f) return false;
     take(id);
     *scale *= *f;
-    id = c->args[0];
+    id = x;
     return true;
+  }
+  // When `id` is x * f (mul.Scalar, or mul.Tensor by a one-element constant, either side) with a
+  // float x of the same dims: f, and x in `x`.
+  std::optional<double> scaled(int32_t id, int32_t& x) const {
+    if (const VkOpCall* c = made_by(id, "aten.mul.Scalar", 3)) {
+      x = c->args[0];
+      return is_float(x) ? number(c->args[1]) : std::nullopt;
+    }
+    const VkOpCall* c = made_by(id, "aten.mul.Tensor", 3);
+    if (!c) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      int32_t a = c->args[side], f = c->args[1 - side];
+      std::optional<double> v = one_constant(f);
+      if (v && is_float(a) && dims(a) == dims(id)) {
+        x = a;
+        return v;
+      }
+    }
+    return std::nullopt;
+  }
+  // The value of a one-element float constant tensor (or a prepack of one).
+  std::optional<double> one_constant(int32_t id) const {
+    if (!is_float(id) || numel(dims(id)) != 1) return std::nullopt;
+    if (const VkOpCall* p = made_by(id, "et_vk.prepack.default", 2)) id = p->args[0];
+    if (!is_float(id) || numel(dims(id)) != 1) return std::nullopt;
+    return constant_element(ir_, id, 0);
   }
   // Walks back from `id` through single-consumer reshapes (and, with `scale`, mul.Scalar
   // factors) to the first value made otherwise.
@@ -170,14 +246,8 @@ class Matcher {
     const Dims& dvm = dims(vm); // [B*H, S_kv, D_v]
     if (da.size() != 3 || dvm.size() != 3 || da[0] != dvm[0] || da[2] != dvm[1]) return false;
     m_.taken.push_back(j);
-    // The output, reshaped to [B, H, S_q, D_v] by its only consumer.
-    if (!inner(o3) || consumers_[o3].size() != 1) return false;
-    const VkOpCall& ov = ir_.chain[consumers_[o3][0]];
-    if (ov.args.empty() || ov.args[0] != o3 || view_of(ov.args.back()) != &ov) return false;
-    m_.out = ov.args.back();
-    const Dims& dout = dims(m_.out);
-    if (dout.size() != 4 || dout[0] * dout[1] != da[0] || dout[2] != da[1] || dout[3] != dvm[2]) return false;
-    take(m_.out);
+    Strided out_view;
+    if (strided_ ? !output_layout(o3, out_view) : !output_4d(o3, da, dvm)) return false;
     // Probabilities: softmax(s, -1), or where(all(s == -inf), 0, softmax(s)) (safe softmax).
     int32_t p = skip(a);
     int32_t s_consumers = 1;
@@ -228,6 +298,7 @@ class Matcher {
     if (dq.size() != 3 || dkt.size() != 3 || dq[0] != da[0] || dq[1] != da[1] || dkt[0] != da[0] || dkt[1] != dq[2] ||
         dkt[2] != da[2])
       return false;
+    if (strided_) return strided_inputs(qm, ktm, vm, out_view, ds[0], ds[1]);
     m_.q = skip(qm, &m_.scale);
     if (dims(m_.q) != Dims{ds[0], ds[1], da[1], dq[2]} || !is_float(m_.q)) return false;
     // k^T: a permute of the last two dims of [B, H, S_kv, D].
@@ -243,6 +314,169 @@ class Matcher {
     if (hk != hv || hk <= 0 || H % hk || dims(m_.k)[0] != B || dims(m_.v)[0] != B) return false;
     return is_float(m_.out);
   }
+  // The second bmm's output, reshaped to [B, H, S_q, D_v] by its only consumer: the fused output.
+  bool output_4d(int32_t o3, const Dims& da, const Dims& dvm) {
+    if (!inner(o3) || consumers_[o3].size() != 1) return false;
+    const VkOpCall& ov = ir_.chain[consumers_[o3][0]];
+    if (ov.args.empty() || ov.args[0] != o3 || view_of(ov.args.back()) != &ov) return false;
+    m_.out = ov.args.back();
+    const Dims& dout = dims(m_.out);
+    if (dout.size() != 4 || dout[0] * dout[1] != da[0] || dout[2] != da[1] || dout[3] != dvm[2]) return false;
+    take(m_.out);
+    return true;
+  }
+
+  // --- Strided mode: layout calls absorbed into the fused call's fixed layout.
+  // A value a layout walk may pass: produced in the chain and not pinned; its consumers are
+  // checked by match() once the whole pattern is known.
+  bool passable(int32_t id) const {
+    return id >= 0 && kind(id) == VkValueKind::Tensor && producer_[id] >= 0 && !pinned_.count(id);
+  }
+  // The permutation of a permute_copy call over `rank` dims, or nullopt.
+  std::optional<Dims> permutation(const VkOpCall& c, size_t rank) const {
+    if (kind(c.args[1]) != VkValueKind::IntList) return std::nullopt;
+    Dims p = ir_.values[c.args[1]].ints;
+    if (p.size() != rank) return std::nullopt;
+    std::vector<bool> seen(rank, false);
+    for (auto& x : p) {
+      if (x < 0) x += static_cast<int64_t>(rank);
+      if (x < 0 || x >= static_cast<int64_t>(rank) || seen[x]) return std::nullopt;
+      seen[x] = true;
+    }
+    return p;
+  }
+  std::optional<int64_t> int_or(int32_t id, int64_t absent) const {
+    if (kind(id) == VkValueKind::Null) return absent;
+    std::optional<double> v = number(id);
+    if (!v || *v != std::floor(*v)) return std::nullopt;
+    return static_cast<int64_t>(*v);
+  }
+  // `s`, the view of call c's first argument, becomes the view of its output: a reshape, a
+  // permute, a slice, a select, or a multiplication by a constant (which moves no element).
+  bool apply(const VkOpCall& c, Strided& s) const {
+    const Dims& out = dims(c.args.back());
+    int64_t r = static_cast<int64_t>(s.sizes.size());
+    auto axis = [&](int32_t id, int64_t rank) -> std::optional<int64_t> {
+      std::optional<int64_t> d = int_or(id, -1 - rank);
+      if (!d) return std::nullopt;
+      int64_t x = *d < 0 ? *d + rank : *d;
+      return x >= 0 && x < rank ? std::optional<int64_t>(x) : std::nullopt;
+    };
+    if (c.name == "aten.permute_copy.default") {
+      std::optional<Dims> p = permutation(c, s.sizes.size());
+      if (!p) return false;
+      Strided t;
+      t.offset = s.offset;
+      for (int64_t d : *p) t.sizes.push_back(s.sizes[d]), t.strides.push_back(s.strides[d]);
+      s = t;
+    } else if (c.name == "aten.slice_copy.Tensor" && c.args.size() == 6) {
+      std::optional<int64_t> d = axis(c.args[1], r), start = int_or(c.args[2], 0), step = int_or(c.args[4], 1);
+      if (!d || !start || !step || *step < 1 || out.size() != s.sizes.size()) return false;
+      int64_t st = *start < 0 ? *start + s.sizes[*d] : *start;
+      st = std::clamp<int64_t>(st, 0, s.sizes[*d]);
+      if (out[*d] > 0 && st + (out[*d] - 1) * *step >= s.sizes[*d]) return false;
+      s.offset += st * s.strides[*d];
+      s.strides[*d] *= *step;
+      s.sizes[*d] = out[*d];
+    } else if (c.name == "aten.select_copy.int" && c.args.size() == 4) {
+      std::optional<int64_t> d = axis(c.args[1], r), i = int_or(c.args[2], 0);
+      if (!d || !i) return false;
+      int64_t k = *i < 0 ? *i + s.sizes[*d] : *i;
+      if (k < 0 || k >= s.sizes[*d]) return false;
+      s.offset += k * s.strides[*d];
+      s.sizes.erase(s.sizes.begin() + *d);
+      s.strides.erase(s.strides.begin() + *d);
+    } else if (c.name != "aten.mul.Scalar" && c.name != "aten.mul.Tensor") {
+      if (!reshape(s, out)) return false;
+    }
+    return s.sizes == out;
+  }
+  // Walks back from `id` through layout calls (and scalings, into the scale) to the tensor they
+  // start from, `base`, and gives `id`'s elements as a view of it.
+  bool resolve(int32_t id, int32_t& base, Strided& view) {
+    std::vector<const VkOpCall*> calls;
+    while (passable(id)) {
+      const VkOpCall* c = view_of(id);
+      int32_t next = c ? c->args[0] : -1;
+      if (!c) {
+        for (const char* name : {"aten.permute_copy.default", "aten.slice_copy.Tensor", "aten.select_copy.int"}) {
+          const VkOpCall& p = ir_.chain[producer_[id]];
+          if (p.name == name && p.args.size() >= 3) c = &p, next = p.args[0];
+        }
+      }
+      if (!c) {
+        std::optional<double> f = scaled(id, next);
+        if (!f) break;
+        m_.scale *= *f;
+        c = &ir_.chain[producer_[id]];
+      }
+      if (!is_float(next)) return false;
+      take(id);
+      calls.push_back(c);
+      id = next;
+    }
+    base = id;
+    if (!is_float(base)) return false;
+    view = contiguous(dims(base));
+    for (auto it = calls.rbegin(); it != calls.rend(); ++it)
+      if (!apply(**it, view)) return false;
+    return true;
+  }
+  // Walks forward from the second bmm's output through its only consumers while they are reshapes
+  // or permutes; the last value reached is the fused output, and `view` says where in it the bmm's
+  // [B*H, S_q, D_v] elements land.
+  bool output_layout(int32_t o3, Strided& view) {
+    std::vector<const VkOpCall*> after;
+    int32_t f = o3;
+    while (!pinned_.count(f) && consumers_[f].size() == 1) {
+      const VkOpCall& c = ir_.chain[consumers_[f][0]];
+      int32_t o = c.args.back();
+      if (c.args[0] != f || kind(o) != VkValueKind::Tensor || !is_float(o)) break;
+      if (view_of(o) != &c && made_by(o, "aten.permute_copy.default", 3) != &c) break;
+      take(o);
+      after.push_back(&c);
+      f = o;
+    }
+    m_.out = f;
+    view = contiguous(dims(f));
+    for (auto it = after.rbegin(); it != after.rend(); ++it) {
+      const VkOpCall& c = **it;
+      const Dims& in = dims(c.args[0]);
+      if (c.name == "aten.permute_copy.default") {
+        std::optional<Dims> p = permutation(c, in.size());
+        if (!p || view.sizes.size() != in.size()) return false;
+        Strided t = view;
+        for (size_t i = 0; i < p->size(); ++i) t.sizes[(*p)[i]] = view.sizes[i], t.strides[(*p)[i]] = view.strides[i];
+        view = t;
+      } else if (!reshape(view, in)) {
+        return false;
+      }
+      if (view.sizes != in) return false;
+    }
+    return true;
+  }
+  // q [B*H, S_q, D], k^T [B*H, D, S_kv] and v [B*H, S_kv, D_v] as the bmms read them, each a view
+  // of the tensor its layout calls start from, with unit stride along D: the fused layout.
+  bool strided_inputs(int32_t qm, int32_t ktm, int32_t vm, const Strided& out, int64_t B, int64_t H) {
+    Strided q, k, v;
+    if (!resolve(qm, m_.q, q) || !resolve(ktm, m_.k, k) || !resolve(vm, m_.v, v)) return false;
+    // Repeated k/v heads (GQA) are the contiguous mode's: it reads the cache once per group.
+    for (int32_t x : {m_.k, m_.v})
+      if (made_by(x, "aten.expand_copy.default", 4)) return false;
+    if (k.sizes.size() != 3) return false;
+    std::swap(k.sizes[1], k.sizes[2]);
+    std::swap(k.strides[1], k.strides[2]);
+    m_.layout = {B, H, H, q.sizes[1], k.sizes[1], q.sizes[2], v.sizes[2]};
+    for (const Strided* x : std::array<const Strided*, 4>{&q, &k, &v, &out}) {
+      if (x->sizes.size() != 3 || x->sizes[0] != B * H || (x->sizes[2] > 1 && x->strides[2] != 1)) return false;
+      for (int64_t e : {x->offset, x->strides[0] * H, x->strides[0], x->strides[1]}) {
+        if (e < 0) return false;
+        m_.layout.push_back(e);
+      }
+    }
+    return is_float(m_.out);
+  }
+
   // K or V as the bmm reads it, `flat` = [B*H, S_kv, D], from tensor `t` holding it in order
   // ([B*H, S_kv, D] or [B, H, S_kv, D]), back to the cache [B, Hkv, S_kv, D]: directly (Hkv = H)
   // or repeated per kv head by unsqueeze(2) -> expand -> view (repeat_kv). Sets `src`, `hkv`.
@@ -274,11 +508,12 @@ class Matcher {
   std::vector<std::vector<size_t>> consumers_;
   std::set<int32_t> pinned_;
   Match m_;
+  bool strided_ = false;
 };
 
 }  // namespace
 
-AttentionFusionStats fuse_attention(format::VkGraphIR& ir) {
+AttentionFusionStats fuse_attention(format::VkGraphIR& ir, bool static_shapes) {
   AttentionFusionStats stats;
   const size_t n = ir.chain.size();
   Matcher matcher(ir);
@@ -286,7 +521,8 @@ AttentionFusionStats fuse_attention(format::VkGraphIR& ir) {
   std::vector<std::optional<VkOpCall>> replacement(n);
   auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
   for (size_t j = 0; j < n; ++j) {
-    std::optional<Match> m = matcher.match(j);
+    std::optional<Match> m = static_shapes ? matcher.match(j, true) : std::nullopt;
+    if (!m) m = matcher.match(j, false);
     if (!m) continue;
     if (std::any_of(m->taken.begin(), m->taken.end(), [&](size_t t) { return removed[t]; })) continue;
     std::set<size_t> taken(m->taken.begin(), m->taken.end());
@@ -313,7 +549,9 @@ AttentionFusionStats fuse_attention(format::VkGraphIR& ir) {
       ir.values.push_back(std::move(v));
       return static_cast<int32_t>(ir.values.size() - 1);
     };
-    format::VkValue null_v, scale_v, zero_v;
+    format::VkValue null_v, scale_v, zero_v, layout_v;
+    layout_v.kind = VkValueKind::IntList;
+    layout_v.ints = m->layout;
     scale_v.kind = VkValueKind::Double;
     scale_v.double_val = m->scale;
     zero_v.kind = VkValueKind::Bool;
@@ -322,7 +560,7 @@ AttentionFusionStats fuse_attention(format::VkGraphIR& ir) {
     call.node_id = ir.chain[last].node_id;
     call.name = kFusedAttentionOp;
     call.args = {m->q, m->k, m->v, m->mask >= 0 ? m->mask : add_value(null_v), add_value(scale_v), add_value(zero_v),
-                 m->out};
+                 m->layout.empty() ? add_value(null_v) : add_value(layout_v), m->out};
     for (size_t t : taken) removed[t] = true;
     replacement[last] = std::move(call);
     ++stats.fused;

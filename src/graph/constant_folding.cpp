@@ -62,6 +62,18 @@ std::optional<std::vector<uint8_t>> convert(format::ByteSpan src, int64_t n, VkD
 
 }  // namespace
 
+std::optional<double> constant_element(const format::VkGraphIR& ir, int32_t value_id, int64_t i) {
+  if (value_id < 0 || static_cast<size_t>(value_id) >= ir.values.size()) return std::nullopt;
+  const auto& v = ir.values[value_id];
+  if (v.kind != VkValueKind::Tensor || !v.tensor.is_constant() ||
+      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size() || i < 0 || i >= numel(v.tensor.dims) ||
+      v.tensor.dtype == VkDType::Unset)
+    return std::nullopt;
+  const auto& data = ir.constants[v.tensor.constant_id].data;
+  if (data.size() < static_cast<size_t>(i + 1) * format::vk_dtype_size(v.tensor.dtype)) return std::nullopt;
+  return element(data.data(), i, v.tensor.dtype);
+}
+
 FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
   FoldStats stats;
   const size_t nv = ir.values.size();

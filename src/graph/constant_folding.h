@@ -13,6 +13,8 @@
 // (Graph::build, LoadOptions::fuse).
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 
 #include "format/ir.h"
 
@@ -25,5 +27,9 @@ struct FoldStats {
 // Rewrites `ir` in place: folded outputs become constants (their bytes owned by ir.owned_bytes)
 // and their calls leave the chain.
 FoldStats fold_constant_conversions(format::VkGraphIR& ir);
+
+// Element i of constant tensor `value_id` as a double; nullopt when the value is not a constant
+// tensor with that element or its dtype is not a number type.
+std::optional<double> constant_element(const format::VkGraphIR& ir, int32_t value_id, int64_t i);
 
 }  // namespace etwebgpu::graph

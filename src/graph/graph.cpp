@@ -349,7 +349,7 @@ void Graph::build() {
     if (fold_constant_conversions(ir_).calls_removed)
       for (size_t i = 0; i < n; ++i)
         if (ir_.values[i].kind == VkValueKind::Tensor) tensors_[i].constant_id = ir_.values[i].tensor.constant_id;
-    fuse_attention(ir_);
+    fuse_attention(ir_, opts_.static_shapes);
     eliminate_common_subexpressions(ir_);
     fuse_decoder_patterns(ir_);
     grow();

@@ -44,6 +44,9 @@ struct GraphOptions {
   // as 0xFF bytes (NaN / -1) instead of zeros.
   bool poison_storage = false;
   bool fuse = true;  // fuse at load: attention (graph/attention_fusion.h), elementwise chains (graph/fusion.h)
+  // Every tensor keeps its serialized dims (no program input is dynamic): rewrites may fix
+  // layouts at load.
+  bool static_shapes = false;
 };
 
 struct Tensor {

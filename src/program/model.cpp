@@ -95,6 +95,7 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
   gopts.plan_memory = opts.plan_memory;
   gopts.poison_storage = opts.poison_storage;
   gopts.fuse = opts.fuse;
+  gopts.static_shapes = std::none_of(impl->inputs.begin(), impl->inputs.end(), [](const IoInfo& i) { return i.dynamic; });
   impl->graph = std::make_unique<graph::Graph>(impl->ctx, merged.ir, gopts);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }

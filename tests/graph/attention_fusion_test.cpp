@@ -1,6 +1,8 @@
 // Attention fusion at load (graph/attention_fusion.h): the decomposed attention of ExecuTorch's
 // Llama export becomes one etwebgpu.attention call with the same results, on a built graph and on
 // the public KV-cache fixture (all its steps); a pattern that does not match exactly is left alone.
+// The eager attention of ViT and Whisper exports (q, k, v permuted and sliced out of the
+// projections, the output permuted back) fuses with its layout calls on every kernel route.
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -158,6 +160,145 @@ TEST(AttentionFusion, LlamaFixtureFusesBothLayersAndPassesAllSteps) {
     EXPECT_EQ(count(p, "aten._softmax.default"), 0u);
     EXPECT_LE(p.dispatches.size(), 115u);
   }
+}
+
+// --- Eager attention as ViT and Whisper export it, over S tokens of H heads of D.
+constexpr int64_t kEH = 3, kED = 8;
+
+enum class Eager { Whisper, Vit, VitQEscapes };
+
+// Whisper: q, k, v [S, H * D] -> view [1, S, H, D] -> permute (0, 2, 1, 3), k also (0, 1, 3, 2);
+// scores scaled by mul.Tensor with a 0-dim constant after the bmm. ViT: one qkv [S, 3 * H * D]
+// -> view [1, S, 3, H, D] -> permute (2, 0, 3, 1, 4) -> slices, q scaled before the bmm, v
+// cloned. Both: out -> view [1, H, S, D] -> permute (0, 2, 1, 3) -> view [S, H * D] -> + 1 (a
+// consumer that is not a view). VitQEscapes: the permuted qkv is also a graph output.
+struct EagerBuilt {
+  OpGraph g;
+  int64_t S;
+  HostTensor qkv;
+  double scale = 0.35;
+  EagerBuilt(Eager kind, int64_t tokens) : S(tokens), qkv(random_f32({tokens, 3 * kEH * kED}, 7)) {
+    auto& gb = g.gb;
+    const int64_t E = kEH * kED;
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    HostTensor sc(DType::Float32, {});
+    sc.as<float>()[0] = static_cast<float>(scale);
+    Id c = g.constant(sc);
+    Id q3, kt3, v3;
+    bool vit = kind != Eager::Whisper;
+    if (!vit) {
+      Id x[3];
+      for (int i = 0; i < 3; ++i) {
+        HostTensor part(DType::Float32, {S, E});
+        for (int64_t r = 0; r < S; ++r)
+          std::copy(qkv.as<float>() + r * 3 * E + i * E, qkv.as<float>() + r * 3 * E + (i + 1) * E,
+                    part.as<float>() + r * E);
+        Id in = g.input(part), v4 = t({1, S, kEH, kED});
+        x[i] = t({1, kEH, S, kED});
+        gb.op("aten.view_copy.default", {in, gb.int_list({1, S, kEH, kED}), v4});
+        gb.op("aten.permute_copy.default", {v4, gb.int_list({0, 2, 1, 3}), x[i]});
+      }
+      Id kt = t({1, kEH, kED, S});
+      gb.op("aten.permute_copy.default", {x[1], gb.int_list({0, 1, 3, 2}), kt});
+      q3 = t({kEH, S, kED}), kt3 = t({kEH, kED, S}), v3 = t({kEH, S, kED});
+      gb.op("aten.squeeze_copy.dims", {x[0], gb.int_list({0}), q3});
+      gb.op("aten.squeeze_copy.dims", {kt, gb.int_list({0}), kt3});
+      gb.op("aten.squeeze_copy.dims", {x[2], gb.int_list({0}), v3});
+    } else {
+      Id in = g.input(qkv), v5 = t({1, S, 3, kEH, kED});
+      Id p5 = kind == Eager::VitQEscapes ? g.output(DType::Float32, {3, 1, kEH, S, kED}) : t({3, 1, kEH, S, kED});
+      gb.op("aten.view_copy.default", {in, gb.int_list({1, S, 3, kEH, kED}), v5});
+      gb.op("aten.permute_copy.default", {v5, gb.int_list({2, 0, 3, 1, 4}), p5});
+      Id part[3];
+      for (int i = 0; i < 3; ++i) {
+        Id sl = t({1, 1, kEH, S, kED});
+        part[i] = t({1, kEH, S, kED});
+        gb.op("aten.slice_copy.Tensor", {p5, gb.int_(0), gb.int_(i), gb.int_(i + 1), gb.int_(1), sl});
+        gb.op("aten.squeeze_copy.dims", {sl, gb.int_list({0}), part[i]});
+      }
+      Id qs = t({1, kEH, S, kED}), kt = t({1, kEH, kED, S}), vs = t({kEH, S, kED});
+      gb.op("aten.mul.Tensor", {part[0], c, qs});
+      gb.op("aten.permute_copy.default", {part[1], gb.int_list({0, 1, 3, 2}), kt});
+      q3 = t({kEH, S, kED}), kt3 = t({kEH, kED, S}), v3 = t({kEH, S, kED});
+      gb.op("aten.squeeze_copy.dims", {qs, gb.int_list({0}), q3});
+      gb.op("aten.squeeze_copy.dims", {kt, gb.int_list({0}), kt3});
+      gb.op("aten.squeeze_copy.dims", {part[2], gb.int_list({0}), vs});
+      gb.op("aten.clone.default", {vs, gb.null(), v3});
+    }
+    Id s3 = t({kEH, S, S}), s4 = t({1, kEH, S, S}), s = t({1, kEH, S, S}), p = t({1, kEH, S, S}), p3 = t({kEH, S, S});
+    gb.op("aten.bmm.default", {q3, kt3, s3});
+    gb.op("aten.view_copy.default", {s3, gb.int_list({1, kEH, S, S}), s4});
+    if (vit) gb.op("aten.clone.default", {s4, gb.null(), s});
+    else gb.op("aten.mul.Tensor", {s4, c, s});
+    gb.op("aten._softmax.default", {s, gb.int_(-1), gb.boolean(false), p});
+    gb.op("aten.squeeze_copy.dims", {p, gb.int_list({0}), p3});
+    Id o3 = t({kEH, S, kED}), o4 = t({1, kEH, S, kED}), ot = t({1, S, kEH, kED}), o2 = t({S, E});
+    gb.op("aten.bmm.default", {p3, v3, o3});
+    gb.op("aten.view_copy.default", {o3, gb.int_list({1, kEH, S, kED}), o4});
+    gb.op("aten.permute_copy.default", {o4, gb.int_list({0, 2, 1, 3}), ot});
+    gb.op("aten.view_copy.default", {ot, gb.int_list({S, E}), o2});
+    Id y = g.output(DType::Float32, {S, E});
+    gb.op("aten.add.Scalar", {o2, gb.int_(1), gb.int_(1), y});
+  }
+  // fp64: softmax(q k^T * scale) v per head, as [S, H * D] plus 1.
+  HostTensor reference() const {
+    const int64_t E = kEH * kED;
+    auto head = [&](int i) {
+      HostTensor x(DType::Float32, {1, kEH, S, kED});
+      for (int64_t h = 0; h < kEH; ++h)
+        for (int64_t r = 0; r < S; ++r)
+          for (int64_t d = 0; d < kED; ++d)
+            x.as<float>()[(h * S + r) * kED + d] = qkv.as<float>()[r * 3 * E + i * E + h * kED + d];
+      return x;
+    };
+    HostTensor o = ref::sdpa(head(0), head(1), head(2), nullptr, scale);
+    HostTensor y(DType::Float64, {S, E});
+    for (int64_t h = 0; h < kEH; ++h)
+      for (int64_t r = 0; r < S; ++r)
+        for (int64_t d = 0; d < kED; ++d) y.as<double>()[r * E + h * kED + d] = o.as<double>()[(h * S + r) * kED + d] + 1;
+    return y;
+  }
+};
+
+size_t copies(const Profile& p) {
+  size_t n = 0;
+  for (const char* op : {"aten.permute_copy.default", "aten.slice_copy.Tensor", "aten.clone.default", "aten.mul.Tensor"})
+    n += count(p, op);
+  return n;
+}
+
+TEST(AttentionFusion, WhisperAndVitEagerAttentionFuseWithTheirPermutesAndSlicesOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  // 19 tokens: the flash route (S_q > 8) or the staged kernels when forced; 5: the decode route.
+  for (Eager kind : {Eager::Whisper, Eager::Vit})
+    for (int64_t S : {19, 5})
+      for (const char* route : {"", "staged"}) {
+        SCOPED_TRACE(std::string(kind == Eager::Whisper ? "whisper" : "vit") + " S=" + std::to_string(S) + " route=" + route);
+        EagerBuilt b(kind, S), plain(kind, S);
+        LoadOptions o;
+        if (*route) o.force_route["sdpa"] = route;
+        auto out = b.g.run(o);
+        Profile p;
+        b.g.model()->run(b.g.inputs, &p);
+        EXPECT_EQ(count(p, "etwebgpu.attention"), *route ? 3u : 1u);  // staged: QK, softmax, AV
+        EXPECT_EQ(count(p, "aten.bmm.default"), 0u);
+        EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
+        EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
+        LoadOptions off;
+        off.fuse = false;
+        EXPECT_TRUE(Close(plain.g.run(off)[0], b.reference(), 1e-5, 1e-4));
+      }
+}
+
+TEST(AttentionFusion, AnEscapingPermuteKeepsItsCopyAndTheResultIsUnchanged) {
+  ETW_REQUIRE_GPU();
+  EagerBuilt b(Eager::VitQEscapes, 19);
+  auto out = b.g.run();
+  Profile p;
+  b.g.model()->run(b.g.inputs, &p);
+  EXPECT_EQ(count(p, "aten.permute_copy.default"), 1u);  // the qkv permute, a graph output
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(Close(out[1], b.reference(), 1e-5, 1e-4));
 }
 
 }  // namespace

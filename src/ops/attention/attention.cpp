@@ -39,8 +39,9 @@ struct Params {
   uint32_t v_b = 0, v_h = 0, v_s = 0, splits = 1;
   uint32_t o_b = 0, o_h = 0, o_s = 0, chunk = 0;
   uint32_t m_b = 0, m_h = 0, m_s = 0, m_c = 0;
+  uint32_t q_o = 0, k_o = 0, v_o = 0, o_o = 0;
 };
-static_assert(sizeof(Params) == 128);
+static_assert(sizeof(Params) == 144);
 
 // Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) takes the staged
 // kernels by default (see pick_staged).
@@ -288,12 +289,62 @@ int64_t prod(const std::vector<int64_t>& v, size_t from, size_t to) {
   return n;
 }
 
+// The fixed layout of a fused attention (graph/attention_fusion.h): sizes, and (offset, batch,
+// head, row stride) of q, k, v and out in their buffers.
+struct Layout {
+  int64_t b = 0, h = 0, hkv = 0, sq = 0, skv = 0, d = 0, dv = 0;
+  int64_t at[4][4] = {};  // q, k, v, out
+};
+
+// Parses and checks a layout against the buffers it indexes: every element it names lies inside
+// its tensor, and the output's elements are distinct and fill it.
+Layout parse_layout(const OpContext& oc, const std::vector<int64_t>& l, const int32_t (&ids)[4]) {
+  Graph& g = oc.g;
+  if (l.size() != graph::kLayoutInts)
+    oc.fail(ErrorKind::InvalidArgument, "layout must hold " + std::to_string(graph::kLayoutInts) + " integers, got " +
+                                            std::to_string(l.size()));
+  for (int64_t x : l)
+    if (x < 0 || x > std::numeric_limits<uint32_t>::max())
+      oc.fail(ErrorKind::InvalidArgument, "layout entry " + std::to_string(x) + " is outside [0, 2^32)");
+  Layout y;
+  y.b = l[0], y.h = l[1], y.hkv = l[2], y.sq = l[3], y.skv = l[4], y.d = l[5], y.dv = l[6];
+  for (int t = 0; t < 4; ++t)
+    for (int e = 0; e < 4; ++e) y.at[t][e] = l[7 + 4 * t + e];
+  if (y.b < 1 || y.h < 1 || y.hkv < 1 || y.d < 1 || y.dv < 1 || y.h % y.hkv)
+    oc.fail(ErrorKind::InvalidArgument, "layout: batch, heads, head dims must be positive and kv heads must divide heads");
+  static const char* names[4] = {"q", "k", "v", "out"};
+  const int64_t heads[4] = {y.h, y.hkv, y.hkv, y.h}, rows[4] = {y.sq, y.skv, y.skv, y.sq},
+                width[4] = {y.d, y.d, y.dv, y.dv};
+  for (int t = 0; t < 4; ++t) {
+    const auto* a = y.at[t];
+    int64_t last = a[0] + (y.b - 1) * a[1] + (heads[t] - 1) * a[2] + (rows[t] - 1) * a[3] + width[t] - 1;
+    if (rows[t] > 0 && last >= g.tensor(ids[t]).max_numel())
+      oc.fail(ErrorKind::InvalidArgument, std::string("layout reads ") + names[t] + " element " + std::to_string(last) +
+                                              " of " + shape_str(g.tensor(ids[t]).max_dims));
+  }
+  // The output: as many elements as the attention gives, none written twice (sorted by stride,
+  // each dim steps past everything the smaller ones reach).
+  if (g.tensor(ids[3]).max_numel() != y.b * y.h * y.sq * y.dv)
+    oc.fail(ErrorKind::InvalidArgument, "layout: out " + shape_str(g.tensor(ids[3]).max_dims) + " does not hold [" +
+                                            std::to_string(y.b) + ", " + std::to_string(y.h) + ", " + std::to_string(y.sq) +
+                                            ", " + std::to_string(y.dv) + "]");
+  std::vector<std::pair<int64_t, int64_t>> dims{{y.at[3][1], y.b}, {y.at[3][2], y.h}, {y.at[3][3], y.sq}, {1, y.dv}};
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;
+  for (auto [stride, size] : dims) {
+    if (size <= 1) continue;
+    if (stride <= reach) oc.fail(ErrorKind::InvalidArgument, "layout writes some output elements twice");
+    reach += stride * (size - 1);
+  }
+  return y;
+}
+
 // ---------------------------------------------------------------- et_vk.sdpa, etwebgpu.attention
 // et_vk.sdpa [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), out]; layout [B..., H, S, D];
 // k/v heads equal q's or 1 (matmul broadcasting).
 // etwebgpu.attention [q, k, v, attn_mask (Tensor|Null), scale (Double|Null), zero_masked (Bool),
-// out] (graph/attention_fusion.h): rank 4, q heads a multiple of k/v heads (GQA), and rows with
-// no visible key give 0 under zero_masked.
+// layout (IntList|Null), out] (graph/attention_fusion.h): rank 4 or a fixed layout, q heads a
+// multiple of k/v heads (GQA), and rows with no visible key give 0 under zero_masked.
 void build_attention(OpContext& oc, bool fused) {
   Graph& g = oc.g;
   int32_t q = oc.arg(0), k = oc.arg(1), v = oc.arg(2), mask = oc.arg(3), out = oc.out();
@@ -305,19 +356,25 @@ void build_attention(OpContext& oc, bool fused) {
     mask_kind = g.tensor(mask).dtype == VkDType::Bool ? 2 : 1;
   }
   std::optional<double> scale_opt = g.opt_number(oc.arg(4));
+  std::optional<Layout> layout;
+  if (fused && !g.is_null(oc.arg(6))) layout = parse_layout(oc, g.int_list(oc.arg(6)), {q, k, v, out});
   const auto& tq = g.tensor(q);
-  int64_t r = tq.rank();
+  // Maximum shapes as [B..., H, S, D]: the tensors' own, or the layout's.
+  std::vector<int64_t> mq = tq.max_dims, mk = g.tensor(k).max_dims, mv = g.tensor(v).max_dims;
+  if (layout) {
+    const Layout& y = *layout;
+    mq = {y.b, y.h, y.sq, y.d}, mk = {y.b, y.hkv, y.skv, y.d}, mv = {y.b, y.hkv, y.skv, y.dv};
+  }
+  int64_t r = static_cast<int64_t>(mq.size());
   if (r < 2 || r > 8) oc.fail(ErrorKind::Unsupported, "q must have rank 2..8, got " + shape_str(tq.max_dims));
   if (fused && r != 4) oc.fail(ErrorKind::InvalidArgument, "q must be [B, H, S_q, D], got " + shape_str(tq.max_dims));
-  for (int32_t id : {k, v, out})
-    if (g.tensor(id).rank() != r)
-      oc.fail(ErrorKind::Unsupported, "q, k, v and out must have the same rank (no batch broadcasting)");
+  if (!layout)
+    for (int32_t id : {k, v, out})
+      if (g.tensor(id).rank() != r)
+        oc.fail(ErrorKind::Unsupported, "q, k, v and out must have the same rank (no batch broadcasting)");
   if (mask_kind && (g.tensor(mask).rank() < 2 || g.tensor(mask).rank() > r))
     oc.fail(ErrorKind::InvalidArgument, "attn_mask " + shape_str(g.tensor(mask).max_dims) + " must be [..., S_q, S_kv]");
   // Limits from the maximum shapes, before any buffer is allocated.
-  const auto& mq = tq.max_dims;
-  const auto& mk = g.tensor(k).max_dims;
-  const auto& mv = g.tensor(v).max_dims;
   int64_t max_rows = prod(mq, 0, r - 1), max_skv = mk[r - 2];
   if (mq.back() != mk.back()) oc.fail(ErrorKind::InvalidArgument, "q and k head dims differ: " + shape_str(mq) + " vs " + shape_str(mk));
   if (g.tensor(out).max_numel() < max_rows * mv.back())
@@ -326,11 +383,20 @@ void build_attention(OpContext& oc, bool fused) {
   auto od = std::make_shared<std::vector<int64_t>>();
   auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, prod(mq, 0, r - 2), mq[r - 2], max_skv, mq.back(),
                               mv.back());
-  oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r, fused, zero_masked](const kernel::Live& l) {
+  // A fixed layout holds for the exported shapes only: q, k and v must keep them.
+  std::vector<std::pair<int32_t, std::vector<int64_t>>> fixed;
+  if (layout)
+    for (int32_t id : {q, k, v}) fixed.emplace_back(id, g.tensor(id).max_dims);
+  std::vector<int64_t> out_dims = g.tensor(out).max_dims;
+  oc.prepare([att, od, q, k, v, mask, mask_kind, scale_opt, r, fused, zero_masked, layout, mq, mk, mv, fixed,
+              out_dims](const kernel::Live& l) {
     auto bad = [](const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); };
-    const auto& dq = l.dims(q);
-    const auto& dk = l.dims(k);
-    const auto& dv = l.dims(v);
+    for (const auto& [id, d] : fixed)
+      if (l.dims(id) != d)
+        bad("fused attention with a fixed layout got " + shape_str(l.dims(id)) + " for a tensor exported as " + shape_str(d));
+    const auto& dq = layout ? mq : l.dims(q);
+    const auto& dk = layout ? mk : l.dims(k);
+    const auto& dv = layout ? mv : l.dims(v);
     size_t R = static_cast<size_t>(r);
     int64_t H = R >= 3 ? dq[R - 3] : 1, Sq = dq[R - 2], D = dq[R - 1];
     int64_t Hk = R >= 3 ? dk[R - 3] : 1, Skv = dk[R - 2];
@@ -342,8 +408,12 @@ void build_attention(OpContext& oc, bool fused) {
       bad("k/v heads " + std::to_string(Hk) + " must " + (fused ? "divide" : "equal") + " q heads " + std::to_string(H) +
           (fused ? "" : " or be 1"));
     int64_t B = prod(dq, 0, R >= 3 ? R - 3 : 0), Dv = dv[R - 1];
-    *od = dq;
-    (*od)[R - 1] = Dv;
+    if (layout) {
+      *od = out_dims;
+    } else {
+      *od = dq;
+      (*od)[R - 1] = Dv;
+    }
     Params p;
     p.b = kernel::u32(B, "batch");
     p.h = kernel::u32(H, "heads");
@@ -354,10 +424,18 @@ void build_attention(OpContext& oc, bool fused) {
     p.group = kernel::u32(H / Hk, "group");  // k/v head = h / group
     p.zero_masked = zero_masked;
     p.scale = static_cast<float>(scale_opt ? *scale_opt : 1.0 / std::sqrt(static_cast<double>(D)));
-    p.q_s = kernel::u32(D, "stride"), p.q_h = kernel::u32(Sq * D, "stride"), p.q_b = kernel::u32(H * Sq * D, "stride");
-    p.k_s = kernel::u32(D, "stride"), p.k_h = kernel::u32(Skv * D, "stride"), p.k_b = kernel::u32(Hk * Skv * D, "stride");
-    p.v_s = kernel::u32(Dv, "stride"), p.v_h = kernel::u32(Skv * Dv, "stride"), p.v_b = kernel::u32(Hk * Skv * Dv, "stride");
-    p.o_s = kernel::u32(Dv, "stride"), p.o_h = kernel::u32(Sq * Dv, "stride"), p.o_b = kernel::u32(H * Sq * Dv, "stride");
+    if (layout) {
+      const auto& a = layout->at;
+      p.q_o = kernel::u32(a[0][0], "offset"), p.q_b = kernel::u32(a[0][1], "stride"), p.q_h = kernel::u32(a[0][2], "stride"), p.q_s = kernel::u32(a[0][3], "stride");
+      p.k_o = kernel::u32(a[1][0], "offset"), p.k_b = kernel::u32(a[1][1], "stride"), p.k_h = kernel::u32(a[1][2], "stride"), p.k_s = kernel::u32(a[1][3], "stride");
+      p.v_o = kernel::u32(a[2][0], "offset"), p.v_b = kernel::u32(a[2][1], "stride"), p.v_h = kernel::u32(a[2][2], "stride"), p.v_s = kernel::u32(a[2][3], "stride");
+      p.o_o = kernel::u32(a[3][0], "offset"), p.o_b = kernel::u32(a[3][1], "stride"), p.o_h = kernel::u32(a[3][2], "stride"), p.o_s = kernel::u32(a[3][3], "stride");
+    } else {
+      p.q_s = kernel::u32(D, "stride"), p.q_h = kernel::u32(Sq * D, "stride"), p.q_b = kernel::u32(H * Sq * D, "stride");
+      p.k_s = kernel::u32(D, "stride"), p.k_h = kernel::u32(Skv * D, "stride"), p.k_b = kernel::u32(Hk * Skv * D, "stride");
+      p.v_s = kernel::u32(Dv, "stride"), p.v_h = kernel::u32(Skv * Dv, "stride"), p.v_b = kernel::u32(Hk * Skv * Dv, "stride");
+      p.o_s = kernel::u32(Dv, "stride"), p.o_h = kernel::u32(Sq * Dv, "stride"), p.o_b = kernel::u32(H * Sq * Dv, "stride");
+    }
     if (mask_kind) {
       // Broadcast the mask to [B..., H, S_q, S_kv]; folded batch dims must be all 1 or all full.
       std::vector<int64_t> full(dq.begin(), dq.end() - 1);

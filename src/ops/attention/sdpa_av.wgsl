@@ -36,7 +36,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   let s0 = wid.y * 64u;
   let n0 = wid.x * 64u;
   let ao = bh * P.sq * P.skv;
-  let vo = b * P.v_b + (h / P.group) * P.v_h;
+  let vo = P.v_o + b * P.v_b + (h / P.group) * P.v_h;
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);
@@ -77,7 +77,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   for (var i = 0u; i < 4u; i = i + 1u) {
     let s = s0 + l.y * 4u + i;
     if (s >= P.sq) { break; }
-    let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+    let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + l.x * 4u + j;
       if (n < P.dv) { O[oo + n] = O_T(accs[i][j]); }

@@ -79,9 +79,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let s = row % P.sq;
   let h = (row / P.sq) % P.h;
   let b = row / (P.sq * P.h);
-  let qo = b * P.q_b + h * P.q_h + s * P.q_s;
-  let ko = b * P.k_b + (h / P.group) * P.k_h;
-  let vo = b * P.v_b + (h / P.group) * P.v_h;
+  let qo = P.q_o + b * P.q_b + h * P.q_h + s * P.q_s;
+  let ko = P.k_o + b * P.k_b + (h / P.group) * P.k_h;
+  let vo = P.v_o + b * P.v_b + (h / P.group) * P.v_h;
   let neg_inf = bitcast<f32>(P.neg_inf_bits);
   for (var d = lid; d < DMAX; d = d + WG) {
     var x = 0.0;
@@ -126,7 +126,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();  // ps is rewritten by the next tile
   }
   if (P.splits == 1u) {
-    let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+    let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
     for (var k = 0u; k < VPT; k = k + 1u) {
       let dv = lid + WG * k;
       if (dv < P.dv) { O[oo + dv] = O_T(finish_row(acc[k], lsum)); }

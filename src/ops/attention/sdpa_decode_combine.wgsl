@@ -33,7 +33,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let s = row % P.sq;
   let h = (row / P.sq) % P.h;
   let b = row / (P.sq * P.h);
-  let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+  let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
   for (var k = 0u; k < VPT; k = k + 1u) {
     let dv = lid + WG * k;
     if (dv < P.dv) { O[oo + dv] = O_T(finish_row(acc[k], l)); }

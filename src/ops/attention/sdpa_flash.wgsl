@@ -32,9 +32,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   let b = bh / P.h;
   let s0 = wid.x * BR;
   let s = s0 + l.y;
-  let qo = b * P.q_b + h * P.q_h;
-  let ko = b * P.k_b + (h / P.group) * P.k_h;
-  let vo = b * P.v_b + (h / P.group) * P.v_h;
+  let qo = P.q_o + b * P.q_b + h * P.q_h;
+  let ko = P.k_o + b * P.k_b + (h / P.group) * P.k_h;
+  let vo = P.v_o + b * P.v_b + (h / P.group) * P.v_h;
   let neg_inf = bitcast<f32>(P.neg_inf_bits);
   for (var e = li; e < BR * DMAX; e = e + 256u) {
     let r = e / DMAX;
@@ -89,7 +89,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
     workgroupBarrier();
   }
   if (s >= P.sq) { return; }
-  let oo = b * P.o_b + h * P.o_h + s * P.o_s;
+  let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
   for (var k = 0u; k < VPT; k = k + 1u) {
     let n = l.x + 16u * k;
     if (n < P.dv) { O[oo + n] = O_T(finish_row(acc[k], lsum)); }

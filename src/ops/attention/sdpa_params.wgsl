@@ -11,6 +11,7 @@ struct Params {
   v_b: u32, v_h: u32, v_s: u32, splits: u32,
   o_b: u32, o_h: u32, o_s: u32, chunk: u32,
   m_b: u32, m_h: u32, m_s: u32, m_c: u32,
+  q_o: u32, k_o: u32, v_o: u32, o_o: u32,  // element offsets of q, k, v and out in their buffers
 };
 
 // What a query row whose normaliser is `l` and whose unnormalised value sum is `acc` gives:

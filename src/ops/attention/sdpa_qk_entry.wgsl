@@ -29,8 +29,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     s = r % P.sq;
     h = (r / P.sq) % P.h;
     b = r / (P.sq * P.h);
-    let qo = b * P.q_b + h * P.q_h + s * P.q_s;
-    let kc = b * P.k_b + (h / P.group) * P.k_h + c * P.k_s;
+    let qo = P.q_o + b * P.q_b + h * P.q_h + s * P.q_s;
+    let kc = P.k_o + b * P.k_b + (h / P.group) * P.k_h + c * P.k_s;
     for (var d = t; d < P.d; d = d + TPE) { acc = acc + f32(Q[qo + d]) * f32(K[kc + d]); }
   }
   if (TPE > 1u) {

@@ -22,8 +22,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   let b = bh / P.h;
   let s0 = wid.y * 64u;
   let c0 = wid.x * 64u;
-  let qo = b * P.q_b + h * P.q_h;
-  let ko = b * P.k_b + (h / P.group) * P.k_h;
+  let qo = P.q_o + b * P.q_b + h * P.q_h;
+  let ko = P.k_o + b * P.k_b + (h / P.group) * P.k_h;
   var acc0 = vec4<f32>(0.0);
   var acc1 = vec4<f32>(0.0);
   var acc2 = vec4<f32>(0.0);

@@ -42,7 +42,7 @@ HostTensor run_fused(const Case& c, const LoadOptions& opts = {}) {
   auto od = c.q.shape;
   od.back() = c.v.shape.back();
   Id o = g.output(DType::Float32, od);
-  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(c.zero_masked), o});
+  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(c.zero_masked), g.gb.null(), o});
   return g.run(opts)[0];
 }
 
@@ -120,7 +120,7 @@ TEST(OpFusedAttention, DecodeRowOverLongCacheWithValidLengthBelowCacheLength) {
   OpGraph g;
   Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
   Id o = g.output(DType::Float32, {1, 4, 1, 64});
-  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(true), o});
+  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(true), g.gb.null(), o});
   EXPECT_TRUE(Close(g.run()[0], ref, 1e-5, 1e-4));
   auto variants = g.variants();
   EXPECT_NE(std::find(variants.begin(), variants.end(), "decode_combine"), variants.end()) << "one split only";
@@ -185,6 +185,78 @@ TEST(OpFusedAttention, KvHeadsNotDividingQHeadsAndWrongRankAreRejected) {
   }
   Case b{random_f32({3, 2, 8}, 26), random_f32({3, 4, 8}, 27), random_f32({3, 4, 8}, 28), std::nullopt};
   EXPECT_THROW(run_fused(b), Error);
+}
+
+// A fixed layout (graph/attention_fusion.h): q, k, v and out as [S, H * D] buffers, q and k
+// read at an offset into one [S, 2 * H * D] buffer. Runs on the flash, decode and staged routes
+// against the reference; malformed layouts are load errors that say what is wrong.
+struct LayoutCase {
+  static constexpr int64_t H = 2, D = 4, E = H * D;
+  int64_t S;
+  HostTensor qk, v;
+  explicit LayoutCase(int64_t s) : S(s), qk(random_f32({s, 2 * E}, 31)), v(random_f32({s, E}, 32)) {}
+  std::vector<int64_t> layout() const {
+    // B, H, Hkv, S_q, S_kv, D, D_v; (offset, batch, head, row) of q, k, v, out
+    return {1, H, H, S, S, D, D, 0, 0, D, 2 * E, E, 0, D, 2 * E, 0, 0, D, E, 0, 0, D, E};
+  }
+  HostTensor run(std::vector<int64_t> l, const LoadOptions& o = {}) const {
+    OpGraph g;
+    Id a = g.input(qk), b = g.input(v), out = g.output(DType::Float32, {S, E});
+    g.gb.op("etwebgpu.attention", {a, a, b, g.gb.null(), g.gb.dbl(0.4), g.gb.boolean(false), g.gb.int_list(l), out});
+    return g.run(o)[0];
+  }
+  HostTensor reference() const {
+    auto heads = [&](const HostTensor& t, int64_t width, int64_t off) {
+      HostTensor x(DType::Float32, {1, H, S, D});
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t r = 0; r < S; ++r)
+          for (int64_t d = 0; d < D; ++d) x.as<float>()[(h * S + r) * D + d] = t.as<float>()[r * width + off + h * D + d];
+      return x;
+    };
+    HostTensor o = ref::sdpa(heads(qk, 2 * E, 0), heads(qk, 2 * E, E), heads(v, E, 0), nullptr, 0.4);
+    HostTensor y(DType::Float64, {S, E});
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t r = 0; r < S; ++r)
+        for (int64_t d = 0; d < D; ++d) y.as<double>()[r * E + h * D + d] = o.as<double>()[(h * S + r) * D + d];
+    return y;
+  }
+};
+
+TEST(OpFusedAttention, FixedLayoutReadsAndWritesStridedBuffersOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  for (int64_t S : {3, 21})
+    for (const char* r : {"", "staged"}) {
+      LayoutCase c(S);
+      EXPECT_TRUE(Close(c.run(c.layout(), *r ? route(r) : LoadOptions{}), c.reference(), 1e-5, 1e-4)) << S << r;
+    }
+}
+
+TEST(OpFusedAttention, MalformedFixedLayoutsAreLoadErrorsNamingTheProblem) {
+  ETW_REQUIRE_GPU();
+  LayoutCase c(5);
+  auto expect = [&](std::vector<int64_t> l, const char* what) {
+    try {
+      c.run(l);
+      ADD_FAILURE() << "expected an error mentioning \"" << what << "\"";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  auto l = c.layout();
+  expect(std::vector<int64_t>(l.begin(), l.end() - 1), "layout must hold 23 integers");
+  auto neg = l;
+  neg[9] = -1;
+  expect(neg, "outside [0, 2^32)");
+  auto heads = l;
+  heads[2] = 3;  // kv heads 3 do not divide 2
+  expect(heads, "kv heads must divide heads");
+  auto far = l;
+  far[10] = 4 * LayoutCase::E;  // q rows twice as far apart: the last ones lie past the buffer
+  expect(far, "layout reads q element");
+  auto twice = l;
+  twice[21] = 0;  // out heads on top of each other
+  expect(twice, "writes some output elements twice");
 }
 
 }  // namespace
