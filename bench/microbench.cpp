@@ -5,7 +5,7 @@
 // case in PyTorch, time it in the same command and check both give the same numbers.
 // Wall time (upload + run + read back) is measured on runs without timestamp queries.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
-// lin_M_N_K / conv_C_OC_HW_KS: a linear or same-padded conv of any shape; --force OP=ROUTE
+// lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D: a linear, same-padded conv or attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
 #include <chrono>
@@ -148,6 +148,18 @@ Case make_case(const std::string& name, bool small) {
     g.op("et_vk.sdpa.default", {q, k, v, g.null(), g.null(), out({1, 8, s, d})});
     c.op = "sdpa";
     c.flops = 4.0 * 8 * s * s * d;
+  } else if (name.rfind("attn_", 0) == 0) {
+    // attn_H_S_D: softmax(q k^T / sqrt(D)) v over [1, H, S, D] (ViT-tiny: attn_3_197_64; the
+    // Whisper-size encoder: attn_6_1500_64).
+    int64_t h = 0, s = 0, d = 0;
+    if (std::sscanf(name.c_str(), "attn_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &h, &s, &d) != 3 || h < 1 || s < 1 || d < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected attn_H_S_D");
+    c.inputs = {rnd({1, h, s, d}, 12), rnd({1, h, s, d}, 13), rnd({1, h, s, d}, 14)};
+    Id q = g.input(DType::Float32, {1, h, s, d}), k = g.input(DType::Float32, {1, h, s, d}),
+       v = g.input(DType::Float32, {1, h, s, d});
+    g.op("et_vk.sdpa.default", {q, k, v, g.null(), g.null(), out({1, h, s, d})});
+    c.op = "sdpa";
+    c.flops = 4.0 * h * s * s * d;
   } else if (name.rfind("net:", 0) == 0) {
     // A whole network described by bench/compare_torch.py (layer list + weight .npy files).
     std::string dir = name.substr(4);
@@ -287,7 +299,7 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) only.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--small] [--out DIR] "
-                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS net:DIR decoder:DIR "
+                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS attn_H_S_D net:DIR decoder:DIR "
                            "dispatch_chain_N\n");
       return 2;
     }

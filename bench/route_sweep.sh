@@ -29,3 +29,7 @@ for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 co
          conv_960_160_7_1 conv_160_960_7_1; do
   sweep $c conv gemm gemm_splitk gemm_large_m64 direct
 done
+# Attention at ViT-tiny's and the Whisper-size encoder's shapes: one fused pass or three kernels.
+for c in attn_3_197_64 attn_6_1500_64; do
+  sweep $c sdpa flash staged
+done

@@ -138,20 +138,21 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     if (!float_tensor(ir, out)) continue;
     size_t c = single_reader(out, p);
     if (c >= n) continue;
-    // Across a contiguous view (a reshape: same words in the same order), the consumer is the
-    // view's reader; the producer then writes its own output and the view yields the result.
-    size_t view = n;
+    // Across contiguous views (reshapes, clones: same words in the same order), the consumer is
+    // the last view's reader; the producer then writes its own output and the views, moved after
+    // it, yield the result.
+    std::vector<size_t> views;
     int32_t value = out;
-    if (is_contiguous_view(ir, ir.chain[c]) && ir.chain[c].args.front() == out) {
+    while (c < n && is_contiguous_view(ir, ir.chain[c]) && ir.chain[c].args.front() == value) {
       int32_t vo = ir.chain[c].args.back();
-      view = c;
+      views.push_back(c);
+      bool same = float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[out].tensor.dtype &&
+                  numel(ir.values[vo].tensor.dims) == numel(ir.values[out].tensor.dims);
+      c = same ? single_reader(vo, c) : n;
       value = vo;
-      c = float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[out].tensor.dtype &&
-                  numel(ir.values[vo].tensor.dims) == numel(ir.values[out].tensor.dims)
-              ? single_reader(vo, view)
-              : n;
-      if (c >= n) continue;
     }
+    if (c >= n) continue;
+    const size_t view = views.empty() ? n : views.front();
     std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], value);
     if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
     int32_t res = ir.chain[c].args.back();
@@ -182,7 +183,7 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     for (int32_t t : cons->extras) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
     if (shares && !packed_only(dst)) safe = false;
     for (size_t q = p + 1; q < c && safe; ++q) {
-      if (removed[q] || q == view) continue;
+      if (removed[q] || std::count(views.begin(), views.end(), q)) continue;
       std::vector<format::VkOpCall> calls = replacement[q];
       if (calls.empty()) calls.push_back(ir.chain[q]);
       for (const auto& call : calls) {
@@ -210,10 +211,10 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
         mentions[t].insert(std::upper_bound(mentions[t].begin(), mentions[t].end(), c), c);
     removed[p] = true;
     replacement[c].push_back(std::move(call));
-    if (view < n) {
-      format::VkOpCall v = ir.chain[view];
-      v.args.back() = res;
-      removed[view] = true;
+    for (size_t k = 0; k < views.size(); ++k) {
+      format::VkOpCall v = ir.chain[views[k]];
+      if (k + 1 == views.size()) v.args.back() = res;
+      removed[views[k]] = true;
       replacement[c].push_back(std::move(v));
     }
     ++stats.fused;

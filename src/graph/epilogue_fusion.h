@@ -1,5 +1,5 @@
 // Epilogue fusion at load: a conv or GEMM whose output feeds exactly one float elementwise call
-// (one op, or a chain fuse_elementwise already merged), directly or through one contiguous view,
+// (one op, or a chain fuse_elementwise already merged), directly or through contiguous views,
 // takes that call's work into its own store, so the pair is one dispatch. The producer call keeps
 // its name and arguments and gains, before its output, the consumer's term list and other tensor
 // operands (ops/epilogue.h has the form its builder reads); it runs at the consumer's position and

@@ -502,6 +502,28 @@ TEST(EpilogueFusion, AcrossAViewAOneElementOperandJoinsTheBmm) {
   EXPECT_TRUE(Close(fused.out[0], ref, 1e-5, 1e-5));
 }
 
+// A transformer's residual as Whisper exports it: linear -> view_copy (adds the batch dim) ->
+// clone -> add(x, .). The add joins the linear across both views.
+TEST(EpilogueFusion, AcrossAViewAndACloneTheResidualAddJoinsTheLinear) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({7, 12}, 62), w = random_f32({12, 12}, 63), res = random_f32({1, 7, 12}, 64);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id l = g.tensor(DType::Float32, {7, 12}), v = g.tensor(DType::Float32, {1, 7, 12}), c = g.tensor(DType::Float32, {1, 7, 12});
+    gb.op("aten.linear.default", {g.input(x), g.constant(w), gb.null(), l});
+    gb.op("aten.view_copy.default", {l, gb.int_list({1, 7, 12}), v});
+    gb.op("aten.clone.default", {v, gb.null(), c});
+    gb.op("aten.add.Tensor", {g.input(res), c, gb.int_(1), g.output(DType::Float32, {1, 7, 12})});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 2u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+add]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto ref = map_ref(ref::linear(x, w, nullptr), [&](double v, size_t i) { return v + res.as<float>()[i]; });
+  ref.shape = {1, 7, 12};
+  EXPECT_TRUE(Close(fused.out[0], ref, 1e-5, 1e-5));
+}
+
 // A file may name the squeeze-excite op itself: it runs like the ops it stands for, and its
 // arguments are checked.
 TEST(EpilogueFusion, HandWrittenSqueezeExciteRunsLikeTheOps) {
