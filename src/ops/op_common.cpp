@@ -1,5 +1,6 @@
 #include "ops/op_common.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace etwebgpu::ops {
@@ -75,6 +76,16 @@ void require_same_numel(const OpContext& oc, int32_t a, int32_t b) {
   if (ta.max_numel() != tb.max_numel())
     oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(ta.max_dims) + " and output " + shape_str(tb.max_dims) +
                                             " hold different element counts");
+}
+
+SplitK choose_split_k(const SplitPolicy& pol, uint64_t tiles, uint64_t K, bool force, uint64_t max_splits_by_scratch) {
+  if (tiles == 0 || (!force && (tiles >= pol.below_tiles || K < pol.min_k))) return {};
+  uint64_t s = ceil_div(pol.target, tiles);
+  if (force) s = std::max<uint64_t>(s, 2);
+  s = std::min({s, pol.max_splits, K / (force ? 16 : pol.min_chunk), max_splits_by_scratch});
+  if (s < 2) return {};
+  uint64_t chunk = (ceil_div(K, s) + 15) / 16 * 16;
+  return {static_cast<uint32_t>(ceil_div(K, chunk)), static_cast<uint32_t>(chunk)};
 }
 
 }  // namespace etwebgpu::ops

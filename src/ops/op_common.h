@@ -22,6 +22,21 @@ constexpr size_t kMaxRank = 8;
 
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// Split-K for a tiled GEMM whose output tiles leave the GPU idle: K summed in `splits` ranges of
+// `chunk` (a multiple of 16) by as many workgroups per tile, the partials added by a second kernel.
+struct SplitK {
+  uint32_t splits = 1, chunk = 0;  // splits 1: none
+};
+struct SplitPolicy {
+  uint64_t below_tiles;  // split only GEMMs of fewer output tiles
+  uint64_t target;       // about this many workgroups in all
+  uint64_t min_k;        // and K at least this long
+  uint64_t max_splits, min_chunk;
+};
+// The split of a GEMM of `tiles` output tiles over K; `force` splits wherever K allows two ranges
+// of 16; `max_splits_by_scratch` bounds it by the partials' room.
+SplitK choose_split_k(const SplitPolicy& pol, uint64_t tiles, uint64_t K, bool force, uint64_t max_splits_by_scratch);
+
 // WGSL-side `struct Shape { rank: u32, numel: u32, _pad: vec2<u32>, dims: array<vec4<u32>, 2>,
 // strides: array<vec4<u32>, 2> }` (see ADDING_AN_OP.md): 80 bytes, fits uniform layout rules.
 struct ShapeU {

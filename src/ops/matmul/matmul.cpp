@@ -22,7 +22,7 @@ struct Params {
   uint32_t bstr[4] = {0, 0, 0, 0};
   uint32_t cstride = 0, bias_sm = 0, bias_sn = 0, pad = 0;
   float alpha = 1.f, beta = 1.f;
-  uint32_t pad1 = 0, pad2 = 0;
+  uint32_t splits = 1, kchunk = 0;
 };
 static_assert(sizeof(Params) == 96);
 
@@ -63,7 +63,7 @@ void collapse_batch(const Problem& pr, Params& p) {
 }
 
 enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLargeAligned = 5, kLargeM64 = 6,
-             kLargeM64Aligned = 7, kRoutes = 8 };
+             kLargeM64Aligned = 7, kVec4SplitK = 8, kRoutes = 9 };
 
 // Large-tile routes need a whole wave of workgroups and a long K to beat the 64x64 kernel: pick
 // the biggest tile that still gives at least kLargeMinTiles workgroups (a GPU has tens to ~150
@@ -71,6 +71,29 @@ enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLarge
 // kernel won every transformer projection of K = 192..768, e.g. 1500x1536x384: 0.093 ms against
 // 0.104 (64x128) and 0.124 (128x128); the large tiles win at 2048^3 and up.
 constexpr int64_t kLargeMinTiles = 128, kLargeMinK = 512;
+// Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU: a
+// ViT's projections at 197 tokens give it 12 to 48 workgroups. The partials go to the graph's
+// shared scratch, at most kMaxSplitFloats.
+constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/128, /*max_splits=*/32, /*min_chunk=*/32};
+constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
+
+// Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape
+// function.
+class MaxLive : public kernel::Live {
+ public:
+  explicit MaxLive(Graph& g) : g_(g) {}
+  const std::vector<int64_t>& dims(int32_t t) const override { return g_.tensor(t).max_dims; }
+  int64_t integer(int32_t v) const override { return g_.integer(v); }
+
+ private:
+  Graph& g_;
+};
+
+SplitK choose_split(const Problem& pr, uint64_t nb, bool force) {
+  uint64_t mn = static_cast<uint64_t>(pr.M * pr.N) * nb;
+  return choose_split_k(kSplit, ceil_div(pr.M, 64) * ceil_div(pr.N, 64) * nb, pr.K, force,
+                        mn ? kMaxSplitFloats / mn : 0);
+}
 
 struct Spec {
   int32_t a = -1, b = -1, bias = -1;  // bias -1: none
@@ -105,17 +128,35 @@ void build_gemm(OpContext& oc, Spec s) {
   std::string force;
   if (auto it = g.options().force_route.find("matmul"); it != g.options().force_route.end()) {
     force = it->second;
-    if (force != "tiled" && force != "vec4" && force != "gemv" && force != "large" && force != "large_m64")
+    if (force != "tiled" && force != "vec4" && force != "gemv" && force != "large" && force != "large_m64" &&
+        force != "splitk")
       oc.fail(ErrorKind::InvalidArgument,
-              "force_route matmul='" + force + "' (expected tiled, vec4, gemv, large or large_m64)");
+              "force_route matmul='" + force + "' (expected tiled, vec4, gemv, large, large_m64 or splitk)");
   }
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
   // the large-tile routes, which only bind vec4 operands).
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
   bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
   Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
+  // Split-K scratch, sized for the exported shapes: with static shapes exactly what they split
+  // into; otherwise a smaller live problem may split more, up to kMaxSplitFloats.
+  uint64_t split_floats = 0;
+  if (vec4_bindable && (force.empty() || force == "splitk")) {
+    try {
+      Problem pr = s.shape(MaxLive(g));
+      uint64_t nb = static_cast<uint64_t>(numel(pr.batch));
+      if (pr.M > 1 && pr.K % 4 == 0 && (s.trans_b || pr.N % 4 == 0)) {
+        SplitK sp = choose_split(pr, nb, force == "splitk");
+        if (!g.options().static_shapes && pr.K >= int64_t(kSplit.min_k)) split_floats = kMaxSplitFloats;
+        else if (sp.splits > 1) split_floats = uint64_t(sp.splits) * static_cast<uint64_t>(pr.M * pr.N) * nb;
+      }
+    } catch (const Error&) {
+      // inconsistent exported shapes: the run reports them; no split route
+    }
+  }
+  const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
   auto run = std::make_shared<Run>();
-  oc.prepare([s, run, force, has_bias, vec4_bindable](const kernel::Live& l) {
+  oc.prepare([s, run, force, has_bias, vec4_bindable, split_floats](const kernel::Live& l) {
     Problem pr = s.shape(l);
     Params p;
     p.M = kernel::u32(pr.M, "M");
@@ -149,10 +190,18 @@ void build_gemm(OpContext& oc, Spec s) {
       bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
       route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
     }
-    uint64_t z = pr.M == 0 || pr.N == 0 ? 0 : static_cast<uint64_t>(nb);
+    if (route == kVec4 && !tm && split_floats && (force.empty() || force == "splitk")) {
+      SplitK sp = choose_split(pr, static_cast<uint64_t>(nb), force == "splitk");
+      if (sp.splits > 1 && uint64_t(sp.splits) * static_cast<uint64_t>(pr.M * pr.N * nb) <= split_floats) {
+        route = kVec4SplitK;
+        p.splits = sp.splits;
+        p.kchunk = sp.chunk;
+      }
+    }
+    uint64_t z = pr.M == 0 || pr.N == 0 ? 0 : static_cast<uint64_t>(nb) * p.splits;
     kernel::Groups gr;
-    if (route >= kLarge) gr = kernel::Groups::grid(ceil_div(pr.N, 128), ceil_div(pr.M, 16 * tm), z);
-    else if (route == kTiled || route == kVec4) gr = kernel::Groups::grid(ceil_div(pr.N, 64), ceil_div(pr.M, 64), z);
+    if (tm) gr = kernel::Groups::grid(ceil_div(pr.N, 128), ceil_div(pr.M, 16 * tm), z);
+    else if (route == kTiled || route == kVec4 || route == kVec4SplitK) gr = kernel::Groups::grid(ceil_div(pr.N, 64), ceil_div(pr.M, 64), z);
     else gr = {ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64), 1, z, true};  // folds past the limit
     run->pr = std::move(pr);
     run->p = p;
@@ -162,7 +211,7 @@ void build_gemm(OpContext& oc, Spec s) {
   oc.output(out, [run](const kernel::Live&) { return run->pr.out_dims; });
 
   struct RouteKernel { Route r; const char* shader; const char* entry; const char* name; int tm; bool aligned; };
-  const RouteKernel routes[kRoutes] = {
+  const RouteKernel routes[kVec4SplitK] = {
       {kTiled, "matmul_gemm", "gemm", "gemm_tiled", 0, false},
       {kVec4, "matmul_gemm", "gemm_vec4", "gemm_vec4", 0, false},
       {kGemv, "matmul_gemv", "gemv", "gemv", 0, false},
@@ -172,6 +221,24 @@ void build_gemm(OpContext& oc, Spec s) {
       {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false},
       {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true},
   };
+  if (part) {
+    kernel::Kernel split("matmul_gemm", "gemm_vec4");
+    split.define("VEC4").define("SPLITK").constant("TRANS_B", s.trans_b ? 1.0 : 0.0);
+    split.input("A", s.a, true).input("B", s.b, true).buffer("PART", *part, "f32", kernel::Access::ReadWrite);
+    split.params<Params>([run](const kernel::Live&) { return run->p; });
+    oc.add(split.when([run](const kernel::Live&) { return run->route == kVec4SplitK; })
+               .groups([run](const kernel::Live&) { return run->groups; })
+               .variant("gemm_vec4_splitk"));
+    kernel::Kernel reduce("matmul_gemm", "gemm_splitk_reduce");
+    reduce.define("SPLITK_REDUCE").constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
+    reduce.buffer("PART", *part, "f32", kernel::Access::Read).input("BIAS", has_bias ? s.bias : -1).output("C", out);
+    ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
+    oc.add(reduce.when([run](const kernel::Live&) { return run->route == kVec4SplitK; })
+               .groups([run](const kernel::Live&) {
+                 return kernel::Groups::linear(ceil_div(uint64_t(run->p.batch) * run->p.cstride, 256));
+               })
+               .variant("gemm_splitk_reduce"));
+  }
   for (const auto& rk : routes) {
     bool vec4 = rk.r != kTiled && rk.r != kGemv;
     if (vec4 && !vec4_bindable) continue;  // never taken (vec4_ok needs vec4_bindable)

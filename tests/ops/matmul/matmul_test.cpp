@@ -370,13 +370,87 @@ TEST(OpMatmul, DefaultRouteTakesLargeTilesOnlyWhenTheyFillTheGpuOverALongK) {
   auto a2 = random_f32({64, 128, 512}, 112), b2 = random_f32({64, 512, 128}, 113);
   EXPECT_TRUE(Close(run2("aten.bmm.default", a2, b2, {64, 128, 128}, "", &used), ref::matmul(a2, b2), 1e-4, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_64x128_aligned"});
-  // Small problems keep the 64x64 kernels, and so do short ones (K = 32) however many tiles.
+  // Small problems take the 64x64 kernels (split over K: 16 tiles), and so do short ones (K = 32)
+  // however many tiles.
   auto a3 = random_f32({4, 128, 512}, 114), b3 = random_f32({4, 512, 128}, 115);
   EXPECT_TRUE(Close(run2("aten.bmm.default", a3, b3, {4, 128, 128}, "", &used), ref::matmul(a3, b3), 1e-4, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_EQ(used, (std::vector<std::string>{"gemm_vec4_splitk", "gemm_splitk_reduce"}));
   auto a4 = random_f32({128, 128, 32}, 116), b4 = random_f32({128, 32, 128}, 117);
   EXPECT_TRUE(Close(run2("aten.bmm.default", a4, b4, {128, 128, 128}, "", &used), ref::matmul(a4, b4), 1e-5, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+}
+
+const std::vector<std::string> kSplitVariants{"gemm_vec4_splitk", "gemm_splitk_reduce"};
+
+// Split-K sums K in ranges by several workgroups per tile and adds the ranges in a second kernel
+// that applies alpha, the bias and the epilogue: every op, with a K that is no multiple of the
+// range, batches, a broadcast bias and a fused add.
+TEST(OpMatmul, SplitKRouteMatchesReferenceOnEveryOp) {
+  ETW_REQUIRE_GPU();
+  std::vector<std::string> used;
+  auto x = random_f32({2, 37, 212}, 130), w = random_f32({44, 212}, 131), bias = random_f32({44}, 132);
+  EXPECT_TRUE(Close(run_linear(x, w, &bias, "splitk", &used), ref::linear(x, w, &bias), 1e-5, 1e-4));
+  EXPECT_EQ(used, kSplitVariants);
+  auto a = random_f32({3, 21, 100}, 133), b = random_f32({3, 100, 28}, 134);
+  for (const char* op : {"aten.bmm.default", "aten.matmul.default"}) {
+    EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "splitk", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
+    EXPECT_EQ(used, kSplitVariants) << op;
+  }
+  auto m1 = random_f32({19, 64}, 135), m2 = random_f32({64, 12}, 136), mb = random_f32({19, 1}, 137);
+  EXPECT_TRUE(Close(run2("aten.mm.default", m1, m2, {19, 12}, "splitk", &used), ref::matmul(m1, m2), 1e-5, 1e-4));
+  EXPECT_EQ(used, kSplitVariants);
+  OpGraph g;
+  Id o = g.output(DType::Float32, {19, 12});
+  g.gb.op("aten.addmm.default", {g.constant(mb), g.input(m1), g.input(m2), g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
+  EXPECT_TRUE(Close(g.run(route("splitk"))[0], ref::addmm(mb, m1, m2, 0.5, -2.0), 1e-5, 1e-4));
+  EXPECT_EQ(g.variants(), kSplitVariants);
+  // A residual add fused into the linear's store runs in the reduce kernel.
+  auto r = random_f32({2, 37, 44}, 138);
+  OpGraph ge;
+  Id l = ge.tensor(DType::Float32, {2, 37, 44});
+  ge.gb.op("aten.linear.default", {ge.input(x), ge.constant(w), ge.constant(bias), l});
+  ge.gb.op("aten.add.Tensor", {l, ge.input(r), ge.gb.int_(1), ge.output(DType::Float32, {2, 37, 44})});
+  auto ref = ref::linear(x, w, &bias);
+  for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += r.as<float>()[i];
+  EXPECT_TRUE(Close(ge.run(route("splitk"))[0], ref, 1e-5, 1e-4));
+  EXPECT_EQ(ge.variants(), kSplitVariants);
+}
+
+// By default K is split when the 64x64 tiles are too few to fill the GPU and K is long: a ViT's
+// MLP down-projection at 197 tokens (12 tiles, K = 768), not a Whisper-size up-projection
+// (576 tiles) nor a short K.
+TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
+  ETW_REQUIRE_GPU();
+  std::vector<std::string> used;
+  auto x = random_f32({197, 768}, 140), w = random_f32({192, 768}, 141);
+  EXPECT_TRUE(Close(run_linear(x, w, nullptr, "", &used), ref::linear(x, w, nullptr), 1e-4, 1e-4));
+  EXPECT_EQ(used, kSplitVariants);
+  auto x2 = random_f32({1500, 384}, 142), w2 = random_f32({1536, 384}, 143);
+  EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "", &used), ref::linear(x2, w2, nullptr), 1e-4, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+  auto x3 = random_f32({197, 64}, 144), w3 = random_f32({192, 64}, 145);
+  EXPECT_TRUE(Close(run_linear(x3, w3, nullptr, "", &used), ref::linear(x3, w3, nullptr), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+}
+
+// With a dynamic row count the scratch is sized for any live shape: fewer rows split into more
+// ranges and still match.
+TEST(OpMatmul, DynamicRowsSplitKWithinTheScratchOnRerun) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({64, 512}, 150);
+  OpGraph g;
+  auto x0 = random_f32({200, 512}, 151);
+  Id xi = g.input(x0, {200, 512}, true);
+  Id o = g.output(DType::Float32, {200, 64});
+  g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), o});
+  EXPECT_TRUE(Close(g.run()[0], ref::linear(x0, w, nullptr), 1e-4, 1e-4));
+  for (int64_t rows : {3, 77, 200}) {
+    auto x = random_f32({rows, 512}, 152 + rows);
+    auto got = g.rerun({x})[0];
+    EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-4, 1e-4)) << rows;
+    g.inputs = {x};
+    EXPECT_EQ(g.variants(), kSplitVariants) << rows;
+  }
 }
 
 TEST(OpMatmul, DynamicRowsSwitchBetweenLargeAndSmallTilesOnRerun) {
