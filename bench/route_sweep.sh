@@ -21,8 +21,9 @@ sweep() {  # case, op key, routes...
   done
 }
 # ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576) and the Whisper-size encoder (1500 x 384).
-for c in lin_197_192_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_1536_384; do
-  sweep $c matmul vec4 large_m64 large
+for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_384_1536 \
+         lin_1500_1536_384; do
+  sweep $c matmul vec4 splitk large_m64 large
 done
 # ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7.
 for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
@@ -31,5 +32,5 @@ for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 co
 done
 # Attention at ViT-tiny's and the Whisper-size encoder's shapes: one fused pass or three kernels.
 for c in attn_3_197_64 attn_6_1500_64; do
-  sweep $c sdpa flash staged
+  sweep $c sdpa flash decode staged
 done
