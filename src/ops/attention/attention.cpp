@@ -52,9 +52,11 @@ constexpr int64_t kDecodeRows = 8;
 // least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
 constexpr int64_t kDecodeTarget = 256;
 constexpr int64_t kDecodeTile = 64;
-// Workgroup memory of sdpa_flash at DMAX 64 and 128 (its Qs, Ks, Vs, Ss arrays).
-constexpr uint64_t kFlashBytes64 = 4 * (16 * 65 * 2 + 16 * 64 + 16 * 17);
-constexpr uint64_t kFlashBytes128 = 4 * (16 * 129 * 2 + 16 * 128 + 16 * 17);
+// sdpa_flash at DMAX 64 and 128: query rows per workgroup, and its workgroup memory (the Qs,
+// KPs, Vs and Red arrays).
+constexpr int64_t kFlashRows64 = 32, kFlashRows128 = 16;
+constexpr uint64_t kFlashBytes64 = 4 * (64 * 32 + 64 * 33 + 32 * 64 + 32 * 16);
+constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 16);
 
 enum class Route { Auto, Row, Entry, Flash, Decode };
 
@@ -91,7 +93,7 @@ struct Attention {
     uint64_t max_wg = static_cast<uint64_t>(info.max_workgroups_per_dim) * info.max_workgroups_per_dim;
     int64_t rows = bh * sq;
     if (!staged) {
-      // flash: grid (ceil(S_q / 16), 1, B*H); decode: (splits, B*H*S_q) with S_q <= kDecodeRows.
+      // flash: grid (ceil(S_q / 16 or 32), 1, B*H); decode: (splits, B*H*S_q) with S_q <= kDecodeRows.
       uint64_t lim = info.max_workgroups_per_dim;
       if (static_cast<uint64_t>(bh) > lim || ceil_div(static_cast<uint64_t>(sq), 16) > lim ||
           static_cast<uint64_t>(bh * std::min(sq, kDecodeRows)) > lim)
@@ -162,6 +164,7 @@ struct Attention {
     auto params = [this](const kernel::Live&) { return p; };
     kernel::Kernel flash("sdpa_flash");
     if (dmax > 64) flash.define("D128");
+    const uint64_t flash_rows = dmax > 64 ? kFlashRows128 : kFlashRows64;
     oc.add(flash.constant("MASK", mask_kind)
                .input("Q", q)
                .input("K", k)
@@ -170,9 +173,9 @@ struct Attention {
                .output("O", out)
                .params<Params>(params)
                .when([this](const kernel::Live&) { return !use_decode; })
-               .groups([this](const kernel::Live&) {
+               .groups([this, flash_rows](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
-                 return kernel::Groups::grid(ceil_div(p.sq, 16), 1, uint64_t(p.b) * p.h);
+                 return kernel::Groups::grid(ceil_div(p.sq, flash_rows), 1, uint64_t(p.b) * p.h);
                })
                .variant("flash"));
     // Partials of the decode route: (max, sum, D_v sums) per row and split; `set` keeps

@@ -71,10 +71,12 @@ enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLarge
 // kernel won every transformer projection of K = 192..768, e.g. 1500x1536x384: 0.093 ms against
 // 0.104 (64x128) and 0.124 (128x128); the large tiles win at 2048^3 and up.
 constexpr int64_t kLargeMinTiles = 128, kLargeMinK = 512;
-// Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU: a
-// ViT's projections at 197 tokens give it 12 to 48 workgroups. The partials go to the graph's
-// shared scratch, at most kMaxSplitFloats.
-constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/128, /*max_splits=*/32, /*min_chunk=*/32};
+// Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU and
+// K is long. On the H200 (bench/route_sweep.sh, ms 64x64 / split): ViT-tiny's MLP down-projection
+// 197x192x768 (12 tiles) 0.058 / 0.031, Whisper-size 1500x384x1536 (144 tiles) 0.161 / 0.109;
+// at K = 384 level (0.048 / 0.047) and at K = 192 the extra dispatch loses (0.021 / 0.025). The
+// partials go to the graph's shared scratch, at most kMaxSplitFloats.
+constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/512, /*max_splits=*/32, /*min_chunk=*/32};
 constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 
 // Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape
