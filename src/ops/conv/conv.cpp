@@ -2,7 +2,7 @@
 // Routes: groups == 1 and not transposed -> implicit-im2col GEMM: the large-tile kernel
 // (conv_gemm_large, 128x128 or 64x128 tiles) when K >= 32 and the output gives enough tiles to
 // fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
-// over input channels when IC/groups % 4 == 0); transposed -> gather kernel.
+// over input channels when IC/groups % 4 == 0); transposed -> gather kernel (conv_transpose.wgsl).
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_large" (128x128) |
@@ -305,7 +305,18 @@ void build_conv(OpContext& oc, bool with_clamp) {
     bool v4 = c.icg % 4 == 0;
     oc.add(conv_kernel("conv_direct").constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct"));
   } else {
-    oc.add(conv_kernel("conv_transpose").flat(out).variant("conv_transpose"));
+    // Four output channels of a group per slot (OCT in conv_transpose.wgsl), summed by `ics` lanes:
+    // the UNet's k2 s2 layers on the H200 (us, ics 1 / 2 / 4): 256 input channels 43 / 35 / 25,
+    // 64 channels 21 / 25 / 27, 32 channels 22 / 27 / 33 (a bare dispatch measures 8.5).
+    uint32_t ics = c.icg >= 256 ? 4 : c.icg >= 128 ? 2 : 1;
+    oc.add(conv_kernel("conv_transpose")
+               .constant("WG", 256)
+               .constant("ICS", ics)
+               .groups([run, ics](const kernel::Live&) {
+                 const Params& p = run->p;
+                 return kernel::Groups::linear(ceil_div(uint64_t(p.N) * p.groups * ceil_div(p.ocg, 4), 256 / ics));
+               })
+               .variant("conv_transpose"));
   }
 }
 
