@@ -34,31 +34,19 @@ enum class Route { Gemm, Direct, Transposed };
 
 // Large-tile conv GEMM: taken when it still gives at least this many workgroups (see matmul.cpp).
 constexpr uint64_t kLargeMinTiles = 128;
-// Split-K for the 64x64 GEMM: when its tiles leave the GPU idle (fewer than kSplitTiles, as in
-// a ResNet's 14x14 and 7x7 layers) and K is at least kSplitMinK, K is split into up to
-// kMaxSplits ranges of at least kMinChunk so that about kSplitTarget workgroups run; the partials
-// go to the graph's shared scratch (at most kMaxSplitFloats) and a reduce kernel adds them.
+// Split-K for the 64x64 GEMM (op_common.h): when its tiles leave the GPU idle (as in a ResNet's
+// 14x14 and 7x7 layers) K is split so that about kSplit.target workgroups run; the partials go to
+// the graph's shared scratch (at most kMaxSplitFloats) and a reduce kernel adds them.
 // From bench/route_sweep.sh on the H200 (ms, 64x64 / split / direct): 3x3 512->512 at 7x7
 // 0.626 / 0.048 / 0.236; 3x3 64->64 at 56x56 0.086 / 0.043 / 0.069; 1x1 960->160 at 7x7
 // 0.137 / 0.027 (32 splits) / 0.061. (1x1 160->960 at 7x7: 0.032 / 0.025 / 0.019: the direct
 // kernel wins short-K convs of few tiles; not taken by default yet.)
-constexpr uint64_t kSplitTiles = 128, kSplitTarget = 256, kSplitMinK = 256, kMaxSplits = 32, kMinChunk = 32,
-                   kMaxSplitFloats = uint64_t(1) << 22;
+constexpr SplitPolicy kSplit{/*below_tiles=*/128, /*target=*/256, /*min_k=*/256, /*max_splits=*/32, /*min_chunk=*/32};
+constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 
-// K split for a 64x64-tiled GEMM of N columns, OC rows (splits 1 = none): ranges of `chunk`
-// (a multiple of 16); `force` splits wherever K allows two ranges of 16.
-struct Split {
-  uint32_t splits = 1, chunk = 0;
-};
-Split choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
-  uint64_t tiles = ceil_div(N, 64) * ceil_div(OC, 64);
-  if (!force && (tiles >= kSplitTiles || K < kSplitMinK)) return {};
-  uint64_t s = ceil_div(kSplitTarget, tiles);
-  if (force) s = std::max<uint64_t>(s, 2);
-  s = std::min({s, kMaxSplits, K / (force ? 16 : kMinChunk), kMaxSplitFloats / std::max<uint64_t>(N * OC, 1)});
-  if (s < 2) return {};
-  uint64_t chunk = (ceil_div(K, s) + 15) / 16 * 16;
-  return {static_cast<uint32_t>(ceil_div(K, chunk)), static_cast<uint32_t>(chunk)};
+// The K split of the 64x64 conv GEMM of N columns, OC rows.
+SplitK choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
+  return choose_split_k(kSplit, ceil_div(N, 64) * ceil_div(OC, 64), K, force, kMaxSplitFloats / std::max<uint64_t>(N * OC, 1));
 }
 
 struct Conf {
@@ -182,7 +170,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
     uint64_t N = static_cast<uint64_t>(md[0] * conv_extent(md[2], c.ph, c.dh, c.KH, c.sh) *
                                        conv_extent(md[3], c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
-    Split sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : Split{};
+    SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
     if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
@@ -245,7 +233,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
       if (run->sel < 0 && split_floats) {
-        Split sp = choose_split(p.N, p.OC, p.K, gemm_force == 2);
+        SplitK sp = choose_split(p.N, p.OC, p.K, gemm_force == 2);
         if (sp.splits > 1 && uint64_t(sp.splits) * p.N * p.OC <= split_floats) {
           p.splits = sp.splits;
           p.kchunk = sp.chunk;
