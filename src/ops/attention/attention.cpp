@@ -52,10 +52,10 @@ constexpr int64_t kDecodeRows = 8;
 // least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
 constexpr int64_t kDecodeTarget = 256;
 constexpr int64_t kDecodeTile = 64;
-// sdpa_flash at DMAX 64 and 128: query rows per workgroup, and its workgroup memory (the Qs,
-// KPs, Vs and Red arrays).
+// sdpa_flash at DMAX 64 and 128: query rows per workgroup, and its workgroup memory (Q, K/P, V
+// and Red tiles).
 constexpr int64_t kFlashRows64 = 32, kFlashRows128 = 16;
-constexpr uint64_t kFlashBytes64 = 4 * (64 * 32 + 64 * 33 + 32 * 64 + 32 * 16);
+constexpr uint64_t kFlashBytes64 = 4 * (64 * 16 * 2 + 64 * 17 * 2 + 32 * 16 * 4 + 32 * 16);
 constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 16);
 
 enum class Route { Auto, Row, Entry, Flash, Decode };
