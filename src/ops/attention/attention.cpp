@@ -46,6 +46,10 @@ static_assert(sizeof(Params) == 144);
 // Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) takes the staged
 // kernels by default (see pick_staged).
 constexpr int64_t kFlashMaxEntries = 64 * 1024;
+// The staged AV product splits its keys like the GEMMs (op_common.h): a Whisper-size encoder's
+// 6 heads x 1500 rows x 64 columns give its 64x64 tiles 144 workgroups over 1500 keys.
+constexpr SplitPolicy kAvSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/512, /*max_splits=*/32, /*min_chunk=*/64};
+constexpr uint64_t kMaxAvSplitFloats = uint64_t(1) << 22;
 // Query rows per head up to which the decode route runs.
 constexpr int64_t kDecodeRows = 8;
 // The decode route splits the keys until about this many workgroups run (64 keys per split at
@@ -80,10 +84,11 @@ Route forced_qk(const OpContext& oc) {
 struct Attention {
   Params p;
   bool staged = false;
-  bool use_entry = false, use_decode = false;
+  bool use_entry = false, use_decode = false, use_av_split = false;
   Route route = Route::Auto;  // staged: Auto | Row | Entry; fused: Auto | Flash | Decode
   uint32_t tpe = 1;
   int64_t floor = 4096;
+  uint64_t av_split_floats = 0;  // room for AV split-K partials (staged), 0: never split
 
   // Checks grids and buffer limits for the maximum shapes (bh = B*H heads of sq query rows)
   // before anything is allocated; the attn scratch only where the staged kernels need it.
@@ -141,7 +146,7 @@ struct Attention {
     check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
     int64_t max_rows = max_bh * max_sq;
     if (att->staged) {
-      att->build_staged(oc, q, k, v, out, mask, mask_kind, max_rows, max_skv, d);
+      att->build_staged(oc, q, k, v, out, mask, mask_kind, max_bh, max_sq, max_skv, d, dv);
     } else {
       std::string r = forced(oc, "sdpa");
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
@@ -212,7 +217,8 @@ struct Attention {
   }
 
   void build_staged(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                    int64_t max_rows, int64_t max_skv, int64_t d) {
+                    int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d, int64_t dv) {
+    const int64_t max_rows = max_bh * max_sq;
     Graph& g = oc.g;
     route = forced_qk(oc);
     floor = g.options().sdpa_occupancy_floor;
@@ -256,11 +262,46 @@ struct Attention {
                .input("V", v)
                .output("O", out)
                .params<Params>(params)
+               .when([this](const kernel::Live&) { return !use_av_split; })
                .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
                })
                .variant("av"));
+    // AV split-K partials in the graph's shared scratch, sized at the exported shapes for the
+    // split they take there (a live shape that would need more room does not split).
+    SplitK at_max = av_split(max_bh, max_sq, max_skv, dv, kMaxAvSplitFloats);
+    if (at_max.splits > 1) {
+      av_split_floats = uint64_t(at_max.splits) * max_rows * dv;
+      const gpu::Buffer& part = g.shared_scratch(av_split_floats * 4);
+      oc.add(kernel::Kernel("sdpa_av")
+                 .define("SPLITK")
+                 .buffer("A", scratch, "f32", kernel::Access::Read)
+                 .input("V", v)
+                 .buffer("PART", part, "f32", kernel::Access::ReadWrite)
+                 .params<Params>(params)
+                 .when([this](const kernel::Live&) { return use_av_split; })
+                 .groups([this](const kernel::Live&) {
+                   return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h * p.splits);
+                 })
+                 .variant("av_splitk"));
+      oc.add(kernel::Kernel("sdpa_av", "av_reduce")
+                 .define("SPLITK_REDUCE")
+                 .buffer("PART", part, "f32", kernel::Access::Read)
+                 .output("O", out)
+                 .params<Params>(params)
+                 .when([this](const kernel::Live&) { return use_av_split; })
+                 .groups([this](const kernel::Live&) { return kernel::Groups::linear(ceil_div(uint64_t(p.rows) * p.dv, 256)); })
+                 .variant("av_reduce"));
+    }
+  }
+
+  // The AV product's split over keys: its 64x64 tiles (bh heads of sq rows, dv columns) are too
+  // few to fill the GPU over many keys.
+  static SplitK av_split(int64_t bh, int64_t sq, int64_t skv, int64_t dv, uint64_t room) {
+    uint64_t out = static_cast<uint64_t>(bh * sq * dv);
+    return choose_split_k(kAvSplit, ceil_div(sq, 64) * ceil_div(dv, 64) * uint64_t(bh), skv, false,
+                          out ? room / out : 0);
   }
 
   // Takes the live Params (rows = B*H*S_q) and picks the route of this run.
@@ -270,6 +311,10 @@ struct Attention {
     p = q;
     if (staged) {
       use_entry = route == Route::Entry || (route == Route::Auto && int64_t(p.rows) < floor);
+      SplitK sp = av_split_floats ? av_split(int64_t(p.b) * p.h, p.sq, p.skv, p.dv, av_split_floats) : SplitK{};
+      use_av_split = sp.splits > 1;
+      p.splits = sp.splits;
+      p.chunk = sp.chunk;
       return;
     }
     use_decode = route == Route::Decode || (route == Route::Auto && p.sq <= kDecodeRows);

@@ -41,7 +41,9 @@ constexpr uint64_t kLargeMinTiles = 128;
 // 0.626 / 0.048 / 0.236; 3x3 64->64 at 56x56 0.086 / 0.043 / 0.069; 1x1 960->160 at 7x7
 // 0.137 / 0.027 (32 splits) / 0.061. (1x1 160->960 at 7x7: 0.032 / 0.025 / 0.019: the direct
 // kernel wins short-K convs of few tiles; not taken by default yet.)
-constexpr SplitPolicy kSplit{/*below_tiles=*/128, /*target=*/256, /*min_k=*/256, /*max_splits=*/32, /*min_chunk=*/32};
+// Below 256 tiles like the matmul GEMM: a Whisper-size encoder's conv1d 384->384 k3 at 1500 has
+// 144 tiles over K = 1152.
+constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/256, /*min_k=*/256, /*max_splits=*/32, /*min_chunk=*/32};
 constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 
 // The K split of the 64x64 conv GEMM of N columns, OC rows.

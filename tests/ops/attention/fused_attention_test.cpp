@@ -187,6 +187,24 @@ TEST(OpFusedAttention, KvHeadsNotDividingQHeadsAndWrongRankAreRejected) {
   EXPECT_THROW(run_fused(b), Error);
 }
 
+// The staged AV product splits its keys when its tiles are few and the keys many (2 heads x 70
+// rows over 600 keys: 4 tiles, 8 ranges of 80 keys); the partials' sum is written through the
+// output strides: plain, and into a fixed layout's [S, H * D] buffer.
+TEST(OpSdpa, StagedAvSplitsManyKeysAndMatchesReference) {
+  ETW_REQUIRE_GPU();
+  Case c{random_f32({1, 2, 70, 16}, 41), random_f32({1, 2, 600, 16}, 42), random_f32({1, 2, 600, 24}, 43),
+         valid_length_mask({70, 600}, 550)};
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
+  Id o = g.output(DType::Float32, {1, 2, 70, 24});
+  g.gb.op("et_vk.sdpa.default", {q, k, v, m, g.gb.dbl(c.scale), o});
+  EXPECT_TRUE(Close(g.run(route("staged"))[0], reference(c), 1e-5, 1e-4));
+  auto used = g.variants();
+  for (const char* want : {"av_splitk", "av_reduce"})
+    EXPECT_NE(std::find(used.begin(), used.end(), want), used.end()) << want;
+  EXPECT_EQ(std::find(used.begin(), used.end(), "av"), used.end());
+}
+
 // A fixed layout (graph/attention_fusion.h): q, k, v and out as [S, H * D] buffers, q and k
 // read at an offset into one [S, 2 * H * D] buffer. Runs on the flash, decode and staged routes
 // against the reference; malformed layouts are load errors that say what is wrong.
@@ -224,7 +242,7 @@ struct LayoutCase {
 
 TEST(OpFusedAttention, FixedLayoutReadsAndWritesStridedBuffersOnEveryRoute) {
   ETW_REQUIRE_GPU();
-  for (int64_t S : {3, 21})
+  for (int64_t S : {3, 21, 600})  // 600: the staged AV splits its keys
     for (const char* r : {"", "staged"}) {
       LayoutCase c(S);
       EXPECT_TRUE(Close(c.run(c.layout(), *r ? route(r) : LoadOptions{}), c.reference(), 1e-5, 1e-4)) << S << r;
