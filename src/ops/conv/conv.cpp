@@ -167,10 +167,10 @@ void build_conv(OpContext& oc, bool with_clamp) {
   // Split-K scratch, sized for the exported (largest) input: a conv that does not split there
   // gets no split route.
   uint64_t split_floats = 0;
-  if (route == Route::Gemm && !c.transposed && tx.rank() == 4 && (gemm_force == 0 || gemm_force == 2)) {
+  if (route == Route::Gemm && !c.transposed && (gemm_force == 0 || gemm_force == 2)) {
     const auto& md = tx.max_dims;
-    uint64_t N = static_cast<uint64_t>(md[0] * conv_extent(md[2], c.ph, c.dh, c.KH, c.sh) *
-                                       conv_extent(md[3], c.pw, c.dw, c.KW, c.sw));
+    uint64_t N = static_cast<uint64_t>(md[0] * (c.conv1d ? 1 : conv_extent(md[2], c.ph, c.dh, c.KH, c.sh)) *
+                                       conv_extent(md.back(), c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
     SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
     if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);

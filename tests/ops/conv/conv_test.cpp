@@ -460,6 +460,32 @@ TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
   EXPECT_EQ(g2->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
 }
 
+// A Whisper-style conv1d (384 -> 384 channels, kernel 3, stride 2 over 1500 steps: 144 tiles of
+// the 64x64 GEMM over K = 1152) splits K too, and a forced split of a small conv1d is right.
+TEST(OpConv, Conv1dSplitsKLikeConv2d) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({1, 384, 3000}, 68), w = random_f32({384, 384, 3}, 69, -0.05f, 0.05f), b = random_f32({384}, 70);
+  Conv c;
+  c.stride = {2};
+  c.padding = {1};
+  c.dilation = {1};
+  c.output_padding = {0};
+  auto ref = ref::conv(x, w, &b, ref_args(c));
+  auto g = make_conv(x, w, &b, c, ref.shape);
+  EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4));
+  EXPECT_EQ(g->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+  auto xs = random_f32({2, 16, 23}, 71), ws = random_f32({5, 16, 4}, 72), bs = random_f32({5}, 73);
+  Conv cs = c;
+  cs.dilation = {2};
+  cs.padding = {2};
+  auto refs = ref::conv(xs, ws, &bs, ref_args(cs));
+  auto gs = make_conv(xs, ws, &bs, cs, refs.shape);
+  LoadOptions o;
+  o.force_route["conv"] = "gemm_splitk";
+  EXPECT_TRUE(Close(gs->run(o)[0], refs, 1e-5, 1e-4));
+  EXPECT_EQ(gs->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+}
+
 // A residual add fused into a split conv runs in the reduce kernel's store.
 TEST(OpConv, SplitKReduceAppliesTheFusedEpilogue) {
   ETW_REQUIRE_GPU();
