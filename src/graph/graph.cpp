@@ -9,6 +9,7 @@
 #include "graph/attention_fusion.h"
 #include "graph/constant_folding.h"
 #include "graph/cse.h"
+#include "graph/projection_fusion.h"
 #include "graph/decoder_fusion.h"
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
@@ -294,33 +295,39 @@ VkValueKind Graph::kind(int32_t id) const {
 }
 
 void Graph::build() {
-  size_t n = ir_.values.size();
-  tensors_.resize(n);
-  symints_.assign(n, 0);
-  raw_constant_.assign(n, -1);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& v = ir_.values[i];
-    if (v.kind == VkValueKind::Tensor) {
-      Tensor& t = tensors_[i];
-      t.dtype = v.tensor.dtype;
-      host_dtype_of(t.dtype);  // rejects unknown dtypes up front
-      t.storage = is_float_vk(t.dtype) ? (opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32)
-                  : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U8;
-      if (v.tensor.dims.size() > kMaxRank)
-        throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
-                                          "; at most " + std::to_string(kMaxRank) + " is supported");
-      t.max_dims = t.dims = v.tensor.dims;
-      int64_t elems = numel(t.max_dims);
-      if (elems > (int64_t(1) << 40))
-        throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(t.max_dims) + " is too large");
-      t.constant_id = v.tensor.constant_id;
-      if (t.constant_id >= 0 && static_cast<size_t>(t.constant_id) >= ir_.constants.size())
-        throw Error(ErrorKind::Format, "tensor %" + std::to_string(i) + " names constant " + std::to_string(t.constant_id) +
-                                           " but the graph has " + std::to_string(ir_.constants.size()));
-    } else if (v.kind == VkValueKind::SymInt) {
-      symints_[i] = v.int_val;
+  size_t n = 0;
+  // Describes values [n, ir_.values.size()): the file's, then those the rewrites below add.
+  auto grow = [this, &n] {
+    size_t from = n;
+    n = ir_.values.size();
+    tensors_.resize(n);
+    symints_.resize(n, 0);
+    raw_constant_.resize(n, -1);
+    for (size_t i = from; i < n; ++i) {
+      const auto& v = ir_.values[i];
+      if (v.kind == VkValueKind::Tensor) {
+        Tensor& t = tensors_[i];
+        t.dtype = v.tensor.dtype;
+        host_dtype_of(t.dtype);  // rejects unknown dtypes up front
+        t.storage = is_float_vk(t.dtype) ? (opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32)
+                    : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U8;
+        if (v.tensor.dims.size() > kMaxRank)
+          throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
+                                            "; at most " + std::to_string(kMaxRank) + " is supported");
+        t.max_dims = t.dims = v.tensor.dims;
+        int64_t elems = numel(t.max_dims);
+        if (elems > (int64_t(1) << 40))
+          throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " " + shape_str(t.max_dims) + " is too large");
+        t.constant_id = v.tensor.constant_id;
+        if (t.constant_id >= 0 && static_cast<size_t>(t.constant_id) >= ir_.constants.size())
+          throw Error(ErrorKind::Format, "tensor %" + std::to_string(i) + " names constant " + std::to_string(t.constant_id) +
+                                             " but the graph has " + std::to_string(ir_.constants.size()));
+      } else if (v.kind == VkValueKind::SymInt) {
+        symints_[i] = v.int_val;
+      }
     }
-  }
+  };
+  grow();
   for (auto id : ir_.input_ids)
     if (kind(static_cast<int32_t>(id)) != VkValueKind::Tensor)
       throw Error(ErrorKind::Format, "graph input " + value_desc(ir_, id) + " is not a tensor");
@@ -335,15 +342,10 @@ void Graph::build() {
   // Rewrites at load, before any builder and before memory planning, which then sees the
   // rewritten calls' lifetimes. First the delegate's packing is undone (only real aliasing
   // blocks the passes below) and conversions of constants fold. Attention next: its pattern
-  // holds elementwise calls (the scale) and mask calls that CSE would merge across layers. Then common subexpressions, decoder
+  // holds elementwise calls (the scale) and mask calls that CSE would merge across layers. Then
+  // common subexpressions, projections sharing an input (once CSE made it one value), decoder
   // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
   // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
-  auto grow = [this, &n] {
-    n = ir_.values.size();
-    tensors_.resize(n);
-    symints_.resize(n, 0);
-    raw_constant_.resize(n, -1);
-  };
   if (opts_.fuse) {
     split_packed_memory_objects(ir_);
     if (fold_constant_conversions(ir_).calls_removed)
@@ -351,6 +353,8 @@ void Graph::build() {
         if (ir_.values[i].kind == VkValueKind::Tensor) tensors_[i].constant_id = ir_.values[i].tensor.constant_id;
     fuse_attention(ir_, opts_.static_shapes);
     eliminate_common_subexpressions(ir_);
+    fuse_projections(ir_);
+    grow();
     fuse_decoder_patterns(ir_);
     grow();
     fuse_elementwise(*this, ir_);

@@ -9,6 +9,7 @@
 
 #include "etwebgpu/npy.h"
 #include "reference/attention/attention_ref.h"
+#include "reference/matmul/matmul_ref.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -299,6 +300,95 @@ TEST(AttentionFusion, AnEscapingPermuteKeepsItsCopyAndTheResultIsUnchanged) {
   EXPECT_EQ(count(p, "aten.permute_copy.default"), 1u);  // the qkv permute, a graph output
   ASSERT_EQ(out.size(), 2u);
   EXPECT_TRUE(Close(out[1], b.reference(), 1e-5, 1e-4));
+}
+
+// --- Projection fusion (graph/projection_fusion.h): Whisper's q, k (no bias) and v linears of
+// one input, each read only by the fused attention, become one linear of stacked weights. As the
+// export writes them, each linear reads its own squeeze + clone of the layer norm's output (CSE
+// makes them one value).
+struct ProjectedBuilt {
+  OpGraph g;
+  static constexpr int64_t S = 37, E = kEH * kED, K = 20;
+  HostTensor x = random_f32({1, S, K}, 80), wq = random_f32({E, K}, 81), wk = random_f32({E, K}, 82),
+             wv = random_f32({E, K}, 83), bq = random_f32({E}, 84), bv = random_f32({E}, 85);
+  double scale = 0.35;
+  // escape: k's projection is also a graph output, so the three stay apart.
+  explicit ProjectedBuilt(bool escape) {
+    auto& gb = g.gb;
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    Id xi = g.input(x), heads[3];
+    const HostTensor* ws[3] = {&wq, &wk, &wv};
+    const HostTensor* bs[3] = {&bq, nullptr, &bv};
+    for (int i = 0; i < 3; ++i) {
+      Id y = escape && i == 1 ? g.output(DType::Float32, {S, E}) : t({S, E}), v4 = t({1, S, kEH, kED});
+      heads[i] = t({1, kEH, S, kED});
+      Id sq = t({S, K}), cl = t({S, K});
+      gb.op("aten.squeeze_copy.dims", {xi, gb.int_list({0}), sq});
+      gb.op("aten.clone.default", {sq, gb.null(), cl});
+      gb.op("aten.linear.default", {cl, g.constant(*ws[i]), bs[i] ? g.constant(*bs[i]) : gb.null(), y});
+      gb.op("aten.view_copy.default", {y, gb.int_list({1, S, kEH, kED}), v4});
+      gb.op("aten.permute_copy.default", {v4, gb.int_list({0, 2, 1, 3}), heads[i]});
+    }
+    Id kt = t({1, kEH, kED, S}), q3 = t({kEH, S, kED}), kt3 = t({kEH, kED, S}), v3 = t({kEH, S, kED});
+    gb.op("aten.permute_copy.default", {heads[1], gb.int_list({0, 1, 3, 2}), kt});
+    gb.op("aten.squeeze_copy.dims", {heads[0], gb.int_list({0}), q3});
+    gb.op("aten.squeeze_copy.dims", {kt, gb.int_list({0}), kt3});
+    gb.op("aten.squeeze_copy.dims", {heads[2], gb.int_list({0}), v3});
+    Id s3 = t({kEH, S, S}), s4 = t({1, kEH, S, S}), sc = t({1, kEH, S, S}), p = t({1, kEH, S, S}), p3 = t({kEH, S, S});
+    gb.op("aten.bmm.default", {q3, kt3, s3});
+    gb.op("aten.view_copy.default", {s3, gb.int_list({1, kEH, S, S}), s4});
+    gb.op("aten.mul.Scalar", {s4, gb.dbl(scale), sc});
+    gb.op("aten._softmax.default", {sc, gb.int_(-1), gb.boolean(false), p});
+    gb.op("aten.squeeze_copy.dims", {p, gb.int_list({0}), p3});
+    Id o3 = t({kEH, S, kED}), o4 = t({1, kEH, S, kED}), ot = t({1, S, kEH, kED});
+    gb.op("aten.bmm.default", {p3, v3, o3});
+    gb.op("aten.view_copy.default", {o3, gb.int_list({1, kEH, S, kED}), o4});
+    gb.op("aten.permute_copy.default", {o4, gb.int_list({0, 2, 1, 3}), ot});
+    gb.op("aten.view_copy.default", {ot, gb.int_list({S, E}), g.output(DType::Float32, {S, E})});
+  }
+  HostTensor reference() const {
+    auto heads = [&](const HostTensor& y) {
+      HostTensor h(DType::Float32, {1, kEH, S, kED});
+      auto yv = f64(y);
+      for (int64_t a = 0; a < kEH; ++a)
+        for (int64_t r = 0; r < S; ++r)
+          for (int64_t d = 0; d < kED; ++d) h.as<float>()[(a * S + r) * kED + d] = static_cast<float>(yv[r * E + a * kED + d]);
+      return h;
+    };
+    HostTensor o = ref::sdpa(heads(ref::linear(x, wq, &bq)), heads(ref::linear(x, wk, nullptr)),
+                             heads(ref::linear(x, wv, &bv)), nullptr, scale);
+    HostTensor y(DType::Float64, {S, E});
+    for (int64_t a = 0; a < kEH; ++a)
+      for (int64_t r = 0; r < S; ++r)
+        for (int64_t d = 0; d < kED; ++d) y.as<double>()[r * E + a * kED + d] = o.as<double>()[(a * S + r) * kED + d];
+    return y;
+  }
+};
+
+TEST(ProjectionFusion, QkvLinearsOfOneInputBecomeOneStackedLinearWithTheSameResults) {
+  ETW_REQUIRE_GPU();
+  for (const char* route : {"", "staged"}) {
+    ProjectedBuilt b(false);
+    LoadOptions o;
+    if (*route) o.force_route["sdpa"] = route;
+    auto out = b.g.run(o);
+    Profile p;
+    b.g.model()->run(b.g.inputs, &p);
+    EXPECT_EQ(count(p, "aten.linear.default"), 1u) << route;
+    EXPECT_EQ(copies(p), 0u) << route;
+    EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4)) << route;
+  }
+  // A projection that escapes keeps its own linear; the others still stack, and the result holds.
+  ProjectedBuilt e(true);
+  auto out = e.g.run();
+  Profile p;
+  e.g.model()->run(e.g.inputs, &p);
+  EXPECT_EQ(count(p, "aten.linear.default"), 2u);
+  ASSERT_EQ(out.size(), 2u);
+  HostTensor yk = ref::linear(e.x, e.wk, nullptr);
+  yk.shape = {ProjectedBuilt::S, ProjectedBuilt::E};
+  EXPECT_TRUE(Close(out[0], yk, 1e-5, 1e-4));
+  EXPECT_TRUE(Close(out[1], e.reference(), 1e-5, 1e-4));
 }
 
 }  // namespace
