@@ -3,12 +3,14 @@
 // etwebgpu.attention, the fused form of a decomposed attention (graph/attention_fusion.h).
 // The kernels are layout-generic (strides in the uniform) and read k/v head h / group (GQA
 // without materialising repeated K/V). Two families, chosen at load from the maximum shapes:
-// - fused (head dims <= 128, and not a long prefill: see pick_staged): no attn scratch. Per run, few query rows per head (S_q <= 8, the
-//   decode step) take the split-K decode route: sdpa_decode scores chunks of keys per
-//   workgroup with an online softmax and sdpa_decode_combine merges the chunks (skipped when one
-//   chunk covers the keys); more rows take the flash route, sdpa_flash, one pass with K/V tiles in
-//   workgroup memory. force_route "sdpa" = "flash" | "decode" pins one; "sdpa_reduce" =
-//   "workgroup" keeps the decode reductions off subgroups.
+// - fused (head dims <= 128, and not a long prefill: see pick_staged): no attn scratch. Per run,
+//   few query rows per head (S_q <= 8, the decode step) take the split-K decode route:
+//   sdpa_decode scores chunks of keys per workgroup with an online softmax and
+//   sdpa_decode_combine merges the chunks (skipped when one chunk covers the keys); more rows take
+//   the flash route, sdpa_flash, one pass with K/V tiles in workgroup memory, which splits its
+//   keys the same way when its workgroups are few (head dims <= 64). force_route "sdpa" =
+//   "flash" | "decode" pins one; "sdpa_reduce" = "workgroup" keeps the decode reductions off
+//   subgroups.
 // - staged (longer head dims, a long prefill, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
 //   softmax -> AV through a scratch attn[B, H, S_q, S_kv] sized for the maximum shapes. QK has
 //   two routes giving the same numbers: the per-row route is a tiled batched GEMM (a workgroup
@@ -59,6 +61,8 @@ constexpr int64_t kDecodeTile = 64;
 // sdpa_flash at DMAX 64 and 128: query rows per workgroup, and its workgroup memory (Q, K/P, V
 // and Red tiles).
 constexpr int64_t kFlashRows64 = 32, kFlashRows128 = 16;
+// Keys per flash tile (head dims <= 64), and the workgroups a flash pass splits its keys for.
+constexpr int64_t kFlashTile = 32, kFlashTarget = 128;
 constexpr uint64_t kFlashBytes64 = 4 * (64 * 16 * 2 + 64 * 17 * 2 + 32 * 16 * 4 + 32 * 16);
 constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 16);
 
@@ -89,6 +93,18 @@ struct Attention {
   uint32_t tpe = 1;
   int64_t floor = 4096;
   uint64_t av_split_floats = 0;  // room for AV split-K partials (staged), 0: never split
+  int64_t partial_slots = 0;     // fused: (row, split) partials the scratch holds
+  uint64_t flash_rows = kFlashRows64;
+  bool flash_splits_ok = false;  // the flash kernel may split keys (head dims <= 64)
+
+  // Key splits of a flash pass: when its workgroups are too few to fill the GPU (ViT-tiny: 3 heads
+  // x 7 row blocks), the keys are split in whole tiles until about kFlashTarget run, and
+  // sdpa_decode_combine merges the splits.
+  int64_t flash_split(int64_t bh, int64_t sq, int64_t skv) const {
+    int64_t wgs = std::max<int64_t>(1, ceil_div(sq, flash_rows) * bh);
+    int64_t tiles = std::max<int64_t>(1, ceil_div(skv, kFlashTile));
+    return std::clamp<int64_t>(ceil_div(kFlashTarget, wgs), 1, tiles);
+  }
 
   // Checks grids and buffer limits for the maximum shapes (bh = B*H heads of sq query rows)
   // before anything is allocated; the attn scratch only where the staged kernels need it.
@@ -161,13 +177,13 @@ struct Attention {
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_skv, std::max(d, dv));
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv));
     }
     return att;
   }
 
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t decode_rows, int64_t max_skv, int64_t dmax) {
+                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax) {
     Graph& g = oc.g;
     std::string reduce = forced(oc, "sdpa_reduce");
     if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
@@ -176,9 +192,19 @@ struct Attention {
       oc.fail(ErrorKind::Unsupported, "force_route sdpa_reduce = \"subgroup\" but the device has no subgroups");
     bool subgroups = g.ctx().info().subgroups && reduce != "workgroup";
     auto params = [this](const kernel::Live&) { return p; };
+    // Partials of the decode route and of a flash pass split over keys: (max, sum, D_v sums) per
+    // row and split; `set` keeps rows * splits within the slots.
+    int64_t tiles = std::max<int64_t>(1, ceil_div(max_skv, kDecodeTile));
+    partial_slots = std::min(kDecodeTarget + decode_rows, decode_rows * tiles);
+    flash_rows = dmax > 64 ? kFlashRows128 : kFlashRows64;
+    flash_splits_ok = dmax <= 64;
+    if (flash_splits_ok && max_sq > kDecodeRows)
+      partial_slots = std::max(partial_slots, max_bh * max_sq * flash_split(max_bh, max_sq, max_skv));
+    auto& partials = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(partial_slots, 1)) * (dmax + 2) * 4,
+                                    oc.call.name + ".partials");
     kernel::Kernel flash("sdpa_flash");
     if (dmax > 64) flash.define("D128");
-    const uint64_t flash_rows = dmax > 64 ? kFlashRows128 : kFlashRows64;
+    else flash.buffer("W", partials, "f32", kernel::Access::ReadWrite);
     oc.add(flash.constant("MASK", mask_kind)
                .input("Q", q)
                .input("K", k)
@@ -187,17 +213,11 @@ struct Attention {
                .output("O", out)
                .params<Params>(params)
                .when([this](const kernel::Live&) { return !use_decode; })
-               .groups([this, flash_rows](const kernel::Live&) {
+               .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
-                 return kernel::Groups::grid(ceil_div(p.sq, flash_rows), 1, uint64_t(p.b) * p.h);
+                 return kernel::Groups::grid(ceil_div(p.sq, flash_rows), p.splits, uint64_t(p.b) * p.h);
                })
                .variant("flash"));
-    // Partials of the decode route: (max, sum, D_v sums) per row and split; `set` keeps
-    // rows * splits within both bounds.
-    int64_t tiles = std::max<int64_t>(1, ceil_div(max_skv, kDecodeTile));
-    int64_t slots = std::min(kDecodeTarget + decode_rows, decode_rows * tiles);
-    auto& partials = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(slots, 1)) * (dmax + 2) * 4,
-                                    oc.call.name + ".partials");
     kernel::Kernel decode("sdpa_decode");
     if (subgroups) decode.define("SUBGROUPS");
     oc.add(decode.constant("MASK", mask_kind)
@@ -218,7 +238,7 @@ struct Attention {
                .buffer("W", partials, "f32", kernel::Access::Read)
                .output("O", out)
                .params<Params>(params)
-               .when([this](const kernel::Live&) { return use_decode && p.splits > 1; })
+               .when([this](const kernel::Live&) { return p.splits > 1; })
                .groups([this](const kernel::Live&) {
                  return kernel::Groups::linear(p.dv == 0 ? 0 : p.rows);
                })
@@ -329,6 +349,15 @@ struct Attention {
     use_decode = route == Route::Decode || (route == Route::Auto && p.sq <= kDecodeRows);
     p.splits = 1;
     p.chunk = std::max<uint32_t>(p.skv, 1);
+    if (!use_decode && flash_splits_ok && p.rows > 0) {
+      int64_t want = flash_split(int64_t(p.b) * p.h, p.sq, p.skv);
+      int64_t chunk = ceil_div(ceil_div(p.skv, kFlashTile), want) * kFlashTile;
+      int64_t splits = std::max<int64_t>(1, ceil_div(p.skv, chunk));
+      if (splits > 1 && int64_t(p.rows) * splits <= partial_slots) {
+        p.chunk = kernel::u32(chunk, "flash chunk");
+        p.splits = kernel::u32(splits, "flash splits");
+      }
+    }
     if (use_decode && p.rows > 0) {
       // Enough splits to fill about kDecodeTarget workgroups, each of whole 64-key tiles.
       int64_t tiles = std::max<int64_t>(1, ceil_div(p.skv, kDecodeTile));

@@ -7,8 +7,11 @@
 // Head dims up to 64: invocation (tx, ty) holds rows 2 ty and 2 ty + 1 against keys tx and
 // tx + 16 of each 32-key tile, and the same rows x value columns tx + 16 k of the output, all in
 // vector registers with constant indices, so both products run like a register-tiled GEMM
-// (BR = 32). Up to 128 (D128): one row x one key and 8 value columns per invocation (BR = 16).
-// Q, K, V, M (mask; absent: a dummy), O and P come from the generated preamble.
+// (BR = 32); too few workgroups for the GPU split the keys (grid y = split, P.chunk keys each) and
+// write partials (max, sum, value sums) per row and split to W, merged by sdpa_decode_combine.
+// Up to 128 (D128): one row x one key and 8 value columns per invocation (BR = 16), no split.
+// Q, K, V, M (mask; absent: a dummy), O, W (head dims <= 64) and P come from the generated
+// preamble.
 //!include sdpa_params
 //!include sdpa_bias
 
@@ -181,11 +184,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   // Keys past the causal limit of the block's last query are visible to none of its rows.
   var kv_end = P.skv;
   if (P.causal == 1u) { kv_end = min(kv_end, P.start + min(s0 + BR, P.sq)); }
+  let c_begin = wid.y * P.chunk;  // this split's keys
+  kv_end = min(kv_end, c_begin + P.chunk);
   var m = vec2<f32>(neg_inf);
   var lsum = vec2<f32>(0.0);
   var acc0 = vec4<f32>(0.0);  // row r0, columns tx + 16 k
   var acc1 = vec4<f32>(0.0);  // row r0 + 1
-  for (var c0 = 0u; c0 < kv_end; c0 = c0 + BC) {
+  for (var c0 = c_begin; c0 < kv_end; c0 = c0 + BC) {
     for (var e = li; e < BC * DMAX; e = e + 256u) {
       let c = e / DMAX;
       let d = e % DMAX;
@@ -245,6 +250,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   var total = vec2<f32>(0.0);
   for (var t = 0u; t < 16u; t = t + 1u) { total = total + vec2<f32>(Red[r0 * 16u + t], Red[(r0 + 1u) * 16u + t]); }
   let sr = s0 + r0;
+  if (P.splits > 1u) {  // partials as sdpa_decode writes them: row (bh, s), split wid.y
+    let stride = P.dv + 2u;
+    for (var i = 0u; i < 2u; i = i + 1u) {
+      if (sr + i >= P.sq) { continue; }
+      let base = ((bh * P.sq + sr + i) * P.splits + wid.y) * stride;
+      let a = select(acc0, acc1, i == 1u);
+      if (tx == 0u) {
+        W[base] = m[i];
+        W[base + 1u] = total[i];
+      }
+      for (var k = 0u; k < 4u; k = k + 1u) {
+        if (tx + 16u * k < P.dv) { W[base + 2u + tx + 16u * k] = a[k]; }
+      }
+    }
+    return;
+  }
   if (sr < P.sq) {
     let oo = P.o_o + b * P.o_b + h * P.o_h + sr * P.o_s;
     for (var k = 0u; k < 4u; k = k + 1u) {

@@ -187,6 +187,20 @@ TEST(OpFusedAttention, KvHeadsNotDividingQHeadsAndWrongRankAreRejected) {
   EXPECT_THROW(run_fused(b), Error);
 }
 
+// A flash pass of few workgroups (2 heads x 2 row blocks) splits its 200 keys into 7 ranges and
+// the decode route's combine merges them; ranges past the visible 150 keys hold no key and add 0.
+TEST(OpFusedAttention, FlashSplitsKeysWhenItsWorkgroupsAreFewAndTheMergeMatchesReference) {
+  ETW_REQUIRE_GPU();
+  Case c{random_f32({1, 2, 40, 16}, 44), random_f32({1, 2, 200, 16}, 45), random_f32({1, 2, 200, 16}, 46),
+         valid_length_mask({40, 200}, 150)};
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
+  Id o = g.output(DType::Float32, {1, 2, 40, 16});
+  g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
+  EXPECT_TRUE(Close(g.run()[0], reference(c), 1e-5, 1e-4));
+  EXPECT_EQ(g.variants(), (std::vector<std::string>{"flash", "decode_combine"}));
+}
+
 // The staged AV product splits its keys when its tiles are few and the keys many (2 heads x 70
 // rows over 600 keys: 4 tiles, 8 ranges of 80 keys); the partials' sum is written through the
 // output strides: plain, and into a fixed layout's [S, H * D] buffer.
