@@ -70,10 +70,11 @@ TEST(PlannedMemory, DecoderTensorStorageNeedsAtMostSixTenthsAndGpuBytesDropsByTh
 }
 
 // fp16 storage on whole programs: the KV-cache decoder (weights, caches and activations halve; its
-// bool masks are bytes at either precision) and the embedded convnet need at most 0.55x of their
-// fp32 device memory, planned or not. What does not halve: uniforms (one per kernel; 47 KB of the
-// decoder's 272 KB at fp16) and int32 tensors (the convnet's max-pool indices).
-TEST(PlannedMemory, Fp16NeedsAtMost55HundredthsOfTheFp32DeviceMemory) {
+// bool masks are bytes at either precision) and the embedded convnet need at most 0.56x of their
+// fp32 device memory, planned or not. What does not halve: uniforms (one per kernel, alternative
+// routes of a node included; 47 KB of the decoder's 272 KB at fp16) and int32 tensors (the
+// convnet's max-pool indices).
+TEST(PlannedMemory, Fp16NeedsAtMost56HundredthsOfTheFp32DeviceMemory) {
   ETW_REQUIRE_GPU();
   if (!gpu::Context::get()->info().shader_f16) GTEST_SKIP() << "adapter without shader-f16";
   const char* name = "llama_kv_cache_decode_steps";
@@ -95,7 +96,7 @@ TEST(PlannedMemory, Fp16NeedsAtMost55HundredthsOfTheFp32DeviceMemory) {
     };
     for (bool decoder : {true, false}) {
       uint64_t b32 = bytes_of(decoder, Precision::FP32), b16 = bytes_of(decoder, Precision::FP16);
-      EXPECT_LE(b16 * 100, b32 * 55) << (decoder ? name : "example convnet") << (plan ? "" : " unplanned") << ": fp16 "
+      EXPECT_LE(b16 * 100, b32 * 56) << (decoder ? name : "example convnet") << (plan ? "" : " unplanned") << ": fp16 "
                                      << b16 << " bytes, fp32 " << b32;
     }
   }

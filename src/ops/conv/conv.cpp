@@ -45,6 +45,10 @@ constexpr uint64_t kLargeMinTiles = 128;
 // 144 tiles over K = 1152.
 constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/256, /*min_k=*/256, /*max_splits=*/32, /*min_chunk=*/32};
 constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
+// A groups == 1 conv of K <= kDirectMaxK whose 64x64 GEMM would have fewer than kDirectMaxTiles
+// tiles takes the direct kernel (H200, 1x1 160->960 at 7x7, 15 tiles: direct 0.019 ms, 64x64
+// 0.032, split 0.025; MobileNetV3's expansion convs are of this kind).
+constexpr uint64_t kDirectMaxK = 256, kDirectMaxTiles = 64;
 
 // The K split of the 64x64 conv GEMM of N columns, OC rows.
 SplitK choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
@@ -178,7 +182,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
-  // 0 / 1: the large-tile one unaligned / aligned, 2: split-K) on which grid.
+  // 0 / 1: the large-tile one unaligned / aligned, 2: split-K, 3: direct) on which grid.
   struct Run {
     Params p{};
     std::vector<int64_t> od;
@@ -243,6 +247,9 @@ void build_conv(OpContext& oc, bool with_clamp) {
           run->gemm.z = sp.splits;
         }
       }
+      // Short K over few tiles: the direct kernel (a slot per output) fills the GPU better.
+      if (run->sel < 0 && !gemm_force && p.K <= kDirectMaxK && ceil_div(p.N, 64) * ceil_div(p.OC, 64) < kDirectMaxTiles)
+        run->sel = 3;
     }
   });
   oc.output(out, [run](const kernel::Live&) { return run->od; });
@@ -291,10 +298,14 @@ void build_conv(OpContext& oc, bool with_clamp) {
                  .groups([run](const kernel::Live&) { return run->gemm; })
                  .variant(name));
     }
-  } else if (route == Route::Direct) {
+  }
+  if (route == Route::Direct || (route == Route::Gemm && !gemm_force)) {
     bool v4 = c.icg % 4 == 0;
-    oc.add(conv_kernel("conv_direct").constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct"));
-  } else {
+    kernel::Kernel k = conv_kernel("conv_direct");
+    k.constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct");
+    if (route == Route::Gemm) k.when([run](const kernel::Live&) { return run->sel == 3; });
+    oc.add(std::move(k));
+  } else if (route == Route::Transposed) {
     // Four output channels of a group per slot (OCT in conv_transpose.wgsl), summed by `ics` lanes:
     // the UNet's k2 s2 layers on the H200 (us, ics 1 / 2 / 4): 256 input channels 43 / 35 / 25,
     // 64 channels 21 / 25 / 27, 32 channels 22 / 27 / 33 (a bare dispatch measures 8.5).

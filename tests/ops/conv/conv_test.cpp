@@ -103,7 +103,7 @@ TEST(OpConv, GemmAndDirectRoutesAgreeWithStridePaddingBias) {
   Conv c;
   c.stride = {2, 2};
   c.padding = {1, 1};
-  expect_conv(x, w, &b, c, "", "conv_gemm");
+  expect_conv(x, w, &b, c, "", "conv_direct");  // K = 45 over 1 tile: direct by default
   expect_conv(x, w, &b, c, "gemm", "conv_gemm");
   expect_conv(x, w, &b, c, "direct", "conv_direct");
 }
@@ -146,7 +146,7 @@ TEST(OpConv, PatchEmbedStrideEqualsKernel) {
   auto x = random_f32({1, 3, 20, 20}, 11), w = random_f32({24, 3, 4, 4}, 12), b = random_f32({24}, 13);
   Conv c;
   c.stride = {4, 4};
-  expect_conv(x, w, &b, c, "", "conv_gemm");
+  expect_conv(x, w, &b, c, "gemm", "conv_gemm");
   expect_conv(x, w, &b, c, "direct", "conv_direct");
 }
 
@@ -239,11 +239,13 @@ TEST(OpConv, ConvWithClampAppliesBoundsInEpilogue) {
   expect_conv(x, w, &b, c, "direct", "conv_direct_vec4");
   Conv hi = c;
   hi.cmax = DBL_MAX;  // relu-like: no upper bound
-  expect_conv(x, w, &b, hi, "", "conv_gemm");
+  expect_conv(x, w, &b, hi, "gemm", "conv_gemm");
+  expect_conv(x, w, &b, hi, "", "conv_direct_vec4");
   Conv lo = c;
   lo.cmin.reset();  // Null min
   lo.cmax = 0.25;
-  expect_conv(x, w, &b, lo, "", "conv_gemm");
+  expect_conv(x, w, &b, lo, "gemm", "conv_gemm");
+  expect_conv(x, w, &b, lo, "", "conv_direct_vec4");
   Conv dw = c;
   dw.groups = 4;
   auto wd = random_f32({4, 1, 3, 3}, 37), bd = random_f32({4}, 38);
@@ -338,7 +340,8 @@ TEST(OpConv, LargeTileGemmAlignedVariantAndDefaultRouting) {
   c.padding = {1, 1};
   expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned");
   expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128");  // OC 64 < 128: edge checks
-  expect_conv(x, w, &b, c, "", "conv_gemm");                     // 1 tile: too small for large tiles
+  expect_conv(x, w, &b, c, "gemm", "conv_gemm");                 // 1 tile: too small for large tiles
+  expect_conv(x, w, &b, c, "", "conv_direct_vec4");              // and K = 72: direct by default
   // 128 x 128 output = 128 column tiles: the default route takes the large kernel (64 rows for OC 64).
   auto xl = random_f32({1, 8, 128, 128}, 71), wl = random_f32({64, 8, 3, 3}, 72), bl = random_f32({64}, 73);
   expect_conv(xl, wl, &bl, c, "", "conv_gemm_64x128_aligned");
