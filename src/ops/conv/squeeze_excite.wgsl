@@ -20,7 +20,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var s = 0.0;
   if (c < P.C) {
     let base = (b * P.C + c) * P.HW;
-    for (var k = lid % P.G; k < P.HW; k = k + P.G) { s = s + f32(X[base + k]); }
+    var s4 = vec4<f32>(0.0);  // four independent sums: four loads in flight per step
+    let g = P.G;
+    var k = lid % g;
+    for (; k + 3u * g < P.HW; k = k + 4u * g) {
+      s4 = s4 + vec4<f32>(f32(X[base + k]), f32(X[base + k + g]), f32(X[base + k + 2u * g]), f32(X[base + k + 3u * g]));
+    }
+    for (; k < P.HW; k = k + g) { s4.x = s4.x + f32(X[base + k]); }
+    s = (s4.x + s4.y) + (s4.z + s4.w);
   }
   red[lid] = s;
   workgroupBarrier();
@@ -42,7 +49,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let j = base + lid / P.R;
     var a = 0.0;
     if (j < P.S) {
-      for (var c = lid % P.R; c < P.C; c = c + P.R) { a = fma(f32(W1[j * P.C + c]), POOLED[pooled + c], a); }
+      // Four independent sums: four loads in flight per step instead of one (the loop is bound by
+    // load latency).
+    let w = j * P.C;
+    let r = P.R;
+    var a4 = vec4<f32>(0.0);
+    var c = lid % r;
+    for (; c + 3u * r < P.C; c = c + 4u * r) {
+      let wv = vec4<f32>(f32(W1[w + c]), f32(W1[w + c + r]), f32(W1[w + c + 2u * r]), f32(W1[w + c + 3u * r]));
+      let pv = vec4<f32>(POOLED[pooled + c], POOLED[pooled + c + r], POOLED[pooled + c + 2u * r], POOLED[pooled + c + 3u * r]);
+      a4 = fma(wv, pv, a4);
+    }
+    for (; c < P.C; c = c + r) { a4.x = fma(f32(W1[w + c]), POOLED[pooled + c], a4.x); }
+    a = (a4.x + a4.y) + (a4.z + a4.w);
     }
     red[lid] = a;
     workgroupBarrier();
@@ -60,7 +79,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let c = wid.x * 64u + lid / 4u;
   var a = 0.0;
   if (c < P.C) {
-    for (var j = lid % 4u; j < P.S; j = j + 4u) { a = fma(f32(W2[c * P.S + j]), hidden[j], a); }
+    var a4 = vec4<f32>(0.0);  // four independent sums, as above
+    var j = lid % 4u;
+    for (; j + 12u < P.S; j = j + 16u) {
+      let wv = vec4<f32>(f32(W2[c * P.S + j]), f32(W2[c * P.S + j + 4u]), f32(W2[c * P.S + j + 8u]), f32(W2[c * P.S + j + 12u]));
+      a4 = fma(wv, vec4<f32>(hidden[j], hidden[j + 4u], hidden[j + 8u], hidden[j + 12u]), a4);
+    }
+    for (; j < P.S; j = j + 4u) { a4.x = fma(f32(W2[c * P.S + j]), hidden[j], a4.x); }
+    a = (a4.x + a4.y) + (a4.z + a4.w);
   }
   red[lid] = a;
   workgroupBarrier();
