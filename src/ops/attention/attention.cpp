@@ -399,28 +399,31 @@ Layout parse_layout(const OpContext& oc, const std::vector<int64_t>& l, const in
   if (y.b < 1 || y.h < 1 || y.hkv < 1 || y.d < 1 || y.dv < 1 || y.h % y.hkv)
     oc.fail(ErrorKind::InvalidArgument, "layout: batch, heads, head dims must be positive and kv heads must divide heads");
   static const char* names[4] = {"q", "k", "v", "out"};
+  // Entries are below 2^32, so these sums of products fit 128 bits.
+  using wide = unsigned __int128;
   const int64_t heads[4] = {y.h, y.hkv, y.hkv, y.h}, rows[4] = {y.sq, y.skv, y.skv, y.sq},
                 width[4] = {y.d, y.d, y.dv, y.dv};
   for (int t = 0; t < 4; ++t) {
     const auto* a = y.at[t];
-    int64_t last = a[0] + (y.b - 1) * a[1] + (heads[t] - 1) * a[2] + (rows[t] - 1) * a[3] + width[t] - 1;
-    if (rows[t] > 0 && last >= g.tensor(ids[t]).max_numel())
-      oc.fail(ErrorKind::InvalidArgument, std::string("layout reads ") + names[t] + " element " + std::to_string(last) +
-                                              " of " + shape_str(g.tensor(ids[t]).max_dims));
+    wide last = wide(a[0]) + wide(y.b - 1) * wide(a[1]) + wide(heads[t] - 1) * wide(a[2]) +
+                wide(rows[t] - 1) * wide(a[3]) + wide(width[t] - 1);
+    if (rows[t] > 0 && last >= wide(g.tensor(ids[t]).max_numel()))
+      oc.fail(ErrorKind::InvalidArgument, std::string("layout reads ") + names[t] + " past the end of " +
+                                              shape_str(g.tensor(ids[t]).max_dims));
   }
   // The output: as many elements as the attention gives, none written twice (sorted by stride,
   // each dim steps past everything the smaller ones reach).
-  if (g.tensor(ids[3]).max_numel() != y.b * y.h * y.sq * y.dv)
+  if (wide(g.tensor(ids[3]).max_numel()) != wide(y.b) * wide(y.h) * wide(y.sq) * wide(y.dv))
     oc.fail(ErrorKind::InvalidArgument, "layout: out " + shape_str(g.tensor(ids[3]).max_dims) + " does not hold [" +
                                             std::to_string(y.b) + ", " + std::to_string(y.h) + ", " + std::to_string(y.sq) +
                                             ", " + std::to_string(y.dv) + "]");
   std::vector<std::pair<int64_t, int64_t>> dims{{y.at[3][1], y.b}, {y.at[3][2], y.h}, {y.at[3][3], y.sq}, {1, y.dv}};
   std::sort(dims.begin(), dims.end());
-  int64_t reach = 0;
+  wide reach = 0;
   for (auto [stride, size] : dims) {
     if (size <= 1) continue;
-    if (stride <= reach) oc.fail(ErrorKind::InvalidArgument, "layout writes some output elements twice");
-    reach += stride * (size - 1);
+    if (wide(stride) <= reach) oc.fail(ErrorKind::InvalidArgument, "layout writes some output elements twice");
+    reach += wide(stride) * wide(size - 1);
   }
   return y;
 }

@@ -285,7 +285,10 @@ TEST(OpFusedAttention, MalformedFixedLayoutsAreLoadErrorsNamingTheProblem) {
   expect(heads, "kv heads must divide heads");
   auto far = l;
   far[10] = 4 * LayoutCase::E;  // q rows twice as far apart: the last ones lie past the buffer
-  expect(far, "layout reads q element");
+  expect(far, "layout reads q past the end");
+  auto huge = l;  // batch and batch stride near 2^32: the reach is computed without overflow
+  huge[0] = huge[8] = 4294967295;
+  expect(huge, "layout reads q past the end");
   auto twice = l;
   twice[21] = 0;  // out heads on top of each other
   expect(twice, "writes some output elements twice");
