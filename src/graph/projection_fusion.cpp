@@ -43,12 +43,18 @@ Operand operand(std::vector<int64_t>& l, int t) {
 }
 
 // Whether operand t of layout l reads a [M, n] tensor row by row: rows of n, every head inside.
+// (A layout is checked when its op is built, after this pass: entries outside [0, 2^32) are left
+// to that check, and the arithmetic here is wide enough for any entry below 2^32.)
 bool row_by_row(std::vector<int64_t>& l, int t, int64_t m, int64_t n) {
   if (l.size() != kLayoutInts) return false;
+  for (int64_t x : l)
+    if (x < 0 || x > int64_t(UINT32_MAX)) return false;
   Operand o = operand(l, t);
   const int64_t* a = o.at;
-  return a[3] == n && a[0] + (o.heads - 1) * a[2] + o.width <= n && (o.b == 1 || a[1] == o.rows * n) &&
-         o.b * o.rows <= m;
+  using wide = __int128;
+  if (o.heads < 1 || o.width < 1) return false;
+  return a[3] == n && wide(a[0]) + wide(o.heads - 1) * a[2] + o.width <= n &&
+         (o.b == 1 || wide(a[1]) == wide(o.rows) * n) && wide(o.b) * o.rows <= m;
 }
 
 }  // namespace
