@@ -348,7 +348,7 @@ class Matcher {
   std::optional<int64_t> int_or(int32_t id, int64_t absent) const {
     if (kind(id) == VkValueKind::Null) return absent;
     std::optional<double> v = number(id);
-    if (!v || *v != std::floor(*v)) return std::nullopt;
+    if (!v || *v != std::floor(*v) || std::fabs(*v) > 4.6e18) return std::nullopt;
     return static_cast<int64_t>(*v);
   }
   // `s`, the view of call c's first argument, becomes the view of its output: a reshape, a
@@ -372,8 +372,10 @@ class Matcher {
     } else if (c.name == "aten.slice_copy.Tensor" && c.args.size() == 6) {
       std::optional<int64_t> d = axis(c.args[1], r), start = int_or(c.args[2], 0), step = int_or(c.args[4], 1);
       if (!d || !start || !step || *step < 1 || out.size() != s.sizes.size()) return false;
-      int64_t st = *start < 0 ? *start + s.sizes[*d] : *start;
-      st = std::clamp<int64_t>(st, 0, s.sizes[*d]);
+      if (out[*d] <= 1) step = 1;                  // the step moves to no second element
+      else if (*step > s.sizes[*d]) return false;  // it could not give two elements
+      int64_t st = std::clamp<int64_t>(*start, -s.sizes[*d], s.sizes[*d]);
+      st = st < 0 ? st + s.sizes[*d] : st;
       if (out[*d] > 0 && st + (out[*d] - 1) * *step >= s.sizes[*d]) return false;
       s.offset += st * s.strides[*d];
       s.strides[*d] *= *step;
@@ -381,8 +383,8 @@ class Matcher {
     } else if (c.name == "aten.select_copy.int" && c.args.size() == 4) {
       std::optional<int64_t> d = axis(c.args[1], r), i = int_or(c.args[2], 0);
       if (!d || !i) return false;
+      if (*i < -s.sizes[*d] || *i >= s.sizes[*d]) return false;
       int64_t k = *i < 0 ? *i + s.sizes[*d] : *i;
-      if (k < 0 || k >= s.sizes[*d]) return false;
       s.offset += k * s.strides[*d];
       s.sizes.erase(s.sizes.begin() + *d);
       s.strides.erase(s.strides.begin() + *d);
