@@ -244,19 +244,9 @@ struct EagerBuilt {
   // fp64: softmax(q k^T * scale) v per head, as [S, H * D] plus 1.
   HostTensor reference() const {
     const int64_t E = kEH * kED;
-    auto head = [&](int i) {
-      HostTensor x(DType::Float32, {1, kEH, S, kED});
-      for (int64_t h = 0; h < kEH; ++h)
-        for (int64_t r = 0; r < S; ++r)
-          for (int64_t d = 0; d < kED; ++d)
-            x.as<float>()[(h * S + r) * kED + d] = qkv.as<float>()[r * 3 * E + i * E + h * kED + d];
-      return x;
-    };
-    HostTensor o = ref::sdpa(head(0), head(1), head(2), nullptr, scale);
-    HostTensor y(DType::Float64, {S, E});
-    for (int64_t h = 0; h < kEH; ++h)
-      for (int64_t r = 0; r < S; ++r)
-        for (int64_t d = 0; d < kED; ++d) y.as<double>()[r * E + h * kED + d] = o.as<double>()[(h * S + r) * kED + d] + 1;
+    auto head = [&](int i) { return ref::split_heads(qkv, 3 * E, kEH, kED, i * E); };
+    HostTensor y = ref::merge_heads(ref::sdpa(head(0), head(1), head(2), nullptr, scale));
+    for (int64_t i = 0; i < y.numel(); ++i) y.as<double>()[i] += 1;
     return y;
   }
 };
@@ -347,21 +337,9 @@ struct ProjectedBuilt {
     gb.op("aten.view_copy.default", {ot, gb.int_list({S, E}), g.output(DType::Float32, {S, E})});
   }
   HostTensor reference() const {
-    auto heads = [&](const HostTensor& y) {
-      HostTensor h(DType::Float32, {1, kEH, S, kED});
-      auto yv = f64(y);
-      for (int64_t a = 0; a < kEH; ++a)
-        for (int64_t r = 0; r < S; ++r)
-          for (int64_t d = 0; d < kED; ++d) h.as<float>()[(a * S + r) * kED + d] = static_cast<float>(yv[r * E + a * kED + d]);
-      return h;
-    };
-    HostTensor o = ref::sdpa(heads(ref::linear(x, wq, &bq)), heads(ref::linear(x, wk, nullptr)),
-                             heads(ref::linear(x, wv, &bv)), nullptr, scale);
-    HostTensor y(DType::Float64, {S, E});
-    for (int64_t a = 0; a < kEH; ++a)
-      for (int64_t r = 0; r < S; ++r)
-        for (int64_t d = 0; d < kED; ++d) y.as<double>()[r * E + a * kED + d] = o.as<double>()[(a * S + r) * kED + d];
-    return y;
+    auto heads = [&](const HostTensor& y) { return ref::split_heads(y, E, kEH, kED); };
+    return ref::merge_heads(ref::sdpa(heads(ref::linear(x, wq, &bq)), heads(ref::linear(x, wk, nullptr)),
+                                      heads(ref::linear(x, wv, &bv)), nullptr, scale));
   }
 };
 

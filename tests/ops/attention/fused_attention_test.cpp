@@ -238,19 +238,8 @@ struct LayoutCase {
     return g.run(o)[0];
   }
   HostTensor reference() const {
-    auto heads = [&](const HostTensor& t, int64_t width, int64_t off) {
-      HostTensor x(DType::Float32, {1, H, S, D});
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t r = 0; r < S; ++r)
-          for (int64_t d = 0; d < D; ++d) x.as<float>()[(h * S + r) * D + d] = t.as<float>()[r * width + off + h * D + d];
-      return x;
-    };
-    HostTensor o = ref::sdpa(heads(qk, 2 * E, 0), heads(qk, 2 * E, E), heads(v, E, 0), nullptr, 0.4);
-    HostTensor y(DType::Float64, {S, E});
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t r = 0; r < S; ++r)
-        for (int64_t d = 0; d < D; ++d) y.as<double>()[r * E + h * D + d] = o.as<double>()[(h * S + r) * D + d];
-    return y;
+    return ref::merge_heads(ref::sdpa(ref::split_heads(qk, 2 * E, H, D), ref::split_heads(qk, 2 * E, H, D, E),
+                                      ref::split_heads(v, E, H, D), nullptr, 0.4));
   }
 };
 

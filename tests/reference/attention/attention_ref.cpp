@@ -109,4 +109,24 @@ HostTensor sdpa_kv_causal(const HostTensor& q, const HostTensor& keys, const Hos
   return out;
 }
 
+HostTensor split_heads(const HostTensor& rows, int64_t width, int64_t heads, int64_t d, int64_t offset) {
+  auto x = rows.to_f64();
+  int64_t S = static_cast<int64_t>(x.size()) / width;
+  HostTensor out(DType::Float64, {1, heads, S, d});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t r = 0; r < S; ++r)
+      for (int64_t i = 0; i < d; ++i) out.as<double>()[(h * S + r) * d + i] = x[r * width + offset + h * d + i];
+  return out;
+}
+
+HostTensor merge_heads(const HostTensor& o) {
+  int64_t H = o.shape[1], S = o.shape[2], D = o.shape[3];
+  auto x = o.to_f64();
+  HostTensor out(DType::Float64, {S, H * D});
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t r = 0; r < S; ++r)
+      for (int64_t i = 0; i < D; ++i) out.as<double>()[r * H * D + h * D + i] = x[(h * S + r) * D + i];
+  return out;
+}
+
 }  // namespace etwebgpu::ref

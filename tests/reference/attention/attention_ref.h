@@ -18,4 +18,12 @@ HostTensor sdpa(const HostTensor& q, const HostTensor& k, const HostTensor& v, c
 HostTensor sdpa_kv_causal(const HostTensor& q, const HostTensor& keys, const HostTensor& values, int64_t start_pos,
                           std::optional<double> scale);
 
+// The heads of an attention operand as a projection writes them: rows of `width` values ([S,
+// width] or [1, S, width], any dtype), head h at columns offset + h * d .. + d. Returns float64
+// [1, heads, S, d].
+HostTensor split_heads(const HostTensor& rows, int64_t width, int64_t heads, int64_t d, int64_t offset = 0);
+
+// [1, H, S, D] back to rows [S, H * D] (float64), as the next linear reads an attention's output.
+HostTensor merge_heads(const HostTensor& o);
+
 }  // namespace etwebgpu::ref
