@@ -152,7 +152,6 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
       value = vo;
     }
     if (c >= n) continue;
-    const size_t view = views.empty() ? n : views.front();
     std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], value);
     if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
     int32_t res = ir.chain[c].args.back();
@@ -165,10 +164,10 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
       continue;
     bool extras_ok = true;
     for (int32_t e : cons->extras)
-      extras_ok = extras_ok && (view == n || ir.values[e].tensor.dims == ir.values[res].tensor.dims ||
+      extras_ok = extras_ok && (views.empty() || ir.values[e].tensor.dims == ir.values[res].tensor.dims ||
                                 numel(ir.values[e].tensor.dims) == 1);  // a scalar reads its one element
     if (!extras_ok) continue;
-    int32_t dst = view == n ? res : out;  // what the producer writes
+    int32_t dst = views.empty() ? res : out;  // what the producer writes
     // The fused call runs at the consumer's position, so the producer reads its inputs later: no
     // call in between may name them or storage they share. No input may share the output's
     // storage (one binding cannot be read-only and read-write at once); when the delegate only
