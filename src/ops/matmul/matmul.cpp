@@ -10,6 +10,7 @@
 
 #include "graph/epilogue_fusion.h"
 #include "ops/epilogue.h"
+#include "ops/matmul/layer_norm_linear.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -23,8 +24,10 @@ struct Params {
   uint32_t cstride = 0, bias_sm = 0, bias_sn = 0, pad = 0;
   float alpha = 1.f, beta = 1.f;
   uint32_t splits = 1, kchunk = 0;
+  float eps = 0.f;  // layer_norm_linear's norm
+  uint32_t pad1 = 0, pad2 = 0, pad3 = 0;
 };
-static_assert(sizeof(Params) == 96);
+static_assert(sizeof(Params) == 112);
 
 // What an op's shape function produces from live dims.
 struct Problem {
@@ -71,6 +74,15 @@ enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLarge
 // kernel won every transformer projection of K = 192..768, e.g. 1500x1536x384: 0.093 ms against
 // 0.104 (64x128) and 0.124 (128x128); the large tiles win at 2048^3 and up.
 constexpr int64_t kLargeMinTiles = 128, kLargeMinK = 512;
+
+// Rows per invocation of the large-tile kernel a vec4 GEMM (M > 1) takes: 8 (128x128), 4 (64x128)
+// or 0 (the 64x64 kernels).
+int large_tile_rows(int64_t M, int64_t N, int64_t K, int64_t nb) {
+  if (K < kLargeMinK || N < 128) return 0;
+  if (M >= 128 && int64_t(ceil_div(M, 128) * ceil_div(N, 128)) * nb >= kLargeMinTiles) return 8;
+  if (M >= 64 && int64_t(ceil_div(M, 64) * ceil_div(N, 128)) * nb >= kLargeMinTiles) return 4;
+  return 0;
+}
 // Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU and
 // K is long. On the H200 (bench/route_sweep.sh, ms 64x64 / split): ViT-tiny's MLP down-projection
 // 197x192x768 (12 tiles) 0.058 / 0.031, Whisper-size 1500x384x1536 (144 tiles) 0.161 / 0.109;
@@ -104,6 +116,10 @@ struct Spec {
   std::function<Problem(const kernel::Live&)> shape;  // throws Error on invalid live shapes
   size_t fixed = 2;           // the op's own arguments before a fused epilogue (ops/epilogue.h)
   const char* label = "mm";   // its name in a fused node's label
+  // layer_norm_linear: A's rows are layer-normalised in the loads (64x64 vec4 kernels only).
+  bool norm = false;
+  int32_t norm_w = -1, norm_b = -1;  // -1: none
+  double norm_eps = 0;
 };
 
 void require_float(OpContext& oc, int32_t id, const char* what) {
@@ -139,6 +155,13 @@ void build_gemm(OpContext& oc, Spec s) {
   // the large-tile routes, which only bind vec4 operands).
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
   bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
+  if (s.norm) {
+    // Only the 64x64 vec4 kernels carry the norm: every live shape must fit them.
+    if (!vec4_bindable || !s.trans_b || g.tensor(s.b).max_dims[1] % 4 != 0)
+      oc.fail(ErrorKind::InvalidArgument, "the fused layer norm needs vec4 operands and in_features % 4 == 0, got weight " +
+                                              shape_str(g.tensor(s.b).max_dims));
+    if (force != "splitk" && force != "vec4") force.clear();  // the other routes are not built for it
+  }
   Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
   // Split-K scratch, sized for the exported shapes: with static shapes exactly what they split
   // into; otherwise a smaller live problem may split more, up to kMaxSplitFloats.
@@ -173,21 +196,18 @@ void build_gemm(OpContext& oc, Spec s) {
     p.bias_sn = static_cast<uint32_t>(pr.bias_sn);
     p.alpha = static_cast<float>(s.alpha);
     p.beta = static_cast<float>(has_bias ? s.beta : 0.0);
+    p.eps = static_cast<float>(s.norm_eps);
     bool vec4_ok = vec4_bindable && pr.K % 4 == 0 && (s.trans_b || pr.N % 4 == 0);
     bool gemv_ok = pr.M == 1;
     Route route = gemv_ok ? (vec4_ok ? kGemvVec4 : kGemv) : (vec4_ok ? kVec4 : kTiled);
     // Large tiles: 128x128 when that still fills the GPU, else 64x128, else the 64x64 kernels.
-    int64_t tiles128 = int64_t(ceil_div(pr.M, 128) * ceil_div(pr.N, 128)) * nb;
-    int64_t tiles64 = int64_t(ceil_div(pr.M, 64) * ceil_div(pr.N, 128)) * nb;
-    bool large_ok = vec4_ok && !gemv_ok && pr.K >= kLargeMinK && pr.N >= 128;
-    int tm = 0;
-    if (large_ok && pr.M >= 128 && tiles128 >= kLargeMinTiles) tm = 8;
-    else if (large_ok && pr.M >= 64 && tiles64 >= kLargeMinTiles) tm = 4;
+    int tm = vec4_ok && !gemv_ok ? large_tile_rows(pr.M, pr.N, pr.K, nb) : 0;
     if (force == "tiled") tm = 0, route = kTiled;
     else if (force == "vec4" && vec4_ok) tm = 0, route = kVec4;
     else if (force == "gemv" && gemv_ok) tm = 0, route = vec4_ok ? kGemvVec4 : kGemv;
     else if (force == "large" && vec4_ok) tm = 8;
     else if (force == "large_m64" && vec4_ok) tm = 4;
+    if (s.norm) tm = 0, route = kVec4;
     if (tm) {
       bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
       route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
@@ -223,10 +243,19 @@ void build_gemm(OpContext& oc, Spec s) {
       {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false},
       {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true},
   };
+  auto add_norm = [&s](kernel::Kernel& k) {
+    if (!s.norm) return;
+    k.define("NORM_A")
+        .constant("HAS_NW", s.norm_w >= 0 ? 1.0 : 0.0)
+        .constant("HAS_NB", s.norm_b >= 0 ? 1.0 : 0.0)
+        .input("NW", s.norm_w, true)
+        .input("NB", s.norm_b, true);
+  };
   if (part) {
     kernel::Kernel split("matmul_gemm", "gemm_vec4");
     split.define("VEC4").define("SPLITK").constant("TRANS_B", s.trans_b ? 1.0 : 0.0);
     split.input("A", s.a, true).input("B", s.b, true).buffer("PART", *part, "f32", kernel::Access::ReadWrite);
+    add_norm(split);
     split.params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->route == kVec4SplitK; })
                .groups([run](const kernel::Live&) { return run->groups; })
@@ -244,12 +273,14 @@ void build_gemm(OpContext& oc, Spec s) {
   for (const auto& rk : routes) {
     bool vec4 = rk.r != kTiled && rk.r != kGemv;
     if (vec4 && !vec4_bindable) continue;  // never taken (vec4_ok needs vec4_bindable)
+    if (s.norm && rk.r != kVec4) continue;  // the norm forces the 64x64 vec4 routes
     kernel::Kernel k(rk.shader, rk.entry);
     k.constant("TRANS_B", s.trans_b ? 1.0 : 0.0).constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
     if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0);
     if (vec4) k.define("VEC4");
     Route r = rk.r;
     k.input("A", s.a, vec4).input("B", s.b, vec4).input("BIAS", has_bias ? s.bias : -1).output("C", out);
+    add_norm(k);
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     oc.add(k.when([run, r](const kernel::Live&) { return run->route == r; })
                .groups([run](const kernel::Live&) { return run->groups; })
@@ -278,12 +309,12 @@ std::vector<int64_t> bstrides(const std::vector<int64_t>& batch_in, const std::v
   return s;
 }
 
-void build_linear(OpContext& oc) {
+// linear(x, weight, bias): x [..., K] @ weight [N, K]^T + bias [N].
+Spec linear_spec(OpContext& oc, int32_t x, int32_t weight, int32_t bias) {
   Graph& g = oc.g;
   Spec s;
-  s.a = oc.arg(0);
-  s.b = oc.arg(1);
-  int32_t bias = oc.arg(2);
+  s.a = x;
+  s.b = weight;
   if (!g.is_null(bias)) s.bias = bias;
   s.trans_b = true;
   s.fixed = 3;
@@ -313,6 +344,34 @@ void build_linear(OpContext& oc) {
     if (bi >= 0) bias_strides(l.dims(bi), pr.M, pr.N, pr);
     return pr;
   };
+  return s;
+}
+
+void build_linear(OpContext& oc) { build_gemm(oc, linear_spec(oc, oc.arg(0), oc.arg(1), oc.arg(2))); }
+
+// etwebgpu.layer_norm_linear (layer_norm_linear.h).
+void build_layer_norm_linear(OpContext& oc) {
+  Graph& g = oc.g;
+  Spec s = linear_spec(oc, oc.arg(0), oc.arg(4), oc.arg(5));
+  s.fixed = 6;
+  s.label = "layer_norm+linear";
+  s.norm = true;
+  require_float(oc, s.a, "input");
+  int64_t K = g.tensor(s.b).max_dims[1];
+  if (g.tensor(s.a).max_dims.back() != K)
+    oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(g.tensor(s.a).max_dims) + " and weight " +
+                                            shape_str(g.tensor(s.b).max_dims) + " disagree on in_features");
+  for (int k : {1, 2}) {
+    int32_t id = oc.arg(k);
+    if (g.is_null(id)) continue;
+    require_float(oc, id, k == 1 ? "norm weight" : "norm bias");
+    if (g.tensor(id).max_numel() != K)
+      oc.fail(ErrorKind::InvalidArgument, std::string(k == 1 ? "norm weight " : "norm bias ") +
+                                              shape_str(g.tensor(id).max_dims) + " must have " + std::to_string(K) +
+                                              " elements");
+    (k == 1 ? s.norm_w : s.norm_b) = id;
+  }
+  s.norm_eps = g.number(oc.arg(3));
   build_gemm(oc, s);
 }
 
@@ -420,6 +479,7 @@ void build_matmul(OpContext& oc) {
 }
 
 ETW_REGISTER_OP("aten.linear.default", build_linear);
+ETW_REGISTER_OP(kLayerNormLinear, build_layer_norm_linear);
 ETW_REGISTER_OP("aten.mm.default", build_mm);
 ETW_REGISTER_OP("aten.bmm.default", build_bmm);
 ETW_REGISTER_OP("aten.addmm.default", build_addmm);
@@ -431,4 +491,9 @@ ETW_REGISTER_EPILOGUE_HOST("aten.addmm.default");
 ETW_REGISTER_EPILOGUE_HOST("aten.matmul.default");
 
 }  // namespace
+
+bool gemm_takes_64x64_tiles(int64_t M, int64_t N, int64_t K, int64_t batch) {
+  return M > 1 && large_tile_rows(M, N, K, batch) == 0;
+}
+
 }  // namespace etwebgpu::ops

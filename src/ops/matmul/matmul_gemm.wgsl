@@ -8,6 +8,7 @@
 // Batch = wid.z over up to 4 collapsed batch dims; a batch stride of 0 broadcasts that operand.
 // A, B, BIAS, C and P come from the generated preamble; A and B are vec4 arrays when VEC4 is
 // defined (gemm_vec4), scalar ones otherwise. Any float storage; math in f32.
+// NORM_A (gemm_vec4 only): a layer norm of A's rows runs in the loads, see row_stats.
 // Split-K (few output tiles, long K: a ViT's projections at 197 tokens): with SPLITK, workgroup z
 // = split * batch + b sums K range [split * kchunk, (split + 1) * kchunk) into PART[split][b][m][n];
 // the SPLITK_REDUCE entry then adds the splits, alpha, the bias and the epilogue.
@@ -40,32 +41,25 @@ fn gemm_splitk_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
 #else
 
 const TK: u32 = 16u;
-var<workgroup> As: array<vec4<f32>, 256>;  // [k][m / 4] for 64 rows
-var<workgroup> Bs: array<vec4<f32>, 256>;  // [k][n / 4] for 64 cols
+// Two buffers of [k][m / 4] (A, 64 rows) and [k][n / 4] (B, 64 cols) vec4s; the scalar entry uses
+// the first. Nested arrays rather than one flat index: the bounds clamps of Dawn's robustness
+// then fall on each index alone, which the compiler folds or hoists out of the k loop (H200:
+// 197x576x192 0.0212 -> 0.0193 ms, 1500x1152x384 0.080 -> 0.074, 1500x1536x384 0.094 -> 0.105).
+var<workgroup> As: array<array<array<vec4<f32>, 16>, TK>, 2>;
+var<workgroup> Bs: array<array<array<vec4<f32>, 16>, TK>, 2>;
 
 //!include matmul_batch
 
-fn tile_mma(tx: u32, ty: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
-  for (var k = 0u; k < TK; k = k + 1u) {
-    let a = As[k * 16u + ty];
-    let b = Bs[k * 16u + tx];
-    (*acc)[0] = fma(vec4<f32>(a.x), b, (*acc)[0]);
-    (*acc)[1] = fma(vec4<f32>(a.y), b, (*acc)[1]);
-    (*acc)[2] = fma(vec4<f32>(a.z), b, (*acc)[2]);
-    (*acc)[3] = fma(vec4<f32>(a.w), b, (*acc)[3]);
-  }
-}
-
-fn store_tile(z: u32, m0: u32, n0: u32, tx: u32, ty: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
+fn store_tile(z: u32, m0: u32, n0: u32, tx: u32, ty: u32, acc: array<vec4<f32>, 4>) {
   for (var i = 0u; i < 4u; i = i + 1u) {
     let m = m0 + ty * 4u + i;
     if (m >= P.M) { break; }
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + tx * 4u + j;
 #if SPLITK
-      if (n < P.N) { PART[z * P.cstride + m * P.N + n] = (*acc)[i][j]; }  // z = split * batch + b
+      if (n < P.N) { PART[z * P.cstride + m * P.N + n] = acc[i][j]; }  // z = split * batch + b
 #else
-      if (n < P.N) { finish(z, m, n, (*acc)[i][j]); }
+      if (n < P.N) { finish(z, m, n, acc[i][j]); }
 #endif
     }
   }
@@ -87,28 +81,124 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
       let ak = e % 16u;
       var av = 0.0;
       if (m0 + am < P.M && k0 + ak < P.K) { av = f32(A[offs.x + (m0 + am) * P.K + k0 + ak]); }
-      As[ak * 16u + am / 4u][am % 4u] = av;
+      As[0][ak][am / 4u][am % 4u] = av;
       var bv = 0.0;
       if (TRANS_B == 1u) {
         let bn = e / 16u;
         let bk = e % 16u;
         if (n0 + bn < P.N && k0 + bk < P.K) { bv = f32(B[offs.y + (n0 + bn) * P.K + k0 + bk]); }
-        Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
+        Bs[0][bk][bn / 4u][bn % 4u] = bv;
       } else {
         let bk = e / 64u;
         let bn = e % 64u;
         if (n0 + bn < P.N && k0 + bk < P.K) { bv = f32(B[offs.y + (k0 + bk) * P.N + n0 + bn]); }
-        Bs[bk * 16u + bn / 4u][bn % 4u] = bv;
+        Bs[0][bk][bn / 4u][bn % 4u] = bv;
       }
     }
     workgroupBarrier();
-    tile_mma(l.x, l.y, &acc);
+    for (var k = 0u; k < TK; k = k + 1u) {
+      let a = As[0][k][l.y];
+      let b = Bs[0][k][l.x];
+      acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
+      acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
+      acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
+      acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
+    }
     workgroupBarrier();
   }
-  store_tile(wid.z, m0, n0, l.x, l.y, &acc);
+  store_tile(wid.z, m0, n0, l.x, l.y, acc);
 }
 
 #else
+#if NORM_A
+// A layer norm over A's rows fused in front (etwebgpu.layer_norm_linear): A's element (m, k) is
+// read as (a - mean_m) * rstd_m * NW[k] + NB[k]. The workgroup takes its rows' statistics over
+// the whole row before its k loop (a split-K range too): mean, then the centred sum of squares,
+// biased variance as PyTorch computes it; four invocations per row, as the A loads are split.
+override HAS_NW: u32 = 0u;
+override HAS_NB: u32 = 0u;
+var<workgroup> Nred: array<f32, 256>;
+var<private> g_norm: vec2<f32>;  // mean and rstd of this invocation's A row (lid / 4)
+
+fn quad_sum(v: f32, lid: u32) -> f32 {
+  Nred[lid] = v;
+  workgroupBarrier();
+  let g = lid & ~3u;
+  let r = Nred[g] + Nred[g + 1u] + Nred[g + 2u] + Nred[g + 3u];
+  workgroupBarrier();
+  return r;
+}
+
+fn row_stats(ao: u32, m0: u32, lid: u32) -> vec2<f32> {
+  let live = m0 + lid / 4u < P.M;
+  let base = (ao + (m0 + lid / 4u) * P.K) / 4u;
+  let nq = P.K / 4u;
+  var s = vec4<f32>(0.0);
+  if (live) {
+    for (var q = lid % 4u; q < nq; q = q + 4u) { s = s + vec4<f32>(A[base + q]); }
+  }
+  let mean = quad_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
+  var v = vec4<f32>(0.0);
+  if (live) {
+    for (var q = lid % 4u; q < nq; q = q + 4u) {
+      let d = vec4<f32>(A[base + q]) - mean;
+      v = fma(d, d, v);
+    }
+  }
+  let var_ = quad_sum(v.x + v.y + v.z + v.w, lid) / f32(P.K);
+  return vec2<f32>(mean, inverseSqrt(var_ + P.eps));
+}
+#endif
+
+// This invocation's loads of one k tile: a vec4 of A (row lid / 4, k quad lid % 4) and one of B
+// (TRANS_B: column lid / 4, k quad lid % 4; else k row lid / 16, n quad lid % 16; N % 4 == 0
+// keeps quads whole). Zero outside the problem or past k_end.
+struct TileRegs { a: vec4<f32>, b: vec4<f32> };
+
+fn load_regs(ao: u32, bo: u32, m0: u32, n0: u32, k0: u32, k_end: u32, lid: u32) -> TileRegs {
+  var r: TileRegs;
+  let am = lid / 4u;
+  let ak = k0 + (lid % 4u) * 4u;
+  if (m0 + am < P.M && ak < k_end) {
+    r.a = vec4<f32>(A[(ao + (m0 + am) * P.K + ak) / 4u]);
+#if NORM_A
+    r.a = (r.a - g_norm.x) * g_norm.y;
+    if (HAS_NW == 1u) { r.a = r.a * vec4<f32>(NW[ak / 4u]); }
+    if (HAS_NB == 1u) { r.a = r.a + vec4<f32>(NB[ak / 4u]); }
+#endif
+  }
+  if (TRANS_B == 1u) {
+    if (n0 + am < P.N && ak < k_end) { r.b = vec4<f32>(B[(bo + (n0 + am) * P.K + ak) / 4u]); }
+  } else {
+    let bk = k0 + lid / 16u;
+    let bn = n0 + (lid % 16u) * 4u;
+    if (bn < P.N && bk < k_end) { r.b = vec4<f32>(B[(bo + bk * P.N + bn) / 4u]); }
+  }
+  return r;
+}
+
+// Stores them k-major into buffer `buf` (0 or 1; A and a [N, K] B transposed lane by lane).
+fn stage_regs(buf: u32, r: TileRegs, lid: u32) {
+  let c = (lid / 4u) / 4u;
+  let lane = (lid / 4u) % 4u;
+  let k = (lid % 4u) * 4u;
+  As[buf][k][c][lane] = r.a.x;
+  As[buf][k + 1u][c][lane] = r.a.y;
+  As[buf][k + 2u][c][lane] = r.a.z;
+  As[buf][k + 3u][c][lane] = r.a.w;
+  if (TRANS_B == 1u) {
+    Bs[buf][k][c][lane] = r.b.x;
+    Bs[buf][k + 1u][c][lane] = r.b.y;
+    Bs[buf][k + 2u][c][lane] = r.b.z;
+    Bs[buf][k + 3u][c][lane] = r.b.w;
+  } else {
+    Bs[buf][lid / 16u][lid % 16u] = r.b;
+  }
+}
+
+// Two shared buffers, so one barrier per k tile: the next tile is staged into the other buffer
+// while slower invocations still read this one. (Loading it into registers before the multiply,
+// to overlap the load, was faster at 197 rows but up to 20% slower at 1500 on the H200.)
 @compute @workgroup_size(16, 16)
 fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -124,38 +214,26 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   let k_end = P.K;
 #endif
   var acc: array<vec4<f32>, 4>;
-  // One vec4 of A per invocation per k tile: row lid / 4, k quad lid % 4.
-  let am = lid / 4u;
-  let aq = lid % 4u;
+#if NORM_A
+  g_norm = row_stats(offs.x, m0, lid);
+#endif
+  var r = load_regs(offs.x, offs.y, m0, n0, k_begin, k_end, lid);
+  var buf = 0u;
   for (var k0 = k_begin; k0 < k_end; k0 = k0 + TK) {
-    var av = vec4<f32>(0.0);
-    let ak = k0 + aq * 4u;
-    if (m0 + am < P.M && ak < k_end) { av = vec4<f32>(A[(offs.x + (m0 + am) * P.K + ak) / 4u]); }
-    let ka = aq * 4u * 16u + am / 4u;
-    As[ka][am % 4u] = av.x;
-    As[ka + 16u][am % 4u] = av.y;
-    As[ka + 32u][am % 4u] = av.z;
-    As[ka + 48u][am % 4u] = av.w;
-    if (TRANS_B == 1u) {
-      var bv = vec4<f32>(0.0);
-      if (n0 + am < P.N && ak < k_end) { bv = vec4<f32>(B[(offs.y + (n0 + am) * P.K + ak) / 4u]); }
-      Bs[ka][am % 4u] = bv.x;
-      Bs[ka + 16u][am % 4u] = bv.y;
-      Bs[ka + 32u][am % 4u] = bv.z;
-      Bs[ka + 48u][am % 4u] = bv.w;
-    } else {
-      // One vec4 along N: k row lid / 16, n quad lid % 16 (N % 4 == 0 keeps quads whole).
-      let bk = lid / 16u;
-      let bq = lid % 16u;
-      var bv = vec4<f32>(0.0);
-      if (n0 + bq * 4u < P.N && k0 + bk < k_end) { bv = vec4<f32>(B[(offs.y + (k0 + bk) * P.N + n0 + bq * 4u) / 4u]); }
-      Bs[bk * 16u + bq] = bv;
+    stage_regs(buf, r, lid);
+    workgroupBarrier();
+    for (var k = 0u; k < TK; k = k + 1u) {
+      let a = As[buf][k][l.y];
+      let b = Bs[buf][k][l.x];
+      acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
+      acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
+      acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
+      acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
     }
-    workgroupBarrier();
-    tile_mma(l.x, l.y, &acc);
-    workgroupBarrier();
+    if (k0 + TK < k_end) { r = load_regs(offs.x, offs.y, m0, n0, k0 + TK, k_end, lid); }
+    buf = 1u - buf;
   }
-  store_tile(wid.z, m0, n0, l.x, l.y, &acc);
+  store_tile(wid.z, m0, n0, l.x, l.y, acc);
 }
 #endif
 #endif

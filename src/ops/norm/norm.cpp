@@ -3,6 +3,8 @@
 // log_softmax over contiguous rows (inner == 1) whose length divides by 4 take the vec4 kernel
 // softmax_row_vec4.wgsl instead (online max/sum, one read pass + one write pass), chosen per run
 // from live shapes; force_route "softmax" = "vec4" | "general" pins it where both exist.
+// layer_norm and rms_norm over contiguous rows of at most 1024 take norm_row_lanes.wgsl (32 lanes
+// per row, the row in registers), also chosen per run; force_route "norm" = "lanes" | "workgroup".
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -13,6 +15,9 @@ namespace etwebgpu::ops {
 namespace {
 
 enum RowMode : uint32_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3, kGroupNorm = 4 };
+
+// Longest row norm_row_lanes.wgsl holds in registers (32 lanes x VMAX values).
+constexpr uint32_t kLanesMaxLen = 32 * 32;
 
 struct RowParams {
   uint32_t rows = 0, len = 1, inner = 1, groups = 1, hw = 1, cpg = 1;
@@ -84,6 +89,19 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
     };
     has_vec4 = forced != "general" && holds_vec4(s.x) && holds_vec4(s.out);
   }
+  // Short contiguous rows of layer_norm / rms_norm: norm_row_lanes, VPL values per lane, sized
+  // from the row length at the maximum shapes (a live row may only be shorter).
+  uint32_t lanes_vpl = 0;
+  if (s.mode == kLayerNorm || s.mode == kRmsNorm) {
+    std::string forced;
+    if (auto it = g.options().force_route.find("norm"); it != g.options().force_route.end()) forced = it->second;
+    if (!forced.empty() && forced != "lanes" && forced != "workgroup")
+      oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\" or \"workgroup\", got \"" + forced + "\"");
+    std::vector<int64_t> unused;
+    RowParams maxp = shape(g.tensor(s.x).max_dims, &unused);
+    if (forced != "workgroup" && maxp.len <= kLanesMaxLen) lanes_vpl = std::max<uint32_t>(1, (maxp.len + 31) / 32);
+  }
+  auto lanes_run = [st, lanes_vpl] { return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl; };
   auto vec4_run = [st, has_vec4] { return has_vec4 && st->p.inner == 1 && st->p.len % 4 == 0; };
   auto params = [st](const kernel::Live&) { return st->p; };
   kernel::Kernel k("norm_row");
@@ -96,10 +114,27 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
       .output("O", s.out);
   if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
   oc.add(k.params<RowParams>(params)
-             .groups([st, vec4_run](const kernel::Live&) {
-               return kernel::Groups::linear(st->p.len == 0 || vec4_run() ? 0 : st->p.rows);
+             .groups([st, vec4_run, lanes_run](const kernel::Live&) {
+               return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() ? 0 : st->p.rows);
              })
              .variant("row"));
+  if (lanes_vpl > 0) {
+    kernel::Kernel lk("norm_row_lanes");
+    lk.constant("MODE", s.mode)
+        .constant("HAS_W", s.w >= 0 ? 1.0 : 0.0)
+        .constant("HAS_B", s.b >= 0 ? 1.0 : 0.0)
+        .constant("VPL", lanes_vpl)
+        .input("X", s.x)
+        .input("W", s.w)
+        .input("B", s.b)
+        .output("O", s.out);
+    if (stats) lk.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
+    oc.add(lk.params<RowParams>(params)
+               .groups([st, lanes_run](const kernel::Live&) {
+                 return kernel::Groups::linear(st->p.len == 0 || !lanes_run() ? 0 : (st->p.rows + 7) / 8);
+               })
+               .variant("row_lanes"));
+  }
   if (has_vec4)
     oc.add(kernel::Kernel("softmax_row_vec4")
                .constant("MODE", s.mode)

@@ -1,4 +1,5 @@
 // Normalizations and softmax against fp64 references (tests/reference/norm).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -200,6 +201,61 @@ TEST(OpLayerNorm, DynamicShapeRerunsWithSmallerLeadingDim) {
   EXPECT_TRUE(Close(got, ref::layer_norm(small, 1, vec(w), vec(b), 1e-5)));
 }
 
+// Layer norm over the last dim on a forced route; returns {out, mean, rstd} and the variants run.
+std::vector<HostTensor> run_layer_norm_route(const HostTensor& x, const HostTensor& w, const HostTensor& b, const char* route,
+                                             std::vector<std::string>* variants) {
+  int64_t len = x.shape.back(), rows = x.numel() / len;
+  OpGraph g;
+  Id in = g.input(x);
+  Id o = g.output(DType::Float32, x.shape);
+  Id mean = g.output(DType::Float32, {rows, 1}), rstd = g.output(DType::Float32, {rows, 1});
+  g.gb.op("aten.native_layer_norm.default", {in, g.gb.int_list({len}), g.constant(w), g.constant(b), g.gb.dbl(1e-5),
+                                             g.gb.value_list({o, mean, rstd})});
+  LoadOptions opts;
+  opts.force_route["norm"] = route;
+  auto out = g.run(opts);
+  *variants = g.variants();
+  return out;
+}
+
+TEST(OpLayerNorm, LanesAndWorkgroupRoutesMatchReferenceAcrossRowLengthsAndPartialWorkgroups) {
+  ETW_REQUIRE_GPU();
+  // Lengths around the 32-lane stride and the 1024 register limit; row counts that leave the last
+  // workgroup of eight rows part-empty. The offset of 1000 makes a one-pass variance lose digits.
+  for (auto [rows, len] : std::vector<std::pair<int64_t, int64_t>>{{13, 1}, {9, 31}, {8, 32}, {3, 33}, {197, 192},
+                                                                   {17, 384}, {5, 1000}, {2, 1024}}) {
+    auto x = random_f32({rows, len}, 60 + len, 999, 1001), w = random_f32({len}, 61), b = random_f32({len}, 62);
+    std::vector<double> rm, rr;
+    auto ref = ref::layer_norm(x, 1, vec(w), vec(b), 1e-5, &rm, &rr);
+    for (const char* route : {"lanes", "workgroup"}) {
+      std::vector<std::string> variants;
+      auto out = run_layer_norm_route(x, w, b, route, &variants);
+      std::string want = std::string(route) == "lanes" ? "row_lanes" : "row";
+      EXPECT_NE(std::find(variants.begin(), variants.end(), want), variants.end()) << route << " " << len;
+      EXPECT_TRUE(Close(out[0], ref, 5e-4, 1e-3)) << route << " " << rows << "x" << len;
+      EXPECT_TRUE(Close(out[1], ref_tensor({rows, 1}, rm), 1e-6, 1e-6)) << route << " " << rows << "x" << len;
+      EXPECT_TRUE(Close(out[2], ref_tensor({rows, 1}, rr), 1e-5, 1e-3)) << route << " " << rows << "x" << len;
+    }
+  }
+}
+
+TEST(OpLayerNorm, RowsPast1024TakeTheWorkgroupKernelEvenWhenLanesAreForced) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({3, 1025}, 63, -2, 2), w = random_f32({1025}, 64), b = random_f32({1025}, 65);
+  std::vector<std::string> variants;
+  auto out = run_layer_norm_route(x, w, b, "lanes", &variants);
+  EXPECT_EQ(std::find(variants.begin(), variants.end(), "row_lanes"), variants.end());
+  EXPECT_TRUE(Close(out[0], ref::layer_norm(x, 1, vec(w), vec(b), 1e-5), 1e-5, 1e-4));
+}
+
+TEST(OpLayerNorm, UnknownNormRouteFailsAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 8}, 66), w = random_f32({8}, 67), b = random_f32({8}, 68);
+  std::vector<std::string> variants;
+  auto e = load_error([&] { run_layer_norm_route(x, w, b, "warp", &variants); });
+  EXPECT_TRUE(has(e, "force_route norm")) << e;
+}
+
 TEST(OpLayerNorm, NormalizedShapeMustBeTheTrailingShape) {
   ETW_REQUIRE_GPU();
   auto e = load_error([] {
@@ -266,6 +322,26 @@ TEST(OpRmsNorm, LastDimMatchesReferenceForShortAndLongRows) {
   EXPECT_TRUE(Close(run_rms(x, w, 1e-6), ref::rms_norm(x, vec(w), 1e-6), 1e-5, 1e-4));
   auto y = random_f32({2, 4096}, 52, -3, 3), wy = random_f32({4096}, 53);
   EXPECT_TRUE(Close(run_rms(y, wy, 1e-5), ref::rms_norm(y, vec(wy), 1e-5), 1e-5, 1e-4));
+}
+
+TEST(OpRmsNorm, LanesAndWorkgroupRoutesMatchReference) {
+  ETW_REQUIRE_GPU();
+  for (int64_t len : {7, 64, 576, 1024}) {
+    auto x = random_f32({11, len}, 70 + len, -3, 3), w = random_f32({len}, 71);
+    auto ref = ref::rms_norm(x, vec(w), 1e-6);
+    for (const char* route : {"lanes", "workgroup"}) {
+      OpGraph g;
+      Id in = g.input(x);
+      Id o = g.output(DType::Float32, x.shape);
+      g.gb.op("et_vk.rms_norm.default", {in, g.constant(w), g.gb.dbl(1e-6), o});
+      LoadOptions opts;
+      opts.force_route["norm"] = route;
+      EXPECT_TRUE(Close(g.run(opts)[0], ref, 1e-5, 1e-4)) << route << " " << len;
+      auto variants = g.variants();
+      std::string want = std::string(route) == "lanes" ? "row_lanes" : "row";
+      EXPECT_NE(std::find(variants.begin(), variants.end(), want), variants.end()) << route << " " << len;
+    }
+  }
 }
 
 TEST(OpRmsNorm, WeightOfWrongLengthFailsAtLoad) {

@@ -1,0 +1,138 @@
+// The load rewrite that makes etwebgpu.layer_norm_linear calls (layer_norm_linear.h): a
+// native_layer_norm over the last dim whose output only feeds one aten.linear as its input (with
+// or without a fused epilogue), directly or through contiguous views, its mean and rstd unused,
+// becomes one call at the linear's place.
+// Only with static shapes and when the linear takes the 64x64 kernels at its shapes (the only
+// ones with the norm prologue): a batch-1 transformer's per-layer norms, each a dispatch of its
+// own that the GEMM then reads back.
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "etwebgpu/tensor.h"
+#include "graph/epilogue_fusion.h"
+#include "graph/fusion.h"
+#include "graph/memory_plan.h"
+#include "ops/matmul/layer_norm_linear.h"
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using format::VkValueKind;
+
+size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
+  if (!g.options().static_shapes) return 0;
+  const size_t n = ir.chain.size();
+  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < n; ++i) {
+    graph::tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts)
+      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
+  }
+  std::set<int32_t> pinned;
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
+  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+
+  std::vector<bool> removed(n, false);
+  size_t fused = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& ln = ir.chain[i];
+    if (ln.name != "aten.native_layer_norm.default" || ln.args.size() != 6) continue;
+    int32_t x = ln.args[0], nw = ln.args[2], nb = ln.args[3], eps = ln.args[4], outs = ln.args[5];
+    if (!graph::float_tensor(ir, x) || !is(outs, VkValueKind::ValueList) || ir.values[outs].ids.empty() ||
+        !(is(eps, VkValueKind::Double) || is(eps, VkValueKind::Int)))
+      continue;
+    std::vector<int64_t> shape;  // normalized_shape: an IntList or a ValueList of Ints
+    try {
+      shape = g.int_list(ln.args[1]);
+    } catch (const Error&) {
+      continue;  // malformed: its builder reports it
+    }
+    if (shape.size() != 1) continue;
+    const auto& xd = ir.values[x].tensor.dims;
+    int64_t K = shape[0];
+    if (xd.empty() || xd.back() != K || K <= 0 || K % 4 != 0) continue;
+    bool params_ok = true;
+    for (int32_t p : {nw, nb})
+      params_ok = params_ok && (is(p, VkValueKind::Null) || (graph::float_tensor(ir, p) && numel(ir.values[p].tensor.dims) == K));
+    if (!params_ok) continue;
+    // The normalised tensor: read by one later call only; mean and rstd by none.
+    const auto& o = ir.values[outs].ids;
+    int32_t y = o[0];
+    if (!graph::float_tensor(ir, y) || ir.values[y].tensor.dims != xd ||
+        ir.values[y].tensor.dtype != ir.values[x].tensor.dtype || pinned.count(y) || mentions[y].size() != 2 ||
+        mentions[y][0] != i)
+      continue;
+    bool stats_unused = true;
+    for (size_t k = 1; k < o.size(); ++k)
+      if (is(o[k], VkValueKind::Tensor)) stats_unused = stats_unused && !pinned.count(o[k]) && mentions[o[k]].size() == 1;
+    if (!stats_unused) continue;
+    // Contiguous views between (squeeze, reshape, clone: the exporter puts one before a 3-D
+    // input's linear) stay, reading x instead: they alias it, so the linear reads x's rows.
+    std::vector<size_t> views;
+    int32_t value = y;
+    size_t j = mentions[y][1];
+    bool chain_ok = true;
+    while (chain_ok && graph::is_contiguous_view(ir, ir.chain[j]) && ir.chain[j].args.front() == value) {
+      int32_t vo = ir.chain[j].args.back();
+      chain_ok = graph::float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[y].tensor.dtype &&
+                 numel(ir.values[vo].tensor.dims) == numel(xd) && !pinned.count(vo) && mentions[vo].size() == 2 &&
+                 mentions[vo][0] == j;
+      views.push_back(j);
+      value = vo;
+      if (chain_ok) j = mentions[vo][1];
+    }
+    if (!chain_ok) continue;
+    auto& lin = ir.chain[j];
+    if (lin.name != "aten.linear.default" || lin.args.size() < 4 || lin.args[0] != value) continue;
+    bool y_once = true;
+    for (size_t a = 1; a < lin.args.size(); ++a) y_once = y_once && lin.args[a] != value;
+    int32_t w = lin.args[1];
+    if (!y_once || !graph::float_tensor(ir, w) || ir.values[w].tensor.dims.size() != 2 ||
+        ir.values[w].tensor.dims[1] != K)
+      continue;
+    int64_t M = numel(xd) / K, N = ir.values[w].tensor.dims[0];
+    if (!gemm_takes_64x64_tiles(M, N, K, 1)) continue;
+    // x and the norm's parameters are now read at j: nothing in between may name them, nor may
+    // they share the output's storage.
+    std::vector<int32_t> reads{x};
+    for (int32_t p : {nw, nb})
+      if (is(p, VkValueKind::Tensor)) reads.push_back(p);
+    int32_t out = lin.args.back();
+    bool safe = true;
+    for (int32_t r : reads) safe = safe && r != out && (mem(out) < 0 || mem(out) != mem(r));
+    for (size_t q = i + 1; q < j && safe; ++q) {
+      if (removed[q] || std::count(views.begin(), views.end(), q)) continue;
+      graph::tensors_of(ir, ir.chain[q], ts);
+      for (int32_t t : ts)
+        for (int32_t r : reads)
+          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
+    }
+    if (!safe) continue;
+    format::VkOpCall call;
+    call.node_id = lin.node_id;
+    call.name = kLayerNormLinear;
+    call.args = {views.empty() ? x : value, nw, nb, eps};
+    call.args.insert(call.args.end(), lin.args.begin() + 1, lin.args.end());
+    lin = std::move(call);
+    if (!views.empty()) ir.chain[views.front()].args.front() = x;
+    removed[i] = true;
+    ++fused;
+  }
+  if (!fused) return 0;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i)
+    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  ir.chain = std::move(chain);
+  return fused;
+}
+
+ETW_REGISTER_LOAD_REWRITE(fuse_layer_norm_linear);
+
+}  // namespace
+}  // namespace etwebgpu::ops

@@ -1,0 +1,19 @@
+// etwebgpu.layer_norm_linear: a layer norm over the last dim fused into the one linear that reads
+// it (pre-norm transformers: LN -> QKV projection, LN -> MLP up-projection), one dispatch instead
+// of two. Arguments:
+//   [x, norm weight | Null, norm bias | Null, eps, weight [N, K], bias | Null, (epilogue...), out]
+// = linear(layer_norm(x, [K], norm weight, norm bias, eps), weight, bias), computed by the 64x64
+// GEMM kernels with the norm in their A loads (matmul_gemm.wgsl NORM_A). The load rewrite in
+// layer_norm_linear.cpp makes such calls; matmul.cpp builds them.
+#pragma once
+#include <cstdint>
+
+namespace etwebgpu::ops {
+
+inline constexpr const char* kLayerNormLinear = "etwebgpu.layer_norm_linear";
+
+// Whether a GEMM with vec4 operands of this size runs on the 64x64 kernels by default (matmul.cpp's
+// route rule): the only ones with the norm prologue, so the rewrite leaves larger GEMMs alone.
+bool gemm_takes_64x64_tiles(int64_t M, int64_t N, int64_t K, int64_t batch);
+
+}  // namespace etwebgpu::ops

@@ -1,0 +1,209 @@
+// Layer norm fused into the linear that reads it (ops/matmul/layer_norm_linear.h): each case loads
+// the same graph with fusion on and off and proves (a) the pair became one dispatch of the 64x64
+// GEMM kernels, (b) the result matches the unfused graph and the fp64 reference, and (c) the
+// patterns that must stay apart do.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "reference/matmul/matmul_ref.h"
+#include "reference/norm/norm_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+struct Loaded {
+  std::vector<HostTensor> out;
+  std::vector<std::string> ops, variants;  // per dispatch
+};
+
+Loaded load(const std::function<void(OpGraph&)>& build, bool fuse, std::map<std::string, std::string> routes = {}) {
+  OpGraph g;
+  build(g);
+  LoadOptions o;
+  o.fuse = fuse;
+  o.force_route = std::move(routes);
+  Loaded r;
+  r.out = g.run(o);
+  Profile p;
+  g.model()->run(g.inputs, &p);
+  for (auto& d : p.dispatches) {
+    r.ops.push_back(d.op);
+    r.variants.push_back(d.variant);
+  }
+  return r;
+}
+
+double gelu(double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }
+
+// x [rows, K] -> layer_norm over K (affine when `affine`) -> linear [N, K] (+ bias) -> gelu when
+// `act`; the layer norm's mean and rstd go to scratch tensors nothing reads.
+struct PreNorm {
+  int64_t rows, K, N;
+  bool affine = true, bias = true, act = true;
+  HostTensor x = random_f32({rows, K}, 1, -2, 3), nw = random_f32({K}, 2), nb = random_f32({K}, 3),
+             w = random_f32({N, K}, 4, -0.2f, 0.2f), b = random_f32({N}, 5);
+  void build(OpGraph& g, bool dynamic = false) const {
+    auto& gb = g.gb;
+    Id in = dynamic ? g.input(x, x.shape, true) : g.input(x);
+    Id y = g.tensor(DType::Float32, {rows, K});
+    Id mean = g.tensor(DType::Float32, {rows, 1}), rstd = g.tensor(DType::Float32, {rows, 1});
+    gb.op("aten.native_layer_norm.default", {in, gb.int_list({K}), affine ? g.constant(nw) : gb.null(),
+                                             affine ? g.constant(nb) : gb.null(), gb.dbl(1e-5),
+                                             gb.value_list({y, mean, rstd})});
+    Id l = act ? g.tensor(DType::Float32, {rows, N}) : g.output(DType::Float32, {rows, N});
+    gb.op("aten.linear.default", {y, g.constant(w), bias ? g.constant(b) : gb.null(), l});
+    if (act) gb.op("aten.gelu.default", {l, gb.str("none"), g.output(DType::Float32, {rows, N})});
+  }
+  HostTensor ref() const {
+    auto y = affine ? ref::layer_norm(x, 1, f64(nw), f64(nb), 1e-5) : ref::layer_norm(x, 1, {}, {}, 1e-5);
+    auto r = ref::linear(y, w, bias ? &b : nullptr);
+    if (!act) return r;
+    auto v = f64(r);
+    for (auto& e : v) e = gelu(e);
+    return ref_tensor(r.shape, v);
+  }
+};
+
+TEST(LayerNormLinear, PreNormProjectionWithEpilogueIsOneDispatchMatchingUnfusedAndReference) {
+  ETW_REQUIRE_GPU();
+  // Rows that leave the last 64-row tile part-empty; K not a multiple of the 16-wide k tile.
+  PreNorm c{.rows = 37, .K = 52, .N = 72};
+  auto build = [&](OpGraph& g) { c.build(g); };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);  // layer norm, linear, gelu
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[layer_norm+linear+gelu]"});
+  EXPECT_EQ(fused.variants, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+  EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
+}
+
+// As the exporter writes a 3-D input's pre-norm projection: layer_norm [1, S, K] -> squeeze_copy
+// -> clone -> linear on [S, K]. The views stay (they alias x); the norm joins the linear.
+TEST(LayerNormLinear, AcrossSqueezeAndCloneAsExportedForA3dInput) {
+  ETW_REQUIRE_GPU();
+  PreNorm c{.rows = 45, .K = 40, .N = 24, .act = false};
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    HostTensor x3 = c.x;
+    x3.shape = {1, 45, 40};
+    Id in = g.input(x3);
+    Id y = g.tensor(DType::Float32, {1, 45, 40});
+    Id mean = g.tensor(DType::Float32, {1, 45, 1}), rstd = g.tensor(DType::Float32, {1, 45, 1});
+    gb.op("aten.native_layer_norm.default", {in, gb.int_list({40}), g.constant(c.nw), g.constant(c.nb), gb.dbl(1e-5),
+                                             gb.value_list({y, mean, rstd})});
+    Id sq = g.tensor(DType::Float32, {45, 40}), cl = g.tensor(DType::Float32, {45, 40});
+    gb.op("aten.squeeze_copy.dims", {y, gb.int_list({0}), sq});
+    gb.op("aten.clone.default", {sq, gb.null(), cl});
+    gb.op("aten.linear.default", {cl, g.constant(c.w), g.constant(c.b), g.output(DType::Float32, {45, 24})});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.layer_norm_linear"});
+  EXPECT_EQ(fused.out[0].shape, (std::vector<int64_t>{45, 24}));
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+  EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
+}
+
+TEST(LayerNormLinear, WithoutAffineBiasOrEpilogue) {
+  ETW_REQUIRE_GPU();
+  PreNorm c{.rows = 70, .K = 64, .N = 20, .affine = false, .bias = false, .act = false};
+  auto build = [&](OpGraph& g) { c.build(g); };
+  auto fused = load(build, true);
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.layer_norm_linear"});
+  EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
+}
+
+TEST(LayerNormLinear, LongRowsSplitKAndNormaliseEachRangeWithWholeRowStatistics) {
+  ETW_REQUIRE_GPU();
+  // One output tile over K = 768: the split-K route, each K range normalised with the whole row's
+  // mean and rstd; rows offset far from zero so a per-range statistic would be visibly wrong.
+  PreNorm c{.rows = 9, .K = 768, .N = 40};
+  c.x = random_f32({9, 768}, 6, 40, 44);
+  auto build = [&](OpGraph& g) { c.build(g); };
+  auto fused = load(build, true);
+  EXPECT_EQ(fused.variants, (std::vector<std::string>{"gemm_vec4_splitk", "gemm_splitk_reduce"}));
+  EXPECT_TRUE(Close(fused.out[0], c.ref(), 2e-4, 2e-4));
+  // Forcing "vec4" runs it unsplit; forcing the large tiles keeps the default 64x64 routes (the
+  // only ones with the norm).
+  auto whole = load(build, true, {{"matmul", "vec4"}});
+  EXPECT_EQ(whole.variants, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_TRUE(Close(whole.out[0], c.ref(), 2e-4, 2e-4));
+  EXPECT_EQ(load(build, true, {{"matmul", "large"}}).variants, fused.variants);
+}
+
+TEST(LayerNormLinear, PatternsThatMustStayApart) {
+  ETW_REQUIRE_GPU();
+  auto has_norm = [](const Loaded& l) {
+    return std::find(l.ops.begin(), l.ops.end(), "aten.native_layer_norm.default") != l.ops.end();
+  };
+  {  // dynamic shapes: the route is not known at load
+    PreNorm c{.rows = 12, .K = 16, .N = 8};
+    auto l = load([&](OpGraph& g) { c.build(g, true); }, true);
+    EXPECT_TRUE(has_norm(l));
+    EXPECT_TRUE(Close(l.out[0], c.ref(), 1e-4, 1e-4));
+  }
+  {  // one row: the GEMV route serves it better
+    PreNorm c{.rows = 1, .K = 16, .N = 8};
+    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+  }
+  {  // K not a multiple of 4: no vec4 loads
+    PreNorm c{.rows = 5, .K = 18, .N = 8};
+    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+  }
+  {  // a GEMM big enough for the large tiles keeps them
+    PreNorm c{.rows = 1024, .K = 512, .N = 2048, .act = false};
+    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+  }
+  {  // the normalised tensor also read elsewhere, and the statistics kept as outputs
+    PreNorm c{.rows = 6, .K = 16, .N = 16, .act = false};
+    for (int variant = 0; variant < 2; ++variant) {
+      auto build = [&](OpGraph& g) {
+        auto& gb = g.gb;
+        Id y = variant == 0 ? g.tensor(DType::Float32, {6, 16}) : g.output(DType::Float32, {6, 16});
+        Id mean = variant == 1 ? g.output(DType::Float32, {6, 1}) : g.tensor(DType::Float32, {6, 1});
+        Id rstd = g.tensor(DType::Float32, {6, 1});
+        gb.op("aten.native_layer_norm.default", {g.input(c.x), gb.int_list({16}), g.constant(c.nw), g.constant(c.nb),
+                                                 gb.dbl(1e-5), gb.value_list({y, mean, rstd})});
+        Id l = g.output(DType::Float32, {6, 16});
+        gb.op("aten.linear.default", {y, g.constant(c.w), g.constant(c.b), l});
+        if (variant == 0) gb.op("aten.add.Tensor", {y, l, gb.int_(1), g.output(DType::Float32, {6, 16})});
+      };
+      auto l = load(build, true);
+      EXPECT_TRUE(has_norm(l)) << variant;
+      EXPECT_TRUE(Close(l.out[variant == 0 ? 0 : 2], c.ref(), 1e-4, 1e-4)) << variant;
+    }
+  }
+}
+
+// A file may name the fused op itself: it runs like the pair, and its arguments are checked.
+TEST(LayerNormLinear, HandWrittenCallRunsLikeThePairAndBadArgumentsFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  PreNorm c{.rows = 10, .K = 32, .N = 12, .act = false};
+  OpGraph g;
+  Id o = g.output(DType::Float32, {10, 12});
+  g.gb.op("etwebgpu.layer_norm_linear", {g.input(c.x), g.constant(c.nw), g.constant(c.nb), g.gb.dbl(1e-5),
+                                         g.constant(c.w), g.constant(c.b), o});
+  EXPECT_TRUE(Close(g.run()[0], c.ref(), 1e-4, 1e-4));
+
+  auto bad = [&](HostTensor nw, HostTensor w, std::vector<int64_t> xd) {
+    return load_error([&] {
+      OpGraph b;
+      Id bo = b.output(DType::Float32, {xd[0], w.shape[0]});
+      b.gb.op("etwebgpu.layer_norm_linear", {b.input(random_f32(xd, 7)), b.constant(nw), b.gb.null(), b.gb.dbl(1e-5),
+                                             b.constant(w), b.gb.null(), bo});
+      b.run();
+    });
+  };
+  auto e = bad(random_f32({31}, 8), c.w, {10, 32});
+  EXPECT_TRUE(has(e, "norm weight")) << e;
+  e = bad(random_f32({30}, 8), random_f32({12, 30}, 9), {10, 30});
+  EXPECT_TRUE(has(e, "in_features % 4")) << e;
+  e = bad(c.nw, c.w, {10, 36});
+  EXPECT_TRUE(has(e, "disagree")) << e;
+}
+
+}  // namespace
