@@ -121,7 +121,7 @@ TEST(LayerNormLinear, LongRowsSplitKAndNormaliseEachRangeWithWholeRowStatistics)
   ETW_REQUIRE_GPU();
   // One output tile over K = 768: the split-K route, each K range normalised with the whole row's
   // mean and rstd; rows offset far from zero so a per-range statistic would be visibly wrong.
-  PreNorm c{.rows = 9, .K = 768, .N = 40};
+  PreNorm c{.rows = 9, .K = 768, .N = 40, .act = false};
   c.x = random_f32({9, 768}, 6, 40, 44);
   auto build = [&](OpGraph& g) { c.build(g); };
   auto fused = load(build, true);
@@ -152,6 +152,10 @@ TEST(LayerNormLinear, PatternsThatMustStayApart) {
   }
   {  // K not a multiple of 4: no vec4 loads
     PreNorm c{.rows = 5, .K = 18, .N = 8};
+    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+  }
+  {  // many 64x64 tiles: each would recompute its rows' statistics; the norm keeps its own dispatch
+    PreNorm c{.rows = 1100, .K = 16, .N = 960, .act = false};
     EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
   }
   {  // a GEMM big enough for the large tiles keeps them

@@ -2,9 +2,9 @@
 // native_layer_norm over the last dim whose output only feeds one aten.linear as its input (with
 // or without a fused epilogue), directly or through contiguous views, its mean and rstd unused,
 // becomes one call at the linear's place.
-// Only with static shapes and when the linear takes the 64x64 kernels at its shapes (the only
-// ones with the norm prologue): a batch-1 transformer's per-layer norms, each a dispatch of its
-// own that the GEMM then reads back.
+// Only with static shapes, when the linear takes the 64x64 kernels at its shapes (the only ones
+// with the norm prologue) in fewer than kFewTiles tiles: a batch-1 transformer's per-layer norms
+// over a few hundred tokens, each a dispatch of its own that the GEMM then reads back.
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -20,6 +20,12 @@ namespace etwebgpu::ops {
 namespace {
 
 using format::VkValueKind;
+
+// Each of the GEMM's column tiles computes its rows' statistics again (a pass over its A rows
+// before the k loop). That pays off while the GEMM has few tiles and the norm's own dispatch is the
+// larger cost (ViT-tiny: 197 rows, 36-48 tiles, 32.8 -> 28.7 us per pair on the H200); at Whisper's
+// 1500 rows (432-576 tiles) the fused call was 20-30 us slower than the pair.
+constexpr int64_t kFewTiles = 256;
 
 size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
   if (!g.options().static_shapes) return 0;
@@ -97,7 +103,7 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
         ir.values[w].tensor.dims[1] != K)
       continue;
     int64_t M = numel(xd) / K, N = ir.values[w].tensor.dims[0];
-    if (!gemm_takes_64x64_tiles(M, N, K, 1)) continue;
+    if (!gemm_takes_64x64_tiles(M, N, K, 1) || ceil_div(M, 64) * ceil_div(N, 64) >= kFewTiles) continue;
     // x and the norm's parameters are now read at j: nothing in between may name them, nor may
     // they share the output's storage.
     std::vector<int32_t> reads{x};

@@ -129,18 +129,33 @@ fn quad_sum(v: f32, lid: u32) -> f32 {
   return r;
 }
 
+// Mean and rstd of this invocation's row; it reads quads lid % 4 + 4 i, four loads in flight per
+// step (a serial loop paid the load latency per quad: the fused call was slower than the pair).
 fn row_stats(ao: u32, m0: u32, lid: u32) -> vec2<f32> {
   let live = m0 + lid / 4u < P.M;
   let base = (ao + (m0 + lid / 4u) * P.K) / 4u;
   let nq = P.K / 4u;
   var s = vec4<f32>(0.0);
   if (live) {
-    for (var q = lid % 4u; q < nq; q = q + 4u) { s = s + vec4<f32>(A[base + q]); }
+    var q = lid % 4u;
+    for (; q + 12u < nq; q = q + 16u) {
+      s = s + ((vec4<f32>(A[base + q]) + vec4<f32>(A[base + q + 4u])) +
+               (vec4<f32>(A[base + q + 8u]) + vec4<f32>(A[base + q + 12u])));
+    }
+    for (; q < nq; q = q + 4u) { s = s + vec4<f32>(A[base + q]); }
   }
   let mean = quad_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
   var v = vec4<f32>(0.0);
   if (live) {
-    for (var q = lid % 4u; q < nq; q = q + 4u) {
+    var q = lid % 4u;
+    for (; q + 12u < nq; q = q + 16u) {
+      let d0 = vec4<f32>(A[base + q]) - mean;
+      let d1 = vec4<f32>(A[base + q + 4u]) - mean;
+      let d2 = vec4<f32>(A[base + q + 8u]) - mean;
+      let d3 = vec4<f32>(A[base + q + 12u]) - mean;
+      v = v + (fma(d0, d0, d1 * d1) + fma(d2, d2, d3 * d3));
+    }
+    for (; q < nq; q = q + 4u) {
       let d = vec4<f32>(A[base + q]) - mean;
       v = fma(d, d, v);
     }
