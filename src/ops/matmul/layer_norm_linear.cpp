@@ -23,8 +23,9 @@ using format::VkValueKind;
 
 // Each of the GEMM's column tiles computes its rows' statistics again (a pass over its A rows
 // before the k loop). That pays off while the GEMM has few tiles and the norm's own dispatch is the
-// larger cost (ViT-tiny: 197 rows, 36-48 tiles, 32.8 -> 28.7 us per pair on the H200); at Whisper's
-// 1500 rows (432-576 tiles) the fused call was 20-30 us slower than the pair.
+// larger cost (ViT-tiny: 197 rows, 36-48 tiles, 32.8 -> about 27 us per pair on the H200). At
+// Whisper's 1500 rows (432-576 tiles) a first version, with a slower statistics loop, was 20-30 us
+// slower than the pair; the present one was not measured there.
 constexpr int64_t kFewTiles = 256;
 
 size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
