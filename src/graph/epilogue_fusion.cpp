@@ -94,18 +94,11 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
 EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
   EpilogueStats stats;
-  // Calls naming each tensor (outputs included).
-  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  // Calls naming each tensor (outputs included); graph inputs, outputs and state are always
+  // materialized.
+  auto mentions = tensor_mentions(ir);  // kept up to date as calls move
+  const std::set<int32_t> pinned = pinned_values(ir);
   std::vector<int32_t> ts;
-  for (size_t i = 0; i < n; ++i) {
-    tensors_of(ir, ir.chain[i], ts);
-    for (int32_t t : ts)
-      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
-  }
-  std::set<int32_t> pinned;  // graph inputs, outputs and state: always materialized
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
   auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
   int32_t next_mem = 0;
   for (const auto& v : ir.values)

@@ -53,6 +53,25 @@ void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vec
   }
 }
 
+std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir) {
+  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  std::vector<int32_t> ts;
+  for (size_t i = 0; i < ir.chain.size(); ++i) {
+    tensors_of(ir, ir.chain[i], ts);
+    for (int32_t t : ts)
+      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
+  }
+  return mentions;
+}
+
+std::set<int32_t> pinned_values(const format::VkGraphIR& ir) {
+  std::set<int32_t> pinned;
+  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
+  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
+  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  return pinned;
+}
+
 // Term operands renamed to "x<k>" / "t<k>".
 std::string encode_terms(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
                          const std::vector<int32_t>& inputs) {

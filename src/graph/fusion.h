@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ inline constexpr size_t kMaxFusedInputs = 6;
 bool float_tensor(const format::VkGraphIR& ir, int32_t id);
 // Every tensor id `c` names, ValueList members included.
 void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out);
+// Per value, the chain indices of the calls naming it (tensors_of), ascending, each once.
+std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir);
+// Graph inputs, outputs and state: values a rewrite must leave materialized.
+std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
 // The term list text of `terms` (outputs `ids`) over `inputs`.

@@ -208,17 +208,9 @@ int32_t global_mean(Graph& g, const format::VkGraphIR& ir, const format::VkOpCal
 
 size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
-  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
   std::vector<int32_t> ts;
-  for (size_t i = 0; i < n; ++i) {
-    graph::tensors_of(ir, ir.chain[i], ts);
-    for (int32_t t : ts)
-      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
-  }
-  std::set<int32_t> pinned;
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
   // The single later call reading tensor t (an intermediate), or n.
   auto consumer = [&](int32_t t, size_t at) -> size_t {
     if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;

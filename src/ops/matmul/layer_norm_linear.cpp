@@ -31,17 +31,9 @@ constexpr int64_t kFewTiles = 256;
 size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
   if (!g.options().static_shapes) return 0;
   const size_t n = ir.chain.size();
-  std::vector<std::vector<size_t>> mentions(ir.values.size());
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
   std::vector<int32_t> ts;
-  for (size_t i = 0; i < n; ++i) {
-    graph::tensors_of(ir, ir.chain[i], ts);
-    for (int32_t t : ts)
-      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
-  }
-  std::set<int32_t> pinned;
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
   auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
   auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
 

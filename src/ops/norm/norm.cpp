@@ -104,31 +104,28 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   auto lanes_run = [st, lanes_vpl] { return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl; };
   auto vec4_run = [st, has_vec4] { return has_vec4 && st->p.inner == 1 && st->p.len % 4 == 0; };
   auto params = [st](const kernel::Live&) { return st->p; };
-  kernel::Kernel k("norm_row");
-  k.constant("MODE", s.mode)
-      .constant("HAS_W", s.w >= 0 ? 1.0 : 0.0)
-      .constant("HAS_B", s.b >= 0 ? 1.0 : 0.0)
-      .input("X", s.x)
-      .input("W", s.w)
-      .input("B", s.b)
-      .output("O", s.out);
-  if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
+  // norm_row and norm_row_lanes bind the same tensors, constants and stats.
+  auto row_kernel = [&](const char* shader) {
+    kernel::Kernel k(shader);
+    k.constant("MODE", s.mode)
+        .constant("HAS_W", s.w >= 0 ? 1.0 : 0.0)
+        .constant("HAS_B", s.b >= 0 ? 1.0 : 0.0)
+        .input("X", s.x)
+        .input("W", s.w)
+        .input("B", s.b)
+        .output("O", s.out);
+    if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
+    return k;
+  };
+  kernel::Kernel k = row_kernel("norm_row");
   oc.add(k.params<RowParams>(params)
              .groups([st, vec4_run, lanes_run](const kernel::Live&) {
                return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() ? 0 : st->p.rows);
              })
              .variant("row"));
   if (lanes_vpl > 0) {
-    kernel::Kernel lk("norm_row_lanes");
-    lk.constant("MODE", s.mode)
-        .constant("HAS_W", s.w >= 0 ? 1.0 : 0.0)
-        .constant("HAS_B", s.b >= 0 ? 1.0 : 0.0)
-        .constant("VPL", lanes_vpl)
-        .input("X", s.x)
-        .input("W", s.w)
-        .input("B", s.b)
-        .output("O", s.out);
-    if (stats) lk.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
+    kernel::Kernel lk = row_kernel("norm_row_lanes");
+    lk.constant("VPL", lanes_vpl);
     oc.add(lk.params<RowParams>(params)
                .groups([st, lanes_run](const kernel::Live&) {
                  return kernel::Groups::linear(st->p.len == 0 || !lanes_run() ? 0 : (st->p.rows + 7) / 8);
