@@ -16,28 +16,7 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-struct Loaded {
-  std::vector<HostTensor> out;
-  std::vector<std::string> ops, variants;  // per dispatch
-  std::unique_ptr<OpGraph> g;
-};
-
-Loaded load(const std::function<void(OpGraph&)>& build, bool fuse, std::map<std::string, std::string> routes = {}) {
-  Loaded r;
-  r.g = std::make_unique<OpGraph>();
-  build(*r.g);
-  LoadOptions o;
-  o.fuse = fuse;
-  o.force_route = routes;
-  r.out = r.g->run(o);
-  Profile p;
-  r.g->model()->run(r.g->inputs, &p);
-  for (auto& d : p.dispatches) {
-    r.ops.push_back(d.op);
-    r.variants.push_back(d.variant);
-  }
-  return r;
-}
+using Loaded = LoadedGraph;
 
 // Bit for bit at fp32; under ETWEBGPU_TEST_PRECISION=fp16 only the unfused chain rounds the
 // producer's value to f16, so within half precision.
@@ -85,7 +64,7 @@ TEST(EpilogueFusion, ConvHardswishIsOneDispatchEqualToUnfusedAndReference) {
   ETW_REQUIRE_GPU();
   ConvAct c;
   auto build = [&](OpGraph& g) { c.build(g); };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   ASSERT_EQ(plain.ops.size(), 2u);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[convolution+hardswish]"});
   EXPECT_EQ(fused.variants.size(), 1u);  // the direct conv here (short K, one tile)
@@ -144,7 +123,7 @@ TEST(EpilogueFusion, ConvBiasResidualReluOnEveryConvRoute) {
     auto build = [&](OpGraph& g) { c.build(g); };
     std::map<std::string, std::string> routes;
     if (*k.route) routes["conv"] = k.route;
-    auto fused = load(build, true, routes), plain = load(build, false, routes);
+    auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
     EXPECT_EQ(plain.ops.size(), 4u) << k.variant;
     EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[convolution+add+add+relu]"}) << k.variant;
     EXPECT_EQ(fused.variants, std::vector<std::string>{k.variant});
@@ -165,7 +144,7 @@ TEST(EpilogueFusion, ConvWithClampThenScaleKeepsTheClampFirst) {
            gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), gb.dbl(0.0), gb.dbl(0.5), cv});
     gb.op("aten.mul.Scalar", {cv, gb.dbl(-2.0), o});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[conv_with_clamp+mul]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
   ref::ConvArgs a;
@@ -195,7 +174,7 @@ TEST(EpilogueFusion, LinearGeluOnEveryMatmulRoute) {
       g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.constant(b), l});
       g.gb.op("aten.gelu.default", {l, g.gb.str("none"), o});
     };
-    auto fused = load(build, true, {{"matmul", k.route}}), plain = load(build, false, {{"matmul", k.route}});
+    auto fused = load_graph(build, true, {{"matmul", k.route}}), plain = load_graph(build, false, {{"matmul", k.route}});
     EXPECT_EQ(plain.ops.size(), 2u) << k.variant;
     EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear+gelu]"}) << k.variant;
     EXPECT_EQ(fused.variants, std::vector<std::string>{k.variant});
@@ -216,7 +195,7 @@ TEST(EpilogueFusion, BmmResidualScale) {
     g.gb.op("aten.add.Tensor", {g.input(r), m, g.gb.int_(1), s});
     g.gb.op("aten.mul.Scalar", {s, g.gb.dbl(0.25), o});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[bmm+add+mul]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
   auto rv = f64(r);
@@ -233,7 +212,7 @@ TEST(EpilogueFusion, DynamicShapesRerunSmallerMatchesUnfused) {
     g.gb.op("aten.linear.default", {x, g.constant(random_f32({8, 16}, 16)), g.gb.null(), l});
     g.gb.op("aten.sub.Tensor", {l, r, g.gb.dbl(2.0), o});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+sub]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
   std::vector<HostTensor> small = {random_f32({2, 16}, 17), random_f32({2, 8}, 18)};
@@ -251,7 +230,7 @@ TEST(EpilogueFusion, ProducerOutputUsedTwiceIsNotFused) {
     conv_call(g, g.input(c.x), g.constant(c.w), g.constant(c.b), {1, 1}, {1, 1}, 1, false, cv);
     g.gb.op("aten.relu.default", {cv, o});
   };
-  EXPECT_EQ(load(build, true).ops, (std::vector<std::string>{"aten.convolution.default", "aten.relu.default"}));
+  EXPECT_EQ(load_graph(build, true).ops, (std::vector<std::string>{"aten.convolution.default", "aten.relu.default"}));
   auto twice = [&](OpGraph& g) {
     Id cv = g.tensor(DType::Float32, {1, 16, 9, 9}), a = g.tensor(DType::Float32, {1, 16, 9, 9});
     Id o = g.output(DType::Float32, {1, 16, 9, 9}), o2 = g.output(DType::Float32, {1, 16, 9, 9});
@@ -260,7 +239,7 @@ TEST(EpilogueFusion, ProducerOutputUsedTwiceIsNotFused) {
     g.gb.op("aten.relu.default", {a, o});
     g.gb.op("aten.neg.default", {cv, o2});
   };
-  auto fused = load(twice, true), plain = load(twice, false);
+  auto fused = load_graph(twice, true), plain = load_graph(twice, false);
   EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.convolution.default", "fused[relu+relu]", "aten.neg.default"}));
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
 }
@@ -273,7 +252,7 @@ TEST(EpilogueFusion, ConsumerThatWidensTheShapeIsNotFused) {
     g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.gb.null(), l});
     g.gb.op("aten.add.Tensor", {l, g.input(r), g.gb.int_(1), o});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.linear.default", "aten.add.Tensor"}));
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
 }
@@ -286,7 +265,7 @@ TEST(EpilogueFusion, ConsumerChangingTheDtypeIsNotFused) {
     g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.gb.null(), l});
     g.gb.op("aten.relu.default", {l, o});
   };
-  EXPECT_EQ(load(build, true).ops, (std::vector<std::string>{"aten.linear.default", "aten.relu.default"}));
+  EXPECT_EQ(load_graph(build, true).ops, (std::vector<std::string>{"aten.linear.default", "aten.relu.default"}));
 }
 
 // A call between the producer and its consumer that names the producer's input: moving the
@@ -301,7 +280,7 @@ TEST(EpilogueFusion, CallBetweenNamingTheProducersInputKeepsThemApart) {
     g.gb.op("aten.neg.default", {xi, n});
     g.gb.op("aten.relu.default", {l, o});
   };
-  EXPECT_EQ(load(build, true).ops,
+  EXPECT_EQ(load_graph(build, true).ops,
             (std::vector<std::string>{"aten.linear.default", "aten.neg.default", "aten.relu.default"}));
 }
 
@@ -383,7 +362,7 @@ TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To6Dispatches) {
     MbBlock b;
     b.adaptive_pool = adaptive;
     auto build = [&](OpGraph& g) { b.build(g); };
-    auto fused = load(build, true), plain = load(build, false);
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
     EXPECT_EQ(plain.ops.size(), 14u);
     // The hardsigmoid joins the gate's multiply (one elementwise kernel over x's shape), so the
     // squeeze-excite is three kernels: the gate (the pooling, then 1x1 + relu and 1x1) and
@@ -417,7 +396,7 @@ TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
       conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
       conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
     };
-    auto fused = load(build, true), plain = load(build, false);
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
     // mean and two convs; a conv over K >= 256 with few tiles splits K (+ its reduce kernel).
     EXPECT_EQ(plain.ops.size(), C > 1024 ? 5u : 4u) << ::testing::PrintToString(plain.variants);
     ASSERT_EQ(fused.ops, (std::vector<std::string>{"fused[mean+convolution+convolution]", "fused[mean+convolution+convolution]"}));
@@ -446,7 +425,7 @@ TEST(EpilogueFusion, SqueezeExciteWithPooledValueUsedTwiceIsNotFused) {
     conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
     conv_call(g, h, g.constant(w2), gb.null(), {1, 1}, {0, 0}, 1, false, o);
   };
-  EXPECT_EQ(load(build, true).ops,
+  EXPECT_EQ(load_graph(build, true).ops,
             (std::vector<std::string>{"aten.mean.dim", "aten.convolution.default", "aten.convolution.default"}));
 }
 
@@ -464,7 +443,7 @@ TEST(EpilogueFusion, AcrossAContiguousViewTheLinearTakesTheChain) {
     gb.op("aten.add.Tensor", {v, g.input(r), gb.int_(1), a});
     gb.op("aten.gelu.default", {a, gb.str("tanh"), o});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(plain.ops.size(), 3u);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+add+gelu]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
@@ -493,7 +472,7 @@ TEST(EpilogueFusion, AcrossAViewAOneElementOperandJoinsTheBmm) {
     gb.op("aten.view_copy.default", {m, gb.int_list({1, 2, 5, 6}), v});
     gb.op("aten.mul.Tensor", {v, scale, g.output(DType::Float32, {1, 2, 5, 6})});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(plain.ops.size(), 2u);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[bmm+mul]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
@@ -515,7 +494,7 @@ TEST(EpilogueFusion, AcrossAViewAndACloneTheResidualAddJoinsTheLinear) {
     gb.op("aten.clone.default", {v, gb.null(), c});
     gb.op("aten.add.Tensor", {g.input(res), c, gb.int_(1), g.output(DType::Float32, {1, 7, 12})});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(plain.ops.size(), 2u);
   ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[linear+add]"});
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));

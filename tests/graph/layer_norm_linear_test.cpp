@@ -16,27 +16,7 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-struct Loaded {
-  std::vector<HostTensor> out;
-  std::vector<std::string> ops, variants;  // per dispatch
-};
-
-Loaded load(const std::function<void(OpGraph&)>& build, bool fuse, std::map<std::string, std::string> routes = {}) {
-  OpGraph g;
-  build(g);
-  LoadOptions o;
-  o.fuse = fuse;
-  o.force_route = std::move(routes);
-  Loaded r;
-  r.out = g.run(o);
-  Profile p;
-  g.model()->run(g.inputs, &p);
-  for (auto& d : p.dispatches) {
-    r.ops.push_back(d.op);
-    r.variants.push_back(d.variant);
-  }
-  return r;
-}
+using Loaded = LoadedGraph;
 
 double gelu(double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }
 
@@ -74,7 +54,7 @@ TEST(LayerNormLinear, PreNormProjectionWithEpilogueIsOneDispatchMatchingUnfusedA
   // Rows that leave the last 64-row tile part-empty; K not a multiple of the 16-wide k tile.
   PreNorm c{.rows = 37, .K = 52, .N = 72};
   auto build = [&](OpGraph& g) { c.build(g); };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(plain.ops.size(), 3u);  // layer norm, linear, gelu
   EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[layer_norm+linear+gelu]"});
   EXPECT_EQ(fused.variants, std::vector<std::string>{"gemm_vec4"});
@@ -101,7 +81,7 @@ TEST(LayerNormLinear, AcrossSqueezeAndCloneAsExportedForA3dInput) {
     gb.op("aten.clone.default", {sq, gb.null(), cl});
     gb.op("aten.linear.default", {cl, g.constant(c.w), g.constant(c.b), g.output(DType::Float32, {45, 24})});
   };
-  auto fused = load(build, true), plain = load(build, false);
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.layer_norm_linear"});
   EXPECT_EQ(fused.out[0].shape, (std::vector<int64_t>{45, 24}));
   EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
@@ -112,7 +92,7 @@ TEST(LayerNormLinear, WithoutAffineBiasOrEpilogue) {
   ETW_REQUIRE_GPU();
   PreNorm c{.rows = 70, .K = 64, .N = 20, .affine = false, .bias = false, .act = false};
   auto build = [&](OpGraph& g) { c.build(g); };
-  auto fused = load(build, true);
+  auto fused = load_graph(build, true);
   EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.layer_norm_linear"});
   EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
 }
@@ -124,15 +104,15 @@ TEST(LayerNormLinear, LongRowsSplitKAndNormaliseEachRangeWithWholeRowStatistics)
   PreNorm c{.rows = 9, .K = 768, .N = 40, .act = false};
   c.x = random_f32({9, 768}, 6, 40, 44);
   auto build = [&](OpGraph& g) { c.build(g); };
-  auto fused = load(build, true);
+  auto fused = load_graph(build, true);
   EXPECT_EQ(fused.variants, (std::vector<std::string>{"gemm_vec4_splitk", "gemm_splitk_reduce"}));
   EXPECT_TRUE(Close(fused.out[0], c.ref(), 2e-4, 2e-4));
   // Forcing "vec4" runs it unsplit; forcing the large tiles keeps the default 64x64 routes (the
   // only ones with the norm).
-  auto whole = load(build, true, {{"matmul", "vec4"}});
+  auto whole = load_graph(build, true, {{"matmul", "vec4"}});
   EXPECT_EQ(whole.variants, std::vector<std::string>{"gemm_vec4"});
   EXPECT_TRUE(Close(whole.out[0], c.ref(), 2e-4, 2e-4));
-  EXPECT_EQ(load(build, true, {{"matmul", "large"}}).variants, fused.variants);
+  EXPECT_EQ(load_graph(build, true, {{"matmul", "large"}}).variants, fused.variants);
 }
 
 TEST(LayerNormLinear, PatternsThatMustStayApart) {
@@ -142,25 +122,25 @@ TEST(LayerNormLinear, PatternsThatMustStayApart) {
   };
   {  // dynamic shapes: the route is not known at load
     PreNorm c{.rows = 12, .K = 16, .N = 8};
-    auto l = load([&](OpGraph& g) { c.build(g, true); }, true);
+    auto l = load_graph([&](OpGraph& g) { c.build(g, true); }, true);
     EXPECT_TRUE(has_norm(l));
     EXPECT_TRUE(Close(l.out[0], c.ref(), 1e-4, 1e-4));
   }
   {  // one row: the GEMV route serves it better
     PreNorm c{.rows = 1, .K = 16, .N = 8};
-    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+    EXPECT_TRUE(has_norm(load_graph([&](OpGraph& g) { c.build(g); }, true)));
   }
   {  // K not a multiple of 4: no vec4 loads
     PreNorm c{.rows = 5, .K = 18, .N = 8};
-    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+    EXPECT_TRUE(has_norm(load_graph([&](OpGraph& g) { c.build(g); }, true)));
   }
   {  // many 64x64 tiles: each would recompute its rows' statistics; the norm keeps its own dispatch
     PreNorm c{.rows = 1100, .K = 16, .N = 960, .act = false};
-    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+    EXPECT_TRUE(has_norm(load_graph([&](OpGraph& g) { c.build(g); }, true)));
   }
   {  // a GEMM big enough for the large tiles keeps them
     PreNorm c{.rows = 1024, .K = 512, .N = 2048, .act = false};
-    EXPECT_TRUE(has_norm(load([&](OpGraph& g) { c.build(g); }, true)));
+    EXPECT_TRUE(has_norm(load_graph([&](OpGraph& g) { c.build(g); }, true)));
   }
   {  // the normalised tensor also read elsewhere, and the statistics kept as outputs
     PreNorm c{.rows = 6, .K = 16, .N = 16, .act = false};
@@ -176,7 +156,7 @@ TEST(LayerNormLinear, PatternsThatMustStayApart) {
         gb.op("aten.linear.default", {y, g.constant(c.w), g.constant(c.b), l});
         if (variant == 0) gb.op("aten.add.Tensor", {y, l, gb.int_(1), g.output(DType::Float32, {6, 16})});
       };
-      auto l = load(build, true);
+      auto l = load_graph(build, true);
       EXPECT_TRUE(has_norm(l)) << variant;
       EXPECT_TRUE(Close(l.out[variant == 0 ? 0 : 2], c.ref(), 1e-4, 1e-4)) << variant;
     }

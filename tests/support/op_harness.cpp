@@ -216,6 +216,24 @@ std::vector<std::string> OpGraph::variants() {
   return v;
 }
 
+LoadedGraph load_graph(const std::function<void(OpGraph&)>& build, bool fuse,
+                       std::map<std::string, std::string> routes) {
+  LoadedGraph r;
+  r.g = std::make_unique<OpGraph>();
+  build(*r.g);
+  LoadOptions o;
+  o.fuse = fuse;
+  o.force_route = std::move(routes);
+  r.out = r.g->run(o);
+  Profile p;
+  r.g->model()->run(r.g->inputs, &p);
+  for (auto& d : p.dispatches) {
+    r.ops.push_back(d.op);
+    r.variants.push_back(d.variant);
+  }
+  return r;
+}
+
 HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<int64_t>& out_dims,
                 const std::function<std::vector<Id>(OpGraph&)>& mid) {
   OpGraph g;

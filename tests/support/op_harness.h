@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,17 @@ class OpGraph {
   std::unique_ptr<Model> model_;
   std::vector<std::string> op_names_;  // operators of the graph, for the coverage log
 };
+
+// A graph built by `build`, loaded with fusion on or off (and forced routes), run once, then once
+// more profiled: its outputs and, per dispatch, the node's op label and kernel variant. `g` stays
+// loaded for reruns.
+struct LoadedGraph {
+  std::vector<HostTensor> out;
+  std::vector<std::string> ops, variants;
+  std::unique_ptr<OpGraph> g;
+};
+LoadedGraph load_graph(const std::function<void(OpGraph&)>& build, bool fuse,
+                       std::map<std::string, std::string> routes = {});
 
 // With $ETWEBGPU_COVERAGE_DIR set, every successful OpGraph run appends to DIR/ops-<pid>.log one
 // line "op NAME" per operator of its graph and "route OP VARIANT" per kernel dispatched;
