@@ -3,7 +3,7 @@
 // etwebgpu.attention, the fused form of a decomposed attention (graph/attention_fusion.h).
 // The kernels are layout-generic (strides in the uniform) and read k/v head h / group (GQA
 // without materialising repeated K/V). Two families, chosen at load from the maximum shapes:
-// - fused (head dims <= 128, and not a long prefill: see pick_staged): no attn scratch. Per run,
+// - fused (head dims <= 64, or <= 128 and not a long prefill: see pick_staged): no attn scratch. Per run,
 //   few query rows per head (S_q <= 8, the decode step) take the split-K decode route:
 //   sdpa_decode scores chunks of keys per workgroup with an online softmax and
 //   sdpa_decode_combine merges the chunks (skipped when one chunk covers the keys); more rows take
@@ -11,7 +11,7 @@
 //   keys the same way when its workgroups are few (head dims <= 64). force_route "sdpa" =
 //   "flash" | "decode" pins one; "sdpa_reduce" = "workgroup" keeps the decode reductions off
 //   subgroups.
-// - staged (longer head dims, a long prefill, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
+// - staged (head dims past 128, a long prefill past 64, or force_route "sdpa" = "staged" / any "sdpa_qk"): QK -> row
 //   softmax -> AV through a scratch attn[B, H, S_q, S_kv] sized for the maximum shapes. QK has
 //   two routes giving the same numbers: the per-row route is a tiled batched GEMM (a workgroup
 //   owns a 64-row x 64-key block, 4x4 per invocation, Q/K tiles in workgroup memory); the
@@ -45,8 +45,8 @@ struct Params {
 };
 static_assert(sizeof(Params) == 144);
 
-// Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) takes the staged
-// kernels by default (see pick_staged).
+// Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) with head dims past
+// 64 takes the staged kernels by default (see pick_staged).
 constexpr int64_t kFlashMaxEntries = 64 * 1024;
 // The staged AV product splits its keys like the GEMMs (op_common.h): a Whisper-size encoder's
 // 6 heads x 1500 rows x 64 columns give its 64x64 tiles 144 workgroups over 1500 keys.
@@ -58,12 +58,15 @@ constexpr int64_t kDecodeRows = 8;
 // least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
 constexpr int64_t kDecodeTarget = 256;
 constexpr int64_t kDecodeTile = 64;
-// sdpa_flash at DMAX 64 and 128: query rows per workgroup, and its workgroup memory (Q, K/P, V
-// and Red tiles).
-constexpr int64_t kFlashRows64 = 32, kFlashRows128 = 16;
-// Keys per flash tile (head dims <= 64), and the workgroups a flash pass splits its keys for.
-constexpr int64_t kFlashTile = 32, kFlashTarget = 128;
-constexpr uint64_t kFlashBytes64 = 4 * (64 * 16 * 2 + 64 * 17 * 2 + 32 * 16 * 4 + 32 * 16);
+// sdpa_flash at DMAX 64 (32 rows, or 64 with ROWS64) and 128: query rows per workgroup, and its
+// workgroup memory (Q, K/P, V and Red tiles).
+constexpr int64_t kFlashRows64 = 32, kFlashRowsWide = 64, kFlashRows128 = 16;
+// Keys per flash tile (head dims <= 64), and the workgroups a flash pass splits its keys for: on
+// the H200 (132 SMs) 512 was best or within 7% of best from 3 to 12 heads and 197 to 1500 rows
+// (6 x 1500 x 64: 128 workgroups 0.33 ms, 512 0.24, 4096 0.36).
+constexpr int64_t kFlashTile = 32, kFlashTarget = 512;
+constexpr uint64_t kFlashBytes64 = 4 * (3 * 32 * 64 + 32 * 16);
+constexpr uint64_t kFlashBytesWide = 4 * (64 * 64 + 2 * 32 * 64 + 64 * 16);
 constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 16);
 
 enum class Route { Auto, Row, Entry, Flash, Decode };
@@ -98,7 +101,7 @@ struct Attention {
   bool flash_splits_ok = false;  // the flash kernel may split keys (head dims <= 64)
 
   // Key splits of a flash pass: when its workgroups are too few to fill the GPU (ViT-tiny: 3 heads
-  // x 7 row blocks), the keys are split in whole tiles until about kFlashTarget run, and
+  // x 4 row blocks of 64), the keys are split in whole tiles until about kFlashTarget run, and
   // sdpa_decode_combine merges the splits.
   int64_t flash_split(int64_t bh, int64_t sq, int64_t skv) const {
     int64_t wgs = std::max<int64_t>(1, ceil_div(sq, flash_rows) * bh);
@@ -114,7 +117,7 @@ struct Attention {
     uint64_t max_wg = static_cast<uint64_t>(info.max_workgroups_per_dim) * info.max_workgroups_per_dim;
     int64_t rows = bh * sq;
     if (!staged) {
-      // flash: grid (ceil(S_q / 16 or 32), 1, B*H); decode: (splits, B*H*S_q) with S_q <= kDecodeRows.
+      // flash: grid (ceil(S_q / 16, 32 or 64), splits, B*H); decode: (splits, B*H*S_q) with S_q <= kDecodeRows.
       uint64_t lim = info.max_workgroups_per_dim;
       if (static_cast<uint64_t>(bh) > lim || ceil_div(static_cast<uint64_t>(sq), 16) > lim ||
           static_cast<uint64_t>(bh * std::min(sq, kDecodeRows)) > lim)
@@ -152,12 +155,13 @@ struct Attention {
                                           std::to_string(std::max(d, dv) <= 64 ? kFlashBytes64 : kFlashBytes128) +
                                           " bytes of workgroup memory; the device has " +
                                           std::to_string(oc.g.ctx().info().max_workgroup_storage));
-    // Long prefill goes staged unless forced: on the H200 the flash kernel takes 0.565 ms for
-    // 6 heads x 1500 x 64 where the staged kernels take 0.285 ms (ViT-tiny's 3 x 197 x 64: flash
-    // 0.036, staged 0.056). Decode steps and small attention keep the fused kernels (fewer
-    // dispatches, no scratch); prefill rows on a device without room for the flash tiles go staged.
+    // A long prefill with head dims past 64 goes staged unless forced: the D128 flash form is
+    // not register-tiled (on the H200 its 64-dim predecessor took 0.565 ms for 6 heads x 1500 x 64
+    // where the staged kernels take 0.285 ms). Decode steps and everything up to 64 dims keep the
+    // fused kernels (fewer dispatches, no scratch); prefill rows on a device without room for the
+    // flash tiles go staged.
     bool prefill = max_sq > kDecodeRows;
-    bool long_prefill = prefill && max_sq * max_skv > kFlashMaxEntries;
+    bool long_prefill = prefill && std::max(d, dv) > 64 && max_sq * max_skv > kFlashMaxEntries;
     return r == "staged" || forced_qk(oc) != Route::Auto || !fits || (r.empty() && long_prefill) ||
            (r != "decode" && prefill && !flash_fits);
   }
@@ -196,7 +200,8 @@ struct Attention {
     // row and split; `set` keeps rows * splits within the slots.
     int64_t tiles = std::max<int64_t>(1, ceil_div(max_skv, kDecodeTile));
     partial_slots = std::min(kDecodeTarget + decode_rows, decode_rows * tiles);
-    flash_rows = dmax > 64 ? kFlashRows128 : kFlashRows64;
+    bool wide = dmax <= 64 && g.ctx().info().max_workgroup_storage >= kFlashBytesWide;
+    flash_rows = dmax > 64 ? kFlashRows128 : wide ? kFlashRowsWide : kFlashRows64;
     flash_splits_ok = dmax <= 64;
     if (flash_splits_ok && max_sq > kDecodeRows)
       partial_slots = std::max(partial_slots, max_bh * max_sq * flash_split(max_bh, max_sq, max_skv));
@@ -205,6 +210,7 @@ struct Attention {
     kernel::Kernel flash("sdpa_flash");
     if (dmax > 64) flash.define("D128");
     else flash.buffer("W", partials, "f32", kernel::Access::ReadWrite);
+    if (wide) flash.define("ROWS64");
     oc.add(flash.constant("MASK", mask_kind)
                .input("Q", q)
                .input("K", k)

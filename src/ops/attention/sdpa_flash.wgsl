@@ -1,14 +1,11 @@
-// SDPA prefill route: attention in one pass (flash attention), no attn scratch. A 16x16
-// workgroup owns BR query rows of one (b, h) and walks the keys in tiles of BC, K and V tiles
-// staged in workgroup memory; each row's running max is shared through workgroup memory once per
-// tile, its normaliser summed per invocation and reduced once at the end. GQA reads k/v head
-// h / group. Grid (ceil(S_q / BR), 1, B*H); 27 KB of workgroup memory (attention.cpp:
-// kFlashBytes*).
-// Head dims up to 64: invocation (tx, ty) holds rows 2 ty and 2 ty + 1 against keys tx and
-// tx + 16 of each 32-key tile, and the same rows x value columns tx + 16 k of the output, all in
-// vector registers with constant indices, so both products run like a register-tiled GEMM
-// (BR = 32); too few workgroups for the GPU split the keys (grid y = split, P.chunk keys each) and
-// write partials (max, sum, value sums) per row and split to W, merged by sdpa_decode_combine.
+// SDPA prefill route: attention in one pass (flash attention), no attn scratch. A workgroup owns
+// BR query rows of one (b, h) and walks the keys in tiles of BC, K and V tiles staged in workgroup
+// memory; each row's running max is shared through workgroup memory once per tile, its normaliser
+// summed per invocation and reduced once at the end. GQA reads k/v head h / group. Grid
+// (ceil(S_q / BR), splits, B*H); 26 KB of workgroup memory (attention.cpp: kFlashBytes*).
+// Head dims up to 64: BR = BC = 32, both products register-tiled (below); too few workgroups for
+// the GPU split the keys (grid y = split, P.chunk keys each) and write partials (max, sum, value
+// sums) per row and split to W, merged by sdpa_decode_combine.
 // Up to 128 (D128): one row x one key and 8 value columns per invocation (BR = 16), no split.
 // Q, K, V, M (mask; absent: a dummy), O, W (head dims <= 64) and P come from the generated
 // preamble.
@@ -142,141 +139,178 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
   }
 }
 #else
-const BR: u32 = 32u;
+// Head dims <= 64: a 16 x TY workgroup owns BR = 4 TY query rows (TY = 16 where the device has
+// 36 KB of workgroup memory: twice the rows per K/V tile and twice the warps, 0.24 against
+// 0.32 ms on the H200 for 6 heads x 1500 x 64). Invocation (tx, ty) holds rows
+// 4 ty + i (i < 4) against keys tx and tx + 16 of each 32-key tile, and the same rows x value
+// columns 4 tx .. 4 tx + 3 of the output: 8 scores and 16 sums in registers, every shared read a
+// vec4 feeding 4 (QK) or 16 (AV) FMAs. The K and P tiles are stored with their vec4 column XORed
+// by the row's low 3 bits, so that the 8 invocations of a vec4 access phase hit distinct banks
+// without padding.
+#if ROWS64
+const TY: u32 = 16u;  // 36 KB of workgroup memory
+#else
+const TY: u32 = 8u;   // 26 KB
+#endif
+const BR: u32 = 4u * TY;
 const BC: u32 = 32u;
-const DMAX: u32 = 64u;
-// Row pairs and key pairs as vec2, value columns as vec4. The K tile's row is padded (+1) so
-// that its transposing store hits distinct banks; the P tile reuses its memory.
-const KS: u32 = 17u;  // K2[d * KS + t] = (k[c0 + t, d], k[c0 + t + 16, d])
-const PS: u32 = 17u;  // P2[c * PS + ty] = (p[2 ty, c], p[2 ty + 1, c])
-var<workgroup> Q2: array<vec2<f32>, DMAX * 16u>;  // Q2[d * 16 + ty] = (q[s0 + 2 ty, d], q[s0 + 2 ty + 1, d])
-var<workgroup> KP2: array<vec2<f32>, DMAX * KS>;
-var<workgroup> V4: array<vec4<f32>, BC * 16u>;     // V4[c * 16 + t] = v[c0 + c, t + 16 k] for k = 0..3
-var<workgroup> Red: array<f32, BR * 16u>;          // per row, one value from each of the 16 tx
+var<workgroup> Qs: array<vec4<f32>, BR * 16u>;   // Qs[r * 16 + dq] = q[s0 + r, 4 dq .. 4 dq + 3]
+var<workgroup> KP: array<vec4<f32>, BC * 16u>;   // KP[c * 16 + (dq ^ (c & 7))] = k[c0 + c, 4 dq ..]; then
+                                                 // KP[c * TY + (rq ^ (c & 7))] = p[4 rq .. 4 rq + 3, c]
+var<workgroup> Vs: array<vec4<f32>, BC * 16u>;   // Vs[c * 16 + nq] = v[c0 + c, 4 nq .. 4 nq + 3]
+var<workgroup> Red: array<vec4<f32>, TY * 16u>;  // Red[ty * 16 + tx]: one value per row of ty's 4
 
-// Score of query row s against key c from its dot product: -inf outside the problem.
-fn score(b: u32, h: u32, s: u32, c: u32, dot: f32) -> f32 {
-  if (s >= P.sq || c >= P.skv) { return bitcast<f32>(P.neg_inf_bits); }
+// Score of query row s against key c from its dot product: -inf past the rows and past `end`,
+// the last key of this workgroup's range.
+fn score(b: u32, h: u32, s: u32, c: u32, end: u32, dot: f32) -> f32 {
+  if (s >= P.sq || c >= end) { return bitcast<f32>(P.neg_inf_bits); }
   return dot * P.scale + bias(b, h, s, c);
 }
 
-@compute @workgroup_size(16, 16)
+// Row r's output: its partials to W when the keys are split, else acc / total through O.
+fn store_row(bh: u32, b: u32, h: u32, r: u32, split: u32, tx: u32, m: f32, total: f32, acc: vec4<f32>) {
+  if (r >= P.sq) { return; }
+  if (P.splits > 1u) {  // partials as sdpa_decode writes them: row (bh, r), split `split`
+    let base = ((bh * P.sq + r) * P.splits + split) * (P.dv + 2u);
+    if (tx == 0u) {
+      W[base] = m;
+      W[base + 1u] = total;
+    }
+    for (var k = 0u; k < 4u; k = k + 1u) {
+      if (4u * tx + k < P.dv) { W[base + 2u + 4u * tx + k] = acc[k]; }
+    }
+    return;
+  }
+  let oo = P.o_o + b * P.o_b + h * P.o_h + r * P.o_s;
+  for (var k = 0u; k < 4u; k = k + 1u) {
+    if (4u * tx + k < P.dv) { O[oo + 4u * tx + k] = O_T(finish_row(acc[k], total)); }
+  }
+}
+
+const UNITS: u32 = BC * 16u / (16u * TY);  // vec4s of the K (and V) tile per invocation
+// This invocation's share of the K and V tiles at key c0: unit u = li + 16 TY j is key c0 + u / 16,
+// dims 4 (u % 16) .. + 3; zero past `end` and past the head dims.
+fn fetch(c0: u32, end: u32, li: u32, ko: u32, vo: u32, pk: ptr<function, array<vec4<f32>, UNITS>>,
+         pv: ptr<function, array<vec4<f32>, UNITS>>) {
+  for (var j = 0u; j < UNITS; j = j + 1u) {
+    let u = li + 16u * TY * j;
+    let c = c0 + u / 16u;
+    let d = 4u * (u % 16u);
+    var kx = vec4<f32>(0.0);
+    var vx = vec4<f32>(0.0);
+    if (c < end) {
+      let kb = ko + c * P.k_s + d;
+      let vb = vo + c * P.v_s + d;
+      for (var t = 0u; t < 4u; t = t + 1u) {
+        if (d + t < P.d) { kx[t] = f32(K[kb + t]); }
+        if (d + t < P.dv) { vx[t] = f32(V[vb + t]); }
+      }
+    }
+    (*pk)[j] = kx;
+    (*pv)[j] = vx;
+  }
+}
+
+@compute @workgroup_size(16, TY)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let tx = l.x;
   let ty = l.y;
+  let sw = tx & 7u;  // the swizzle of keys tx and tx + 16
   let bh = wid.z;
   let h = bh % P.h;
   let b = bh / P.h;
   let s0 = wid.x * BR;
-  let r0 = 2u * ty;  // this invocation's rows: s0 + r0 and s0 + r0 + 1
   let qo = P.q_o + b * P.q_b + h * P.q_h;
   let ko = P.k_o + b * P.k_b + (h / P.group) * P.k_h;
   let vo = P.v_o + b * P.v_b + (h / P.group) * P.v_h;
   let neg_inf = bitcast<f32>(P.neg_inf_bits);
-  for (var e = li; e < BR * DMAX; e = e + 256u) {
-    let r = e / DMAX;
-    let d = e % DMAX;
-    var x = 0.0;
-    if (s0 + r < P.sq && d < P.d) { x = f32(Q[qo + (s0 + r) * P.q_s + d]); }
-    Q2[d * 16u + r / 2u][r % 2u] = x;
+  for (var u = li; u < BR * 16u; u = u + 16u * TY) {
+    let r = u / 16u;
+    let dq = u % 16u;
+    var x = vec4<f32>(0.0);
+    if (s0 + r < P.sq) {
+      let base = qo + (s0 + r) * P.q_s;
+      for (var t = 0u; t < 4u; t = t + 1u) {
+        if (4u * dq + t < P.d) { x[t] = f32(Q[base + 4u * dq + t]); }
+      }
+    }
+    Qs[u] = x;
   }
   // Keys past the causal limit of the block's last query are visible to none of its rows.
   var kv_end = P.skv;
   if (P.causal == 1u) { kv_end = min(kv_end, P.start + min(s0 + BR, P.sq)); }
   let c_begin = wid.y * P.chunk;  // this split's keys
   kv_end = min(kv_end, c_begin + P.chunk);
-  var m = vec2<f32>(neg_inf);
-  var lsum = vec2<f32>(0.0);
-  var acc0 = vec4<f32>(0.0);  // row r0, columns tx + 16 k
-  var acc1 = vec4<f32>(0.0);  // row r0 + 1
+  var m = vec4<f32>(neg_inf);  // rows 4 ty + i in component i
+  var lsum = vec4<f32>(0.0);
+  var acc: array<vec4<f32>, 4>;  // acc[i]: row 4 ty + i, value columns 4 tx .. 4 tx + 3
+  // The next tile's K and V are loaded into registers while the current one is worked on.
+  var pk: array<vec4<f32>, UNITS>;
+  var pv: array<vec4<f32>, UNITS>;
+  fetch(c_begin, kv_end, li, ko, vo, &pk, &pv);
   for (var c0 = c_begin; c0 < kv_end; c0 = c0 + BC) {
-    for (var e = li; e < BC * DMAX; e = e + 256u) {
-      let c = e / DMAX;
-      let d = e % DMAX;
-      var kx = 0.0;
-      var vx = 0.0;
-      if (c0 + c < P.skv) {
-        if (d < P.d) { kx = f32(K[ko + (c0 + c) * P.k_s + d]); }
-        if (d < P.dv) { vx = f32(V[vo + (c0 + c) * P.v_s + d]); }
-      }
-      KP2[d * KS + c % 16u][c / 16u] = kx;
-      V4[c * 16u + d % 16u][d / 16u] = vx;
+    for (var j = 0u; j < UNITS; j = j + 1u) {
+      let u = li + 16u * TY * j;
+      let c = u / 16u;
+      KP[c * 16u + ((u % 16u) ^ (c & 7u))] = pk[j];
+      Vs[u] = pv[j];
     }
     workgroupBarrier();
-    var sa = vec2<f32>(0.0);  // row r0 against keys tx, tx + 16
-    var sb = vec2<f32>(0.0);  // row r0 + 1
-    for (var d = 0u; d < DMAX; d = d + 1u) {  // zero past P.d: a constant trip count
-      let q = Q2[d * 16u + ty];
-      let k = KP2[d * KS + tx];
-      sa = fma(vec2<f32>(q.x), k, sa);
-      sb = fma(vec2<f32>(q.y), k, sb);
+    if (c0 + BC < kv_end) { fetch(c0 + BC, kv_end, li, ko, vo, &pk, &pv); }
+    var s: array<vec2<f32>, 4>;  // s[i]: row 4 ty + i against keys tx and tx + 16
+    for (var i = 0u; i < 4u; i = i + 1u) { s[i] = vec2<f32>(0.0); }
+    for (var dq = 0u; dq < 16u; dq = dq + 1u) {  // zero past P.d: a constant trip count
+      let k0 = KP[tx * 16u + (dq ^ sw)];
+      let k1 = KP[(tx + 16u) * 16u + (dq ^ sw)];
+      for (var i = 0u; i < 4u; i = i + 1u) {
+        let q = Qs[(4u * ty + i) * 16u + dq];
+        s[i] = s[i] + vec2<f32>(dot(q, k0), dot(q, k1));
+      }
     }
-    let sr = s0 + r0;
-    sa = vec2<f32>(score(b, h, sr, c0 + tx, sa.x), score(b, h, sr, c0 + tx + 16u, sa.y));
-    sb = vec2<f32>(score(b, h, sr + 1u, c0 + tx, sb.x), score(b, h, sr + 1u, c0 + tx + 16u, sb.y));
-    Red[r0 * 16u + tx] = max(sa.x, sa.y);
-    Red[(r0 + 1u) * 16u + tx] = max(sb.x, sb.y);
+    var rmax = vec4<f32>(neg_inf);
+    for (var i = 0u; i < 4u; i = i + 1u) {
+      let r = s0 + 4u * ty + i;
+      s[i] = vec2<f32>(score(b, h, r, c0 + tx, kv_end, s[i].x), score(b, h, r, c0 + tx + 16u, kv_end, s[i].y));
+      rmax[i] = max(s[i].x, s[i].y);
+    }
+    Red[ty * 16u + tx] = rmax;
     workgroupBarrier();  // also: every score is taken, so the K tile may become the P tile
-    var tmax = vec2<f32>(neg_inf);
-    for (var t = 0u; t < 16u; t = t + 1u) {
-      tmax = max(tmax, vec2<f32>(Red[r0 * 16u + t], Red[(r0 + 1u) * 16u + t]));
-    }
+    var tmax = vec4<f32>(neg_inf);
+    for (var t = 0u; t < 16u; t = t + 1u) { tmax = max(tmax, Red[ty * 16u + t]); }
     let mn = max(m, tmax);
     // A row's mn is -inf while every key so far is masked: nothing to add, nothing to rescale.
-    let live = mn != vec2<f32>(neg_inf);
-    let alpha = select(vec2<f32>(1.0), exp(m - mn), live);  // 0 while m is -inf
+    let live = mn != vec4<f32>(neg_inf);
+    let alpha = select(vec4<f32>(1.0), exp(m - mn), live);  // 0 while m is -inf
     lsum = lsum * alpha;
-    acc0 = acc0 * alpha.x;
-    acc1 = acc1 * alpha.y;
     m = mn;
-    let pa = select(vec2<f32>(0.0), exp(sa - vec2<f32>(mn.x)), vec2<bool>(live.x));
-    let pb = select(vec2<f32>(0.0), exp(sb - vec2<f32>(mn.y)), vec2<bool>(live.y));
-    lsum = lsum + vec2<f32>(pa.x + pa.y, pb.x + pb.y);
-    KP2[tx * PS + ty] = vec2<f32>(pa.x, pb.x);
-    KP2[(tx + 16u) * PS + ty] = vec2<f32>(pa.y, pb.y);
+    var p0 = vec4<f32>(0.0);  // rows 4 ty .. 4 ty + 3 against key tx
+    var p1 = vec4<f32>(0.0);  // against key tx + 16
+    for (var i = 0u; i < 4u; i = i + 1u) {
+      acc[i] = acc[i] * alpha[i];
+      let pi = select(vec2<f32>(0.0), exp(s[i] - vec2<f32>(mn[i])), vec2<bool>(live[i]));
+      lsum[i] = lsum[i] + pi.x + pi.y;
+      p0[i] = pi.x;
+      p1[i] = pi.y;
+    }
+    KP[tx * TY + (ty ^ sw)] = p0;
+    KP[(tx + 16u) * TY + (ty ^ sw)] = p1;
     workgroupBarrier();
     for (var c = 0u; c < BC; c = c + 1u) {
-      let p = KP2[c * PS + ty];
-      let v = V4[c * 16u + tx];
-      acc0 = fma(vec4<f32>(p.x), v, acc0);
-      acc1 = fma(vec4<f32>(p.y), v, acc1);
+      let p = KP[c * TY + (ty ^ (c & 7u))];
+      let v = Vs[c * 16u + tx];
+      for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = fma(vec4<f32>(p[i]), v, acc[i]); }
     }
     workgroupBarrier();  // the next tile overwrites K/P and V
   }
-  Red[r0 * 16u + tx] = lsum.x;
-  Red[(r0 + 1u) * 16u + tx] = lsum.y;
+  Red[ty * 16u + tx] = lsum;
   workgroupBarrier();
-  var total = vec2<f32>(0.0);
-  for (var t = 0u; t < 16u; t = t + 1u) { total = total + vec2<f32>(Red[r0 * 16u + t], Red[(r0 + 1u) * 16u + t]); }
-  let sr = s0 + r0;
-  if (P.splits > 1u) {  // partials as sdpa_decode writes them: row (bh, s), split wid.y
-    let stride = P.dv + 2u;
-    for (var i = 0u; i < 2u; i = i + 1u) {
-      if (sr + i >= P.sq) { continue; }
-      let base = ((bh * P.sq + sr + i) * P.splits + wid.y) * stride;
-      let a = select(acc0, acc1, i == 1u);
-      if (tx == 0u) {
-        W[base] = m[i];
-        W[base + 1u] = total[i];
-      }
-      for (var k = 0u; k < 4u; k = k + 1u) {
-        if (tx + 16u * k < P.dv) { W[base + 2u + tx + 16u * k] = a[k]; }
-      }
-    }
-    return;
-  }
-  if (sr < P.sq) {
-    let oo = P.o_o + b * P.o_b + h * P.o_h + sr * P.o_s;
-    for (var k = 0u; k < 4u; k = k + 1u) {
-      if (tx + 16u * k < P.dv) { O[oo + tx + 16u * k] = O_T(finish_row(acc0[k], total.x)); }
-    }
-  }
-  if (sr + 1u < P.sq) {
-    let oo = P.o_o + b * P.o_b + h * P.o_h + (sr + 1u) * P.o_s;
-    for (var k = 0u; k < 4u; k = k + 1u) {
-      if (tx + 16u * k < P.dv) { O[oo + tx + 16u * k] = O_T(finish_row(acc1[k], total.y)); }
-    }
-  }
+  var total = vec4<f32>(0.0);
+  for (var t = 0u; t < 16u; t = t + 1u) { total = total + Red[ty * 16u + t]; }
+  let r0 = s0 + 4u * ty;
+  store_row(bh, b, h, r0, wid.y, tx, m.x, total.x, acc[0]);
+  store_row(bh, b, h, r0 + 1u, wid.y, tx, m.y, total.y, acc[1]);
+  store_row(bh, b, h, r0 + 2u, wid.y, tx, m.z, total.z, acc[2]);
+  store_row(bh, b, h, r0 + 3u, wid.y, tx, m.w, total.w, acc[3]);
 }
 #endif

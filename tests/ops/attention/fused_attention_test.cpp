@@ -201,6 +201,22 @@ TEST(OpFusedAttention, FlashSplitsKeysWhenItsWorkgroupsAreFewAndTheMergeMatchesR
   EXPECT_EQ(g.variants(), (std::vector<std::string>{"flash", "decode_combine"}));
 }
 
+// A long prefill with 64-dim heads (8 heads x 512 queries over 520 keys, past the 64K entries up
+// to which every prefill ran fused before) takes the flash kernel by default, not the staged
+// kernels: its keys split four ways (the last range ends in a tail of 8 keys) and every one of
+// the 64 head dims counts.
+TEST(OpSdpa, LongPrefillWith64DimHeadsRunsTheFlashKernel) {
+  ETW_REQUIRE_GPU();
+  Case c{random_f32({1, 8, 512, 64}, 47, -0.5f, 0.5f), random_f32({1, 8, 520, 64}, 48, -0.5f, 0.5f),
+         random_f32({1, 8, 520, 64}, 49), std::nullopt, 0.125};
+  OpGraph g;
+  Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+  Id o = g.output(DType::Float32, {1, 8, 512, 64});
+  g.gb.op("et_vk.sdpa.default", {q, k, v, g.gb.null(), g.gb.dbl(c.scale), o});
+  EXPECT_TRUE(Close(g.run()[0], reference(c), 1e-5, 1e-4));
+  EXPECT_EQ(g.variants(), (std::vector<std::string>{"flash", "decode_combine"}));
+}
+
 // The staged AV product splits its keys when its tiles are few and the keys many (2 heads x 70
 // rows over 600 keys: 4 tiles, 8 ranges of 80 keys); the partials' sum is written through the
 // output strides: plain, and into a fixed layout's [S, H * D] buffer.
