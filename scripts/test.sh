@@ -14,6 +14,8 @@
 # ETWEBGPU_SKIP_WEB=1 / ETWEBGPU_SKIP_MUTATION=1 skip those stages (local iteration only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start_s=$(date +%s)
+stage() { echo "== [$(( $(date +%s) - start_s )) s] $*"; }
 bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
@@ -24,7 +26,7 @@ if [ ! -f "$fixtures/manifest.json" ]; then
   exit 1
 fi
 
-echo "== build + tests"
+stage "build + tests"
 bash scripts/build.sh build
 coverage_log=$(mktemp -d)
 (cd build && ETWEBGPU_COVERAGE_DIR=$coverage_log ctest -j"$jobs" --output-on-failure --timeout 900)
@@ -33,29 +35,50 @@ rm -rf "$coverage_log"
 bash scripts/ops_table.sh build --check
 ./build/etwebgpu conformance
 if [ "${ETWEBGPU_SKIP_MUTATION:-0}" != 1 ]; then
-  echo "== mutation sample"
+  stage "mutation sample"
   bash scripts/mutation_test.sh --build build --sample "${ETWEBGPU_MUTATION_SAMPLE:-4}"
 fi
 
 if [ "${ETWEBGPU_SKIP_PYTHON:-0}" != 1 ]; then
-  echo "== Python package (over build/'s library) + tests"
+  stage "Python package (over build/'s library) + tests"
   bash scripts/setup.sh --python
   bash scripts/build_python.sh --lib-from build
   PYTHONPATH=build-python ETWEBGPU_LIB_BUILD_DIR=$PWD/build /usr/bin/python3 -m pytest -q -rs tests/python
 fi
 
 if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
-  echo "== ASan + UBSan build + tests"
+  stage "ASan + UBSan build + tests"
   bash scripts/build.sh build-asan -DETWEBGPU_SANITIZE=ON -DETWEBGPU_BUILD_BENCH=OFF
   # Dawn and the Vulkan driver are not instrumented; leaks inside them are not ours.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  (cd build-asan && ctest -j"$jobs" --output-on-failure --timeout 1800)
+  # One process per shard, not per test: under ASan each of the ~850 processes spent about a
+  # second starting Dawn and a device (700 s through ctest).
+  shard_logs=$(mktemp -d)
+  pids=()
+  for ((i = 0; i < jobs; ++i)); do
+    GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$i timeout 1800 ./build-asan/tests/etwebgpu_tests \
+      > "$shard_logs/$i.log" 2>&1 &
+    pids+=($!)
+  done
+  failed=0
+  for ((i = 0; i < jobs; ++i)); do
+    if ! wait "${pids[$i]}"; then
+      failed=1
+      echo "ASan shard $i of $jobs failed:"
+      grep -E '^\[  FAILED  \]|ERROR: (Address|Leak)Sanitizer|runtime error' "$shard_logs/$i.log" | head -40
+      tail -n 40 "$shard_logs/$i.log"
+    else
+      grep -E '^\[  PASSED  \]' "$shard_logs/$i.log" | sed "s/^/ASan shard $i: /"
+    fi
+  done
+  rm -rf "$shard_logs"
+  [ "$failed" = 0 ]
 fi
 
 if [ "${ETWEBGPU_SKIP_TSAN:-0}" != 1 ]; then
-  echo "== ThreadSanitizer build + thread tests"
+  stage "ThreadSanitizer build + thread tests"
   bash scripts/build.sh build-tsan -DCMAKE_CXX_COMPILER=clang++ -DETWEBGPU_TSAN=ON -DETWEBGPU_BUILD_BENCH=OFF
   # Dawn, the Vulkan loader and Mesa are not instrumented: scripts/tsan.supp says what is suppressed.
   TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
@@ -64,13 +87,13 @@ if [ "${ETWEBGPU_SKIP_TSAN:-0}" != 1 ]; then
 fi
 
 if [ "${ETWEBGPU_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== fuzz (.pte loader, VkGraph reader, .npy reader: ${ETWEBGPU_FUZZ_SECONDS:-60} s each)"
+  stage "fuzz (.pte loader, VkGraph reader, .npy reader: ${ETWEBGPU_FUZZ_SECONDS:-60} s each)"
   bash scripts/fuzz.sh "${ETWEBGPU_FUZZ_SECONDS:-60}"
 fi
 if [ "${ETWEBGPU_SKIP_WEB:-0}" != 1 ]; then
-  echo "== web build + browser tests"
+  stage "web build + browser tests"
   bash scripts/setup.sh --web
   bash scripts/web_build.sh build-web
   node tests/web/run_web_tests.mjs --build build-web --require-fixtures
 fi
-echo "== all tests passed"
+stage "all tests passed"

@@ -19,7 +19,9 @@ namespace {
 // Runs this binary with `env` assignments and a gtest filter; returns the exit code, output in `out`.
 int run_self(const std::string& env, const std::string& filter, std::string* out) {
   std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::string cmd = "env -u ETWEBGPU_COVERAGE_DIR " + env + " '" + exe + "' --gtest_filter='" + filter + "' 2>&1";
+  // The child runs its filter whole: not this run's coverage log, nor its shard (scripts/test.sh).
+  std::string cmd = "env -u ETWEBGPU_COVERAGE_DIR -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX " + env + " '" + exe +
+                    "' --gtest_filter='" + filter + "' 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   char buf[1024];
   out->clear();
