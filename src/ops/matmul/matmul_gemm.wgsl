@@ -212,8 +212,10 @@ fn stage_regs(buf: u32, r: TileRegs, lid: u32) {
 }
 
 // Two shared buffers, so one barrier per k tile: the next tile is staged into the other buffer
-// while slower invocations still read this one. (Loading it into registers before the multiply,
-// to overlap the load, was faster at 197 rows but up to 20% slower at 1500 on the H200.)
+// while slower invocations still read this one. Plain loads of the next tile are issued after the
+// multiply: issued before it, to overlap, they were 7-9% slower at 1500 rows on the H200 and level
+// at 197. The normalising loads of NORM_A cost more and are issued before it (ViT-tiny's 24 fused
+// norms: 1.75 -> 1.62 ms of GPU time for the model).
 @compute @workgroup_size(16, 16)
 fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -237,6 +239,9 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
   for (var k0 = k_begin; k0 < k_end; k0 = k0 + TK) {
     stage_regs(buf, r, lid);
     workgroupBarrier();
+#if NORM_A
+    if (k0 + TK < k_end) { r = load_regs(offs.x, offs.y, m0, n0, k0 + TK, k_end, lid); }
+#endif
     for (var k = 0u; k < TK; k = k + 1u) {
       let a = As[buf][k][l.y];
       let b = Bs[buf][k][l.x];
@@ -245,7 +250,9 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
       acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
     }
+#if !NORM_A
     if (k0 + TK < k_end) { r = load_regs(offs.x, offs.y, m0, n0, k0 + TK, k_end, lid); }
+#endif
     buf = 1u - buf;
   }
   store_tile(wid.z, m0, n0, l.x, l.y, acc);
