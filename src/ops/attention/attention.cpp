@@ -205,8 +205,10 @@ struct Attention {
     flash_splits_ok = dmax <= 64;
     if (flash_splits_ok && max_sq > kDecodeRows)
       partial_slots = std::max(partial_slots, max_bh * max_sq * flash_split(max_bh, max_sq, max_skv));
-    auto& partials = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(partial_slots, 1)) * (dmax + 2) * 4,
-                                    oc.call.name + ".partials");
+    // They die within the op (written by flash or decode, read by the combine): the graph's
+    // shared scratch, not a buffer per op (a Whisper-size encoder: 4 x 9.5 MB).
+    const gpu::Buffer& partials =
+        g.shared_scratch(static_cast<uint64_t>(std::max<int64_t>(partial_slots, 1)) * (dmax + 2) * 4);
     kernel::Kernel flash("sdpa_flash");
     if (dmax > 64) flash.define("D128");
     else flash.buffer("W", partials, "f32", kernel::Access::ReadWrite);
