@@ -160,8 +160,8 @@ var<workgroup> KP: array<vec4<f32>, BC * 16u>;   // KP[c * 16 + (dq ^ (c & 7))] 
 var<workgroup> Vs: array<vec4<f32>, BC * 16u>;   // Vs[c * 16 + nq] = v[c0 + c, 4 nq .. 4 nq + 3]
 var<workgroup> Red: array<vec4<f32>, TY * 16u>;  // Red[ty * 16 + tx]: one value per row of ty's 4
 
-// Score of query row s against key c from its dot product: -inf past the rows and past `end`,
-// the last key of this workgroup's range.
+// Score of query row s against key c from its dot product: -inf past the rows and from `end`,
+// the end of this workgroup's key range, on.
 fn score(b: u32, h: u32, s: u32, c: u32, end: u32, dot: f32) -> f32 {
   if (s >= P.sq || c >= end) { return bitcast<f32>(P.neg_inf_bits); }
   return dot * P.scale + bias(b, h, s, c);
