@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 targets=(pte_loader vkgraph_reader npy_reader)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
   -DETWEBGPU_BUILD_TESTS=OFF -DETWEBGPU_BUILD_BENCH=OFF -DETWEBGPU_BUILD_FUZZ=ON \
   "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
