@@ -2,10 +2,11 @@
 // BR query rows of one (b, h) and walks the keys in tiles of BC, K and V tiles staged in workgroup
 // memory; each row's running max is shared through workgroup memory once per tile, its normaliser
 // summed per invocation and reduced once at the end. GQA reads k/v head h / group. Grid
-// (ceil(S_q / BR), splits, B*H); 26 KB of workgroup memory (attention.cpp: kFlashBytes*).
-// Head dims up to 64: BR = BC = 32, both products register-tiled (below); too few workgroups for
-// the GPU split the keys (grid y = split, P.chunk keys each) and write partials (max, sum, value
-// sums) per row and split to W, merged by sdpa_decode_combine.
+// (ceil(S_q / BR), splits, B*H); 26 KB of workgroup memory, 36 KB with ROWS64 (attention.cpp:
+// kFlashBytes*).
+// Head dims up to 64: BR = 32 (64 with ROWS64), BC = 32, both products register-tiled (below);
+// too few workgroups for the GPU split the keys (grid y = split, P.chunk keys each) and write
+// partials (max, sum, value sums) per row and split to W, merged by sdpa_decode_combine.
 // Up to 128 (D128): one row x one key and 8 value columns per invocation (BR = 16), no split.
 // Q, K, V, M (mask; absent: a dummy), O, W (head dims <= 64) and P come from the generated
 // preamble.
