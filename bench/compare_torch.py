@@ -3,6 +3,7 @@
 command, checks both give the same numbers, and prints one table.
 
 usage: python3 bench/compare_torch.py --bin build/etwebgpu_microbench [--iters 20] [--case NAME ...]
+       [--processes one|per-case|both]
 
 Kernel cases compare GPU time (our timestamp queries vs CUDA events around the torch op); whole
 models (small_cnn) compare wall-clock latency of one batch-1 inference, as a user sees it.
@@ -222,6 +223,9 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--case", action="append", default=[])
+    ap.add_argument("--processes", choices=["one", "per-case", "both"], default="one",
+                    help="run every case in one microbench process (default), each in its own, or both and "
+                         "compare their GPU times case by case (the long-lived-process check)")
     a = ap.parse_args()
     out = tempfile.mkdtemp(prefix="etw_bench_")
     cases = list(a.case)
@@ -236,11 +240,34 @@ def main():
             cases = [c for c in cases if c.startswith("decoder:")] + ["add", "gemm_1024", "gemm_2048", "gemm_4096", "linear_4096", "gemv_4096", "conv3x3_64", "conv_stem",
                      "upsample_bilinear_4x", "softmax_4096", "sdpa_1x8x1024x64", "sdpa_1x8x32x4096", "small_cnn"]
         cases.append("net:" + mv2)
-    # One process per case: a large case (64M-float uploads, 4096^3 GEMM) must not slow the next.
-    for i, c in enumerate(cases):
-        r = subprocess.run([a.bin, "--out", out, "--iters", str(a.iters), "--case", c], capture_output=True, text=True)
-        lines = r.stdout.splitlines()
-        print("\n".join(lines if i == 0 else lines[2:])); print(r.stderr, end="", file=sys.stderr)
+    # One process for every case: the microbench keeps the GPU at its working clock before each
+    # case (--warm-ms), so a case times the same after large ones as in a fresh process.
+    def run_bench(case_list, out_dir):
+        r = subprocess.run([a.bin, "--out", out_dir, "--iters", str(a.iters)] + sum([["--case", c] for c in case_list], []),
+                           capture_output=True, text=True)
+        print(r.stderr, end="", file=sys.stderr)
+        return r.stdout.splitlines()
+    if a.processes in ("one", "both"):
+        print("\n".join(run_bench(cases, out)))
+    if a.processes in ("per-case", "both"):
+        per = out if a.processes == "per-case" else tempfile.mkdtemp(prefix="etw_bench_per_")
+        for i, c in enumerate(cases):
+            lines = run_bench([c], per)
+            if a.processes == "per-case": print("\n".join(lines if i == 0 else lines[2:]))
+    if a.processes == "both":
+        print(f"\nlong-lived process check: GPU ms of each case in one process against its own process")
+        print(f"{'case':22} {'own process':>12} {'one process':>12} {'ratio':>7}  within 10%")
+        worst = 1.0
+        for name in sorted(os.listdir(out)):
+            one = json.load(open(os.path.join(out, name, "meta.json")))
+            own_path = os.path.join(per, name, "meta.json")
+            if not os.path.exists(own_path): continue
+            own = json.load(open(own_path))
+            key = "wall_ms" if one["op"] in ("small_cnn", "net", "decoder") else "gpu_ms"
+            r = one[key] / own[key]
+            worst = max(worst, r, 1 / r)
+            print(f"{name:22} {own[key]:12.4f} {one[key]:12.4f} {r:7.3f}  {'yes' if abs(r - 1) <= 0.1 else 'NO'}")
+        print(f"largest deviation: {100 * (worst - 1):.1f}%")
     peak_flops, peak_bw = peaks()
     print(f"\nmeasured device peak (PyTorch): fp32 GEMM {peak_flops:.0f} GFLOP/s (TF32 off), copy {peak_bw:.0f} GB/s")
     print(f"{'case':22} {'torch ms':>10} {'ours ms':>10} {'ratio':>7} {'ours GFLOP/s':>13} {'ours GB/s':>10} {'%peak':>6}  check")

@@ -87,6 +87,10 @@ class Model {
   // Error(InvalidArgument) naming the op and the index, as PyTorch raises.
   // Concurrent calls on one Model are refused with an error; separate Models may run concurrently.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, Profile* profile = nullptr);
+  // run() into `outputs` (resized to the output count): a tensor whose dtype and shape already
+  // match keeps its storage and is overwritten, so repeated runs allocate no host memory for
+  // outputs and skip zero-filling it; any other tensor is replaced.
+  void run_into(const std::vector<HostTensor>& inputs, std::vector<HostTensor>& outputs, Profile* profile = nullptr);
   std::vector<InstructionInfo> plan_summary() const;
   // The GPU graph as loaded, after fusion at load: one entry per node in run order, labelled as
   // profiles label it (fused[conv+relu] for a fused group), with the kernel variants it may

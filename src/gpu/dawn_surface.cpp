@@ -64,6 +64,8 @@ struct State {
   Table<WGPUBindGroup> bind_groups;
   WGPUBuffer staging = nullptr;  // MapRead buffer reused by reads and timestamp readback
   uint64_t staging_size = 0;
+  WGPUBuffer upload = nullptr;   // MapWrite buffer reused by large writes (see ewgpu_buffer_write)
+  uint64_t upload_size = 0;
   // Device memory (see fits()). The buffers of older, lost devices no longer count.
   uint64_t heap_bytes = 0;    // the adapter's device-local memory heaps; 0 when it reports none
   bool cpu_adapter = false;   // its buffers are host memory that the driver maps into this process
@@ -252,34 +254,48 @@ void uncount_buffer(uint64_t size, uint32_t generation) {
   s.freed_since_release = true;
 }
 
-bool ensure_staging(uint64_t size, char* err, size_t n) {
+// Grows one of the surface's reused host-visible buffers (the read-back staging or the upload
+// buffer) to at least `size` bytes, in powers of two.
+bool ensure_host_buffer(WGPUBuffer& buf, uint64_t& buf_size, uint64_t size, WGPUBufferUsage usage, const char* label,
+                        const char* what, char* err, size_t n) {
   State& s = S();
-  if (s.staging && s.staging_size >= size) return true;
-  if (s.staging) {
-    wgpuBufferDestroy(s.staging);
-    wgpuBufferRelease(s.staging);
-    uncount_buffer(s.staging_size, s.generation);
-    s.staging = nullptr;
-    s.staging_size = 0;
+  if (buf && buf_size >= size) return true;
+  if (buf) {
+    wgpuBufferDestroy(buf);
+    wgpuBufferRelease(buf);
+    uncount_buffer(buf_size, s.generation);
+    buf = nullptr;
+    buf_size = 0;
   }
   uint64_t sz = 256;
   while (sz < size) sz *= 2;
-  if (!fits(sz, "creating read-back buffer", err, n)) return false;
+  if (!fits(sz, what, err, n)) return false;
   WGPUBufferDescriptor d{};
-  d.label = sv("etwebgpu.staging");
-  d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+  d.label = sv(label);
+  d.usage = usage;
   d.size = sz;
   push_scopes();
-  s.staging = wgpuDeviceCreateBuffer(s.device, &d);
-  s.staging_size = sz;
-  if (!pop_scopes(err, n, "creating read-back buffer")) {
-    wgpuBufferRelease(s.staging);
-    s.staging = nullptr;
-    s.staging_size = 0;
+  buf = wgpuDeviceCreateBuffer(s.device, &d);
+  buf_size = sz;
+  if (!pop_scopes(err, n, what)) {
+    wgpuBufferRelease(buf);
+    buf = nullptr;
+    buf_size = 0;
     return false;
   }
   count_buffer(sz);
   return true;
+}
+
+// Dawn's WriteBuffer stages writes up to its 4 MB ring in reused memory and larger ones in a new
+// buffer per call; larger writes take the surface's own reused upload buffer instead (H200: a
+// 64M-float add's upload + run + read back 251-467 -> 107-118 ms, docs/PERFORMANCE.md).
+constexpr uint64_t kQueueWriteMax = 4ull << 20;
+
+bool ensure_staging(uint64_t size, char* err, size_t n) {
+  State& s = S();
+  return ensure_host_buffer(s.staging, s.staging_size, size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                            "etwebgpu.staging", "creating read-back buffer", err, n);
 }
 
 void on_map(WGPUEnum status, WGPUStringView msg, void* u1, void* u2) {
@@ -406,8 +422,9 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   if (s.device) {
     // The lost device goes; objects made on it stay in the tables until their owners destroy them.
     if (s.staging) wgpuBufferRelease(s.staging);
-    s.staging = nullptr;
-    s.staging_size = 0;
+    if (s.upload) wgpuBufferRelease(s.upload);
+    s.staging = s.upload = nullptr;
+    s.staging_size = s.upload_size = 0;
     wgpuQueueRelease(s.queue);
     WGPUDevice lost = s.device;
     s.device = nullptr;
@@ -634,7 +651,41 @@ int ewgpu_buffer_write(uint32_t h, uint64_t offset, const void* data, uint64_t s
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   WGPUBuffer b = s.buffers.get(h);
   if (!b) { set_err(err, n, "write to an unknown buffer"); return 1; }
-  wgpuQueueWriteBuffer(s.queue, b, offset, data, size);
+  if (size <= kQueueWriteMax) {
+    wgpuQueueWriteBuffer(s.queue, b, offset, data, size);
+    return check_device(err, n, "writing buffer") ? 0 : 1;
+  }
+  // Large writes: copied into the reused upload buffer, then a copy into `b` is submitted (not
+  // waited on: the next map of the upload buffer, or the next submit, comes after it).
+  if (!ensure_host_buffer(s.upload, s.upload_size, size, WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc,
+                          "etwebgpu.upload", "creating upload buffer", err, n))
+    return 1;
+  WGPUEnum status = 0;
+  std::string msg;
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = on_map;
+  cb.userdata1 = &status;
+  cb.userdata2 = &msg;
+  if (!wait(wgpuBufferMapAsync(s.upload, WGPUMapMode_Write, 0, size, cb), err, n, "mapping upload buffer")) return 1;
+  if (status != WGPUMapAsyncStatus_Success) {
+    set_err(err, n, "mapping upload buffer failed: " + msg);
+    return 1;
+  }
+  void* p = wgpuBufferGetMappedRange(s.upload, 0, size);
+  if (!p) {
+    wgpuBufferUnmap(s.upload);
+    set_err(err, n, "upload buffer mapped range unavailable");
+    return 1;
+  }
+  std::memcpy(p, data, size);
+  wgpuBufferUnmap(s.upload);
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+  wgpuCommandEncoderCopyBufferToBuffer(enc, s.upload, 0, b, offset, size);
+  WGPUCommandBuffer cmd = wgpuCommandEncoderFinish(enc, nullptr);
+  wgpuCommandEncoderRelease(enc);
+  wgpuQueueSubmit(s.queue, 1, &cmd);
+  wgpuCommandBufferRelease(cmd);
   return check_device(err, n, "writing buffer") ? 0 : 1;
 }
 

@@ -65,10 +65,10 @@ enum : WGPUEnum { WGPUSType_ShaderSourceWGSL = 0x00000002, WGPUSType_DawnToggles
                   WGPUSType_AdapterPropertiesMemoryHeaps = 0x00050013 };
 enum : WGPUEnum { WGPUCompilationMessageType_Error = 1 };
 
-constexpr WGPUBufferUsage WGPUBufferUsage_MapRead = 0x1, WGPUBufferUsage_CopySrc = 0x4,
+constexpr WGPUBufferUsage WGPUBufferUsage_MapRead = 0x1, WGPUBufferUsage_MapWrite = 0x2, WGPUBufferUsage_CopySrc = 0x4,
                           WGPUBufferUsage_CopyDst = 0x8, WGPUBufferUsage_Uniform = 0x40,
                           WGPUBufferUsage_Storage = 0x80, WGPUBufferUsage_QueryResolve = 0x200;
-constexpr WGPUMapMode WGPUMapMode_Read = 0x1;
+constexpr WGPUMapMode WGPUMapMode_Read = 0x1, WGPUMapMode_Write = 0x2;
 constexpr WGPUFlags WGPUHeapProperty_DeviceLocal = 0x1;
 
 struct WGPUStringView { const char* data; size_t length; };
@@ -272,6 +272,7 @@ WGPUFuture wgpuQueueOnSubmittedWorkDone(WGPUQueue, WGPUQueueWorkDoneCallbackInfo
 void wgpuQueueRelease(WGPUQueue);
 WGPUFuture wgpuBufferMapAsync(WGPUBuffer, WGPUMapMode mode, size_t offset, size_t size, WGPUBufferMapCallbackInfo);
 const void* wgpuBufferGetConstMappedRange(WGPUBuffer, size_t offset, size_t size);
+void* wgpuBufferGetMappedRange(WGPUBuffer, size_t offset, size_t size);
 void wgpuBufferUnmap(WGPUBuffer);
 void wgpuBufferDestroy(WGPUBuffer);
 void wgpuBufferRelease(WGPUBuffer);

@@ -784,21 +784,23 @@ void Graph::resize_and_record(std::vector<gpu::Command>& cmds, std::vector<uint6
   }
 }
 
-std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations,
-                                                std::vector<std::string>* labels) {
+void Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<HostTensor>& out,
+                             std::vector<uint64_t>* durations, std::vector<std::string>* labels) {
   if (dtypes.size() != ir_.output_ids.size()) throw Error(ErrorKind::Internal, "output dtype count mismatch");
   std::vector<gpu::Command> cmds;
   std::vector<uint64_t> before;
   resize_and_record(cmds, durations ? &before : nullptr, labels);
+  out.resize(dtypes.size());
   std::vector<std::vector<uint8_t>> raw(dtypes.size());
-  std::vector<HostTensor> direct(dtypes.size());  // outputs read straight into their host tensor
   std::vector<gpu::Context::Read> reads;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     int32_t id = static_cast<int32_t>(ir_.output_ids[i]);
     const Tensor& t = tensor(id);
-    if (same_words(dtypes[i], t.dtype, t.storage)) {
-      direct[i] = HostTensor(dtypes[i], t.dims);
-      reads.push_back({&buffer(id), 0, direct[i].data.size(), direct[i].data.data()});
+    if (same_words(dtypes[i], t.dtype, t.storage)) {  // read straight into the host tensor
+      HostTensor& h = out[i];
+      size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(dtypes[i]);
+      if (h.dtype != dtypes[i] || h.shape != t.dims || h.data.size() != bytes) h = HostTensor(dtypes[i], t.dims);
+      reads.push_back({&buffer(id), 0, h.data.size(), h.data.data()});
       continue;
     }
     raw[i].resize(t.bytes(t.numel()));
@@ -808,16 +810,11 @@ std::vector<HostTensor> Graph::execute_and_read(const std::vector<DType>& dtypes
   ctx_->submit(cmds, durations, reads);
   if (durations) durations->insert(durations->begin(), before.begin(), before.end());
   if (index_check_) index_check_->raise_if_reported();
-  std::vector<HostTensor> out;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     const Tensor& t = tensors_[ir_.output_ids[i]];
-    if (same_words(dtypes[i], t.dtype, t.storage)) {
-      out.push_back(std::move(direct[i]));
-      continue;
-    }
-    out.push_back(from_gpu_words(load_words(raw[i], static_cast<size_t>(t.numel()), t.storage), t.dtype, dtypes[i], t.dims));
+    if (!same_words(dtypes[i], t.dtype, t.storage))
+      out[i] = from_gpu_words(load_words(raw[i], static_cast<size_t>(t.numel()), t.storage), t.dtype, dtypes[i], t.dims);
   }
-  return out;
 }
 
 void Graph::execute_extended(const Extend& extend) {

@@ -197,9 +197,10 @@ class Graph {
   void resize();                                  // re-run every resize hook in chain order
   void record(std::vector<gpu::Command>& cmds, std::vector<std::string>* labels = nullptr);
   // resize + record + one submit that also reads every output back (one queue round trip);
-  // outputs converted to `dtypes` (one per output).
-  std::vector<HostTensor> execute_and_read(const std::vector<DType>& dtypes, std::vector<uint64_t>* durations = nullptr,
-                                           std::vector<std::string>* labels = nullptr);
+  // outputs converted to `dtypes` (one per output) into `out`, whose tensors keep their storage
+  // where dtype and shape already match (no allocation or zero-fill) and are replaced otherwise.
+  void execute_and_read(const std::vector<DType>& dtypes, std::vector<HostTensor>& out,
+                        std::vector<uint64_t>* durations = nullptr, std::vector<std::string>* labels = nullptr);
   // resize + record, then `extend` may append commands and reads; one submit (no outputs read).
   using Extend = std::function<void(std::vector<gpu::Command>&, std::vector<gpu::Context::Read>&)>;
   void execute_extended(const Extend& extend);

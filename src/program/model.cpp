@@ -166,6 +166,12 @@ void validate_inputs(Model::Impl& m, const std::vector<HostTensor>& inputs) {
 }  // namespace
 
 std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profile* profile) {
+  std::vector<HostTensor> out;
+  run_into(inputs, out, profile);
+  return out;
+}
+
+void Model::run_into(const std::vector<HostTensor>& inputs, std::vector<HostTensor>& outputs, Profile* profile) {
   std::unique_lock<std::mutex> lock(impl_->run_mu, std::try_to_lock);
   if (!lock.owns_lock())
     throw Error(ErrorKind::InvalidArgument,
@@ -176,7 +182,7 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
   for (size_t i = 0; i < inputs.size(); ++i) g.set_input(i, inputs[i]);
   std::vector<uint64_t> durations;
   std::vector<std::string> labels;
-  auto out = g.execute_and_read(m.output_dtypes, profile ? &durations : nullptr, profile ? &labels : nullptr);
+  g.execute_and_read(m.output_dtypes, outputs, profile ? &durations : nullptr, profile ? &labels : nullptr);
   if (profile) {
     profile->dispatches.clear();
     profile->has_gpu_times = m.ctx->info().timestamp_query;
@@ -186,7 +192,6 @@ std::vector<HostTensor> Model::run(const std::vector<HostTensor>& inputs, Profil
                                      k < durations.size() ? durations[k] : 0});
     }
   }
-  return out;
 }
 
 namespace detail {

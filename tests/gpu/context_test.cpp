@@ -148,6 +148,28 @@ TEST(GpuContext, ReadBackMatchesWrittenBytesAtOffsets) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(r[i], v[16 + i]);
 }
 
+// Writes past Dawn's 4 MB staging ring take the surface's reused upload buffer: back-to-back
+// writes to two buffers and to an offset must each land whole, the second waiting for the first.
+TEST(GpuContext, LargeWritesThroughTheUploadBufferLandWholeAndInOrder) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  const uint64_t words = (5u << 20) / 4 + 3;  // 5 MB and 12 bytes
+  Buffer a = ctx->create_buffer(words * 4, BufferKind::Storage, "big_a");
+  Buffer b = ctx->create_buffer(words * 4 + 256, BufferKind::Storage, "big_b");
+  std::vector<uint32_t> va(words), vb(words);
+  for (uint64_t i = 0; i < words; ++i) va[i] = static_cast<uint32_t>(i * 2654435761u), vb[i] = ~va[i];
+  for (int round = 0; round < 2; ++round) {
+    ctx->write(a, 0, va.data(), words * 4);
+    ctx->write(b, 256, vb.data(), words * 4);
+    std::vector<uint32_t> ra(words), rb(words);
+    ctx->read(a, 0, ra.data(), words * 4);
+    ctx->read(b, 256, rb.data(), words * 4);
+    EXPECT_EQ(ra, va);
+    EXPECT_EQ(rb, vb);
+    for (auto& x : va) x ^= 0x5a5a5a5au;  // new contents through the same upload buffer
+  }
+}
+
 TEST(GpuContext, TimestampsMeasureEachDispatchWhenSupported) {
   ETW_REQUIRE_GPU();
   auto ctx = Context::get();

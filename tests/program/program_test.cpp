@@ -186,6 +186,35 @@ TEST(Program, SteadyStateRunsCreateNoBufferPipelineOrBindGroup) {
   EXPECT_EQ(model->gpu_bytes(), bytes);
 }
 
+TEST(Program, RunIntoReusesMatchingOutputStorageAndReplacesTheRest) {
+  ETW_REQUIRE_GPU();
+  GraphBuilder g;
+  auto x = g.input(DType::Float32, {4, 8, 8}, /*dynamic=*/true);
+  auto y = g.tensor(DType::Float32, {4, 8, 8});
+  g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), y});
+  auto z = g.tensor(DType::Float32, {4, 8, 8});
+  g.op("aten.mul.Tensor", {y, x, z});
+  g.output(z);
+  auto model = Model::load_bytes(g.serialize());
+  auto in1 = random_f32({4, 8, 8}, 1), in2 = random_f32({4, 8, 8}, 2), in3 = random_f32({4, 5, 8}, 3);
+  std::vector<HostTensor> outs;
+  model->run_into({in1}, outs);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].data, model->run({in1})[0].data);
+  const uint8_t* storage = outs[0].data.data();
+  model->run_into({in2}, outs);  // same shape: overwritten in place
+  EXPECT_EQ(outs[0].data.data(), storage);
+  EXPECT_EQ(outs[0].data, model->run({in2})[0].data);
+  model->run_into({in3}, outs);  // a smaller dynamic shape: replaced, never a stale tail
+  EXPECT_EQ(outs[0].shape, (std::vector<int64_t>{4, 5, 8}));
+  EXPECT_EQ(outs[0].data, model->run({in3})[0].data);
+  std::vector<HostTensor> wrong(3, HostTensor(DType::Int32, {4, 8, 8}));  // wrong count and dtype
+  model->run_into({in1}, wrong);
+  ASSERT_EQ(wrong.size(), 1u);
+  EXPECT_EQ(wrong[0].dtype, DType::Float32);
+  EXPECT_EQ(wrong[0].data, model->run({in1})[0].data);
+}
+
 }  // namespace
 
 namespace {
