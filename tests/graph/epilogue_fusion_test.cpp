@@ -79,15 +79,16 @@ struct ConvResidual {
   int64_t C;
   int64_t groups;
   bool transposed;
+  int64_t W;  // 8 x W images
   HostTensor x, w, bias, r;
-  ConvResidual(int64_t c, int64_t groups, bool transposed)
-      : C(c), groups(groups), transposed(transposed), x(random_f32({1, c, 8, 8}, 4)),
+  ConvResidual(int64_t c, int64_t groups, bool transposed, int64_t width = 8)
+      : C(c), groups(groups), transposed(transposed), W(width), x(random_f32({1, c, 8, width}, 4)),
         w(random_f32(transposed ? std::vector<int64_t>{c, c / groups, 3, 3} : std::vector<int64_t>{c, c / groups, 3, 3},
                      5, -0.2f, 0.2f)),
-        bias(random_f32({c, 1, 1}, 6)), r(random_f32({1, c, 8, 8}, 7)) {}
+        bias(random_f32({c, 1, 1}, 6)), r(random_f32({1, c, 8, width}, 7)) {}
   void build(OpGraph& g) const {
-    auto t = [&] { return g.tensor(DType::Float32, {1, C, 8, 8}); };
-    Id cv = t(), a1 = t(), a2 = t(), o = g.output(DType::Float32, {1, C, 8, 8});
+    auto t = [&] { return g.tensor(DType::Float32, {1, C, 8, W}); };
+    Id cv = t(), a1 = t(), a2 = t(), o = g.output(DType::Float32, {1, C, 8, W});
     Id xi = g.input(x), ri = g.input(r);
     conv_call(g, xi, g.constant(w), g.gb.null(), {1, 1}, {1, 1}, groups, transposed, cv);
     g.gb.op("aten.add.Tensor", {cv, g.constant(bias), g.gb.int_(1), a1});
@@ -100,7 +101,7 @@ struct ConvResidual {
     a.groups = groups;
     a.transposed = transposed;
     auto bv = f64(bias), rv = f64(r);
-    size_t hw = 64;
+    size_t hw = static_cast<size_t>(8 * W);
     return map_ref(ref::conv(x, w, nullptr, a), [&](double v, size_t i) { return relu(v + bv[i / hw % C] + rv[i]); });
   }
 };
@@ -112,14 +113,17 @@ TEST(EpilogueFusion, ConvBiasResidualReluOnEveryConvRoute) {
     bool transposed;
     const char* route;
     const char* variant;
+    int64_t width = 8;  // 7: the large-tile convs' per-column loader (OW % 4 != 0)
   } cases[] = {{16, 1, false, "gemm", "conv_gemm"},
-               {64, 1, false, "gemm_large", "conv_gemm_128x128"},
-               {64, 1, false, "gemm_large_m64", "conv_gemm_64x128"},
+               {64, 1, false, "gemm_large", "conv_gemm_128x128_row4"},
+               {64, 1, false, "gemm_large_m64", "conv_gemm_64x128_row4"},
+               {64, 1, false, "gemm_large", "conv_gemm_128x128", 7},
+               {64, 1, false, "gemm_large_m64", "conv_gemm_64x128", 7},
                {16, 16, false, "", "conv_direct"},
                {16, 4, false, "", "conv_direct_vec4"},
                {8, 1, true, "", "conv_transpose"}};
   for (const auto& k : cases) {
-    ConvResidual c(k.C, k.groups, k.transposed);
+    ConvResidual c(k.C, k.groups, k.transposed, k.width);
     auto build = [&](OpGraph& g) { c.build(g); };
     std::map<std::string, std::string> routes;
     if (*k.route) routes["conv"] = k.route;

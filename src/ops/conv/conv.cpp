@@ -182,7 +182,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
-  // 0 / 1: the large-tile one unaligned / aligned, 2: split-K, 3: direct) on which grid.
+  // 0 / 1: the large-tile one unaligned / aligned, +4 when OW % 4 == 0 (ROW4), 2: split-K,
+  // 3: direct) on which grid.
   struct Run {
     Params p{};
     std::vector<int64_t> od;
@@ -234,7 +235,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
       uint32_t bm = 16u * static_cast<uint32_t>(large_tm);
       run->sel = -1;
       if (large_tm && (gemm_force || ceil_div(p.N, 128) * ceil_div(p.OC, bm) >= kLargeMinTiles))
-        run->sel = (p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0;
+        run->sel = ((p.OC % bm == 0 && p.N % 128 == 0 && p.K % 8 == 0) ? 1 : 0) + (p.OW % 4 == 0 ? 4 : 0);
       run->gemm = kernel::Groups::grid(run->sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128),
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
@@ -287,12 +288,15 @@ void build_conv(OpContext& oc, bool with_clamp) {
                .variant("conv_splitk_reduce"));
   }
   if (route == Route::Gemm) {
-    for (int sel = -1; sel < (large_tm ? 2 : 0); ++sel) {
+    for (int sel : {-1, 0, 1, 4, 5}) {
+      if (sel >= 0 && !large_tm) break;
       kernel::Kernel k = conv_kernel(sel < 0 ? "conv_gemm" : "conv_gemm_large");
       std::string name = "conv_gemm";
       if (sel >= 0) {
-        k.constant("TM", large_tm).constant("ALIGNED", sel).constant("KHC", double(c.KH)).constant("KWC", double(c.KW));
-        name = std::string(large_tm == 8 ? "conv_gemm_128x128" : "conv_gemm_64x128") + (sel ? "_aligned" : "");
+        k.constant("TM", large_tm).constant("ALIGNED", sel & 1).constant("ROW4", sel >> 2);
+        k.constant("KHC", double(c.KH)).constant("KWC", double(c.KW));
+        name = std::string(large_tm == 8 ? "conv_gemm_128x128" : "conv_gemm_64x128") + (sel & 1 ? "_aligned" : "") +
+               (sel & 4 ? "_row4" : "");
       }
       oc.add(k.when([run, sel](const kernel::Live&) { return run->sel == sel; })
                  .groups([run](const kernel::Live&) { return run->gemm; })

@@ -322,12 +322,14 @@ TEST(OpConv, LargeTileGemmMatchesSmallTileOnOddEdgesStridePaddingDilation) {
   c2.dilation = {2, 3};
   expect_conv(x2, w2, nullptr, c2, "gemm_large", "conv_gemm_128x128");
   expect_conv(x2, w2, nullptr, c2, "gemm_large_m64", "conv_gemm_64x128");
-  // RGB stem (K = 27) and 1x1 (K = IC) kernels.
+  // RGB stem (K = 27) and 1x1 (K = IC) kernels. The stem's OW = 12: column quads along output
+  // rows (ROW4), stride 2, over N = 120 (a partial tile) and K % 8 != 0.
   auto x3 = random_f32({1, 3, 19, 23}, 65), w3 = random_f32({32, 3, 3, 3}, 66);
   Conv c3;
   c3.stride = {2, 2};
   c3.padding = {1, 1};
-  expect_conv(x3, w3, nullptr, c3, "gemm_large", "conv_gemm_128x128");
+  expect_conv(x3, w3, nullptr, c3, "gemm_large", "conv_gemm_128x128_row4");
+  expect_conv(x3, w3, nullptr, c3, "gemm_large_m64", "conv_gemm_64x128_row4");
   auto w4 = random_f32({48, 3, 1, 1}, 67);
   expect_conv(x3, w4, nullptr, Conv{}, "gemm_large_m64", "conv_gemm_64x128");
 }
@@ -338,17 +340,20 @@ TEST(OpConv, LargeTileGemmAlignedVariantAndDefaultRouting) {
   auto x = random_f32({1, 8, 16, 8}, 68), w = random_f32({64, 8, 3, 3}, 69), b = random_f32({64}, 70);
   Conv c;
   c.padding = {1, 1};
-  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned");
-  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128");  // OC 64 < 128: edge checks
+  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned_row4");
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128_row4");  // OC 64 < 128: edge checks
+  // OW = 6 (not a multiple of 4): whole tiles (N = 64 * 6 = 384) with the per-column loader.
+  auto xa = random_f32({1, 8, 64, 6}, 84);
+  expect_conv(xa, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned");
   expect_conv(x, w, &b, c, "gemm", "conv_gemm");                 // 1 tile: too small for large tiles
   expect_conv(x, w, &b, c, "", "conv_direct_vec4");              // and K = 72: direct by default
   // 128 x 128 output = 128 column tiles: the default route takes the large kernel (64 rows for OC 64).
   auto xl = random_f32({1, 8, 128, 128}, 71), wl = random_f32({64, 8, 3, 3}, 72), bl = random_f32({64}, 73);
-  expect_conv(xl, wl, &bl, c, "", "conv_gemm_64x128_aligned");
+  expect_conv(xl, wl, &bl, c, "", "conv_gemm_64x128_aligned_row4");
   // OC 32 takes 64x128 tiles too (the H200 ran 32->32 at 128x128 in 0.048 ms, 0.054 on 64x64
   // tiles), unaligned: half of each tile's rows are past OC.
   auto ws = random_f32({32, 8, 3, 3}, 74);
-  expect_conv(xl, ws, nullptr, c, "", "conv_gemm_64x128");
+  expect_conv(xl, ws, nullptr, c, "", "conv_gemm_64x128_row4");
 }
 
 TEST(OpConv, LargeTileGemm128AlignedVariantWhenEveryTileIsWhole) {
@@ -357,10 +362,13 @@ TEST(OpConv, LargeTileGemm128AlignedVariantWhenEveryTileIsWhole) {
   auto x = random_f32({1, 8, 16, 8}, 75), w = random_f32({128, 8, 3, 3}, 76), b = random_f32({128}, 77);
   Conv c;
   c.padding = {1, 1};
-  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128_aligned");
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128_aligned_row4");
   // Same shapes with OC 130: the unaligned 128x128 kernel with a 2-row second tile.
   auto w2 = random_f32({130, 8, 3, 3}, 78);
-  expect_conv(x, w2, nullptr, c, "gemm_large", "conv_gemm_128x128");
+  expect_conv(x, w2, nullptr, c, "gemm_large", "conv_gemm_128x128_row4");
+  // OW = 6: whole tiles (N = 384) with the per-column loader.
+  auto xa = random_f32({1, 8, 64, 6}, 85);
+  expect_conv(xa, w, &b, c, "gemm_large", "conv_gemm_128x128_aligned");
 }
 
 TEST(OpConv, LargeTileGemmClampConv1dAndDynamicRerun) {
@@ -371,8 +379,11 @@ TEST(OpConv, LargeTileGemmClampConv1dAndDynamicRerun) {
   c.padding = {1, 1};
   c.cmin = -0.25;
   c.cmax = 0.5;
-  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128");
-  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128");
+  expect_conv(x, w, &b, c, "gemm_large", "conv_gemm_128x128_row4");
+  expect_conv(x, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_row4");
+  auto x9 = random_f32({1, 4, 8, 9}, 87, -2.f, 2.f);  // OW = 9: the per-column loader
+  expect_conv(x9, w, &b, c, "gemm_large", "conv_gemm_128x128");
+  expect_conv(x9, w, &b, c, "gemm_large_m64", "conv_gemm_64x128");
   auto x1 = random_f32({2, 6, 150}, 78), w1 = random_f32({66, 6, 5}, 79), b1 = random_f32({66}, 80);
   Conv c1;
   c1.stride = {1};
@@ -381,7 +392,11 @@ TEST(OpConv, LargeTileGemmClampConv1dAndDynamicRerun) {
   c1.output_padding = {0};
   expect_conv(x1, w1, &b1, c1, "gemm_large_m64", "conv_gemm_64x128");
   expect_conv(x1, w1, &b1, c1, "gemm", "conv_gemm");
-  // Dynamic spatial size on the large kernel: aligned at the bound (N = 16 * 16 = 256), edges after.
+  // Conv1d with OW = 152 over 2 batches: quads never straddle a batch.
+  auto x1q = random_f32({2, 6, 152}, 86);
+  expect_conv(x1q, w1, &b1, c1, "gemm_large_m64", "conv_gemm_64x128_row4");
+  // Dynamic spatial size on the large kernel: aligned with quads at the bound (N = 16 * 16 = 256),
+  // edges and the per-column loader after (OW = 7).
   auto wd = random_f32({64, 3, 3, 3}, 81);
   Conv cd;
   cd.padding = {1, 1};
