@@ -6,7 +6,8 @@
 #      PyTorch eager and a PyTorch CUDA graph, then the public fixtures (ours / upstream);
 #   2. the Llama-1B export decoded by `etwebgpu generate`, its per-op bench, and PyTorch eager /
 #      CUDA graph on the same module (bench/llm/torch_decode.py);
-#   3. kernel microbenchmarks, one process per case, with the GPU clock sampled meanwhile, then
+#   3. kernel microbenchmarks, all in one process (the microbench brings the GPU to its working
+#      clock before each case: --warm-ms), with the GPU clock sampled meanwhile, then
 #      bench/route_sweep.sh (model shapes under every route, for the route thresholds);
 #   4. conformance at fp32.
 # Results: $OUT/session.tgz.
@@ -37,10 +38,8 @@ say "llm torch done"
 
 nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv -lms 50 > $R/clocks.csv 2>&1 &
 SMI=$!
-for c in gemm_2048 conv3x3_64 sdpa_1x8x1024x64 gemv_4096 dispatch_chain_512 small_cnn gemm_4096 add gemm_1024; do
-  it=20; case $c in gemm_4096|add) it=5 ;; esac
-  echo "$(date +%H:%M:%S.%N | cut -c1-12) $(timeout 60 ./devbin/etwebgpu_microbench --case $c --iters $it | tail -1)"
-done > $R/micro.txt 2>&1
+timeout 120 ./devbin/etwebgpu_microbench --iters 20 $(for c in gemm_2048 conv3x3_64 sdpa_1x8x1024x64 gemv_4096 \
+  dispatch_chain_512 small_cnn gemm_4096 add gemm_1024; do echo --case $c; done) > $R/micro.txt 2>&1
 kill $SMI
 say "micro done"
 timeout 60 bash bench/route_sweep.sh > $R/route_sweep.txt 2>&1
