@@ -3,7 +3,9 @@
 // queries, median) and effective GB/s or GFLOP/s. With --out DIR it also writes, per case,
 // meta.json, the inputs/weights and our output as .npy, so bench/compare_torch.py can rebuild the
 // case in PyTorch, time it in the same command and check both give the same numbers.
-// Wall time (upload + run + read back) is measured on runs without timestamp queries.
+// Wall time (upload + run + read back) is measured on runs without timestamp queries. Before each
+// case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500),
+// so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
 // lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D: a linear, same-padded conv or attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
