@@ -128,8 +128,8 @@ class Context {
   static Command copy(const Buffer& src, uint64_t src_off, const Buffer& dst, uint64_t dst_off, uint64_t size);
   static Command clear(const Buffer& dst, uint64_t off, uint64_t size);
 
-  // Submits everything at once and waits; with `durations_ns` and timestamp support, fills the
-  // GPU time of each dispatch (0 for others).
+  // Submits (natively in parts, see ewgpu_submit) and waits; with `durations_ns` and timestamp
+  // support, fills the GPU time of each dispatch (0 for others).
   // `reads` regions are copied to host memory at the end of the same submit.
   struct Read { const Buffer* buffer; uint64_t offset; uint64_t size; void* dst; };
   void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr,

@@ -784,6 +784,25 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   if (!check_device(err, n, "submitting work")) return 1;
   if (timestamps && !s.has_timestamps) { set_err(err, n, "timestamp queries are not supported by this device"); return 1; }
+  // Every command is checked before any is encoded: the run goes to the queue in parts (below), and
+  // a bad command must not leave part of it done.
+  for (size_t i = 0; i < count; ++i) {
+    const EwCommand& c = cmds[i];
+    if (c.kind == EW_CMD_DISPATCH) {
+      if (!s.pipelines.get(c.pipeline) || !s.bind_groups.get(c.bind_group)) {
+        set_err(err, n, "dispatch names an unknown pipeline or bind group");
+        return 1;
+      }
+    } else if (c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) {
+      if (!s.buffers.get(c.dst) || (c.kind == EW_CMD_COPY && !s.buffers.get(c.src))) {
+        set_err(err, n, "copy names an unknown buffer");
+        return 1;
+      }
+    } else {
+      set_err(err, n, "unknown command kind " + std::to_string(c.kind));
+      return 1;
+    }
+  }
   // Timed runs: each dispatch is its own pass with begin/end timestamps (4096 queries per set).
   constexpr uint32_t kMaxTimed = 2048;
   WGPUQuerySet qs = nullptr;
@@ -828,13 +847,25 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
       pass = nullptr;
     }
   };
-  bool bad = false;
-  for (size_t i = 0; i < count && !bad; ++i) {
+  // The commands go to the queue in parts of 8, 16, 32, ... so the GPU starts on the first while
+  // the rest are encoded; with one submit at the end it sat idle while Dawn encoded the whole run
+  // (H200, wall per run: MobileNetV3-small 1.12-1.13 -> 0.86-0.87 ms, ViT-tiny 1.77-1.81 ->
+  // 1.46-1.49, Whisper encoder 3.18-3.24 -> 3.08-3.10; docs/PERFORMANCE.md).
+  size_t part = 8, in_part = 0;
+  for (size_t i = 0; i < count; ++i) {
     const EwCommand& c = cmds[i];
+    if (in_part == part) {
+      end_pass();
+      WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, nullptr);
+      wgpuCommandEncoderRelease(enc);
+      wgpuQueueSubmit(s.queue, 1, &cb);
+      wgpuCommandBufferRelease(cb);
+      enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+      in_part = 0;
+      part *= 2;
+    }
+    ++in_part;
     if (c.kind == EW_CMD_DISPATCH) {
-      WGPUComputePipeline p = s.pipelines.get(c.pipeline);
-      WGPUBindGroup bg = s.bind_groups.get(c.bind_group);
-      if (!p || !bg) { set_err(err, n, "dispatch names an unknown pipeline or bind group"); bad = true; break; }
       bool is_timed = qs && next_timed < timed.size() && timed[next_timed] == i;
       if (is_timed) {
         end_pass();
@@ -849,20 +880,17 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
       } else if (!pass) {
         pass = wgpuCommandEncoderBeginComputePass(enc, nullptr);
       }
-      wgpuComputePassEncoderSetPipeline(pass, p);
-      wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+      wgpuComputePassEncoderSetPipeline(pass, s.pipelines.get(c.pipeline));
+      wgpuComputePassEncoderSetBindGroup(pass, 0, s.bind_groups.get(c.bind_group), 0, nullptr);
       wgpuComputePassEncoderDispatchWorkgroups(pass, c.groups_x, c.groups_y, c.groups_z);
       if (is_timed) end_pass();
-    } else if (c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) {
+    } else {
       end_pass();
       WGPUBuffer dst = s.buffers.get(c.dst);
-      WGPUBuffer src = c.kind == EW_CMD_COPY ? s.buffers.get(c.src) : nullptr;
-      if (!dst || (c.kind == EW_CMD_COPY && !src)) { set_err(err, n, "copy names an unknown buffer"); bad = true; break; }
-      if (c.kind == EW_CMD_COPY) wgpuCommandEncoderCopyBufferToBuffer(enc, src, c.src_offset, dst, c.dst_offset, c.size);
-      else wgpuCommandEncoderClearBuffer(enc, dst, c.dst_offset, c.size);
-    } else {
-      set_err(err, n, "unknown command kind " + std::to_string(c.kind));
-      bad = true;
+      if (c.kind == EW_CMD_COPY)
+        wgpuCommandEncoderCopyBufferToBuffer(enc, s.buffers.get(c.src), c.src_offset, dst, c.dst_offset, c.size);
+      else
+        wgpuCommandEncoderClearBuffer(enc, dst, c.dst_offset, c.size);
     }
   }
   end_pass();
@@ -878,11 +906,6 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
     if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
     if (resolve) { wgpuBufferDestroy(resolve); wgpuBufferRelease(resolve); }
   };
-  if (bad) {
-    wgpuCommandEncoderRelease(enc);
-    cleanup();
-    return 1;
-  }
   if (!submit_and_wait(enc, err, n, "running GPU work")) { cleanup(); return 1; }
   if (durations) for (size_t i = 0; i < count; ++i) durations[i] = 0;
   bool ok = true;

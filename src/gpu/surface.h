@@ -69,7 +69,9 @@ void ewgpu_bind_group_destroy(uint32_t bind_group);
 // A region of a storage buffer copied to host memory at the end of a submit.
 struct EwRead { uint32_t buffer; uint64_t offset; uint64_t size; void* dst; };
 
-// Records all commands into one encoder, submits once and waits for completion. With
+// Records the commands and submits them (natively in parts of growing size, so the GPU starts
+// while later commands are encoded), then waits for completion. Every command is checked before
+// any is submitted: an unknown handle or kind fails the whole call. With
 // `timestamps` != 0 (requires has_timestamp_query) every dispatch gets its own compute pass with
 // begin/end timestamps and their nanosecond difference is written to durations_ns[i] for the
 // i-th command (0 for non-dispatch commands).

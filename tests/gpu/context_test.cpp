@@ -184,4 +184,64 @@ TEST(GpuContext, TimestampsMeasureEachDispatchWhenSupported) {
   EXPECT_EQ(d[1], 0u);
 }
 
+const char* kIncrement = R"(
+@group(0) @binding(0) var<storage, read_write> O: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x < arrayLength(&O)) { O[gid.x] = O[gid.x] * 3u + 1u; }
+}
+)";
+
+// A run goes to the queue in parts of 8, 16, 32, ... commands: 61 dependent dispatches (with a
+// clear and a copy among them) still run in order, each once, with a timestamp each, and the
+// read-back sees the last.
+TEST(GpuContext, RunsSubmittedInPartsKeepOrderAcrossParts) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  Buffer o = ctx->create_buffer(256, BufferKind::Storage, "chain");
+  Buffer c = ctx->create_buffer(256, BufferKind::Storage, "chain_copy");
+  const Pipeline& p = ctx->pipeline_from_source(kIncrement, "main", {}, "chain");
+  BindGroup bg = ctx->bind_group(p, {{0, &o}});
+  std::vector<Command> cmds{Context::clear(o, 0, 256)};
+  uint32_t want = 0;
+  for (int i = 0; i < 60; ++i) {
+    if (i == 23) cmds.push_back(Context::copy(o, 0, c, 0, 256));  // in the second part
+    cmds.push_back(ctx->dispatch(p, bg, Grid{1, 1, 1}));
+    want = want * 3u + 1u;
+  }
+  uint32_t at23 = 0;
+  for (int i = 0; i < 23; ++i) at23 = at23 * 3u + 1u;
+  std::vector<uint32_t> got(64), copied(64);
+  bool timed = ctx->info().timestamp_query;
+  std::vector<uint64_t> d;
+  ctx->submit(cmds, timed ? &d : nullptr, {{&o, 0, 256, got.data()}, {&c, 0, 256, copied.data()}});
+  for (uint32_t v : got) EXPECT_EQ(v, want);
+  for (uint32_t v : copied) EXPECT_EQ(v, at23);
+  if (timed) {
+    ASSERT_EQ(d.size(), cmds.size());
+    size_t measured = 0;
+    for (size_t i = 0; i < cmds.size(); ++i) measured += d[i] > 0;
+    EXPECT_GE(measured, 50u);  // a one-workgroup kernel may round to 0 ns on a coarse clock
+  }
+}
+
+// A bad command anywhere fails the whole call before any part is submitted.
+TEST(GpuContext, BadCommandLateInARunFailsBeforeAnyPartRuns) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  Buffer o = ctx->create_buffer(256, BufferKind::Storage, "bad_chain");
+  const Pipeline& p = ctx->pipeline_from_source(kIncrement, "main", {}, "bad_chain");
+  BindGroup bg = ctx->bind_group(p, {{0, &o}});
+  ctx->submit({Context::clear(o, 0, 256)});
+  std::vector<Command> cmds;
+  for (int i = 0; i < 40; ++i) cmds.push_back(ctx->dispatch(p, bg, Grid{1, 1, 1}));
+  Command bad = cmds.back();
+  bad.bind_group = 0xfffff;  // no such bind group
+  cmds.push_back(bad);
+  EXPECT_THROW(ctx->submit(cmds), Error);
+  std::vector<uint32_t> got(64, 7);
+  ctx->read(o, 0, got.data(), 256);
+  for (uint32_t v : got) EXPECT_EQ(v, 0u) << "a part ran before the bad command was seen";
+}
+
 }  // namespace
