@@ -4,8 +4,8 @@
 // meta.json, the inputs/weights and our output as .npy, so bench/compare_torch.py can rebuild the
 // case in PyTorch, time it in the same command and check both give the same numbers.
 // Wall time (upload + run + read back) is measured on runs without timestamp queries. Before each
-// case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500),
-// so every case is timed at the GPU's working clock wherever it runs in the process.
+// case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500;
+// 0 with --small), so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
 // lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D: a linear, same-padded conv or attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
                                     "sdpa_1x8x32x4096", "small_cnn"};
   std::string out_dir;
   int iters = 20;
-  double warm_ms = 500;
+  double warm_ms = -1;  // default: 500, none with --small (CI-sized cases on a CPU adapter)
   bool small = false;
   std::vector<std::string> only;
   std::map<std::string, std::string> force;  // LoadOptions::force_route, e.g. matmul=large_m64
@@ -345,6 +345,7 @@ int main(int argc, char** argv) {
   std::printf("adapter: %s\n", device_info().summary.c_str());
   std::printf("%-22s %12s %12s %12s %12s  %s\n", "case", "GPU ms", "wall ms", "GFLOP/s", "GB/s", "kernels");
   int rc = 0;
+  if (warm_ms < 0) warm_ms = small ? 0 : 500;
   std::unique_ptr<Model> warm = warm_ms > 0 ? make_warm_model() : nullptr;
   for (auto& name : cases) {
     try {
