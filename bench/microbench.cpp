@@ -284,9 +284,10 @@ Case make_case(const std::string& name, bool small) {
 
 // A compute-bound graph with a tiny input and output (a chain of eight 2048^3 products of
 // constants, about 4 ms on the H200 against 0.07 ms of host work per run).
+constexpr int64_t kWarmN = 2048;
 std::unique_ptr<Model> make_warm_model() {
   GraphBuilder g;
-  const int64_t n = 2048;
+  const int64_t n = kWarmN;
   float sc = std::sqrt(3.f / n);  // keeps the chain's values near 1
   Id a = g.constant_f32({n, n}, vec(rnd({n, n}, 7, sc))), b = g.constant_f32({n, n}, vec(rnd({n, n}, 8, sc)));
   Id z = a;
@@ -308,7 +309,7 @@ std::unique_ptr<Model> make_warm_model() {
 // back only under sustained load. Without this, a case's figures would depend on what ran before
 // it in the process (docs/PERFORMANCE.md, "Long-lived processes").
 void warm_gpu(Model& warm, double ms) {
-  std::vector<HostTensor> in{rnd({1, 2048}, 9)}, out;
+  std::vector<HostTensor> in{rnd({1, kWarmN}, 9)}, out;
   auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < ms)
     warm.run_into(in, out);

@@ -304,12 +304,17 @@ void on_map(WGPUEnum status, WGPUStringView msg, void* u1, void* u2) {
 }
 void on_done(WGPUEnum status, WGPUStringView msg, void* u1, void*) { *static_cast<WGPUEnum*>(u1) = status; }
 
-bool submit_and_wait(WGPUCommandEncoder enc, char* err, size_t n, const char* what) {
-  State& s = S();
+// Finishes `enc` (releasing it) and submits it, without waiting.
+void submit(WGPUCommandEncoder enc) {
   WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, nullptr);
   wgpuCommandEncoderRelease(enc);
-  wgpuQueueSubmit(s.queue, 1, &cb);
+  wgpuQueueSubmit(S().queue, 1, &cb);
   wgpuCommandBufferRelease(cb);
+}
+
+bool submit_and_wait(WGPUCommandEncoder enc, char* err, size_t n, const char* what) {
+  State& s = S();
+  submit(enc);
   WGPUEnum done = 0;
   WGPUQueueWorkDoneCallbackInfo info{};
   info.mode = WGPUCallbackMode_WaitAnyOnly;
@@ -355,10 +360,9 @@ void copy_mapped(void* dst, const void* src, uint64_t size) {
   std::memcpy(dst, src, size);
 }
 
-// Maps the first `size` bytes of the staging buffer and hands them to `use`.
-template <class F>
-bool map_staging(uint64_t size, char* err, size_t n, F&& use) {
-  State& s = S();
+// Maps the first `size` bytes (a multiple of 4) of one of the surface's host buffers, named `what`
+// in errors ("read-back buffer", "upload buffer"); nullptr after writing the error.
+void* map_host_buffer(WGPUBuffer b, WGPUMapMode mode, uint64_t size, const std::string& what, char* err, size_t n) {
   WGPUEnum status = 0;
   std::string msg;
   WGPUBufferMapCallbackInfo cb{};
@@ -366,19 +370,26 @@ bool map_staging(uint64_t size, char* err, size_t n, F&& use) {
   cb.callback = on_map;
   cb.userdata1 = &status;
   cb.userdata2 = &msg;
-  uint64_t map_size = (size + 3) & ~uint64_t(3);
-  if (!wait(wgpuBufferMapAsync(s.staging, WGPUMapMode_Read, 0, map_size, cb), err, n, "mapping read-back buffer"))
-    return false;
+  if (!wait(wgpuBufferMapAsync(b, mode, 0, size, cb), err, n, ("mapping " + what).c_str())) return nullptr;
   if (status != WGPUMapAsyncStatus_Success) {
-    set_err(err, n, "mapping read-back buffer failed: " + msg);
-    return false;
+    set_err(err, n, "mapping " + what + " failed: " + msg);
+    return nullptr;
   }
-  const void* p = wgpuBufferGetConstMappedRange(s.staging, 0, map_size);
+  void* p = mode == WGPUMapMode_Write ? wgpuBufferGetMappedRange(b, 0, size)
+                                      : const_cast<void*>(wgpuBufferGetConstMappedRange(b, 0, size));
   if (!p) {
-    wgpuBufferUnmap(s.staging);
-    set_err(err, n, "read-back buffer mapped range unavailable");
-    return false;
+    wgpuBufferUnmap(b);
+    set_err(err, n, what + " mapped range unavailable");
   }
+  return p;
+}
+
+// Maps the first `size` bytes of the staging buffer and hands them to `use`.
+template <class F>
+bool map_staging(uint64_t size, char* err, size_t n, F&& use) {
+  State& s = S();
+  const void* p = map_host_buffer(s.staging, WGPUMapMode_Read, (size + 3) & ~uint64_t(3), "read-back buffer", err, n);
+  if (!p) return false;
   use(static_cast<const uint8_t*>(p));
   wgpuBufferUnmap(s.staging);
   return true;
@@ -660,32 +671,13 @@ int ewgpu_buffer_write(uint32_t h, uint64_t offset, const void* data, uint64_t s
   if (!ensure_host_buffer(s.upload, s.upload_size, size, WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc,
                           "etwebgpu.upload", "creating upload buffer", err, n))
     return 1;
-  WGPUEnum status = 0;
-  std::string msg;
-  WGPUBufferMapCallbackInfo cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = on_map;
-  cb.userdata1 = &status;
-  cb.userdata2 = &msg;
-  if (!wait(wgpuBufferMapAsync(s.upload, WGPUMapMode_Write, 0, size, cb), err, n, "mapping upload buffer")) return 1;
-  if (status != WGPUMapAsyncStatus_Success) {
-    set_err(err, n, "mapping upload buffer failed: " + msg);
-    return 1;
-  }
-  void* p = wgpuBufferGetMappedRange(s.upload, 0, size);
-  if (!p) {
-    wgpuBufferUnmap(s.upload);
-    set_err(err, n, "upload buffer mapped range unavailable");
-    return 1;
-  }
+  void* p = map_host_buffer(s.upload, WGPUMapMode_Write, size, "upload buffer", err, n);
+  if (!p) return 1;
   std::memcpy(p, data, size);
   wgpuBufferUnmap(s.upload);
   WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
   wgpuCommandEncoderCopyBufferToBuffer(enc, s.upload, 0, b, offset, size);
-  WGPUCommandBuffer cmd = wgpuCommandEncoderFinish(enc, nullptr);
-  wgpuCommandEncoderRelease(enc);
-  wgpuQueueSubmit(s.queue, 1, &cmd);
-  wgpuCommandBufferRelease(cmd);
+  submit(enc);
   return check_device(err, n, "writing buffer") ? 0 : 1;
 }
 
@@ -856,10 +848,7 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
     const EwCommand& c = cmds[i];
     if (in_part == part) {
       end_pass();
-      WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, nullptr);
-      wgpuCommandEncoderRelease(enc);
-      wgpuQueueSubmit(s.queue, 1, &cb);
-      wgpuCommandBufferRelease(cb);
+      submit(enc);
       enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
       in_part = 0;
       part *= 2;

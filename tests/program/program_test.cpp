@@ -161,19 +161,21 @@ TEST(Program, WrongInputCountDtypeAndShapeAreClearErrorsAndModelStaysUsable) {
 
 namespace {
 
+// softmax(x) * x over a dynamic [4, <=8, 8] input.
+std::vector<uint8_t> softmax_mul_model() {
+  GraphBuilder g;
+  auto x = g.input(DType::Float32, {4, 8, 8}, /*dynamic=*/true);
+  auto y = g.tensor(DType::Float32, {4, 8, 8});
+  g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), y});
+  auto z = g.tensor(DType::Float32, {4, 8, 8});
+  g.op("aten.mul.Tensor", {y, x, z});
+  g.output(z);
+  return g.serialize();
+}
+
 TEST(Program, SteadyStateRunsCreateNoBufferPipelineOrBindGroup) {
   ETW_REQUIRE_GPU();
-  auto em_model = [] {
-    GraphBuilder g;
-    auto x = g.input(DType::Float32, {4, 8, 8}, /*dynamic=*/true);
-    auto y = g.tensor(DType::Float32, {4, 8, 8});
-    g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), y});
-    auto z = g.tensor(DType::Float32, {4, 8, 8});
-    g.op("aten.mul.Tensor", {y, x, z});
-    g.output(z);
-    return g.serialize();
-  }();
-  auto model = Model::load_bytes(em_model);
+  auto model = Model::load_bytes(softmax_mul_model());
   auto ctx = gpu::Context::get();
   model->run({random_f32({4, 8, 8}, 1)});
   auto before = ctx->cache_stats();
@@ -188,14 +190,7 @@ TEST(Program, SteadyStateRunsCreateNoBufferPipelineOrBindGroup) {
 
 TEST(Program, RunIntoReusesMatchingOutputStorageAndReplacesTheRest) {
   ETW_REQUIRE_GPU();
-  GraphBuilder g;
-  auto x = g.input(DType::Float32, {4, 8, 8}, /*dynamic=*/true);
-  auto y = g.tensor(DType::Float32, {4, 8, 8});
-  g.op("aten._softmax.default", {x, g.int_(-1), g.boolean(false), y});
-  auto z = g.tensor(DType::Float32, {4, 8, 8});
-  g.op("aten.mul.Tensor", {y, x, z});
-  g.output(z);
-  auto model = Model::load_bytes(g.serialize());
+  auto model = Model::load_bytes(softmax_mul_model());
   auto in1 = random_f32({4, 8, 8}, 1), in2 = random_f32({4, 8, 8}, 2), in3 = random_f32({4, 5, 8}, 3);
   std::vector<HostTensor> outs;
   model->run_into({in1}, outs);
