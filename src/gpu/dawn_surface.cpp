@@ -395,9 +395,15 @@ bool map_staging(uint64_t size, char* err, size_t n, F&& use) {
   return true;
 }
 
-// Maps the staging buffer and copies `size` bytes out.
-bool read_staging(void* dst, uint64_t size, char* err, size_t n) {
-  return map_staging(size, err, n, [&](const uint8_t* p) { copy_mapped(dst, p, size); });
+// Submits `enc`, whose work ends by copying into the staging buffer, and hands the first `size`
+// bytes of it to `use`. The map completes once the submitted work has, so one wait serves both:
+// a work-done wait before the map cost one more round trip per run.
+template <class F>
+bool submit_and_read(WGPUCommandEncoder enc, uint64_t size, const char* what, char* err, size_t n, F&& use) {
+  submit(enc);
+  bool mapped = map_staging(size, err, n, std::forward<F>(use));
+  // A device error or loss during the work is the cause to report, also of a failed map.
+  return check_device(err, n, what) && mapped;
 }
 
 struct AdapterResult { WGPUEnum status = 0; WGPUAdapter adapter = nullptr; std::string message; };
@@ -691,8 +697,7 @@ int ewgpu_buffer_read(uint32_t h, uint64_t offset, void* dst, uint64_t size, cha
   if (!ensure_staging(copy, err, n)) return 1;
   WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
   wgpuCommandEncoderCopyBufferToBuffer(enc, b, offset, s.staging, 0, copy);
-  if (!submit_and_wait(enc, err, n, "reading buffer")) return 1;
-  return read_staging(dst, size, err, n) ? 0 : 1;
+  return submit_and_read(enc, copy, "reading buffer", err, n, [&](const uint8_t* p) { copy_mapped(dst, p, size); }) ? 0 : 1;
 }
 
 uint32_t ewgpu_pipeline_create(const char* wgsl, size_t wgsl_len, const char* entry, const EwConstant* constants,
@@ -891,27 +896,22 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
     wgpuCommandEncoderResolveQuerySet(enc, qs, 0, static_cast<uint32_t>(timed.size() * 2), resolve, 0);
     wgpuCommandEncoderCopyBufferToBuffer(enc, resolve, 0, s.staging, ts_at, timed.size() * 16);
   }
-  auto cleanup = [&] {
-    if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
-    if (resolve) { wgpuBufferDestroy(resolve); wgpuBufferRelease(resolve); }
-  };
-  if (!submit_and_wait(enc, err, n, "running GPU work")) { cleanup(); return 1; }
   if (durations) for (size_t i = 0; i < count; ++i) durations[i] = 0;
-  bool ok = true;
-  if (staging_need) {
-    // Straight from the mapped range into each destination: no intermediate host copy.
-    ok = map_staging(staging_need, err, n, [&](const uint8_t* host) {
-      for (size_t r = 0; r < n_reads; ++r)
-        if (reads[r].size) copy_mapped(reads[r].dst, host + read_at[r], reads[r].size);
-      if (qs && durations)
-        for (size_t k = 0; k < timed.size(); ++k) {
-          uint64_t t[2];
-          copy_mapped(t, host + ts_at + 16 * k, 16);
-          durations[timed[k]] = t[1] >= t[0] ? t[1] - t[0] : 0;
-        }
-    });
-  }
-  cleanup();
+  // Straight from the mapped range into each destination: no intermediate host copy.
+  auto copy_out = [&](const uint8_t* host) {
+    for (size_t r = 0; r < n_reads; ++r)
+      if (reads[r].size) copy_mapped(reads[r].dst, host + read_at[r], reads[r].size);
+    if (qs && durations)
+      for (size_t k = 0; k < timed.size(); ++k) {
+        uint64_t t[2];
+        copy_mapped(t, host + ts_at + 16 * k, 16);
+        durations[timed[k]] = t[1] >= t[0] ? t[1] - t[0] : 0;
+      }
+  };
+  bool ok = staging_need ? submit_and_read(enc, staging_need, "running GPU work", err, n, copy_out)
+                         : submit_and_wait(enc, err, n, "running GPU work");
+  if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
+  if (resolve) { wgpuBufferDestroy(resolve); wgpuBufferRelease(resolve); }
   return ok ? 0 : 1;
 }
 

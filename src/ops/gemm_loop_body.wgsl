@@ -8,14 +8,24 @@
   var r: Tile;
   if (nt > 0u) { r = load_tile(0u); }
   for (var t = 0u; t < nt; t = t + 1u) {
+#if NESTED_TILES
+    let buf = t % 2u;
+#else
     let buf = (t % 2u) * 256u;
+#endif
     stage_tile(buf, r);
     workgroupBarrier();
     if (t + 1u < nt) { r = load_tile(t + 1u); }
     for (var k = 0u; k < BK; k = k + 1u) {
+#if NESTED_TILES
+      let a0 = As[buf][k][ty];
+      let b0 = Bs[buf][k][tx];
+      let b1 = Bs[buf][k][tx + 16u];
+#else
       let a0 = As[buf + k * 32u + ty];
       let b0 = Bs[buf + k * 32u + tx];
       let b1 = Bs[buf + k * 32u + tx + 16u];
+#endif
       acc[0] = fma(vec4<f32>(a0.x), b0, acc[0]);
       acc[1] = fma(vec4<f32>(a0.x), b1, acc[1]);
       acc[2] = fma(vec4<f32>(a0.y), b0, acc[2]);
@@ -25,7 +35,11 @@
       acc[6] = fma(vec4<f32>(a0.w), b0, acc[6]);
       acc[7] = fma(vec4<f32>(a0.w), b1, acc[7]);
       if (TM == 8u) {
+#if NESTED_TILES
+        let a1 = As[buf][k][ty + 16u];
+#else
         let a1 = As[buf + k * 32u + ty + 16u];
+#endif
         acc[8] = fma(vec4<f32>(a1.x), b0, acc[8]);
         acc[9] = fma(vec4<f32>(a1.x), b1, acc[9]);
         acc[10] = fma(vec4<f32>(a1.y), b0, acc[10]);

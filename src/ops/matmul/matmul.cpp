@@ -276,7 +276,7 @@ void build_gemm(OpContext& oc, Spec s) {
     if (s.norm && rk.r != kVec4) continue;  // the norm forces the 64x64 vec4 routes
     kernel::Kernel k(rk.shader, rk.entry);
     k.constant("TRANS_B", s.trans_b ? 1.0 : 0.0).constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
-    if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0);
+    if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0).define("NESTED_TILES");
     if (vec4) k.define("VEC4");
     Route r = rk.r;
     k.input("A", s.a, vec4).input("B", s.b, vec4).input("BIAS", has_bias ? s.bias : -1).output("C", out);

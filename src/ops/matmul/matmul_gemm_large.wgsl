@@ -1,5 +1,6 @@
 // Large-tile GEMM: C[b] = alpha * A[b] @ op(B[b]) + beta * bias, for big problems, on the shared
-// large-tile core (gemm_core.wgsl: BM x 128 tiles, BM = 16 * TM, K staged 8 at a time).
+// large-tile core (gemm_core.wgsl: BM x 128 tiles, BM = 16 * TM, K staged 8 at a time), with its
+// nested tiles (matmul.cpp defines NESTED_TILES).
 // A is [M, K] row-major; TRANS_B = 1: B is stored [N, K] (linear weight), else [K, N]. A and B are
 // vec4 arrays: needs K % 4 == 0 (and N % 4 == 0 for a [K, N] B) so every vec4 load is whole.
 // ALIGNED = 1 (M % BM == 0, N % 128 == 0, K % 8 == 0) drops every bounds check.
@@ -42,7 +43,7 @@ fn stage_tile(buf: u32, r: Tile) {
   if (TRANS_B == 1u) {
     stage_b(buf, g_ar, g_aq, r.b);
   } else {
-    Bs[buf + g_lid] = r.b;
+    Bs[buf][g_lid / 32u][g_lid % 32u] = r.b;
   }
 }
 
