@@ -4,8 +4,11 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <set>
+
+#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
@@ -142,6 +145,38 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
   for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
   for (const auto& st : ir.state) pinned.insert(st.value_id);
 
+  // A permute of float storage whose output has one reader besides it: when that reader is a
+  // member, the group reads the permute's input through the permutation and the copy goes
+  // (Whisper's stem: conv -> permute -> add of the positions; ConvNeXt: permute back -> residual
+  // add). A permute that keeps the order is a view already (memory_plan.h).
+  struct Through {
+    int32_t src;
+    std::string dims;  // "D0,D1,..."
+    size_t at;         // chain position of the permute
+  };
+  std::map<int32_t, Through> through;  // permute output -> how the group reads it
+  for (size_t i = 0; i < n; ++i) {
+    const format::VkOpCall& c = ir.chain[i];
+    if (c.name != "aten.permute_copy.default" || c.args.size() != 3) continue;
+    int32_t src = c.args[0], dims = c.args[1], out = c.args[2];
+    if (!float_tensor(ir, src) || !float_tensor(ir, out) || pinned.count(out) || uses[out] != 2 ||
+        ir.values[dims].kind != format::VkValueKind::IntList ||
+        ir.values[src].tensor.dtype != ir.values[out].tensor.dtype || permute_keeps_order(ir, src, dims))
+      continue;
+    const auto& p = ir.values[dims].ints;
+    int64_t r = static_cast<int64_t>(ir.values[src].tensor.dims.size());
+    std::vector<bool> seen(static_cast<size_t>(r), false);
+    std::string text;
+    bool ok = static_cast<int64_t>(p.size()) == r && r <= 8;
+    for (int64_t v : p) {
+      int64_t k = v < 0 ? v + r : v;
+      if (!ok || k < 0 || k >= r || seen[k]) { ok = false; break; }  // left to the permute's builder
+      seen[k] = true;
+      text += (text.empty() ? "" : ",") + std::to_string(k);
+    }
+    if (ok) through[out] = {src, text, i};
+  }
+
   // Union each fusable call with the single (fusable) consumer of its output. Every member but
   // one then feeds exactly one other member: a group is a tree rooted at the call whose output
   // leaves it.
@@ -168,7 +203,10 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
   std::vector<std::optional<format::VkOpCall>> replacement(n);
   for (size_t root = 0; root < n; ++root) {
     auto& members = groups[root];
-    if (members.size() < 2) continue;
+    size_t permuted = 0;
+    for (size_t m : members)
+      for (int32_t operand : {term[m]->x, term[m]->y}) permuted += operand >= 0 && through.count(operand);
+    if (members.size() + permuted < 2) continue;
     // The root is the last member in chain order (its output is the only one that escapes).
     size_t last = members.back();
     std::set<int32_t> internal;
@@ -181,7 +219,8 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
         if (operand >= 0 && !internal.count(operand) &&
             std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) {
           inputs.push_back(operand);
-          first_read.push_back(m);
+          auto th = through.find(operand);
+          first_read.push_back(th != through.end() ? th->second.at : m);
         }
     if (inputs.size() > kMaxFusedInputs) continue;
     // The fused kernel reads its inputs at the root's position, later than the members did: no
@@ -189,9 +228,13 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
     // not share an input's storage (one binding cannot be read-only and read-write at once).
     int32_t out = ir.chain[last].args.back();
     auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
+    // What the kernel reads: a permuted input's source.
+    std::vector<int32_t> reads = inputs;
+    for (auto& e : reads)
+      if (auto th = through.find(e); th != through.end()) e = th->second.src;
     bool safe = true;
     for (size_t k = 0; k < inputs.size() && safe; ++k) {
-      int32_t e = inputs[k];
+      int32_t e = reads[k];
       if (mem(out) >= 0 && mem(out) == mem(e)) safe = false;
       for (size_t p = first_read[k] + 1; p < last && safe; ++p) {
         if (find(p) == root && term[p]) continue;
@@ -208,7 +251,13 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
       terms.push_back(*term[m]);
       ids.push_back(ir.chain[m].args.back());
     }
-    std::string desc = encode_terms(terms, ids, inputs);
+    std::string desc;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (auto th = through.find(inputs[k]); th != through.end()) {
+        desc += "p " + std::to_string(k) + " " + th->second.dims + " ";
+        removed[th->second.at] = true;
+      }
+    desc += encode_terms(terms, ids, inputs);
     format::VkValue sv;
     sv.kind = format::VkValueKind::String;
     sv.str = desc;
@@ -216,13 +265,13 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
     format::VkOpCall call;
     call.node_id = ir.chain[last].node_id;
     call.name = kFusedOp;
-    call.args = inputs;
+    call.args = reads;
     call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
     call.args.push_back(out);
     for (size_t m : members) removed[m] = true;
     replacement[last] = std::move(call);
     ++stats.groups;
-    stats.calls_removed += members.size() - 1;
+    stats.calls_removed += members.size() - 1 + permuted;
   }
   if (!stats.groups) return stats;
   std::vector<format::VkOpCall> chain;

@@ -4,7 +4,9 @@
 // later passes (memory planning) see the fused chain.
 //
 // Ops say which calls they can evaluate as a term of a fused expression by registering a parser
-// (ETW_REGISTER_FUSABLE next to their ETW_REGISTER_OP); the pass knows no op by name.
+// (ETW_REGISTER_FUSABLE next to their ETW_REGISTER_OP); the pass knows no elementwise op by name.
+// It knows one layout op: a `permute_copy` whose output only a member reads becomes a permuted
+// read of the permute's input, and the copy goes.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -58,7 +60,10 @@ inline constexpr size_t kMaxFusedInputs = 6;
 // String lists the terms in evaluation order, the last giving the output, separated by spaces:
 //   u OP A F0 F1 F2 I0 LABEL      b OP A B ALPHA SCALAR LABEL
 // where A/B are "x<k>" (input k), "t<k>" (term k) or "s" (the binary term's scalar) and the
-// floats are hex f32 bit patterns.
+// floats are hex f32 bit patterns. Before the terms, "p K D0,D1,..." says that input K is read
+// through a permutation: element (i0, i1, ...) of it is the input's element with index i_j in
+// dim D_j (permute_copy's dims). Only the fused elementwise kernel reads such inputs; the epilogue
+// pass leaves a call that has them alone.
 
 // Shared with the epilogue pass (graph/epilogue_fusion.h):
 // A float tensor (f32 / f16 / f64)?

@@ -246,7 +246,8 @@ TEST(PermuteView, PermuteOfSizeOneDimsNeedsNoDispatch) {
   EXPECT_EQ(planned.out[0].data, apart.out[0].data);
 }
 
-// A real transpose ([2, 3] dims swapped) still dispatches its copy.
+// A real transpose ([2, 3] dims swapped) still dispatches its copy. (Its reader is a softmax:
+// an elementwise reader would read through the permutation instead, graph/fusion.h.)
 TEST(PermuteView, PermuteThatMovesDataStillDispatches) {
   ETW_REQUIRE_GPU();
   auto build = [](OpGraph& g) {
@@ -255,7 +256,7 @@ TEST(PermuteView, PermuteThatMovesDataStillDispatches) {
     Id e = g.tensor(DType::Float32, {1, 2, 3}), p = g.tensor(DType::Float32, {1, 3, 2});
     gb.op("aten.exp.default", {x, e});
     gb.op("aten.permute_copy.default", {e, gb.int_list({0, 2, 1}), p});
-    gb.op("aten.exp.default", {p, g.output(DType::Float32, {1, 3, 2})});
+    gb.op("aten._softmax.default", {p, gb.int_(-1), gb.boolean(false), g.output(DType::Float32, {1, 3, 2})});
   };
   auto planned = load(build, true), apart = load(build, true, false);
   EXPECT_EQ(planned.ops.size(), 3u);

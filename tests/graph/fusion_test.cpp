@@ -154,6 +154,80 @@ TEST(Fusion, IntegerChainsAreLeftToTheirOwnKernels) {
   EXPECT_EQ(load(build, true).ops.size(), 2u);
 }
 
+// Whisper's stem: gelu(conv) [B, C, T] -> permute(0, 2, 1) -> + positions [T, C]. The add is the
+// permute's only reader, so the fused kernel reads the permute's input through the permutation.
+void permute_add(OpGraph& g, std::vector<int64_t> max_dims, bool dynamic) {
+  Id x = g.input(random_f32(max_dims, 20), max_dims, dynamic);
+  std::vector<int64_t> pd{max_dims[0], max_dims[2], max_dims[1]};
+  Id pos = g.input(random_f32({pd[1], pd[2]}, 21));
+  Id p = g.tensor(DType::Float32, pd);
+  Id o = g.output(DType::Float32, pd);
+  g.gb.op("aten.permute_copy.default", {x, g.gb.int_list({0, 2, 1}), p});
+  g.gb.op("aten.add.Tensor", {p, pos, g.gb.int_(1), o});
+}
+
+TEST(Fusion, PermuteReadOnlyByAnAddBecomesAPermutedReadOfItsInput) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) { permute_add(g, {2, 5, 7}, false); };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(plain.ops.size(), 2u);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[permute+add]"});
+  ASSERT_EQ(fused.out[0].shape, (std::vector<int64_t>{2, 7, 5}));
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+// Negative dims, rank 4, a broadcast operand and a longer chain: x[3,4,5,6] permuted by
+// (-1, 0, 2, 1) to [6,3,5,4], times w[4], relu.
+TEST(Fusion, PermuteWithNegativeDimsFeedsAChainThatBroadcasts) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) {
+    Id x = g.input(random_f32({3, 4, 5, 6}, 22)), w = g.input(random_f32({4}, 23));
+    Id p = g.tensor(DType::Float32, {6, 3, 5, 4}), m = g.tensor(DType::Float32, {6, 3, 5, 4});
+    Id o = g.output(DType::Float32, {6, 3, 5, 4});
+    g.gb.op("aten.permute_copy.default", {x, g.gb.int_list({-1, 0, 2, 1}), p});
+    g.gb.op("aten.mul.Tensor", {p, w, m});
+    g.gb.op("aten.relu.default", {m, o});
+  };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops, std::vector<std::string>{"fused[permute+mul+relu]"});
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+}
+
+TEST(Fusion, PermuteOfADynamicInputRerunsSmallerLikeTheUnfused) {
+  ETW_REQUIRE_GPU();
+  auto build = [](OpGraph& g) { permute_add(g, {4, 6, 3}, true); };
+  auto fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops.size(), 1u);
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  std::vector<HostTensor> small = {random_f32({2, 6, 3}, 24), fused.g->inputs[1]};
+  auto f2 = fused.g->rerun(small), p2 = plain.g->rerun(small);
+  ASSERT_EQ(f2[0].shape, (std::vector<int64_t>{2, 3, 6}));
+  EXPECT_TRUE(Same(f2[0], p2[0]));
+}
+
+// A permute read by two calls, or one whose output leaves the graph, is materialized.
+TEST(Fusion, PermuteWithASecondReaderOrAsAGraphOutputStays) {
+  ETW_REQUIRE_GPU();
+  auto two_readers = [](OpGraph& g) {
+    Id x = g.input(random_f32({4, 3}, 25));
+    Id p = g.tensor(DType::Float32, {3, 4}), e = g.tensor(DType::Float32, {3, 4});
+    Id o = g.output(DType::Float32, {3, 4});
+    g.gb.op("aten.permute_copy.default", {x, g.gb.int_list({1, 0}), p});
+    g.gb.op("aten.exp.default", {p, e});
+    g.gb.op("aten.add.Tensor", {p, e, g.gb.int_(1), o});
+  };
+  auto fused = load(two_readers, true), plain = load(two_readers, false);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.permute_copy.default", "fused[exp+add]"}));
+  EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
+  auto as_output = [](OpGraph& g) {
+    Id x = g.input(random_f32({4, 3}, 26));
+    Id p = g.output(DType::Float32, {3, 4}), o = g.output(DType::Float32, {3, 4});
+    g.gb.op("aten.permute_copy.default", {x, g.gb.int_list({1, 0}), p});
+    g.gb.op("aten.neg.default", {p, o});
+  };
+  EXPECT_EQ(load(as_output, true).ops, (std::vector<std::string>{"aten.permute_copy.default", "aten.neg.default"}));
+}
+
 // A file may name the synthetic op itself: its term list is checked like any argument.
 TEST(Fusion, MalformedFusedCallInAFileIsAFormatError) {
   ETW_REQUIRE_GPU();
@@ -167,6 +241,34 @@ TEST(Fusion, MalformedFusedCallInAFileIsAFormatError) {
     std::string err = load_error([&] { g.run(); });
     EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
   }
+}
+
+TEST(Fusion, MalformedInputPermutationInAFileIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  const std::string neg = " u 1 x0 00000000 00000000 00000000 00000000 neg";
+  for (std::string bad : {"p 0 0,0" + neg, "p 1 1,0" + neg, "p 0 0,1,2" + neg, "p 0 1,0 p 0 1,0" + neg,
+                          "p 0 1;0" + neg, "p 0" + neg, neg.substr(1) + " p 0 1,0"}) {
+    OpGraph g;
+    Id x = g.input(random_f32({2, 3}, 27));
+    Id o = g.output(DType::Float32, {3, 2});
+    g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str(bad), o});
+    std::string err = load_error([&] { g.run(); });
+    EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
+  }
+}
+
+TEST(Fusion, HandWrittenPermutedInputReadsThroughThePermutation) {
+  ETW_REQUIRE_GPU();
+  OpGraph g;
+  auto xv = random_f32({2, 3}, 28);
+  Id x = g.input(xv);
+  Id o = g.output(DType::Float32, {3, 2});
+  g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str("p 0 1,0 u 1 x0 00000000 00000000 00000000 00000000 neg"), o});
+  auto out = g.run()[0];
+  std::vector<double> ref, xs = f64(xv);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j) ref.push_back(-xs[j * 3 + i]);
+  EXPECT_TRUE(Close(out, ref_tensor({3, 2}, ref)));
 }
 
 TEST(Fusion, HandWrittenTermListRunsLikeTheOps) {

@@ -43,12 +43,29 @@ void build_fused(OpContext& oc) {
                                   std::to_string(graph::kMaxFusedInputs) + " per fused kernel");
   for (int32_t x : inputs) require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "input");
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
-  std::vector<FusedTermSpec> terms = parse_fused_terms(oc, g.string(oc.arg(inputs.size())), inputs.size());
-  oc.node.op = "fused[" + fused_terms_label(terms) + "]";
+  std::vector<std::vector<int64_t>> perms;
+  std::vector<FusedTermSpec> terms = parse_fused_terms(oc, g.string(oc.arg(inputs.size())), inputs.size(), &perms);
+  std::string permuted;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (perms[k].empty()) continue;
+    if (static_cast<int64_t>(perms[k].size()) != g.tensor(inputs[k]).rank())
+      oc.fail(ErrorKind::Format, "input permutation of " + std::to_string(perms[k].size()) + " dims for input " +
+                                     std::to_string(k) + " of rank " + std::to_string(g.tensor(inputs[k]).rank()));
+    permuted += "permute+";
+  }
+  oc.node.op = "fused[" + permuted + fused_terms_label(terms) + "]";
 
-  oc.output(out, [inputs](const kernel::Live& l) {
-    std::vector<int64_t> d = l.dims(inputs[0]);
-    for (size_t k = 1; k < inputs.size(); ++k) d = broadcast_shape(d, l.dims(inputs[k]));
+  // Input k as the kernel reads it: its live dims, permuted.
+  auto read_dims = [inputs, perms](const kernel::Live& l, size_t k) {
+    const std::vector<int64_t>& d = l.dims(inputs[k]);
+    if (perms[k].empty()) return d;
+    std::vector<int64_t> pd;
+    for (int64_t v : perms[k]) pd.push_back(d[v]);
+    return pd;
+  };
+  oc.output(out, [inputs, read_dims](const kernel::Live& l) {
+    std::vector<int64_t> d = read_dims(l, 0);
+    for (size_t k = 1; k < inputs.size(); ++k) d = broadcast_shape(d, read_dims(l, k));
     return d;
   });
   std::vector<uint32_t> consts = fused_term_constants(terms);
@@ -57,7 +74,7 @@ void build_fused(OpContext& oc) {
   for (size_t i = 0; i < inputs.size(); ++i) k.input("X" + std::to_string(i), inputs[i]);
   k.output("Y", out)
       .params_bytes(bytes,
-                    [inputs, out, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
+                    [inputs, perms, read_dims, out, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
                       p.assign(bytes, 0);
                       const auto& od = l.dims(out);
                       ShapeU o = make_shape(od);
@@ -65,10 +82,16 @@ void build_fused(OpContext& oc) {
                       uint32_t n = o.numel;
                       std::memcpy(p.data() + kShapeBytes, &n, 4);
                       for (size_t i = 0; i < inputs.size(); ++i) {
-                        const auto& d = l.dims(inputs[i]);
+                        std::vector<int64_t> d = read_dims(l, i);
                         auto st = broadcast_strides(d, od);
+                        if (!perms[i].empty()) {  // the permuted dims' strides in the stored input
+                          auto cs = contiguous_strides(l.dims(inputs[i]));
+                          size_t off = od.size() - d.size();
+                          for (size_t j = 0; j < d.size(); ++j)
+                            if (st[off + j]) st[off + j] = cs[perms[i][j]];
+                        }
                         ShapeU s = make_shape(od, &st);
-                        s.pad0 = d == od ? 1u : 0u;
+                        s.pad0 = d == od && perms[i].empty() ? 1u : 0u;
                         std::memcpy(p.data() + kShapeBytes + 16 + i * kShapeBytes, &s, kShapeBytes);
                       }
                       std::memcpy(p.data() + kShapeBytes + 16 + inputs.size() * kShapeBytes, consts.data(),

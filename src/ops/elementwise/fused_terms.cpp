@@ -1,5 +1,6 @@
 #include "ops/elementwise/fused_terms.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace etwebgpu::ops {
@@ -17,9 +18,11 @@ std::string wgsl_operand(const FusedOperand& o, const std::string& consts, size_
 
 }  // namespace
 
-std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs) {
+std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs,
+                                             std::vector<std::vector<int64_t>>* perms) {
   std::istringstream in(text);
   std::vector<FusedTermSpec> terms;
+  if (perms) perms->assign(inputs, {});
   auto operand = [&](const std::string& tok, bool scalar_ok) {
     FusedOperand o;
     if (tok == "s" && scalar_ok) return o;
@@ -39,6 +42,27 @@ std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const s
   };
   std::string kind;
   while (in >> kind) {
+    if (kind == "p") {
+      std::string k, dims;
+      if (!perms) oc.fail(ErrorKind::Format, "an input permutation in a term list that only the fused elementwise kernel reads");
+      if (!terms.empty() || !(in >> k >> dims) || k.empty() || k.size() > 2 ||
+          k.find_first_not_of("0123456789") != std::string::npos || std::stoul(k) >= inputs ||
+          !(*perms)[std::stoul(k)].empty())
+        oc.fail(ErrorKind::Format, "malformed input permutation in the fused term list '" + text + "'");
+      std::vector<int64_t>& p = (*perms)[std::stoul(k)];
+      std::istringstream ds(dims);
+      for (std::string d; std::getline(ds, d, ',');) {
+        if (d.empty() || d.size() > 1 || d.find_first_not_of("01234567") != std::string::npos)
+          oc.fail(ErrorKind::Format, "bad dim '" + d + "' in the input permutation " + dims);
+        p.push_back(std::stoll(d));
+      }
+      std::vector<int64_t> sorted = p;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t j = 0; j < sorted.size(); ++j)
+        if (sorted[j] != static_cast<int64_t>(j))
+          oc.fail(ErrorKind::Format, "input permutation " + dims + " is not a permutation of its dims");
+      continue;
+    }
     FusedTermSpec t;
     std::string op, a, b, c0, c1, c2, c3;
     if (kind == "u" && (in >> op >> a >> c0 >> c1 >> c2 >> c3 >> t.label)) {

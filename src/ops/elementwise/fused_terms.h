@@ -24,7 +24,11 @@ struct FusedTermSpec {
 };
 
 // Parses and checks a term list over `inputs` inputs; throws Error(Format) naming the op.
-std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs);
+// `perms` (the fused elementwise kernel only) receives each input's permutation ("p" entries,
+// graph/fusion.h; empty: read as is), checked to be a permutation of 0..size-1 but not against
+// the input's rank. Without `perms` a "p" entry is a Format error.
+std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs,
+                                             std::vector<std::vector<int64_t>>* perms = nullptr);
 
 // WGSL `let t<k> = ...;` lines (each prefixed by `indent`) evaluating the terms over lets x0, x1,
 // ...; term k's constants are `consts[k]` (a WGSL array<vec4<f32>> expression such as "P.c").
