@@ -192,6 +192,18 @@ var LibraryEwgpu = {
       if (EW.pendingError) { var m = what + ': ' + EW.pendingError; EW.pendingError = ''; return m; }
       return null;
     },
+    // Submits the encoder's work, which ends by copying into the staging buffer, and returns a copy
+    // of the staging buffer's first `size` bytes (Uint8Array) or a message. The map resolves once
+    // the submitted work has completed, so one wait serves both (as in dawn_surface.cpp).
+    submitAndRead: async function(encoder, what, size) {
+      var r = await EW.scoped(what, function() { EW.queue.submit([encoder.finish()]); });
+      if (r.error) return r.error;
+      var bytes = await EW.readStaging(size);
+      // A device error or loss during the work is the cause to report, also of a failed map.
+      if (EW.lostMessage) return what + ': device lost: ' + EW.lostMessage;
+      if (EW.pendingError) { var m = what + ': ' + EW.pendingError; EW.pendingError = ''; return m; }
+      return bytes;
+    },
     // Maps the staging buffer and returns a copy of its first `size` bytes (Uint8Array) or a message.
     readStaging: async function(size) {
       var mapSize = Math.ceil(size / 4) * 4;
@@ -340,9 +352,7 @@ var LibraryEwgpu = {
         if (e) { EW.setErr(err, errLen, e); return 1; }
         var enc = EW.device.createCommandEncoder();
         enc.copyBufferToBuffer(b, offset, EW.staging, 0, copy);
-        e = await EW.timed('reads', () => EW.submitAndWait(enc, 'reading buffer'));
-        if (e) { EW.setErr(err, errLen, e); return 1; }
-        var bytes = await EW.readStaging(size);
+        var bytes = await EW.timed('reads', () => EW.submitAndRead(enc, 'reading buffer', size));
         if (typeof bytes === 'string') { EW.setErr(err, errLen, bytes); return 1; }
         HEAPU8.set(bytes, dst);  // HEAPU8 as of now: memory may have grown while we waited
         return 0;
@@ -522,11 +532,13 @@ var LibraryEwgpu = {
         }
         var recErr = await EW.popScopes('recording GPU work');
         if (bad || recErr) { cleanup(); EW.setErr(err, errLen, bad || recErr); return 1; }
-        var e = await EW.timed('submits', () => EW.submitAndWait(enc, 'running GPU work'));
-        if (e) { cleanup(); EW.setErr(err, errLen, e); return 1; }
+        if (!stagingNeed) {
+          var e = await EW.timed('submits', () => EW.submitAndWait(enc, 'running GPU work'));
+          if (e) { cleanup(); EW.setErr(err, errLen, e); return 1; }
+        }
         if (durations) for (i = 0; i < count; ++i) EW.writeU64(durations + 8 * i, 0);
         if (stagingNeed) {
-          var bytes = await EW.readStaging(stagingNeed);
+          var bytes = await EW.timed('submits', () => EW.submitAndRead(enc, 'running GPU work', stagingNeed));
           if (typeof bytes === 'string') { cleanup(); EW.setErr(err, errLen, bytes); return 1; }
           // HEAPU8 as of now: memory may have grown while we waited.
           rd.forEach(function(r) { HEAPU8.set(bytes.subarray(r.at, r.at + r.size), r.dst); });
