@@ -229,16 +229,21 @@ TEST(Fusion, PermuteWithASecondReaderOrAsAGraphOutputStays) {
 }
 
 // A file may name the synthetic op itself: its term list is checked like any argument.
+// The load error of one fused call with term list `terms` over an input of `in` dims.
+std::string fused_call_error(const std::string& terms, std::vector<int64_t> in, std::vector<int64_t> out, uint64_t seed) {
+  OpGraph g;
+  Id x = g.input(random_f32(in, seed));
+  Id o = g.output(DType::Float32, out);
+  g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str(terms), o});
+  return load_error([&] { g.run(); });
+}
+
 TEST(Fusion, MalformedFusedCallInAFileIsAFormatError) {
   ETW_REQUIRE_GPU();
   for (const char* bad : {"", "u 13 x1 00000000 00000000 00000000 00000000 silu",
                           "u 99 x0 00000000 00000000 00000000 00000000 silu", "b 2 x0 t0 3f800000 00000000 mul",
                           "u 13 x0 0000 00000000 00000000 00000000 silu"}) {
-    OpGraph g;
-    Id x = g.input(random_f32({4}, 12));
-    Id o = g.output(DType::Float32, {4});
-    g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str(bad), o});
-    std::string err = load_error([&] { g.run(); });
+    std::string err = fused_call_error(bad, {4}, {4}, 12);
     EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
   }
 }
@@ -248,11 +253,7 @@ TEST(Fusion, MalformedInputPermutationInAFileIsAFormatError) {
   const std::string neg = " u 1 x0 00000000 00000000 00000000 00000000 neg";
   for (std::string bad : {"p 0 0,0" + neg, "p 1 1,0" + neg, "p 0 0,1,2" + neg, "p 0 1,0 p 0 1,0" + neg,
                           "p 0 1;0" + neg, "p 0" + neg, neg.substr(1) + " p 0 1,0"}) {
-    OpGraph g;
-    Id x = g.input(random_f32({2, 3}, 27));
-    Id o = g.output(DType::Float32, {3, 2});
-    g.gb.op("etwebgpu.fused_elementwise", {x, g.gb.str(bad), o});
-    std::string err = load_error([&] { g.run(); });
+    std::string err = fused_call_error(bad, {2, 3}, {3, 2}, 27);
     EXPECT_NE(err.find("Format"), std::string::npos) << bad << ": " << err;
   }
 }
