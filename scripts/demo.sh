@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the main job: the embedded example model on the
-# WebGPU device, checked against its float64 CPU reference.
+# Installs what is missing, builds the CLI (only: the tests and benchmarks are the test command's
+# work), and runs the main job: the embedded example model on the WebGPU device, checked against
+# its float64 CPU reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh build
+ETWEBGPU_BUILD_TARGET=etwebgpu_cli bash scripts/build.sh build
 ./build/etwebgpu info
 ./build/etwebgpu demo

@@ -20,10 +20,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--warmup", a.warmup, "untimed runs first");
   b->add_option("--iters", a.iters, "timed runs");
   b->add_option("--trace", a.trace, "write a Chrome trace (JSON) of one profiled run");
-  b->add_option("--precision", a.precision, "storage of float tensors: fp32, fp16 (needs shader-f16) or auto");
-  b->add_flag("--no-fuse", a.no_fuse, "no rewrites at load (attention, CSE, RMSNorm/RoPE, elementwise and epilogue fusion): one kernel per op, for comparisons");
   b->add_flag("--json", a.json, "print one JSON object: wall_ms_median, gpu_ms, dispatches, gpu_bytes");
-  b->add_flag("--no-plan-memory", a.no_plan_memory, "one buffer per tensor, views copied (the baseline planning is measured against)");
   return b;
 }
 
@@ -43,11 +40,7 @@ static HostTensor random_input(const IoInfo& io, std::mt19937& rng) {
   return t;
 }
 
-int cmd_bench(const BenchArgs& a) {
-  LoadOptions lo;
-  lo.precision = parse_precision(a.precision);
-  lo.plan_memory = !a.no_plan_memory;
-  lo.fuse = !a.no_fuse;
+int cmd_bench(const BenchArgs& a, const LoadOptions& lo) {
   auto model = Model::load(a.model, lo);
   std::mt19937 rng(1234);
   std::vector<HostTensor> inputs;

@@ -9,12 +9,9 @@ struct BenchArgs {
   int warmup = 3, iters = 20;
   std::string trace;
   bool json = false;
-  bool no_fuse = false;
-  std::string precision = "fp32";
-  bool no_plan_memory = false;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
-int cmd_bench(const BenchArgs& a);
+int cmd_bench(const BenchArgs& a, const etwebgpu::LoadOptions& lo);
 int cmd_demo();
 int cmd_example_write(const std::string& dir);
 
@@ -24,5 +21,5 @@ struct GenerateArgs {
   etwebgpu::GenerateOptions opts;
 };
 CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a);
-int cmd_generate(GenerateArgs a);
+int cmd_generate(GenerateArgs a, const etwebgpu::LoadOptions& lo);
 int cmd_ops(bool markdown);

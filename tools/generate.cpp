@@ -8,6 +8,7 @@
 #include "etwebgpu/generate.h"
 #include "etwebgpu/tokenizer.h"
 #include "tools/commands.h"
+#include "tools/load_flags.h"
 
 using namespace etwebgpu;
 
@@ -52,7 +53,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a) {
   return g;
 }
 
-int cmd_generate(GenerateArgs a) {
+int cmd_generate(GenerateArgs a, const LoadOptions& lo) {
   std::unique_ptr<Tokenizer> tok;
   if (!a.tokenizer.empty()) tok = Tokenizer::load(a.tokenizer);
   std::vector<int64_t> prompt;
@@ -71,11 +72,20 @@ int cmd_generate(GenerateArgs a) {
   if (!a.stop_tokens.empty()) a.opts.stop_tokens = parse_ids(a.stop_tokens, "--stop-tokens");
   else if (tok && tok->eos()) a.opts.stop_tokens = {*tok->eos()};
 
-  auto model = Model::load(a.model);
+  auto model = Model::load(a.model, lo);
+  // On a terminal: a bar while the prompt runs (and, with --json, while tokens come), cleared
+  // before streamed text.
+  ProgressBar bar(static_cast<bool>(lo.on_progress));  // no bar with --quiet
+  a.opts.on_prefill = [&bar](int64_t done, int64_t total) { bar.update("prefill", done, total, "tokens"); };
+  uint64_t n_json = 0;
   std::vector<int64_t> so_far;
   std::string printed;
   auto on_token = [&](int64_t t) {
-    if (a.json) return true;
+    if (a.json) {
+      bar.update("generate", ++n_json, a.opts.max_new_tokens, "tokens");
+      return true;
+    }
+    bar.done();
     if (tok) {
       so_far.push_back(t);
       std::string text = tok->decode(so_far);
@@ -95,6 +105,7 @@ int cmd_generate(GenerateArgs a) {
     return true;
   };
   auto r = generate(*model, prompt, a.opts, on_token);
+  bar.done();
   if (a.json) {
     nlohmann::json j;
     j["tokens"] = r.tokens;

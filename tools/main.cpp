@@ -12,6 +12,7 @@
 #include "etwebgpu/npy.h"
 #include "tools/commands.h"
 #include "tools/conformance/conformance.h"
+#include "tools/load_flags.h"
 
 using namespace etwebgpu;
 
@@ -49,18 +50,15 @@ int cmd_info(bool lose_device) {
   return failed ? 1 : 0;
 }
 
-int cmd_inspect(const std::string& path, const std::string& method, bool gpu_plan, bool no_fuse) {
-  std::printf("%s", inspect_file(path, method).text().c_str());
+int cmd_inspect(const std::string& path, bool gpu_plan, const LoadOptions& lo) {
+  std::printf("%s", inspect_file(path, lo.method).text().c_str());
   if (!gpu_plan) return 0;
-  LoadOptions lo;
-  lo.method = method;
-  lo.fuse = !no_fuse;
   auto model = Model::load(path, lo);
   auto nodes = model->gpu_plan();
   size_t steps = 0;
   for (auto& n : nodes) steps += n.variants.size();
   std::printf("\nGPU plan as loaded (%s): %zu nodes, %zu kernel routes\n",
-              no_fuse ? "no fusion" : "after fusion at load", nodes.size(), steps);
+              lo.fuse ? "after fusion at load" : "no fusion", nodes.size(), steps);
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::string v;
     for (auto& s : nodes[i].variants) v += (v.empty() ? "" : " | ") + s;
@@ -165,10 +163,10 @@ int cmd_conformance(std::string dir, const std::string& filter, const LoadOption
 int main(int argc, char** argv) {
   CLI::App app{"etwebgpu: run ExecuTorch VulkanPartitioner .pte files on WebGPU"};
   app.require_subcommand(1);
-  std::string model_path, method = "forward", out_dir, dir;
+  std::string model_path, out_dir, dir;
   std::vector<std::string> inputs, expects;
   double atol = 1e-4, rtol = 1e-3;
-  LoadOptions lo;
+  LoadFlags load_flags;  // one set: only one subcommand runs
 
   auto* info = app.add_subcommand("info", "print the WebGPU adapter and run a verified device self-test");
   bool lose_device = false;
@@ -176,11 +174,10 @@ int main(int argc, char** argv) {
                  "destroy the device under a loaded model: show the error its run gets, then load it again");
   auto* inspect = app.add_subcommand("inspect", "decode a .pte: inputs, outputs, instructions, delegate graphs");
   inspect->add_option("model", model_path, "path to .pte")->required();
-  inspect->add_option("--method", method, "method name");
-  bool gpu_plan = false, inspect_no_fuse = false;
+  bool gpu_plan = false;
   inspect->add_flag("--gpu-plan", gpu_plan,
                     "also load the model on the device and list its GPU nodes after fusion (fused[...] groups)");
-  inspect->add_flag("--no-fuse", inspect_no_fuse, "with --gpu-plan: the plan without fusion at load");
+  add_load_flags(inspect, load_flags);
   auto* run = app.add_subcommand("run", "run a .pte on .npy inputs");
   run->add_option("model", model_path, "path to .pte")->required();
   run->add_option("--input,-i", inputs, "input .npy files, in order");
@@ -188,10 +185,7 @@ int main(int argc, char** argv) {
   run->add_option("--expect,-e", expects, "expected output .npy files, in order");
   run->add_option("--atol", atol, "absolute tolerance");
   run->add_option("--rtol", rtol, "relative tolerance");
-  run->add_option("--method", lo.method, "method name");
-  std::string precision = "fp32";
-  const char* precision_help = "storage of float tensors: fp32, fp16 (needs shader-f16) or auto (fp16 where available)";
-  run->add_option("--precision", precision, precision_help);
+  add_load_flags(run, load_flags);
   run->footer("Several steps on one loaded model (state such as a KV cache carries over):\n"
               "  etwebgpu run m.pte -i a.npy -e a_out.npy --then -i b.npy -e b_out.npy [--then ...]");
   auto* demo = app.add_subcommand("demo", "run the embedded example model and check it against a CPU reference");
@@ -201,15 +195,17 @@ int main(int argc, char** argv) {
   auto* conf = app.add_subcommand("conformance", "run the conformance fixtures and print passed/failed/unsupported");
   conf->add_option("dir", dir, "fixture folder (default $ETWEBGPU_CONFORMANCE_DIR or ../shared/conformance)");
   conf->add_option("--filter", conf_filter, "only cases whose name contains this");
-  conf->add_option("--precision", precision,
-                   std::string(precision_help) + "; at fp16 tolerances widen to rtol 2e-2, atol 2e-2 x max|expected|");
+  add_load_flags(conf, load_flags);
+  conf->footer("At --precision fp16 tolerances widen to rtol 2e-2, atol 2e-2 x max|expected|.");
   bool ops_markdown = false;
   auto* ops = app.add_subcommand("ops", "list every supported operator: VkGraph name, then its KernelCall name(s)");
   ops->add_flag("--markdown", ops_markdown, "print docs/OPS.md's generated operator table");
   BenchArgs bench_args;
   auto* bench = add_bench_command(app, bench_args);
+  add_load_flags(bench, load_flags);
   GenerateArgs gen_args;
   auto* gen = add_generate_command(app, gen_args);
+  add_load_flags(gen, load_flags);
 
   std::vector<RunStep> later_steps;
   try {
@@ -221,9 +217,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (!later_steps.empty() && !*run) throw Error(ErrorKind::InvalidArgument, "--then is only accepted by 'run'");
-    lo.precision = parse_precision(precision);
+    // conformance loads many models: a bar per load would only flicker.
+    if (*conf || *ops) load_flags.quiet = true;
+    LoadOptions lo = load_options_of(load_flags);
     if (*info) return cmd_info(lose_device);
-    if (*inspect) return cmd_inspect(model_path, method, gpu_plan, inspect_no_fuse);
+    if (*inspect) return cmd_inspect(model_path, gpu_plan, lo);
     if (*run) {
       std::vector<RunStep> steps = {RunStep{inputs, expects, out_dir}};
       steps.insert(steps.end(), later_steps.begin(), later_steps.end());
@@ -231,8 +229,8 @@ int main(int argc, char** argv) {
     }
     if (*demo) return cmd_demo();
     if (*example) return cmd_example_write(dir);
-    if (*bench) return cmd_bench(bench_args);
-    if (*gen) return cmd_generate(gen_args);
+    if (*bench) return cmd_bench(bench_args, lo);
+    if (*gen) return cmd_generate(gen_args, lo);
     if (*conf) return cmd_conformance(dir, conf_filter, lo);
     if (*ops) return cmd_ops(ops_markdown);
   } catch (const Error& e) {

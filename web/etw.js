@@ -5,7 +5,11 @@
 //
 //   const rt = await loadRuntime({log, device});  // device: a GPUDevice to use instead of a new one
 //   await rt.init()                   -> {adapter}
-//   await rt.load(bytes)              -> {id, inputs, outputs, plan, gpu_bytes}
+//   await rt.load(bytes, {options, onProgress}) -> {id, inputs, outputs, plan, gpu_bytes, precision}
+//                                     (options: [[name, text]] for the runtime's option parser;
+//                                     onProgress(stage, done, total))
+//   await rt.generate(id, request, {onToken, onPrefill}) -> {tokens, stop_reason, ...}
+//                                     (onToken(token) returning false stops the generation)
 //   await rt.setInputRandom(id, i, seed) / rt.setInputNpy(id, i, bytes) -> {input: stats}
 //   await rt.run(id, {profile})       -> {outputs: [stats], wall_ms, profile}
 //   await rt.outputNpy(id, i)         -> Uint8Array (.npy)
@@ -50,10 +54,25 @@ export async function loadRuntime({log = () => {}, device = null} = {}) {
     }
   };
 
+  // The page's callbacks the wasm calls during fn (Module.etwOnProgress ...), removed after it.
+  const withHooks = async (hooks, fn) => {
+    Object.assign(M, hooks);
+    try {
+      return await fn();
+    } finally {
+      for (const k of Object.keys(hooks)) M[k] = null;
+    }
+  };
+
   return {
     module: M,
     init: () => serial(() => callJson('etw_init', [], [])),
-    load: (bytes) => serial(() => withBytes(bytes, (p, n) => callJson('etw_load', ['number', 'number'], [p, n]))),
+    load: (bytes, {options = [], onProgress = null} = {}) => serial(() => withBytes(bytes, (p, n) =>
+      withHooks({etwOnProgress: onProgress},
+                () => callJson('etw_load', ['number', 'number', 'string'], [p, n, JSON.stringify(options)])))),
+    generate: (id, request, {onToken = null, onPrefill = null} = {}) => serial(() =>
+      withHooks({etwOnToken: onToken, etwOnPrefill: onPrefill},
+                () => callJson('etw_generate', ['number', 'string'], [id, JSON.stringify(request)]))),
     free: (id) => serial(() => callRaw('etw_free', null, ['number'], [id])),
     setInputRandom: (id, idx, seed) =>
       serial(() => callJson('etw_set_input_random', ['number', 'number', 'number'], [id, idx, seed >>> 0])),

@@ -3,8 +3,11 @@
 //
 //   import {Model} from './etwebgpu.js';
 //   const m = await Model.load('model.pte', {device});  // URL, ArrayBuffer or typed array; device optional
+//   Model.load(src, {precision: 'fp16', fuse: false, forceRoute: {conv: 'direct'}, onProgress})
+//                                                        // the runtime's load options (the CLI's flags)
 //   m.inputs, m.outputs                                  // [{dtype, shape, dynamic}]
 //   const [y] = await m.run([new Float32Array(n), {data, shape, dtype}]);   // -> [{data, dtype, shape}]
+//   for await (const token of m.generate([1, 2, 3], {maxNewTokens: 16})) ...  // decoders with a KV cache
 //   m.dispose();
 //   await deviceInfo()                -> {adapter}
 //   readNpy(bytes) / writeNpy(tensor) -> .npy bytes <-> {data, dtype, shape}
@@ -58,7 +61,9 @@ export async function deviceInfo(options = {}) {
   return {adapter: (await runtime(options)).adapter};
 }
 
-async function fetchBytes(url) {
+// Fetches a URL's bytes, reporting {stage: 'read', done, total} as they arrive (total: the
+// Content-Length, else the bytes so far).
+async function fetchBytes(url, onProgress = null) {
   let r;
   try {
     r = await fetch(url);
@@ -66,7 +71,43 @@ async function fetchBytes(url) {
     throw runtimeError(`cannot fetch ${url}: ${e.message}`, 'Io');
   }
   if (!r.ok) throw runtimeError(`cannot fetch ${url}: HTTP ${r.status}`, 'Io');
-  return new Uint8Array(await r.arrayBuffer());
+  if (!onProgress || !r.body) return new Uint8Array(await r.arrayBuffer());
+  const total = Number(r.headers.get('Content-Length')) || 0;
+  const parts = [];
+  let done = 0;
+  for (const reader = r.body.getReader();;) {
+    const {value, done: end} = await reader.read();
+    if (end) break;
+    parts.push(value);
+    done += value.length;
+    onProgress({stage: 'read', done, total: Math.max(total, done)});
+  }
+  const bytes = new Uint8Array(done);
+  let at = 0;
+  for (const p of parts) { bytes.set(p, at); at += p.length; }
+  onProgress({stage: 'read', done, total: done});
+  return bytes;
+}
+
+// Load options as [name, text] pairs for the runtime's parser: camelCase keys become snake_case,
+// booleans on/off, forceRoute {op: route} one 'op=route' each.
+function optionItems(options) {
+  const items = [];
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || value === null) continue;
+    const name = key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+    if (name === 'force_route') {
+      if (typeof value !== 'object') throw new TypeError('forceRoute must be an object {op: route}');
+      for (const [op, route] of Object.entries(value)) items.push([name, `${op}=${route}`]);
+    } else if (typeof value === 'boolean') {
+      items.push([name, value ? 'on' : 'off']);
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') {
+      items.push([name, String(value)]);
+    } else {
+      throw new TypeError(`load option ${key} takes a string, number or boolean`);
+    }
+  }
+  return items;
 }
 
 function toBytes(source) {
@@ -126,20 +167,30 @@ export class Model {
     this.outputs = info.outputs;
     this.plan = info.plan;            // where each instruction of the execution plan runs
     this.gpuBytes = info.gpu_bytes;   // device memory the model holds
+    this.precision = info.precision;  // 'fp32' or 'fp16': what the precision option resolved to
     this.lastProfile = null;
   }
 
   // source: a URL (string or URL), an ArrayBuffer or a typed array holding the .pte.
   // options.device: the GPUDevice to run on (shared with the caller's other WebGPU code).
-  static async load(source, {device = null, log} = {}) {
+  // options.onProgress({stage, done, total}): stage 'read' (bytes fetched), 'upload' (bytes of
+  // constants), 'compile' (kernels).
+  // Every other key is a load option of the runtime, as the CLI's flags and Python's load()
+  // keywords (camelCase or snake_case): precision ('fp32' | 'fp16' | 'auto'), method, fuse,
+  // planMemory, poisonStorage (booleans), maxGpuBytes (a number or '8G'), sdpaOccupancyFloor,
+  // forceRoute ({op: route}). An unknown option or a bad value rejects with kind 'InvalidArgument'.
+  static async load(source, {device = null, log, onProgress = null, ...options} = {}) {
+    if (onProgress !== null && typeof onProgress !== 'function') throw new TypeError('onProgress must be a function');
+    const items = optionItems(options);
     let bytes = toBytes(source);
     if (!bytes) {
       if (typeof source !== 'string' && !(source instanceof URL))
         throw new TypeError('Model.load takes a URL, an ArrayBuffer or a typed array');
-      bytes = await fetchBytes(source);
+      bytes = await fetchBytes(source, onProgress);
     }
     const rt = await runtime({device, log});
-    return new Model(rt, await rt.load(bytes));
+    const report = onProgress && ((stage, done, total) => onProgress({stage, done, total}));
+    return new Model(rt, await rt.load(bytes, {options: items, onProgress: report}));
   }
 
   // inputs: one per model input, each a typed array (shape: the input's exported shape) or a
@@ -176,6 +227,45 @@ export class Model {
       throw runtimeError(`input ${i}: ${data.length} elements for shape [${shape.join(', ')}] (${numel} needed)`,
                          'InvalidArgument');
     return encodeNpy(dtype, shape, data);
+  }
+
+  // Text generation (decoders exported with their KV cache: token ids and position in, logits
+  // out). Starts a fresh sequence, runs the prompt (in chunks as large as the model allows),
+  // then yields each new token as it is decoded. options: maxNewTokens (64), temperature (0:
+  // greedy), topK, topP, seed, stopTokens, contextLength, onPrefill(done, total). Breaking out
+  // of the loop stops the generation after the token being decoded; the generator's return value
+  // (what the last next() resolves to) is {tokens, stopReason, contextLength, prefillTokS,
+  // decodeTokS}.
+  async *generate(prompt, {maxNewTokens = 64, temperature = 0, topK = 0, topP = 1, seed = 0, stopTokens = [],
+                           contextLength = 0, onPrefill = null} = {}) {
+    if (this._id === null) throw runtimeError('the model was disposed', 'InvalidArgument');
+    const ids = Array.from(prompt, Number);
+    const request = {prompt: ids, max_new_tokens: maxNewTokens, temperature, top_k: topK, top_p: topP, seed,
+                     stop_tokens: Array.from(stopTokens, Number), context_length: contextLength};
+    const queue = [];
+    let wake = null, stopped = false;
+    const onToken = (t) => {
+      queue.push(t);
+      if (wake) wake();
+      return !stopped;
+    };
+    const done = this._rt.generate(this._id, request, {onToken, onPrefill});
+    let finished = false;
+    done.then(() => { finished = true; if (wake) wake(); }, () => { finished = true; if (wake) wake(); });
+    try {
+      for (;;) {
+        while (queue.length) yield queue.shift();
+        if (finished) break;
+        await new Promise((resolve) => { wake = resolve; });
+        wake = null;
+      }
+      const r = await done;
+      return {tokens: r.tokens, stopReason: r.stop_reason, contextLength: r.context_length,
+              prefillTokS: r.prefill_tok_s, decodeTokS: r.decode_tok_s};
+    } finally {
+      stopped = true;
+      await done.catch(() => {});  // the runtime is free again before the caller goes on
+    }
   }
 
   // Frees the model's GPU memory; later runs reject.

@@ -19,11 +19,22 @@
 #include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
 #include "etwebgpu/example_model.h"
+#include "etwebgpu/generate.h"
 #include "etwebgpu/npy.h"
 #include "tools/conformance/conformance.h"
 
 using namespace etwebgpu;
 using json = nlohmann::json;
+
+// Calls into the page (Module.etwOnProgress / etwOnToken / etwOnPrefill, set by etw.js around
+// the call that reports).
+EM_JS(void, etw_report_progress, (const char* stage, double done, double total), {
+  if (Module.etwOnProgress) Module.etwOnProgress(UTF8ToString(stage), done, total);
+});
+EM_JS(int, etw_report_token, (double token), { return Module.etwOnToken ? (Module.etwOnToken(token) ? 1 : 0) : 1; });
+EM_JS(void, etw_report_prefill, (double done, double total), {
+  if (Module.etwOnPrefill) Module.etwOnPrefill(done, total);
+});
 
 namespace {
 
@@ -145,11 +156,26 @@ EMSCRIPTEN_KEEPALIVE const char* etw_init() {
   return guarded([] { return ret(json{{"ok", true}, {"adapter", device_info().summary}}); });
 }
 
-// Loads a .pte from `n` bytes at `bytes`; returns {"ok", "id", "inputs", "outputs", "plan", "gpu_bytes"}.
-EMSCRIPTEN_KEEPALIVE const char* etw_load(const uint8_t* bytes, size_t n) {
+// Loads a .pte from `n` bytes at `bytes` with the load options `options` (a JSON array of
+// [name, text] pairs, read by the runtime's option parser); progress goes to
+// Module.etwOnProgress(stage, done, total) when the page set it. Returns {"ok", "id", "inputs",
+// "outputs", "plan", "gpu_bytes", "precision"}.
+EMSCRIPTEN_KEEPALIVE const char* etw_load(const uint8_t* bytes, size_t n, const char* options) {
   return guarded([&] {
+    std::vector<std::pair<std::string, std::string>> items;
+    json o = json::parse(options ? options : "[]", nullptr, false);
+    if (!o.is_array()) throw Error(ErrorKind::InvalidArgument, "load options: not a JSON array of [name, value] pairs");
+    for (auto& kv : o) {
+      if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string())
+        throw Error(ErrorKind::InvalidArgument, "load options: " + kv.dump() + " is not a [name, value] pair of strings");
+      items.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
+    }
+    LoadOptions lo = parse_load_options(items);
+    lo.on_progress = [](const LoadProgress& p) {
+      etw_report_progress(load_stage_name(p.stage), static_cast<double>(p.done), static_cast<double>(p.total));
+    };
     std::vector<uint8_t> v(bytes, bytes + n);
-    auto m = Model::load_bytes(std::move(v));
+    auto m = Model::load_bytes(std::move(v), lo);
     int id = g_next_id++;
     json in = json::array(), out = json::array(), plan = json::array();
     for (auto& io : m->inputs()) in.push_back(io_json(io));
@@ -158,7 +184,8 @@ EMSCRIPTEN_KEEPALIVE const char* etw_load(const uint8_t* bytes, size_t n) {
     uint64_t gpu_bytes = m->gpu_bytes();
     g_inputs[id].assign(m->inputs().size(), HostTensor{});
     g_models[id] = std::move(m);
-    return ret(json{{"ok", true}, {"id", id}, {"inputs", in}, {"outputs", out}, {"plan", plan}, {"gpu_bytes", gpu_bytes}});
+    return ret(json{{"ok", true}, {"id", id}, {"inputs", in}, {"outputs", out}, {"plan", plan}, {"gpu_bytes", gpu_bytes},
+                    {"precision", precision_name(g_models[id]->precision())}});
   });
 }
 
@@ -211,6 +238,41 @@ EMSCRIPTEN_KEEPALIVE const char* etw_run(int id, int profile) {
     json r{{"ok", true}, {"outputs", o}, {"wall_ms", t1 - t0}};
     if (profile) r["profile"] = profile_json(p);
     return ret(r);
+  });
+}
+
+// Text generation on model `id` (etwebgpu::generate): `request` is JSON {"prompt": [ids],
+// "max_new_tokens", "temperature", "top_k", "top_p", "seed", "stop_tokens", "context_length"}
+// (absent keys keep GenerateOptions' defaults). Each token goes to Module.etwOnToken(token), whose
+// false return stops the generation; prefill progress to Module.etwOnPrefill(done, total). The
+// wasm suspends on every step's read-back, so the page sees tokens as they come. Returns {"ok",
+// "tokens", "stop_reason", "context_length", "prefill_tok_s", "decode_tok_s"}.
+EMSCRIPTEN_KEEPALIVE const char* etw_generate(int id, const char* request) {
+  return guarded([&] {
+    Model* m = model_of(id);
+    json q = json::parse(request ? request : "", nullptr, false);
+    if (!q.is_object() || !q.contains("prompt") || !q["prompt"].is_array())
+      throw Error(ErrorKind::InvalidArgument, "generate: the request needs a prompt (an array of token ids)");
+    GenerateOptions o;
+    try {
+      std::vector<int64_t> prompt = q["prompt"].get<std::vector<int64_t>>();
+      o.max_new_tokens = q.value("max_new_tokens", o.max_new_tokens);
+      o.temperature = q.value("temperature", o.temperature);
+      o.top_k = q.value("top_k", o.top_k);
+      o.top_p = q.value("top_p", o.top_p);
+      o.seed = q.value("seed", o.seed);
+      o.stop_tokens = q.value("stop_tokens", o.stop_tokens);
+      o.context_length = q.value("context_length", o.context_length);
+      o.on_prefill = [](int64_t done, int64_t total) {
+        etw_report_prefill(static_cast<double>(done), static_cast<double>(total));
+      };
+      GenerateResult r = generate(*m, prompt, o, [](int64_t t) { return etw_report_token(static_cast<double>(t)) != 0; });
+      return ret(json{{"ok", true}, {"tokens", r.tokens}, {"stop_reason", r.stop_reason},
+                      {"context_length", r.context_length}, {"prefill_tok_s", r.prefill_tok_s},
+                      {"decode_tok_s", r.decode_tok_s}});
+    } catch (const json::exception& e) {
+      throw Error(ErrorKind::InvalidArgument, std::string("generate: bad request: ") + e.what());
+    }
   });
 }
 

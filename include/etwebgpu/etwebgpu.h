@@ -2,6 +2,7 @@
 // WebGPU. Every failure throws etwebgpu::Error (see error.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,16 @@ enum class Precision { FP32, FP16, Auto };
 const char* precision_name(Precision p);  // "fp32", "fp16", "auto"
 // Parses "fp32" | "fp16" | "auto"; throws Error(InvalidArgument) naming the text otherwise.
 Precision parse_precision(const std::string& text);
+
+// What a load has done so far, reported through LoadOptions::on_progress: the file read (bytes),
+// the constants uploaded (bytes of the file's constant data) and the kernels prepared (pipelines
+// compiled or found in the cache). Each stage reports done == total when it ends.
+struct LoadProgress {
+  enum class Stage { Read, Upload, Compile };
+  Stage stage = Stage::Read;
+  uint64_t done = 0, total = 0;
+};
+const char* load_stage_name(LoadProgress::Stage s);  // "read", "upload", "compile"
 
 struct LoadOptions {
   std::string method = "forward";
@@ -46,7 +57,29 @@ struct LoadOptions {
   // elementwise ops fuse into one kernel each (results equal the unfused ones at fp32).
   // Off: one kernel per op, for comparisons.
   bool fuse = true;
+  // Called on the loading thread as the load advances (never after load() returns). An exception
+  // it throws aborts the load.
+  std::function<void(const LoadProgress&)> on_progress;
 };
+
+// The load options as text: the one parser behind every front end. The CLI spells an option
+// --NAME-WITH-DASHES (a switch that is on by default as --no-NAME), Python as a keyword of
+// etwebgpu.load(), JavaScript as a key of Model.load's options (camelCase also accepted).
+struct LoadOptionInfo {
+  std::string name;      // snake_case, e.g. "plan_memory"
+  std::string values;    // what it takes: "fp32|fp16|auto", "on|off", "OP=ROUTE", "BYTES", ...
+  std::string help;
+  bool repeatable = false;  // force_route: one OP=ROUTE per occurrence
+};
+const std::vector<LoadOptionInfo>& load_option_list();
+// Sets one option from text; throws Error(InvalidArgument) naming the option and the value (or
+// listing the known options for an unknown name). Switches take on|off|true|false|1|0; BYTES
+// takes an integer with an optional K, M, G or T suffix (powers of 1024).
+void set_load_option(LoadOptions& o, const std::string& name, const std::string& value);
+// The option's current value as text (force_route: "OP=ROUTE,..."), as set_load_option reads it.
+std::string get_load_option(const LoadOptions& o, const std::string& name);
+// set_load_option for each (name, value) in order, over `base`.
+LoadOptions parse_load_options(const std::vector<std::pair<std::string, std::string>>& items, LoadOptions base = {});
 
 struct IoInfo {
   DType dtype;

@@ -20,6 +20,8 @@ struct GenerateOptions {
   uint64_t seed = 0;
   std::vector<int64_t> stop_tokens;    // generation ends after emitting one of these
   int64_t context_length = 0;          // 0: taken from the model's KV cache
+  // Called after each prefill chunk with the prompt tokens run so far and the prompt's length.
+  std::function<void(int64_t done, int64_t total)> on_prefill;
 };
 
 struct GenerateResult {

@@ -10,7 +10,7 @@ NumPy arrays. Failures raise :class:`etwebgpu.Error` subclasses carrying the C++
 from . import _etwebgpu
 from .errors import (Error, FormatError, GpuError, InternalError, InvalidArgumentError, IoError,
                      LimitError, UnsupportedError)
-from .model import Model, Profile, TensorInfo, TokenStream, load
+from .model import Model, Profile, TensorInfo, TokenStream, load, load_options
 from . import runtime
 
 __version__ = "0.1.0"
@@ -21,5 +21,5 @@ def device_info():
     return _etwebgpu.device_info()
 
 
-__all__ = ["load", "Model", "Profile", "TensorInfo", "TokenStream", "runtime", "device_info", "Error", "IoError", "FormatError",
+__all__ = ["load", "load_options", "Model", "Profile", "TensorInfo", "TokenStream", "runtime", "device_info", "Error", "IoError", "FormatError",
            "UnsupportedError", "InvalidArgumentError", "LimitError", "GpuError", "InternalError"]

@@ -8,9 +8,6 @@ import numpy as np
 
 from . import _etwebgpu
 
-_PRECISIONS = ("fp32",)
-
-
 class TensorInfo(NamedTuple):
     """An input or output of a method: NumPy dtype, shape (upper bounds when dynamic)."""
 
@@ -23,28 +20,52 @@ def _infos(raw):
     return [TensorInfo(np.dtype(io["dtype"]), tuple(io["shape"]), io["dynamic"]) for io in raw]
 
 
-def load(source, precision="fp32", force_route=None, method="forward", max_gpu_bytes=None):
+def load_options():
+    """The load options load() accepts: {name: (values, help, repeatable)}; the same options as the
+    CLI's flags and the JavaScript Model.load options, from the runtime's one table."""
+    return dict(_etwebgpu.load_options())
+
+
+def _option_items(options):
+    items = []
+    for name, value in options.items():
+        if value is None:
+            continue
+        if name == "force_route":
+            if not isinstance(value, dict):
+                raise TypeError(f"force_route must be a dict of op -> route, got {type(value).__name__}")
+            for k, v in value.items():
+                if not isinstance(k, str) or not isinstance(v, str):
+                    raise TypeError(f"force_route must map str to str, got {k!r}: {v!r}")
+                items.append((name, f"{k}={v}"))
+        elif isinstance(value, bool):
+            items.append((name, "on" if value else "off"))
+        elif isinstance(value, (int, str)) or hasattr(value, "__index__"):
+            items.append((name, str(value) if isinstance(value, str) else str(int(value))))
+        else:
+            raise TypeError(f"load option {name} takes a str, int or bool, got {type(value).__name__}")
+    return items
+
+
+def load(source, precision=None, force_route=None, method=None, max_gpu_bytes=None, *, progress=None, **options):
     """Loads a .pte program (a path, or its bytes) and prepares ``method`` on the GPU.
 
-    precision: "fp32" only for now (reduced precision is not implemented yet).
-    force_route: kernel routes to force, e.g. {"conv": "direct"} (see docs/OPS.md).
-    max_gpu_bytes: refuse a model needing more device memory than this (default 16 GiB).
+    Every load option is a keyword (load_options() lists them), e.g.
+    precision: "fp32" (default), "fp16" (half the memory; needs the adapter's shader-f16) or "auto";
+    force_route: kernel routes to force, e.g. {"conv": "direct"} (see docs/OPS.md);
+    max_gpu_bytes: refuse a model needing more device memory than this (int, or text like "8G");
+    fuse / plan_memory / poison_storage: True or False.
+    progress: called as progress(stage, done, total) while loading: "read" (bytes of the file),
+    "upload" (bytes of constants), "compile" (kernels); an exception it raises aborts the load.
     """
-    if precision not in _PRECISIONS:
-        raise ValueError(f"precision={precision!r}: only 'fp32' is supported for now")
-    routes = dict(force_route or {})
-    for k, v in routes.items():
-        if not isinstance(k, str) or not isinstance(v, str):
-            raise TypeError(f"force_route must map str to str, got {k!r}: {v!r}")
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a str, got {type(method).__name__}")
-    limit = _etwebgpu.DEFAULT_MAX_GPU_BYTES if max_gpu_bytes is None else int(max_gpu_bytes)
-    if limit <= 0:
-        raise ValueError(f"max_gpu_bytes must be positive, got {max_gpu_bytes!r}")
+    options.update(precision=precision, force_route=force_route, method=method, max_gpu_bytes=max_gpu_bytes)
+    items = _option_items(options)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
     if isinstance(source, (str, os.PathLike)):
-        impl = _etwebgpu.load(os.fspath(source), method, routes, limit)
+        impl = _etwebgpu.load(os.fspath(source), items, progress)
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        impl = _etwebgpu.load_bytes(memoryview(source).cast("B"), method, routes, limit)
+        impl = _etwebgpu.load_bytes(memoryview(source).cast("B"), items, progress)
     else:
         raise TypeError(f"load() takes a path or the file's bytes, got {type(source).__name__}")
     return Model(impl)

@@ -158,12 +158,18 @@ struct PyModel {
   }
 };
 
-LoadOptions load_options(const std::string& method, const std::map<std::string, std::string>& force_route,
-                         uint64_t max_gpu_bytes) {
-  LoadOptions o;
-  o.method = method;
-  o.force_route = force_route;
-  o.max_gpu_bytes = max_gpu_bytes;
+// The options as (name, text) pairs, read by the runtime's one parser; `progress` (or None) is
+// called with (stage, done, total) holding the GIL.
+using OptionItems = std::vector<std::pair<std::string, std::string>>;
+LoadOptions load_options(const OptionItems& items, const py::object& progress) {
+  LoadOptions o = parse_load_options(items);
+  if (!progress.is_none()) {
+    auto fn = std::make_shared<py::object>(progress);
+    o.on_progress = [fn](const LoadProgress& p) {
+      py::gil_scoped_acquire gil;
+      (*fn)(load_stage_name(p.stage), p.done, p.total);
+    };
+  }
   return o;
 }
 
@@ -241,22 +247,22 @@ PYBIND11_MODULE(_etwebgpu, m) {
       .def("generate", &PyModel::generate, py::arg("prompt"), py::arg("options"), py::arg("on_token"))
       .def("close", &PyModel::close);
 
+  // The load runs without the GIL; a progress callback takes it back for each report. An
+  // exception the callback raises aborts the load and reaches the caller.
   m.def(
       "load",
-      [](const std::string& path, const std::string& method, const std::map<std::string, std::string>& force_route,
-         uint64_t max_gpu_bytes) {
-        auto opts = load_options(method, force_route, max_gpu_bytes);
+      [](const std::string& path, const OptionItems& items, const py::object& progress) {
+        auto opts = load_options(items, progress);
         auto pm = std::make_unique<PyModel>();
         py::gil_scoped_release nogil;
         pm->model = Model::load(path, opts);
         return pm;
       },
-      py::arg("path"), py::arg("method"), py::arg("force_route"), py::arg("max_gpu_bytes"));
+      py::arg("path"), py::arg("options"), py::arg("progress"));
   m.def(
       "load_bytes",
-      [](py::buffer data, const std::string& method, const std::map<std::string, std::string>& force_route,
-         uint64_t max_gpu_bytes) {
-        auto opts = load_options(method, force_route, max_gpu_bytes);
+      [](py::buffer data, const OptionItems& items, const py::object& progress) {
+        auto opts = load_options(items, progress);
         py::buffer_info info = data.request();
         const auto* p = static_cast<const uint8_t*>(info.ptr);
         std::vector<uint8_t> bytes(p, p + info.size * info.itemsize);
@@ -265,7 +271,12 @@ PYBIND11_MODULE(_etwebgpu, m) {
         pm->model = Model::load_bytes(std::move(bytes), opts);
         return pm;
       },
-      py::arg("data"), py::arg("method"), py::arg("force_route"), py::arg("max_gpu_bytes"));
+      py::arg("data"), py::arg("options"), py::arg("progress"));
+  // name -> (values, help, repeatable): what load() accepts, from the runtime's table.
+  m.def("load_options", [] {
+    py::dict d;
+    for (const auto& o : load_option_list()) d[py::str(o.name)] = py::make_tuple(o.values, o.help, o.repeatable);
+    return d;
+  });
   m.def("device_info", &device_info_dict);
-  m.attr("DEFAULT_MAX_GPU_BYTES") = LoadOptions{}.max_gpu_bytes;
 }

@@ -3,14 +3,15 @@
 // file is bounds-checked in 64-bit arithmetic that cannot wrap before it is used.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "etwebgpu/error.h"
 #include "format/escape.h"
 #include "format/fb_util.h"
+#include "format/file_read.h"
 #include "format/ir.h"
 #include "program_generated.h"
 
@@ -380,11 +381,29 @@ ExecutionPlan read_plan(const Reader& r, const fb::ExecutionPlan* ep, size_t pi)
 
 }  // namespace
 
-Bytes read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+Bytes read_file(const std::string& path, const std::function<void(uint64_t, uint64_t)>& progress) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw Error(ErrorKind::Io, "cannot open '" + path + "'");
-  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  const std::streamoff end = f.tellg();
+  if (end < 0) throw Error(ErrorKind::Io, "cannot tell the size of '" + path + "'");
+  f.seekg(0);
+  const uint64_t total = static_cast<uint64_t>(end);
+  Bytes b(total);
+  constexpr uint64_t kChunk = 64ull << 20;  // progress granularity; large reads run at disk speed
+  for (uint64_t done = 0; done < total;) {
+    uint64_t n = std::min(kChunk, total - done);
+    f.read(reinterpret_cast<char*>(b.data() + done), static_cast<std::streamsize>(n));
+    if (static_cast<uint64_t>(f.gcount()) != n)
+      throw Error(ErrorKind::Io, "reading '" + path + "': " + std::to_string(done + static_cast<uint64_t>(f.gcount())) +
+                                     " of " + std::to_string(total) + " bytes");
+    done += n;
+    if (progress) progress(done, total);
+  }
+  if (total == 0 && progress) progress(0, 0);
+  return b;
 }
+
+Bytes read_file(const std::string& path) { return read_file(path, {}); }
 
 Program read_program(std::shared_ptr<const Bytes> bytes) {
   if (!bytes) throw Error(ErrorKind::InvalidArgument, "read_program: null buffer");

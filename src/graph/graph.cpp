@@ -391,6 +391,25 @@ void Graph::build() {
   ctx_->require_memory(planned, "the graph's tensor storage");
   buffers_.resize(plan_.buffers.size());
 
+  // Upload progress: the bytes of each constant, counted at the first node that reads it.
+  std::vector<bool> counted(ir_.constants.size(), false);
+  auto new_constant_bytes = [&](const format::VkOpCall& call) {
+    uint64_t b = 0;
+    for (int32_t a : call.args) {
+      if (ir_.values[a].kind != VkValueKind::Tensor) continue;
+      int32_t c = tensors_[a].constant_id;
+      if (c < 0 || counted[c]) continue;
+      counted[c] = true;
+      b += ir_.constants[c].data.size();
+    }
+    return b;
+  };
+  uint64_t upload_total = 0, uploaded = 0;
+  if (opts_.progress) {
+    for (const auto& call : ir_.chain) upload_total += new_constant_bytes(call);
+    counted.assign(counted.size(), false);
+    opts_.progress({LoadProgress::Stage::Upload, 0, upload_total});
+  }
   nodes_.reserve(ir_.chain.size());
   for (const auto& call : ir_.chain) {
     nodes_.push_back(Node{});
@@ -399,7 +418,13 @@ void Graph::build() {
     node.node_id = call.node_id;
     OpContext oc{*this, call, node};
     (*OpRegistry::global().find(call.name))(oc);
+    if (opts_.progress) {
+      uint64_t b = new_constant_bytes(call);
+      uploaded += b;
+      if (b) opts_.progress({LoadProgress::Stage::Upload, uploaded, upload_total});
+    }
   }
+  if (opts_.progress) opts_.progress({LoadProgress::Stage::Upload, upload_total, upload_total});
   for (const auto& st : ir_.state) {
     Tensor& t = tensor(st.value_id);
     uint64_t need = static_cast<uint64_t>(t.max_numel()) * format::vk_dtype_size(t.dtype);
@@ -410,7 +435,16 @@ void Graph::build() {
   }
   reset_state();
   built_ = true;
+  // The first resize makes every kernel active at the serialized shapes ready (compiles its
+  // pipeline, or finds it in the pipeline cache); routes other shapes take are made when used.
+  if (opts_.progress) {
+    for (const auto& nd : nodes_) compile_total_ += nd.kernels.size();
+    opts_.progress({LoadProgress::Stage::Compile, 0, compile_total_});
+  }
   resize();
+  if (opts_.progress) opts_.progress({LoadProgress::Stage::Compile, compile_total_, compile_total_});
+  compile_total_ = 0;  // later instantiations are not load progress
+  opts_.progress = nullptr;  // the caller's callback is not kept beyond the load
 }
 
 void Graph::reset_state() {
@@ -743,6 +777,7 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
 
 void Graph::instantiate(KernelRun& r, Step& s) {
   r.pipeline = &ctx_->pipeline_from_source(r.wgsl, r.entry, r.constants, r.label);
+  if (compile_total_ && opts_.progress) opts_.progress({LoadProgress::Stage::Compile, ++compiled_, compile_total_});
   s.bind_group = ctx_->bind_group(*r.pipeline, r.bindings);
   r.wgsl = std::string();  // the pipeline cache holds what is needed from here on
   r.bindings.clear();

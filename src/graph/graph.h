@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "etwebgpu/error.h"
+#include "etwebgpu/etwebgpu.h"
 #include "etwebgpu/tensor.h"
 #include "format/ir.h"
 #include "gpu/context.h"
@@ -47,6 +48,9 @@ struct GraphOptions {
   // Every tensor keeps its serialized dims (no program input is dynamic): rewrites may fix
   // layouts at load.
   bool static_shapes = false;
+  // LoadOptions::on_progress: Upload (bytes of the constants the built nodes read) and Compile
+  // (kernels made ready) while the graph is built.
+  std::function<void(const LoadProgress&)> progress;
 };
 
 struct Tensor {
@@ -237,6 +241,7 @@ class Graph {
   std::vector<std::unique_ptr<gpu::Buffer>> owned_;    // uniforms, scratch, dummies
   std::unique_ptr<gpu::Buffer> shared_scratch_;
   bool built_ = false;  // every builder ran
+  uint64_t compile_total_ = 0, compiled_ = 0;  // load progress of the first resize
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

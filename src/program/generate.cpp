@@ -138,6 +138,7 @@ GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const 
     std::vector<int64_t> part(prompt.begin() + b, prompt.begin() + e);
     next = step(part, pos, e == prompt.size());
     pos += static_cast<int64_t>(part.size());
+    if (o.on_prefill) o.on_prefill(pos, static_cast<int64_t>(prompt.size()));
   }
   auto t1 = Clock::now();
   r.prefill_tok_s = static_cast<double>(prompt.size()) / std::chrono::duration<double>(t1 - t0).count();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "etwebgpu/etwebgpu.h"
+#include "format/file_read.h"
 #include "format/ir.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
@@ -59,7 +60,10 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& opts) {
-  return load_bytes(format::read_file(path), opts);
+  std::function<void(uint64_t, uint64_t)> progress;
+  if (opts.on_progress)
+    progress = [&opts](uint64_t done, uint64_t total) { opts.on_progress({LoadProgress::Stage::Read, done, total}); };
+  return load_bytes(format::read_file(path, progress), opts);
 }
 
 std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadOptions& opts) {
@@ -95,6 +99,7 @@ std::unique_ptr<Model> Model::load_bytes(std::vector<uint8_t> bytes, const LoadO
   gopts.plan_memory = opts.plan_memory;
   gopts.poison_storage = opts.poison_storage;
   gopts.fuse = opts.fuse;
+  gopts.progress = opts.on_progress;
   gopts.static_shapes = std::none_of(impl->inputs.begin(), impl->inputs.end(), [](const IoInfo& i) { return i.dynamic; });
   impl->graph = std::make_unique<graph::Graph>(impl->ctx, merged.ir, gopts);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
@@ -112,20 +117,6 @@ size_t Model::num_state_buffers() const { return impl_->graph->num_state(); }
 uint64_t Model::gpu_bytes() const { return impl_->graph->allocated_bytes(); }
 Precision Model::precision() const { return impl_->precision; }
 
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::FP16: return "fp16";
-    case Precision::Auto: return "auto";
-  }
-  return "?";
-}
-Precision parse_precision(const std::string& text) {
-  if (text == "fp32") return Precision::FP32;
-  if (text == "fp16") return Precision::FP16;
-  if (text == "auto") return Precision::Auto;
-  throw Error(ErrorKind::InvalidArgument, "precision '" + text + "' (expected fp32, fp16 or auto)");
-}
 std::vector<InstructionInfo> Model::plan_summary() const { return impl_->instructions; }
 std::vector<Model::GpuNode> Model::gpu_plan() const {
   std::vector<GpuNode> r;

@@ -161,3 +161,51 @@ TEST(Cli, InfoPrintsTheAdapterAndPassesEverySelfTestCheck) {
 }
 
 }  // namespace
+
+// The CLI's load flags come from the runtime's option table: every command that loads a model
+// offers every option, under the same name Python and JavaScript use (dashes for underscores).
+TEST(CliLoadFlags, EveryLoadingCommandOffersEveryLoadOption) {
+  std::string out;
+  for (const char* cmd : {"run", "bench", "conformance", "generate", "inspect"}) {
+    ASSERT_EQ(run_cli(std::string(cmd) + " --help", &out), 0) << out;
+    for (const auto& o : load_option_list()) {
+      std::string flag = "--" + o.name;
+      for (char& c : flag)
+        if (c == '_') c = '-';
+      if (o.values == "on|off" && get_load_option(LoadOptions{}, o.name) == "on") flag = "--no-" + flag.substr(2);
+      EXPECT_NE(out.find(flag), std::string::npos) << cmd << " lacks " << flag << ":\n" << out;
+    }
+  }
+}
+
+TEST(CliLoadFlags, FlagsReachTheLoadAndBadValuesExitTwoNamingTheOption) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("loadflags"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  const std::string pte = d + "/model.pte", check = " -i " + d + "/input_0.npy -e " + d + "/expected_0.npy";
+  ASSERT_EQ(run_cli("bench " + pte + " --warmup 0 --iters 1 --json --precision auto --no-fuse --max-gpu-bytes 1G", &out), 0)
+      << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j.at("precision").get<std::string>(), device_info().shader_f16 ? "fp16" : "fp32");
+  ASSERT_EQ(run_cli("run " + pte + check + " --force-route conv=direct --poison-storage --method forward", &out), 0) << out;
+  EXPECT_EQ(run_cli("run " + pte + check + " --max-gpu-bytes 64", &out), 2) << out;
+  EXPECT_NE(out.find("max_gpu_bytes"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run " + pte + check + " --max-gpu-bytes lots", &out), 2) << out;
+  EXPECT_NE(out.find("load option max_gpu_bytes: 'lots'"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run " + pte + check + " --precision fp8", &out), 2) << out;
+  EXPECT_NE(out.find("precision 'fp8'"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run " + pte + check + " --force-route conv", &out), 2) << out;
+  EXPECT_NE(out.find("force_route: 'conv' is not OP=ROUTE"), std::string::npos) << out;
+  std::filesystem::remove_all(d);
+}
+
+// Off a terminal (a pipe, as here) a load prints no progress bar, however long it takes.
+TEST(CliLoadFlags, NoProgressBarOffATerminal) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("nobar"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  ASSERT_EQ(run_cli("run " + d + "/model.pte -i " + d + "/input_0.npy", &out), 0) << out;
+  EXPECT_EQ(out.find("loading:"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  std::filesystem::remove_all(d);
+}

@@ -139,11 +139,68 @@ def test_closed_model_refuses_further_use(add_bcast):
         m.run(inputs)
 
 
-def test_precision_fp32_is_accepted_and_others_are_refused(add_bcast):
+def test_precision_fp16_and_auto_load_and_match_golden_at_fp16_tolerance_or_are_refused_without_shader_f16(add_bcast):
     path, inputs, expected, entry = add_bcast
     check_golden(etwebgpu.load(path, precision="fp32").run(inputs), expected, entry)
-    with pytest.raises(ValueError, match="only 'fp32' is supported"):
-        etwebgpu.load(path, precision="fp16")
+    fp16 = {"atol": 2e-2 * max(float(np.abs(e).max()) for e in expected), "rtol": 2e-2}
+    if etwebgpu.device_info()["shader_f16"]:
+        m = etwebgpu.load(path, precision="fp16")
+        check_golden(m.run(inputs), expected, fp16)
+        assert m.gpu_bytes < etwebgpu.load(path).gpu_bytes
+        check_golden(etwebgpu.load(path, precision="auto").run(inputs), expected, fp16)
+    else:
+        with pytest.raises(etwebgpu.UnsupportedError, match="shader-f16"):
+            etwebgpu.load(path, precision="fp16")
+        check_golden(etwebgpu.load(path, precision="auto").run(inputs), expected, entry)
+    with pytest.raises(etwebgpu.InvalidArgumentError, match="precision 'fp8'"):
+        etwebgpu.load(path, precision="fp8")
+
+
+def test_every_load_option_is_a_keyword_parsed_by_the_runtime(add_bcast):
+    path, inputs, expected, entry = add_bcast
+    names = etwebgpu.load_options()
+    assert {"precision", "method", "fuse", "plan_memory", "poison_storage", "max_gpu_bytes", "force_route",
+            "sdpa_occupancy_floor"} <= set(names)
+    m = etwebgpu.load(path, fuse=False, plan_memory=False, poison_storage=True, max_gpu_bytes="1G",
+                      sdpa_occupancy_floor=16, method="forward")
+    check_golden(m.run(inputs), expected, entry)
+    # Limits reach the loader: a budget below the model's needs refuses it, naming the option.
+    with pytest.raises(etwebgpu.LimitError, match="max_gpu_bytes"):
+        etwebgpu.load(path, max_gpu_bytes=64)
+    with pytest.raises(etwebgpu.InvalidArgumentError, match="unknown load option 'fusion'"):
+        etwebgpu.load(path, fusion=False)
+    with pytest.raises(etwebgpu.InvalidArgumentError, match="plan_memory: 'maybe'"):
+        etwebgpu.load(path, plan_memory="maybe")
+    with pytest.raises(etwebgpu.InvalidArgumentError, match="max_gpu_bytes: '0'"):
+        etwebgpu.load(path, max_gpu_bytes=0)
+    with pytest.raises(TypeError, match="load option fuse"):
+        etwebgpu.load(path, fuse=1.5)
+
+
+def test_progress_reports_read_upload_and_compile_each_ending_done(add_bcast):
+    path, inputs, expected, entry = add_bcast
+    seen = []
+    m = etwebgpu.load(path, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    check_golden(m.run(inputs), expected, entry)
+    stages = [s for s, _, _ in seen]
+    assert set(stages) == {"read", "upload", "compile"} and stages.index("read") < stages.index("compile")
+    for stage in ("read", "upload", "compile"):
+        mine = [(d, t) for s, d, t in seen if s == stage]
+        assert all(a[0] <= b[0] for a, b in zip(mine, mine[1:])), (stage, mine)
+        assert mine[-1][0] == mine[-1][1], (stage, mine)
+    assert [t for s, _, t in seen if s == "read"][-1] == path.stat().st_size
+    # From bytes there is nothing to read; an exception in the callback aborts the load.
+    seen.clear()
+    etwebgpu.load(path.read_bytes(), progress=lambda *a: seen.append(a))
+    assert "read" not in [a[0] for a in seen] and seen
+
+    def boom(stage, done, total):
+        raise KeyboardInterrupt("stop loading")
+
+    with pytest.raises(KeyboardInterrupt, match="stop loading"):
+        etwebgpu.load(path, progress=boom)
+    with pytest.raises(TypeError, match="progress must be callable"):
+        etwebgpu.load(path, progress=3)
 
 
 def test_force_route_reaches_the_kernels(add_bcast):

@@ -120,6 +120,83 @@ export async function moduleApiTests({context, url, build, root, conformance}) {
     await m.dispose();
     return msgs.join('; ');
   }, entry));
+  await check('load options (the CLI\'s flags, camelCase or snake_case) reach the runtime; bad ones reject naming them',
+              () => page.evaluate(async (entry) => {
+    const {Model} = await import('./etwebgpu.js');
+    const {inputs, expected} = await window.etwModuleTest.fixture('add_bcast', entry);
+    const m = await Model.load('conformance/add_bcast/model.pte',
+                               {precision: 'auto', fuse: false, plan_memory: false, maxGpuBytes: '1G',
+                                forceRoute: {binary: 'general'}});
+    // At fp16 the documented tolerance: rtol 2e-2, atol 2e-2 x max|expected|.
+    const maxAbs = Math.max(...expected.map((e) => Math.max(...Array.from(e.data, Math.abs))));
+    const [atol, rtol] = m.precision === 'fp16' ? [2e-2 * maxAbs, 2e-2] : [entry.atol, entry.rtol];
+    const bad = window.etwModuleTest.compare(await m.run(inputs.map((t) => t.data)), expected, atol, rtol);
+    if (bad) throw new Error(bad);
+    await m.dispose();
+    const reject = async (opts, re) => {
+      try {
+        await Model.load('conformance/add_bcast/model.pte', opts);
+      } catch (e) {
+        if (e.kind !== 'InvalidArgument' && e.kind !== 'Limit') throw new Error(`kind ${e.kind}: ${e.message}`);
+        if (!re.test(e.message)) throw new Error('message: ' + e.message);
+        return e.message;
+      }
+      throw new Error(JSON.stringify(opts) + ' resolved');
+    };
+    await reject({fusion: false}, /unknown load option 'fusion'/);
+    await reject({precision: 'fp8'}, /precision 'fp8'/);
+    await reject({planMemory: 'maybe'}, /plan_memory: 'maybe'/);
+    await reject({maxGpuBytes: 64}, /max_gpu_bytes/);
+    return `precision ${m.precision}; unknown/bad options rejected`;
+  }, entry));
+  await check('onProgress reports read, upload and compile, each ending done === total', () => page.evaluate(async () => {
+    const {Model} = await import('./etwebgpu.js');
+    const seen = [];
+    const m = await Model.load('conformance/add_bcast/model.pte', {onProgress: (p) => seen.push(p)});
+    await m.dispose();
+    for (const stage of ['read', 'upload', 'compile']) {
+      const mine = seen.filter((p) => p.stage === stage);
+      if (!mine.length) throw new Error('no ' + stage + ' progress: ' + JSON.stringify(seen));
+      const last = mine[mine.length - 1];
+      if (last.done !== last.total) throw new Error(stage + ' ends at ' + JSON.stringify(last));
+      for (let i = 1; i < mine.length; ++i) if (mine[i].done < mine[i - 1].done) throw new Error(stage + ' went back');
+    }
+    if (seen[0].stage !== 'read' || seen[seen.length - 1].stage !== 'compile') throw new Error('order ' + JSON.stringify(seen));
+    return seen.length + ' reports';
+  }));
+  await check('generate: an async iterator of tokens equal to a greedy loop over run(); break stops it', () => page.evaluate(async () => {
+    const {Model} = await import('./etwebgpu.js');
+    const m = await Model.load('conformance/llama_kv_cache_decode_steps/model.pte');
+    const prompt = [1, 5, 9];
+    const argmax = (a) => a.reduce((best, x, i) => (x > a[best] ? i : best), 0);
+    const step = async (tok, pos) => (await m.run([new BigInt64Array([BigInt(tok)]), new BigInt64Array([BigInt(pos)])]))[0].data;
+    let logits;
+    for (const [pos, t] of prompt.entries()) logits = await step(t, pos);
+    const byHand = [];
+    for (let pos = prompt.length; byHand.length < 6; ++pos) {
+      byHand.push(argmax(logits));
+      logits = await step(byHand[byHand.length - 1], pos);
+    }
+    const got = [], prefill = [];
+    const it = m.generate(prompt, {maxNewTokens: 6, onPrefill: (done, total) => prefill.push([done, total])});
+    let r;
+    while (!(r = await it.next()).done) got.push(r.value);
+    if (got.join() !== byHand.join()) throw new Error(`generate ${got} vs by hand ${byHand}`);
+    if (r.value.tokens.join() !== got.join() || r.value.stopReason !== 'max_new_tokens') throw new Error(JSON.stringify(r.value));
+    const lastPrefill = prefill[prefill.length - 1];
+    if (!lastPrefill || lastPrefill[0] !== prompt.length || lastPrefill[1] !== prompt.length)
+      throw new Error('prefill progress ' + JSON.stringify(prefill));
+    const early = [];
+    for await (const t of m.generate(prompt, {maxNewTokens: 6})) {
+      early.push(t);
+      if (early.length === 2) break;
+    }
+    if (early.join() !== byHand.slice(0, 2).join()) throw new Error('after break: ' + early);
+    const again = [];
+    for await (const t of m.generate(prompt, {maxNewTokens: 3, temperature: 0.8, topK: 5, seed: 7})) again.push(t);
+    await m.dispose();
+    return `tokens ${got.join(' ')}; break after 2; sampled ${again.join(' ')}`;
+  }));
   await page.close();
 
   // A fresh page: the runtime adopts the page's own device, which stays usable by the page.
@@ -177,7 +254,7 @@ export async function moduleApiTests({context, url, build, root, conformance}) {
   await workerPage.close();
 
   // The README's "From JavaScript" snippet, verbatim, as a module beside the pages (model.pte:
-  // the add_bcast fixture).
+  // the add_bcast fixture; llama.pte: the KV-cache decoder).
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
   const section = (readme.split('## From JavaScript')[1] || '').split('\n## ')[0];
   const snippet = (/```js\n([\s\S]*?)```/.exec(section) || [])[1];
@@ -185,6 +262,7 @@ export async function moduleApiTests({context, url, build, root, conformance}) {
     if (!snippet) throw new Error('no ```js snippet in the README section');
     fs.writeFileSync(path.join(build, 'readme_snippet.mjs'), snippet);
     fs.copyFileSync(path.join(conformance, 'add_bcast', 'model.pte'), path.join(build, 'model.pte'));
+    fs.copyFileSync(path.join(conformance, 'llama_kv_cache_decode_steps', 'model.pte'), path.join(build, 'llama.pte'));
     const p = await newPage();
     try {
       await p.evaluate(() => import('./readme_snippet.mjs'));
