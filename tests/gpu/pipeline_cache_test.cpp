@@ -45,6 +45,11 @@ void store(DiskCache& c, const std::string& key, const std::string& value) {
   c.store(key.data(), key.size(), value.data(), value.size());
 }
 
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 // Restores an environment variable when the test ends.
 struct EnvVar {
   std::string name;
@@ -108,11 +113,7 @@ TEST(DiskCache, DamagedEntriesAreMissesNeverAnswers) {
   const std::string path = c.path_for(key.data(), key.size());
   auto damage = [&](auto&& f) {
     store(c, key, value);
-    std::string bytes;
-    {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
+    std::string bytes = file_bytes(path);
     f(bytes);
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   };
@@ -194,17 +195,11 @@ struct RunStats {
 };
 RunStats parse_stats(const std::string& out) {
   std::smatch m;
-  RunStats r;
   if (!std::regex_search(out, m, std::regex(R"((\d+) hits, (\d+) misses, (\d+) stores, (\d+) rejected)"))) {
     ADD_FAILURE() << "no pipeline cache counts in: " << out;
-    return r;
+    return {};
   }
-  r = RunStats{std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4])};
-  return r;
-}
-std::string file_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return RunStats{std::stoull(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4])};
 }
 // Every file of the cache with its contents and modification time.
 std::map<std::string, std::pair<std::string, fs::file_time_type>> listing(const fs::path& dir) {
@@ -213,61 +208,71 @@ std::map<std::string, std::pair<std::string, fs::file_time_type>> listing(const 
   return m;
 }
 
-// The example model written to `dir`, and the arguments that run it against its golden output.
-std::string example_run(const fs::path& dir, const std::string& out_dir) {
-  std::string out;
+// The example model (written to `dir` once) run against its golden output into dir/out_name, with
+// the cache the environment names; its output in `out`.
+void run_example(const fs::path& dir, const std::string& out_name, std::string* out) {
   if (!fs::exists(dir / "model.pte")) {
-    EXPECT_EQ(etwebgpu::testing::run_cli("example --write " + dir.string(), &out), 0) << out;
+    EXPECT_EQ(etwebgpu::testing::run_cli("example --write " + dir.string(), out), 0) << *out;
   }
-  return "run " + (dir / "model.pte").string() + " -i " + (dir / "input_0.npy").string() + " -e " +
-         (dir / "expected_0.npy").string() + " -o " + out_dir + " --cache-stats";
+  EXPECT_EQ(etwebgpu::testing::run_cli("run " + (dir / "model.pte").string() + " -i " + (dir / "input_0.npy").string() +
+                                           " -e " + (dir / "expected_0.npy").string() + " -o " +
+                                           (dir / out_name).string() + " --cache-stats",
+                                       out),
+            0)
+      << *out;
 }
+
+// A temporary folder whose cache/ the child processes use.
+struct CacheRun {
+  TempDir d;
+  fs::path cache = d.path / "cache";
+  EnvVar env{"ETWEBGPU_CACHE_DIR", cache.c_str()};
+  explicit CacheRun(const std::string& name) : d(name) {}
+  std::string output(const std::string& out_name) const { return file_bytes(d.path / out_name / "output_0.npy"); }
+};
 
 TEST(PipelineCache, ASecondProcessLoadsEveryPipelineFromTheCacheAndStoresNothing) {
   ETW_REQUIRE_GPU();
-  TempDir d("second_process");
-  const fs::path cache = d.path / "cache";
-  EnvVar e("ETWEBGPU_CACHE_DIR", cache.c_str());
+  CacheRun r("second_process");
   std::string out;
   // The first run finding the cache empty also proves the chained descriptor: the device was
   // created with it and Dawn called both functions.
-  ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out1").string()), &out), 0) << out;
+  run_example(r.d.path, "out1", &out);
   RunStats first = parse_stats(out);
   EXPECT_EQ(first.hits, 0u) << out;
   EXPECT_GT(first.misses, 0u) << out;
   EXPECT_GT(first.stores, 0u) << out;
-  auto before = listing(cache);
+  auto before = listing(r.cache);
   EXPECT_EQ(before.size(), first.stores);
-  ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out2").string()), &out), 0) << out;
+  run_example(r.d.path, "out2", &out);
   RunStats second = parse_stats(out);
   EXPECT_EQ(second.hits, first.misses) << "every entry the first run looked for, the second found: " << out;
   EXPECT_EQ(second.misses, 0u) << out;
   EXPECT_EQ(second.stores, 0u) << out;
-  EXPECT_EQ(listing(cache), before) << "the second process wrote nothing";
-  EXPECT_EQ(file_bytes(d.path / "out2" / "output_0.npy"), file_bytes(d.path / "out1" / "output_0.npy"));
+  EXPECT_EQ(listing(r.cache), before) << "the second process wrote nothing";
+  EXPECT_EQ(r.output("out2"), r.output("out1"));
 }
 
 TEST(PipelineCache, DamagedEntriesAreRecompiledWithTheSameResults) {
   ETW_REQUIRE_GPU();
-  TempDir d("damaged_run");
-  const fs::path cache = d.path / "cache";
-  EnvVar e("ETWEBGPU_CACHE_DIR", cache.c_str());
+  CacheRun r("damaged_run");
   std::string out;
-  ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out1").string()), &out), 0) << out;
+  run_example(r.d.path, "out1", &out);
   size_t n = 0;
-  for (auto& [name, entry] : listing(cache)) {
+  for (auto& [name, entry] : listing(r.cache)) {
     std::string bytes = entry.first;
     if (n++ % 2) bytes.resize(bytes.size() / 2);  // truncated
     else bytes[bytes.size() / 2] ^= 0x55;        // a flipped byte
-    std::ofstream(cache / name, std::ios::binary | std::ios::trunc) << bytes;
+    std::ofstream(r.cache / name, std::ios::binary | std::ios::trunc) << bytes;
   }
-  ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out2").string()), &out), 0) << out;
+  ASSERT_GT(n, 0u);
+  run_example(r.d.path, "out2", &out);
   RunStats damaged = parse_stats(out);
   EXPECT_EQ(damaged.hits, 0u) << out;
   EXPECT_EQ(damaged.rejected, n) << out;
   EXPECT_EQ(damaged.stores, n) << "each damaged entry was written again: " << out;
-  EXPECT_EQ(file_bytes(d.path / "out2" / "output_0.npy"), file_bytes(d.path / "out1" / "output_0.npy"));
-  ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out3").string()), &out), 0) << out;
+  EXPECT_EQ(r.output("out2"), r.output("out1"));
+  run_example(r.d.path, "out3", &out);
   EXPECT_EQ(parse_stats(out).stores, 0u) << out;
 }
 
@@ -278,7 +283,7 @@ TEST(PipelineCache, OffOrAnUnwritableDirectoryWritesNothingAndStillRuns) {
   for (const char* setting : {"off", "/dev/null/etwebgpu"}) {
     EnvVar e("ETWEBGPU_CACHE_DIR", setting);
     std::string out;
-    ASSERT_EQ(etwebgpu::testing::run_cli(example_run(d.path, (d.path / "out").string()), &out), 0) << setting << out;
+    run_example(d.path, "out", &out);
     EXPECT_NE(out.find("pipeline cache: off"), std::string::npos) << setting << out;
   }
   // (Mesa's lavapipe keeps its own shader cache under XDG_CACHE_HOME: only ours must be absent.)
