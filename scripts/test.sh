@@ -23,6 +23,9 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 # compiles in less than half the time of -O2 -g (27 -> 12 s for one under ASan + UBSan).
 sanitizer_flags="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 export ETWEBGPU_REQUIRE_GPU=1 ETWEBGPU_REQUIRE_FIXTURES=1
+# The suite's compiled pipelines go beside its build, not into the user's ~/.cache/etwebgpu; its
+# parallel test processes share the directory (entries are written whole and checked on read).
+export ETWEBGPU_CACHE_DIR=${ETWEBGPU_CACHE_DIR:-$PWD/build/pipeline-cache}
 fixtures=${ETWEBGPU_CONFORMANCE_DIR:-../shared/conformance}
 if [ ! -f "$fixtures/manifest.json" ]; then
   echo "conformance fixtures missing at $fixtures (clone ../shared beside the repo or set ETWEBGPU_CONFORMANCE_DIR)"

@@ -1,6 +1,8 @@
 // etwebgpu command-line tool: info, inspect, run, demo, example, bench, conformance, ops.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 
@@ -17,6 +19,15 @@
 using namespace etwebgpu;
 
 namespace {
+
+// Where compiled pipelines persist between processes and what this process did with them.
+std::string pipeline_cache_line() {
+  DeviceInfo d = device_info();
+  if (d.pipeline_cache_dir.empty()) return "pipeline cache: off";
+  return "pipeline cache: " + d.pipeline_cache_dir + ": " + std::to_string(d.pipeline_cache_hits) + " hits, " +
+         std::to_string(d.pipeline_cache_misses) + " misses, " + std::to_string(d.pipeline_cache_stores) +
+         " stores, " + std::to_string(d.pipeline_cache_rejected) + " rejected";
+}
 
 // Prints the adapter and every self-test check; non-zero when one fails.
 int cmd_info(bool lose_device) {
@@ -46,6 +57,7 @@ int cmd_info(bool lose_device) {
     int rc = cmd_demo();
     return failed ? 1 : rc;
   }
+  std::printf("%s\n", pipeline_cache_line().c_str());
   std::printf("operators: %zu supported\n", supported_operators().size());
   return failed ? 1 : 0;
 }
@@ -75,8 +87,16 @@ struct RunStep {
 
 // Runs each step on one loaded model (state such as a KV cache carries over); non-zero on any
 // mismatch.
-int cmd_run(const std::string& path, const std::vector<RunStep>& steps, double atol, double rtol, const LoadOptions& lo) {
+int cmd_run(const std::string& path, const std::vector<RunStep>& steps, double atol, double rtol, const LoadOptions& lo,
+            bool cache_stats) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::clock_t c0 = std::clock();
   auto model = Model::load(path, lo);
+  // CPU time too: on a CPU adapter the compile is CPU work, and wall time moves with other load.
+  if (cache_stats)
+    std::printf("load: %.1f ms (CPU %.1f ms); %s\n",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                1000.0 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC, pipeline_cache_line().c_str());
   int rc = 0;
   for (size_t k = 0; k < steps.size(); ++k) {
     const RunStep& st = steps[k];
@@ -186,6 +206,9 @@ int main(int argc, char** argv) {
   run->add_option("--atol", atol, "absolute tolerance");
   run->add_option("--rtol", rtol, "relative tolerance");
   add_load_flags(run, load_flags);
+  bool cache_stats = false;
+  run->add_flag("--cache-stats", cache_stats,
+                "print the load time and the persistent pipeline cache's hits, misses and stores for the load");
   run->footer("Several steps on one loaded model (state such as a KV cache carries over):\n"
               "  etwebgpu run m.pte -i a.npy -e a_out.npy --then -i b.npy -e b_out.npy [--then ...]");
   auto* demo = app.add_subcommand("demo", "run the embedded example model and check it against a CPU reference");
@@ -225,7 +248,7 @@ int main(int argc, char** argv) {
     if (*run) {
       std::vector<RunStep> steps = {RunStep{inputs, expects, out_dir}};
       steps.insert(steps.end(), later_steps.begin(), later_steps.end());
-      return cmd_run(model_path, steps, atol, rtol, lo);
+      return cmd_run(model_path, steps, atol, rtol, lo, cache_stats);
     }
     if (*demo) return cmd_demo();
     if (*example) return cmd_example_write(dir);

@@ -18,6 +18,13 @@ struct DeviceInfo {
   bool timestamp_query = false;  // per-dispatch GPU times in Profile
   bool subgroups = false, shader_f16 = false;
   uint64_t max_buffer_size = 0, max_storage_binding = 0;  // bytes
+  // Compiled pipelines persist between processes in this directory ($ETWEBGPU_CACHE_DIR, else
+  // $XDG_CACHE_HOME/etwebgpu or ~/.cache/etwebgpu); empty when off (ETWEBGPU_CACHE_DIR=off, a
+  // directory that cannot be written, a browser). The counts are this process's so far: entries
+  // loaded, keys not found, entries written, and entries found damaged (ignored, also misses).
+  std::string pipeline_cache_dir;
+  uint64_t pipeline_cache_hits = 0, pipeline_cache_misses = 0, pipeline_cache_stores = 0,
+           pipeline_cache_rejected = 0;
 };
 
 DeviceInfo device_info();

@@ -189,6 +189,11 @@ py::dict device_info_dict() {
   d["shader_f16"] = i.shader_f16;
   d["max_buffer_size"] = i.max_buffer_size;
   d["max_storage_binding"] = i.max_storage_binding;
+  d["pipeline_cache_dir"] = i.pipeline_cache_dir;  // "" when off
+  d["pipeline_cache_hits"] = i.pipeline_cache_hits;
+  d["pipeline_cache_misses"] = i.pipeline_cache_misses;
+  d["pipeline_cache_stores"] = i.pipeline_cache_stores;
+  d["pipeline_cache_rejected"] = i.pipeline_cache_rejected;
   return d;
 }
 

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "gpu/disk_cache.h"
 #include "gpu/surface.h"
 #include "gpu/webgpu_abi.h"
 
@@ -74,6 +75,7 @@ struct State {
   bool freed_since_release = false;  // destroyed buffers whose memory Dawn may still hold
   struct BufferMeta { uint64_t size; uint32_t generation; };
   std::vector<BufferMeta> buffer_meta;  // by buffer handle
+  etwebgpu::gpu::DiskCache* disk_cache = nullptr;  // opened by the first ewgpu_init; every device uses it
 };
 State& S() {
   static State* s = new State();  // never destroyed: Dawn may call back during process exit
@@ -421,6 +423,13 @@ void on_device(WGPUEnum status, WGPUDevice d, WGPUStringView msg, void* u1, void
   r->message = str(msg);
 }
 
+size_t cache_load(const void* key, size_t key_size, void* value, size_t value_size, void* cache) {
+  return static_cast<etwebgpu::gpu::DiskCache*>(cache)->load(key, key_size, value, value_size);
+}
+void cache_store(const void* key, size_t key_size, const void* value, size_t value_size, void* cache) {
+  static_cast<etwebgpu::gpu::DiskCache*>(cache)->store(key, key_size, value, value_size);
+}
+
 constexpr const char* kInstallHint =
     "install a Vulkan driver: on Debian 12 run scripts/setup.sh (Mesa >= 25 lavapipe from bookworm-backports; "
     "Debian 12's own Mesa 22 is rejected by this Dawn), or point VK_DRIVER_FILES at your GPU's ICD json";
@@ -540,6 +549,16 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
     toggles.enabledToggleCount = enabled.size();
     toggles.enabledToggles = enabled.data();
   }
+  // Dawn's blob cache (on by default, no toggle needed) keeps Tint's SPIR-V and each pipeline's
+  // VkPipelineCache data: a process loading a model seen before skips both compiles.
+  if (!s.disk_cache) s.disk_cache = new etwebgpu::gpu::DiskCache(etwebgpu::gpu::DiskCache::configured_dir());
+  WGPUDawnCacheDeviceDescriptor cache{};
+  cache.chain.sType = WGPUSType_DawnCacheDeviceDescriptor;
+  cache.isolationKey = sv("etwebgpu");
+  cache.loadDataFunction = cache_load;
+  cache.storeDataFunction = cache_store;
+  cache.functionUserdata = s.disk_cache;
+  if (s.disk_cache->enabled()) toggles.chain.next = &cache.chain;
   WGPUDeviceDescriptor dd{};
   dd.nextInChain = &toggles.chain;
   dd.label = sv("etwebgpu");
@@ -586,6 +605,16 @@ uint32_t ewgpu_device_generation(void) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   return s.device && s.lost_message.empty() ? s.generation : 0;
+}
+
+int ewgpu_cache_stats(EwCacheStats* out, char* dir, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (!s.disk_cache || !s.disk_cache->enabled()) return 1;
+  auto st = s.disk_cache->stats();
+  *out = EwCacheStats{st.hits, st.misses, st.stores, st.rejected, st.write_failures};
+  set_err(dir, n, s.disk_cache->dir());
+  return 0;
 }
 
 void ewgpu_debug_lose_device(void) {

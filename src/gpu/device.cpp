@@ -19,6 +19,15 @@ DeviceInfo device_info() {
   d.shader_f16 = i.shader_f16;
   d.max_buffer_size = i.max_buffer_size;
   d.max_storage_binding = i.max_storage_binding;
+  EwCacheStats pc{};
+  char dir[4096] = {0};
+  if (ewgpu_cache_stats(&pc, dir, sizeof dir) == 0) {
+    d.pipeline_cache_dir = dir;
+    d.pipeline_cache_hits = pc.hits;
+    d.pipeline_cache_misses = pc.misses;
+    d.pipeline_cache_stores = pc.stores;
+    d.pipeline_cache_rejected = pc.rejected;
+  }
   return d;
 }
 

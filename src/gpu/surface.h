@@ -86,6 +86,13 @@ int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* dura
 // reports no memory heaps: there only the device's out-of-memory error stops an allocation).
 int ewgpu_memory_budget(uint64_t* available, uint64_t* heap, char* why, size_t why_len);
 
+// The surface's persistent cache of compiled pipelines, which a later process loads instead of
+// compiling again (native: Dawn's blob cache kept on disk, gpu/disk_cache.h). Returns 1 when there
+// is none (ETWEBGPU_CACHE_DIR=off, a directory that cannot be written, a browser, no device yet);
+// else 0 with its directory and what this process has done with it.
+struct EwCacheStats { uint64_t hits, misses, stores, rejected, write_failures; };
+int ewgpu_cache_stats(EwCacheStats* out, char* dir, size_t dir_len);
+
 // Destroys the device as a driver reset would, so tests can prove that device loss surfaces as an
 // error on every later call instead of a crash.
 void ewgpu_debug_lose_device(void);

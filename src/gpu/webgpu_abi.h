@@ -61,8 +61,11 @@ enum : WGPUEnum { WGPUFeatureName_TimestampQuery = 0x03, WGPUFeatureName_ShaderF
                   WGPUFeatureName_Subgroups = 0x11, WGPUFeatureName_AdapterPropertiesMemoryHeaps = 0x50015 };
 // AdapterPropertiesMemoryHeaps is not in DAWN_ABI.md: 0x00050013 was found by asking this library
 // (0x00050014 is AdapterPropertiesD3D here: "Feature AdapterPropertiesD3D is not available").
-enum : WGPUEnum { WGPUSType_ShaderSourceWGSL = 0x00000002, WGPUSType_DawnTogglesDescriptor = 0x0005000A,
-                  WGPUSType_AdapterPropertiesMemoryHeaps = 0x00050013 };
+// DawnCacheDeviceDescriptor is not in DAWN_ABI.md either: 0x00050007, three below the toggles as in
+// Dawn's generated headers of 2024-2025, was confirmed on this library: a device chained with it is
+// created and calls both functions (tests/gpu/pipeline_cache_test.cpp).
+enum : WGPUEnum { WGPUSType_ShaderSourceWGSL = 0x00000002, WGPUSType_DawnCacheDeviceDescriptor = 0x00050007,
+                  WGPUSType_DawnTogglesDescriptor = 0x0005000A, WGPUSType_AdapterPropertiesMemoryHeaps = 0x00050013 };
 enum : WGPUEnum { WGPUCompilationMessageType_Error = 1 };
 
 constexpr WGPUBufferUsage WGPUBufferUsage_MapRead = 0x1, WGPUBufferUsage_MapWrite = 0x2, WGPUBufferUsage_CopySrc = 0x4,
@@ -155,6 +158,17 @@ struct WGPUDawnTogglesDescriptor {
   WGPUChainedStruct chain; size_t enabledToggleCount; const char* const* enabledToggles;
   size_t disabledToggleCount; const char* const* disabledToggles;
 };
+// Dawn's blob cache (chained on the device descriptor). load returns the stored size and copies
+// only when valueSize is large enough; Dawn calls it twice (size, then bytes) and aborts when the
+// answers differ.
+typedef size_t (*WGPUDawnLoadCacheDataFunction)(const void* key, size_t keySize, void* value, size_t valueSize,
+                                                void* userdata);
+typedef void (*WGPUDawnStoreCacheDataFunction)(const void* key, size_t keySize, const void* value, size_t valueSize,
+                                               void* userdata);
+struct WGPUDawnCacheDeviceDescriptor {
+  WGPUChainedStruct chain; WGPUStringView isolationKey; WGPUDawnLoadCacheDataFunction loadDataFunction;
+  WGPUDawnStoreCacheDataFunction storeDataFunction; void* functionUserdata;
+};
 struct WGPUBufferDescriptor {
   WGPUChainedStruct* nextInChain; WGPUStringView label; WGPUBufferUsage usage; uint64_t size;
   WGPUBool mappedAtCreation;
@@ -224,6 +238,10 @@ static_assert(sizeof(WGPUDeviceDescriptor) == 144 && offsetof(WGPUDeviceDescript
               offsetof(WGPUDeviceDescriptor, deviceLostCallbackInfo) == 72 &&
               offsetof(WGPUDeviceDescriptor, uncapturedErrorCallbackInfo) == 112);
 static_assert(sizeof(WGPUDawnTogglesDescriptor) == 48 && offsetof(WGPUDawnTogglesDescriptor, disabledToggles) == 40);
+static_assert(sizeof(WGPUDawnCacheDeviceDescriptor) == 56 && offsetof(WGPUDawnCacheDeviceDescriptor, isolationKey) == 16 &&
+              offsetof(WGPUDawnCacheDeviceDescriptor, loadDataFunction) == 32 &&
+              offsetof(WGPUDawnCacheDeviceDescriptor, storeDataFunction) == 40 &&
+              offsetof(WGPUDawnCacheDeviceDescriptor, functionUserdata) == 48);
 static_assert(sizeof(WGPUBufferDescriptor) == 48 && offsetof(WGPUBufferDescriptor, usage) == 24 &&
               offsetof(WGPUBufferDescriptor, size) == 32 && offsetof(WGPUBufferDescriptor, mappedAtCreation) == 40);
 static_assert(sizeof(WGPUShaderSourceWGSL) == 32 && offsetof(WGPUShaderSourceWGSL, code) == 16);

@@ -99,6 +99,7 @@ def test_device_info_describes_the_adapter():
     assert info["summary"] and info["description"]
     assert info["adapter_type"] in ("discrete", "integrated", "cpu", "unknown")
     assert info["max_buffer_size"] >= 1 << 20
+    assert isinstance(info["pipeline_cache_dir"], str) and info["pipeline_cache_rejected"] >= 0
 
 
 def test_runtime_api_of_executorch_runs_the_program(add_bcast):

@@ -289,6 +289,11 @@ var LibraryEwgpu = {
     return 1;
   },
 
+  // WebGPU offers no pipeline cache to the page (the browser keeps its own of compiled shaders).
+  ewgpu_cache_stats: function(out, dir, dirLen) {
+    return 1;
+  },
+
   // Destroys the device as a driver reset would: every later call reports the loss.
   ewgpu_debug_lose_device__deps: ['$EW'],
   ewgpu_debug_lose_device: function() {
