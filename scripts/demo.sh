@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-ETWEBGPU_BUILD_TARGET=etwebgpu_cli bash scripts/build.sh build
+ETWEBGPU_BUILD_TARGET=etwebgpu_cli bash scripts/build.sh build -DETWEBGPU_BUILD_TESTS=OFF -DETWEBGPU_BUILD_BENCH=OFF
 ./build/etwebgpu info
 ./build/etwebgpu demo

@@ -5,24 +5,29 @@
 # emscripten and chromium, and playwright-core from npm into tests/web/node_modules.
 # --python: what the Python package needs (scripts/build_python.sh, tests/python): Debian's
 # pybind11, NumPy, pytest and scikit-build-core (bookworm-backports), for /usr/bin/python3.
+# --test: what the tests and benchmarks add to the build (GoogleTest, Google Benchmark) and the
+# sanitizer, ThreadSanitizer and fuzz stages need (clang and its runtimes); the demo needs none.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 want_web=0
 want_python=0
+want_test=0
 for a in "$@"; do
   case "$a" in
     --web) want_web=1 ;;
     --python) want_python=1 ;;
-    *) echo "usage: scripts/setup.sh [--web] [--python]" >&2; exit 2 ;;
+    --test) want_test=1 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--web] [--python]" >&2; exit 2 ;;
   esac
 done
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
 need_pkgs=()
-for p in build-essential cmake ninja-build pkg-config git flatbuffers-compiler libflatbuffers-dev \
-         libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev \
-         clang libclang-rt-14-dev nodejs npm python3 ca-certificates libsentencepiece-dev libpcre2-dev; do
+base_pkgs=(build-essential cmake ninja-build pkg-config git flatbuffers-compiler libflatbuffers-dev libcli11-dev
+           nlohmann-json3-dev libfmt-dev nodejs npm python3 ca-certificates libsentencepiece-dev libpcre2-dev)
+[ "$want_test" = 1 ] && base_pkgs+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev)
+for p in "${base_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # npm may come from outside Debian (e.g. a preinstalled Node.js); keep that one.

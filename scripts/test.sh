@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start_s=$(date +%s)
 stage() { echo "== [$(( $(date +%s) - start_s )) s] $*"; }
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 jobs=$(nproc 2>/dev/null || echo 2)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 # Sanitizer builds at -O1 with line tables only: stack traces keep file and line, and a test file
@@ -33,7 +33,8 @@ if [ ! -f "$fixtures/manifest.json" ]; then
 fi
 
 stage "build + tests"
-bash scripts/build.sh build
+# Tests and benchmarks on (a build folder the demo configured has them off).
+bash scripts/build.sh build -DETWEBGPU_BUILD_TESTS=ON -DETWEBGPU_BUILD_BENCH=ON
 coverage_log=$(mktemp -d)
 (cd build && ETWEBGPU_COVERAGE_DIR=$coverage_log ctest -j"$jobs" --output-on-failure --timeout 900)
 bash scripts/coverage_check.sh "$coverage_log" build
