@@ -181,6 +181,30 @@ TEST(PteMalformed, TensorWithNegativeOrOverflowingSizes) {
   expect_format_error([&] { decode_all(f); }, "beyond the arena size");
 }
 
+// memory_id indexes non_const_buffer_sizes, whose entry 0 is reserved: the last valid id is
+// size - 1, and an id equal to the size (one past the last arena) must be refused, not read.
+TEST(PteMalformed, MemoryIdOnePastTheLastArenaIsAFormatErrorNamingIt) {
+  const File good = small_file();
+  const auto* plan = fb::GetProgram(good.data())->execution_plan()->Get(0);
+  const uint32_t arenas = plan->non_const_buffer_sizes()->size();
+  ASSERT_GE(arenas, 2u);
+  const fb::AllocationDetails* alloc = nullptr;
+  for (const auto* v : *plan->values())
+    if (const auto* t = v->val_as_Tensor(); t && t->allocation_info()) {
+      alloc = t->allocation_info();
+      break;
+    }
+  ASSERT_NE(alloc, nullptr);
+  const size_t at = field_at(good, alloc, fb::AllocationDetails::VT_MEMORY_ID);
+  File f = good;
+  put<uint32_t>(f, at, arenas - 1);  // the last arena: accepted
+  decode_all(f);
+  put<uint32_t>(f, at, arenas);
+  expect_format_error([&] { decode_all(f); }, "memory_id " + std::to_string(arenas) + " out of range");
+  put<uint32_t>(f, at, 0);  // the reserved entry
+  expect_format_error([&] { decode_all(f); }, "memory_id 0 out of range");
+}
+
 TEST(VkGraphMalformed, HeaderFieldsAreCheckedAndNamed) {
   const File good = small_file();
   const Program prog = read_program(std::make_shared<Bytes>(good));

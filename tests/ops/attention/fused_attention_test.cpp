@@ -109,6 +109,28 @@ TEST(OpFusedAttention, RowsWithNoVisibleKeyGiveZerosUnderZeroMaskedAndNanOtherwi
   }
 }
 
+// The combine pass writes each head's value columns in 64-wide steps: value head dims past 64
+// (96: a partial second step, 128: a full one) over 300 keys (several splits, so the combine
+// runs) must come out whole, with subgroup and workgroup reductions.
+TEST(OpFusedAttention, DecodeCombineWritesValueHeadDimsPast64OverSeveralKeySplits) {
+  ETW_REQUIRE_GPU();
+  for (int64_t dv : {96, 128}) {
+    Case c{random_f32({1, 4, 1, dv}, 20 + dv), random_f32({1, 2, 300, dv}, 21 + dv), random_f32({1, 2, 300, dv}, 22 + dv),
+           std::nullopt, 0.1};
+    auto ref = reference(c);
+    OpGraph g;
+    Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+    Id o = g.output(DType::Float32, {1, 4, 1, dv});
+    g.gb.op("etwebgpu.attention", {q, k, v, g.gb.null(), g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
+    EXPECT_TRUE(Close(g.run(route("decode"))[0], ref, 1e-5, 1e-4)) << "D_v " << dv;
+    auto variants = g.variants();
+    EXPECT_NE(std::find(variants.begin(), variants.end(), "decode_combine"), variants.end()) << "D_v " << dv << ": one split";
+    LoadOptions wg = route("decode");
+    wg.force_route["sdpa_reduce"] = "workgroup";
+    EXPECT_TRUE(Close(run_fused(c, wg), ref, 1e-5, 1e-4)) << "D_v " << dv << ", workgroup reductions";
+  }
+}
+
 TEST(OpFusedAttention, DecodeRowOverLongCacheWithValidLengthBelowCacheLength) {
   ETW_REQUIRE_GPU();
   // One query row per head over a 1000-position cache of which the first 700 are valid (the

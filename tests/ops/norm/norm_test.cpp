@@ -344,6 +344,43 @@ TEST(OpRmsNorm, LanesAndWorkgroupRoutesMatchReference) {
   }
 }
 
+// eps only shows where a row's mean square (RMSNorm) or variance (layer norm) is near it: values
+// of about 1e-3 give about 1.3e-6 against eps 1e-6. A kernel that drops eps, or adds it where the
+// square root was already taken, passes every test on values near 1 and fails here, on each route.
+TEST(OpNormEps, RowsWhoseMeanSquareIsNearEpsMatchReferenceOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  const double eps = 1e-6;
+  for (int64_t len : {48, 576}) {
+    auto x = random_f32({9, len}, 80 + len, -2e-3, 2e-3), w = random_f32({len}, 81), b = random_f32({len}, 82);
+    auto rms_ref = ref::rms_norm(x, vec(w), eps);
+    std::vector<double> rm, rr;
+    auto ln_ref = ref::layer_norm(x, 1, vec(w), vec(b), eps, &rm, &rr);
+    for (const char* route : {"lanes", "workgroup"}) {
+      LoadOptions opts;
+      opts.force_route["norm"] = route;
+      OpGraph rg;
+      Id rin = rg.input(x);
+      Id ro = rg.output(DType::Float32, x.shape);
+      rg.gb.op("et_vk.rms_norm.default", {rin, rg.constant(w), rg.gb.dbl(eps), ro});
+      EXPECT_TRUE(Close(rg.run(opts)[0], rms_ref, 1e-4, 1e-3)) << "rms_norm " << route << " " << len;
+      OpGraph lg;
+      Id lin = lg.input(x);
+      Id lo = lg.output(DType::Float32, x.shape);
+      Id mean = lg.output(DType::Float32, {9, 1}), rstd = lg.output(DType::Float32, {9, 1});
+      lg.gb.op("aten.native_layer_norm.default", {lin, lg.gb.int_list({len}), lg.constant(w), lg.constant(b),
+                                                  lg.gb.dbl(eps), lg.gb.value_list({lo, mean, rstd})});
+      auto out = lg.run(opts);
+      EXPECT_TRUE(Close(out[0], ln_ref, 1e-4, 1e-3)) << "layer_norm " << route << " " << len;
+      EXPECT_TRUE(Close(out[2], ref_tensor({9, 1}, rr), 1e-3, 1e-3)) << "layer_norm rstd " << route << " " << len;
+      std::string want = std::string(route) == "lanes" ? "row_lanes" : "row";
+      for (auto* g : {&rg, &lg}) {
+        auto v = g->variants();
+        EXPECT_NE(std::find(v.begin(), v.end(), want), v.end()) << route << " " << len;
+      }
+    }
+  }
+}
+
 TEST(OpRmsNorm, WeightOfWrongLengthFailsAtLoad) {
   ETW_REQUIRE_GPU();
   auto e = load_error([] { run_rms(random_f32({2, 8}, 1), random_f32({7}, 2), 1e-5); });
