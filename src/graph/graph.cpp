@@ -59,7 +59,7 @@ uint16_t float_to_half(float f) {
 // One 32-bit word per element (f32 bits for floats; 0..255 for bytes) -> the bytes storage `s`
 // holds, 4-byte padded.
 std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage s) {
-  std::vector<uint8_t> b((w.size() * kernel::element_bytes(s) + 3) & ~size_t(3), 0);
+  std::vector<uint8_t> b(kernel::storage_bytes(s, w.size()), 0);
   switch (s) {
     case kernel::Storage::F16:
       for (size_t i = 0; i < w.size(); ++i) {
@@ -309,7 +309,7 @@ void Graph::build() {
         Tensor& t = tensors_[i];
         t.dtype = v.tensor.dtype;
         host_dtype_of(t.dtype);  // rejects unknown dtypes up front
-        t.storage = is_float_vk(t.dtype) ? (opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32)
+        t.storage = is_float_vk(t.dtype) ? float_storage()
                     : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U8;
         if (v.tensor.dims.size() > kMaxRank)
           throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +

@@ -62,10 +62,8 @@ struct Tensor {
   int buffer_index = -1;           // into Graph::buffers_, -1 until first use
   int64_t numel() const { return etwebgpu::numel(dims); }
   int64_t max_numel() const { return etwebgpu::numel(max_dims); }
-  // Bytes `elements` elements occupy in storage, rounded up to the 4 bytes buffer copies need.
-  uint64_t bytes(int64_t elements) const {
-    return (static_cast<uint64_t>(elements) * kernel::element_bytes(storage) + 3) & ~uint64_t(3);
-  }
+  // Bytes `elements` elements occupy in storage (4-byte padded).
+  uint64_t bytes(int64_t elements) const { return kernel::storage_bytes(storage, static_cast<uint64_t>(elements)); }
   int64_t dim(int64_t d) const;    // negative d counts from the end; range-checked
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
 };
@@ -171,6 +169,10 @@ class Graph {
   void set_symint(int32_t id, int64_t v);
 
   // --- storage
+  // How float values are stored (f16 at fp16): float tensors, and float scratch (partials,
+  // attention scores), which kernels bind with Kernel::buffer(name, b, float_storage(), access).
+  kernel::Storage float_storage() const { return opts_.fp16 ? kernel::Storage::F16 : kernel::Storage::F32; }
+  uint64_t float_bytes(uint64_t n) const { return kernel::storage_bytes(float_storage(), n); }
   const gpu::Buffer& buffer(int32_t tensor_id);  // allocates (and uploads constants) on first use
   const MemoryPlan& memory_plan() const { return plan_; }
   // Raw constant bytes as serialized (packed quantized weights); uploaded as-is, 4-byte padded.

@@ -82,20 +82,24 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
   std::set<std::string> defs(defines_.begin(), defines_.end());
   std::string pre;
   bool f16 = false;
-  for (auto st : storage) f16 = f16 || st == Storage::F16;
-  if (f16) {
-    pre += "enable f16;\n";
-    defs.insert("F16");
-  }
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    const std::string& n = tensors_[i].name;
-    if (tensors_[i].id < 0) defs.insert(n + "_ABSENT");
-    switch (storage[i]) {
+  auto type_defines = [&](const std::string& n, Storage st) {
+    f16 = f16 || st == Storage::F16;
+    switch (st) {
       case Storage::F16: defs.insert(n + "_F16"); [[fallthrough]];
       case Storage::F32: defs.insert(n + "_FLOAT"); break;
       case Storage::I32: defs.insert(n + "_INT"); break;
       case Storage::U8: defs.insert(n + "_U8"); break;
     }
+  };
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].id < 0) defs.insert(tensors_[i].name + "_ABSENT");
+    type_defines(tensors_[i].name, storage[i]);
+  }
+  for (const auto& b : buffers_)
+    if (b.storage) type_defines(b.name, *b.storage);
+  if (f16) {
+    pre += "enable f16;\n";
+    defs.insert("F16");
   }
   std::string body =
       preprocess(prelude_ + std::string(text_.empty() ? shader_source(shader_) : std::string_view(text_)), defs, shader_);
@@ -141,6 +145,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const auto& b = buffers_[i];
     if (b.name.empty()) continue;
+    if (b.storage) pre += "alias " + b.wgsl_type + " = " + wgsl_scalar(*b.storage) + ";\n";
     pre += "@group(0) @binding(" + std::to_string(s.buffer[i]) + ") var<storage, " + access(b.access) + "> " + b.name +
            ": " + (b.array ? "array<" + b.wgsl_type + ">" : b.wgsl_type) + ";\n";
   }

@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ class Kernel {
     Access access;
     bool array = true;           // array<wgsl_type> or one wgsl_type
     int fixed = -1;
+    // Float scratch: stored like the graph's float tensors (wgsl_type is its NAME_T alias).
+    std::optional<Storage> storage;
   };
   using ParamsFn = std::function<void(const Live&, std::vector<uint8_t>&)>;
 
@@ -103,13 +106,20 @@ class Kernel {
   }
   // A graph-owned buffer (scratch, raw packed constant, dummy): `array<wgsl_type>` unless !array.
   Kernel& buffer(std::string name, const gpu::Buffer& b, std::string wgsl_type, Access a, bool array = true) {
-    buffers_.push_back({std::move(name), &b, std::move(wgsl_type), a, array, -1});
+    buffers_.push_back({std::move(name), &b, std::move(wgsl_type), a, array, -1, std::nullopt});
+    order_.push_back({false, buffers_.size() - 1});
+    return *this;
+  }
+  // Graph-owned float scratch (split-K partials, attention scores): `array<NAME_T>` with NAME_T
+  // and the defines NAME_F16 / NAME_FLOAT of storage `s`, as for a tensor; compute in f32.
+  Kernel& buffer(std::string name, const gpu::Buffer& b, Storage s, Access a) {
+    buffers_.push_back({name, &b, name + "_T", a, true, -1, s});
     order_.push_back({false, buffers_.size() - 1});
     return *this;
   }
   // A buffer the shader declares itself at a fixed binding (the index-check record, binding 15).
   Kernel& fixed(const gpu::Binding& b) {
-    buffers_.push_back({"", b.buffer, "", Access::ReadWrite, true, static_cast<int>(b.binding)});
+    buffers_.push_back({"", b.buffer, "", Access::ReadWrite, true, static_cast<int>(b.binding), std::nullopt});
     return *this;
   }
   // The uniform `var<uniform> name: type;` written from `f` before each run (skipped when unchanged).

@@ -19,6 +19,8 @@ inline uint32_t element_bytes(Storage s) {
     default: return 4;
   }
 }
+// Bytes of `n` elements, rounded up to the 4 bytes buffer copies and bindings need.
+inline uint64_t storage_bytes(Storage s, uint64_t n) { return (n * element_bytes(s) + 3) & ~uint64_t(3); }
 inline bool is_float(Storage s) { return s == Storage::F32 || s == Storage::F16; }
 // The WGSL type a kernel computes an element's value in (NAME_T): bytes are read and written as u32.
 inline const char* wgsl_scalar(Storage s) {

@@ -129,7 +129,7 @@ struct Attention {
     if (entries > std::numeric_limits<uint32_t>::max())
       oc.fail(ErrorKind::Limit, "attention scratch of " + std::to_string(rows) + " rows x " + std::to_string(skv) +
                                     " keys exceeds 2^32 entries");
-    uint64_t bytes = static_cast<uint64_t>(entries) * 4;
+    uint64_t bytes = g.float_bytes(static_cast<uint64_t>(entries));
     uint64_t lim = std::min<uint64_t>(info.max_storage_binding ? info.max_storage_binding : UINT64_MAX,
                                       info.max_buffer_size ? info.max_buffer_size : UINT64_MAX);
     if (bytes > lim)
@@ -208,10 +208,10 @@ struct Attention {
     // They die within the op (written by flash or decode, read by the combine): the graph's
     // shared scratch, not a buffer per op (a Whisper-size encoder: 4 x 9.5 MB).
     const gpu::Buffer& partials =
-        g.shared_scratch(static_cast<uint64_t>(std::max<int64_t>(partial_slots, 1)) * (dmax + 2) * 4);
+        g.shared_scratch(g.float_bytes(static_cast<uint64_t>(std::max<int64_t>(partial_slots, 1)) * (dmax + 2)));
     kernel::Kernel flash("sdpa_flash");
     if (dmax > 64) flash.define("D128");
-    else flash.buffer("W", partials, "f32", kernel::Access::ReadWrite);
+    else flash.buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite);
     if (wide) flash.define("ROWS64");
     oc.add(flash.constant("MASK", mask_kind)
                .input("Q", q)
@@ -234,7 +234,7 @@ struct Attention {
                .input("V", v)
                .input("M", mask_kind ? mask : -1)
                .output("O", out)
-               .buffer("W", partials, "f32", kernel::Access::ReadWrite)
+               .buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite)
                .params<Params>(params)
                .when([this](const kernel::Live&) { return use_decode; })
                .groups([this](const kernel::Live&) {
@@ -243,7 +243,7 @@ struct Attention {
                })
                .variant(subgroups ? "decode_subgroup" : "decode"));
     oc.add(kernel::Kernel("sdpa_decode_combine")
-               .buffer("W", partials, "f32", kernel::Access::Read)
+               .buffer("W", partials, g.float_storage(), kernel::Access::Read)
                .output("O", out)
                .params<Params>(params)
                .when([this](const kernel::Live&) { return p.splits > 1; })
@@ -259,7 +259,7 @@ struct Attention {
     Graph& g = oc.g;
     route = forced_qk(oc);
     floor = g.options().sdpa_occupancy_floor;
-    auto& scratch = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(max_rows * max_skv, 1)) * 4,
+    auto& scratch = g.make_scratch(g.float_bytes(static_cast<uint64_t>(std::max<int64_t>(max_rows * max_skv, 1))),
                                    oc.call.name + ".attn");
     // Invocations per entry: about 32 products each, a power of two in [1, 256].
     while (tpe < 256 && tpe * 32 < d) tpe *= 2;
@@ -270,7 +270,7 @@ struct Attention {
           .input("Q", q)
           .input("K", k)
           .input("M", mask_kind ? mask : -1)
-          .buffer("A", scratch, "f32", kernel::Access::ReadWrite)
+          .buffer("A", scratch, g.float_storage(), kernel::Access::ReadWrite)
           .params<Params>(params);
       return kk;
     };
@@ -290,12 +290,12 @@ struct Attention {
                })
                .variant("qk_entry"));
     oc.add(kernel::Kernel("sdpa_softmax")
-               .buffer("A", scratch, "f32", kernel::Access::ReadWrite)
+               .buffer("A", scratch, g.float_storage(), kernel::Access::ReadWrite)
                .params<Params>(params)
                .groups([this](const kernel::Live&) { return kernel::Groups::linear(p.skv == 0 ? 0 : p.rows); })
                .variant("softmax"));
     oc.add(kernel::Kernel("sdpa_av")
-               .buffer("A", scratch, "f32", kernel::Access::Read)
+               .buffer("A", scratch, g.float_storage(), kernel::Access::Read)
                .input("V", v)
                .output("O", out)
                .params<Params>(params)
@@ -310,12 +310,12 @@ struct Attention {
     SplitK at_max = av_split(max_bh, max_sq, max_skv, dv, kMaxAvSplitFloats);
     if (at_max.splits > 1) {
       av_split_floats = uint64_t(at_max.splits) * max_rows * dv;
-      const gpu::Buffer& part = g.shared_scratch(av_split_floats * 4);
+      const gpu::Buffer& part = g.shared_scratch(g.float_bytes(av_split_floats));
       oc.add(kernel::Kernel("sdpa_av")
                  .define("SPLITK")
-                 .buffer("A", scratch, "f32", kernel::Access::Read)
+                 .buffer("A", scratch, g.float_storage(), kernel::Access::Read)
                  .input("V", v)
-                 .buffer("PART", part, "f32", kernel::Access::ReadWrite)
+                 .buffer("PART", part, g.float_storage(), kernel::Access::ReadWrite)
                  .params<Params>(params)
                  .when([this](const kernel::Live&) { return use_av_split; })
                  .groups([this](const kernel::Live&) {
@@ -324,7 +324,7 @@ struct Attention {
                  .variant("av_splitk"));
       oc.add(kernel::Kernel("sdpa_av", "av_reduce")
                  .define("SPLITK_REDUCE")
-                 .buffer("PART", part, "f32", kernel::Access::Read)
+                 .buffer("PART", part, g.float_storage(), kernel::Access::Read)
                  .output("O", out)
                  .params<Params>(params)
                  .when([this](const kernel::Live&) { return use_av_split; })

@@ -5,7 +5,7 @@
 // Split-K (few tiles over many keys: a Whisper-size encoder's 1500 keys give 144 workgroups):
 // with SPLITK, workgroup z = split * B*H + bh sums keys [split * chunk, (split + 1) * chunk) into
 // PART[split][bh][s][n], and the SPLITK_REDUCE entry adds the splits and writes O.
-// The f32 scratch A, V, O (PART with SPLITK) and P come from the generated preamble.
+// The float scratch A, V, O (PART with SPLITK) and P come from the generated preamble.
 //!include sdpa_params
 
 #if SPLITK_REDUCE
@@ -15,7 +15,7 @@ fn av_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   let total = P.rows * P.dv;
   if (i >= total) { return; }
   var v = 0.0;
-  for (var z = 0u; z < P.splits; z = z + 1u) { v = v + PART[z * total + i]; }
+  for (var z = 0u; z < P.splits; z = z + 1u) { v = v + f32(PART[z * total + i]); }
   let n = i % P.dv;
   let row = i / P.dv;
   let s = row % P.sq;
@@ -35,7 +35,7 @@ var<workgroup> Vs: array<vec4<f32>, 272>;  // Vs[k * LS + n / 4][n % 4] = v[c0 +
 fn load_a(ao: u32, s0: u32, c0: u32, c_end: u32, e: u32) -> f32 {
   let kk = e % BK;
   let row = e / BK;
-  if (c0 + kk < c_end && s0 + row < P.sq) { return A[ao + (s0 + row) * P.skv + c0 + kk]; }
+  if (c0 + kk < c_end && s0 + row < P.sq) { return f32(A[ao + (s0 + row) * P.skv + c0 + kk]); }
   return 0.0;
 }
 
@@ -113,7 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + l.x * 4u + j;
 #if SPLITK
-      if (n < P.dv) { PART[oo + n] = accs[i][j]; }
+      if (n < P.dv) { PART[oo + n] = PART_T(accs[i][j]); }
 #else
       if (n < P.dv) { O[oo + n] = O_T(accs[i][j]); }
 #endif

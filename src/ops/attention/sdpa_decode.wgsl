@@ -6,7 +6,7 @@
 // unnormalised value sums) to the scratch W, merged by sdpa_decode_combine; with one split it
 // normalises and writes O itself (one dispatch). Head dims up to 128. With SUBGROUPS the
 // reductions use subgroup operations; without, a tree in workgroup memory.
-// Q, K, V, M (mask; absent: a dummy), O, the f32 scratch W and P come from the generated preamble.
+// Q, K, V, M (mask; absent: a dummy), O, the float scratch W and P come from the generated preamble.
 //!include sdpa_params
 //!include sdpa_bias
 
@@ -135,11 +135,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   let base = (row * P.splits + split) * (P.dv + 2u);
   if (lid == 0u) {
-    W[base] = m;
-    W[base + 1u] = lsum;
+    W[base] = W_T(m);
+    W[base + 1u] = W_T(lsum);
   }
   for (var k = 0u; k < VPT; k = k + 1u) {
     let dv = lid + WG * k;
-    if (dv < P.dv) { W[base + 2u + dv] = acc[k]; }
+    if (dv < P.dv) { W[base + 2u + dv] = W_T(acc[k]); }
   }
 }

@@ -16,17 +16,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let stride = P.dv + 2u;
   let base = row * P.splits * stride;
   var mx = neg_inf;
-  for (var i = 0u; i < P.splits; i = i + 1u) { mx = max(mx, W[base + i * stride]); }
+  for (var i = 0u; i < P.splits; i = i + 1u) { mx = max(mx, f32(W[base + i * stride])); }
   var l = 0.0;
   var acc: array<f32, VPT>;
   if (mx != neg_inf) {
     for (var i = 0u; i < P.splits; i = i + 1u) {
       let o = base + i * stride;
-      let w = exp(W[o] - mx);
-      l = l + W[o + 1u] * w;
+      let w = exp(f32(W[o]) - mx);
+      l = l + f32(W[o + 1u]) * w;
       for (var k = 0u; k < VPT; k = k + 1u) {
         let dv = lid + WG * k;
-        if (dv < P.dv) { acc[k] = acc[k] + W[o + 2u + dv] * w; }
+        if (dv < P.dv) { acc[k] = acc[k] + f32(W[o + 2u + dv]) * w; }
       }
     }
   }

@@ -174,11 +174,11 @@ fn store_row(bh: u32, b: u32, h: u32, r: u32, split: u32, tx: u32, m: f32, total
   if (P.splits > 1u) {  // partials as sdpa_decode writes them: row (bh, r), split `split`
     let base = ((bh * P.sq + r) * P.splits + split) * (P.dv + 2u);
     if (tx == 0u) {
-      W[base] = m;
-      W[base + 1u] = total;
+      W[base] = W_T(m);
+      W[base + 1u] = W_T(total);
     }
     for (var k = 0u; k < 4u; k = k + 1u) {
-      if (4u * tx + k < P.dv) { W[base + 2u + 4u * tx + k] = acc[k]; }
+      if (4u * tx + k < P.dv) { W[base + 2u + 4u * tx + k] = W_T(acc[k]); }
     }
     return;
   }

@@ -2,7 +2,7 @@
 // S_q ~ 32 queries and a long head dim): TPE invocations share one attention entry (b, h, s, c)
 // and split the D-long dot product, then reduce in workgroup memory. 256 / TPE entries per
 // workgroup, flat entry index with 2D folding. Any head dim; coalesced scalar loads.
-// Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
+// Q, K, M (mask; absent: a dummy), the float scratch A and P come from the generated preamble.
 //!include sdpa_params
 //!include sdpa_bias
 
@@ -42,5 +42,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     acc = red[lid];
   }
-  if (live && t == 0u) { A[e] = acc * P.scale + bias(b, h, s, c); }
+  if (live && t == 0u) { A[e] = A_T(acc * P.scale + bias(b, h, s, c)); }
 }

@@ -3,7 +3,7 @@
 // 64x16 tiles of Q and K are staged in workgroup memory (vec4 rows, one vec4 of padding per k
 // against bank conflicts). Grid (ceil(S_kv/64), ceil(S_q/64), B*H). Any head dim (bounds-checked
 // loads), layout-generic through strides (BHSD or BSHD).
-// Q, K, M (mask; absent: a dummy), the f32 scratch A and P come from the generated preamble.
+// Q, K, M (mask; absent: a dummy), the float scratch A and P come from the generated preamble.
 //!include sdpa_params
 //!include sdpa_bias
 
@@ -61,7 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
     let ro = (bh * P.sq + s) * P.skv;
     for (var j = 0u; j < 4u; j = j + 1u) {
       let c = c0 + l.x * 4u + j;
-      if (c < P.skv) { A[ro + c] = accs[i][j] * P.scale + bias(b, h, s, c); }
+      if (c < P.skv) { A[ro + c] = A_T(accs[i][j] * P.scale + bias(b, h, s, c)); }
     }
   }
 }

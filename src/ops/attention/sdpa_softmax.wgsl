@@ -2,7 +2,7 @@
 // grid). One read pass keeps a running (max, sum) per invocation with online rescaling, a
 // workgroup tree merges them, and a second pass (an L2 hit) writes exp(x - max) / sum.
 // A row whose entries are all -inf gives NaN, as PyTorch does (zeros under P.zero_masked).
-// The f32 scratch A and P come from the generated preamble.
+// The float scratch A and P come from the generated preamble.
 //!include sdpa_params
 
 const WG: u32 = 256u;
@@ -27,16 +27,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var ms = vec2<f32>(neg_inf, 0.0);
   var c = lid;
   for (; c + 3u * WG < P.skv; c = c + 4u * WG) {  // four loads in flight
-    let x0 = A[base + c];
-    let x1 = A[base + c + WG];
-    let x2 = A[base + c + 2u * WG];
-    let x3 = A[base + c + 3u * WG];
+    let x0 = f32(A[base + c]);
+    let x1 = f32(A[base + c + WG]);
+    let x2 = f32(A[base + c + 2u * WG]);
+    let x3 = f32(A[base + c + 3u * WG]);
     ms = merge(ms.x, ms.y, x0, 1.0, neg_inf);
     ms = merge(ms.x, ms.y, x1, 1.0, neg_inf);
     ms = merge(ms.x, ms.y, x2, 1.0, neg_inf);
     ms = merge(ms.x, ms.y, x3, 1.0, neg_inf);
   }
-  for (; c < P.skv; c = c + WG) { ms = merge(ms.x, ms.y, A[base + c], 1.0, neg_inf); }
+  for (; c < P.skv; c = c + WG) { ms = merge(ms.x, ms.y, f32(A[base + c]), 1.0, neg_inf); }
   red_m[lid] = ms.x;
   red_s[lid] = ms.y;
   workgroupBarrier();
@@ -50,20 +50,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let m = red_m[0];
   if (m == neg_inf && P.zero_masked == 1u) {  // no visible key: a zero row (safe softmax)
-    for (var z = lid; z < P.skv; z = z + WG) { A[base + z] = 0.0; }
+    for (var z = lid; z < P.skv; z = z + WG) { A[base + z] = A_T(0.0); }
     return;
   }
   let inv = 1.0 / red_s[0];
   var q = lid;
   for (; q + 3u * WG < P.skv; q = q + 4u * WG) {  // four loads before four stores
-    let x0 = A[base + q];
-    let x1 = A[base + q + WG];
-    let x2 = A[base + q + 2u * WG];
-    let x3 = A[base + q + 3u * WG];
-    A[base + q] = exp(x0 - m) * inv;
-    A[base + q + WG] = exp(x1 - m) * inv;
-    A[base + q + 2u * WG] = exp(x2 - m) * inv;
-    A[base + q + 3u * WG] = exp(x3 - m) * inv;
+    let x0 = f32(A[base + q]);
+    let x1 = f32(A[base + q + WG]);
+    let x2 = f32(A[base + q + 2u * WG]);
+    let x3 = f32(A[base + q + 3u * WG]);
+    A[base + q] = A_T(exp(x0 - m) * inv);
+    A[base + q + WG] = A_T(exp(x1 - m) * inv);
+    A[base + q + 2u * WG] = A_T(exp(x2 - m) * inv);
+    A[base + q + 3u * WG] = A_T(exp(x3 - m) * inv);
   }
-  for (; q < P.skv; q = q + WG) { A[base + q] = exp(A[base + q] - m) * inv; }
+  for (; q < P.skv; q = q + WG) { A[base + q] = A_T(exp(f32(A[base + q]) - m) * inv); }
 }

@@ -179,7 +179,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
     SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
     if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
-  const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
+  const gpu::Buffer* part = split_floats ? &g.shared_scratch(g.float_bytes(split_floats)) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
   // 0 / 1: the large-tile one unaligned / aligned, +4 when OW % 4 == 0 (ROW4), 2: split-K,
@@ -268,7 +268,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
   };
   if (route == Route::Gemm && part) {
     kernel::Kernel split("conv_gemm", "conv_gemm");
-    split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, "f32", kernel::Access::ReadWrite)
+    split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite)
         .params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->sel == 2; })
                .groups([run](const kernel::Live&) { return run->gemm; })
@@ -277,7 +277,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
     reduce.define("SPLITK_REDUCE")
         .constant("HAS_BIAS", has_bias ? 1.0 : 0.0)
         .constant("HAS_CLAMP", with_clamp ? 1.0 : 0.0)
-        .buffer("PART", *part, "f32", kernel::Access::Read)
+        .buffer("PART", *part, g.float_storage(), kernel::Access::Read)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });

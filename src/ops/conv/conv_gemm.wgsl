@@ -16,7 +16,7 @@ fn conv_splitk_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
   let oc = i / P.N;
   let n = i % P.N;
   var v = 0.0;
-  for (var z = 0u; z < P.splits; z = z + 1u) { v = v + PART[z * P.OC * P.N + i]; }
+  for (var z = 0u; z < P.splits; z = z + 1u) { v = v + f32(PART[z * P.OC * P.N + i]); }
   if (HAS_BIAS == 1u) { v = v + f32(BIAS[oc]); }
   let ohw = P.OH * P.OW;
   let o = ((n / ohw) * P.OC + oc) * ohw + n % ohw;
@@ -93,7 +93,7 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
     if (oc >= P.OC) { break; }
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + l.x * 4u + j;
-      if (n < P.N) { PART[part + oc * P.N + n] = acc[i][j]; }
+      if (n < P.N) { PART[part + oc * P.N + n] = PART_T(acc[i][j]); }
     }
   }
 #else

@@ -108,10 +108,10 @@ void build_squeeze_excite(OpContext& oc) {
     if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
   };
   // pooled[b, c] between the two kernels.
-  const gpu::Buffer& pooled = g.make_scratch(static_cast<uint64_t>(std::max<int64_t>(g.tensor(x).max_dims[0], 1)) * C * 4,
+  const gpu::Buffer& pooled = g.make_scratch(g.float_bytes(static_cast<uint64_t>(std::max<int64_t>(g.tensor(x).max_dims[0], 1)) * C),
                                              oc.node.op + " pooled");
   auto pool = kernel::Kernel::generated("squeeze_excite_pool", text);
-  pool.define("POOL").input("X", x).buffer("POOLED", pooled, "f32", kernel::Access::ReadWrite)
+  pool.define("POOL").input("X", x).buffer("POOLED", pooled, g.float_storage(), kernel::Access::ReadWrite)
       .params_bytes(bytes, params)
       .groups([x](const kernel::Live& l) {
         const auto& d = l.dims(x);
@@ -121,7 +121,7 @@ void build_squeeze_excite(OpContext& oc) {
   oc.add(pool.variant("squeeze_excite_pool"));
   auto gate = kernel::Kernel::generated("squeeze_excite", text);
   gate.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0)
-      .buffer("POOLED", pooled, "f32", kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
+      .buffer("POOLED", pooled, g.float_storage(), kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
       .input("W2", w2).input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
       .params_bytes(bytes, params)
       .groups([x, C](const kernel::Live& l) {

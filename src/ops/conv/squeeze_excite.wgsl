@@ -35,7 +35,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (lid % P.G < h) { red[lid] = red[lid] + red[lid + h]; }
     workgroupBarrier();
   }
-  if (lid % P.G == 0u && c < P.C) { POOLED[b * P.C + c] = red[lid] / f32(P.HW); }
+  if (lid % P.G == 0u && c < P.C) { POOLED[b * P.C + c] = POOLED_T(red[lid] / f32(P.HW)); }
 }
 #else
 var<workgroup> hidden: array<f32, 1024>;
@@ -57,10 +57,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var c = lid % r;
     for (; c + 3u * r < P.C; c = c + 4u * r) {
       let wv = vec4<f32>(f32(W1[w + c]), f32(W1[w + c + r]), f32(W1[w + c + 2u * r]), f32(W1[w + c + 3u * r]));
-      let pv = vec4<f32>(POOLED[pooled + c], POOLED[pooled + c + r], POOLED[pooled + c + 2u * r], POOLED[pooled + c + 3u * r]);
+      let pv = vec4<f32>(f32(POOLED[pooled + c]), f32(POOLED[pooled + c + r]), f32(POOLED[pooled + c + 2u * r]),
+                         f32(POOLED[pooled + c + 3u * r]));
       a4 = fma(wv, pv, a4);
     }
-    for (; c < P.C; c = c + r) { a4.x = fma(f32(W1[w + c]), POOLED[pooled + c], a4.x); }
+    for (; c < P.C; c = c + r) { a4.x = fma(f32(W1[w + c]), f32(POOLED[pooled + c]), a4.x); }
     a = (a4.x + a4.y) + (a4.z + a4.w);
     }
     red[lid] = a;

@@ -115,6 +115,7 @@ const gpu::Buffer& add_counted(OpContext& oc, WriteMode mode, uint32_t weight, i
   }
   int64_t max_it = numel(max_dims);
   uint64_t max_blocks = ceil_div(static_cast<uint64_t>(std::max<int64_t>(max_it, 1)), kBlock);
+  // Counts and offsets are integers (u32 at any precision; the last word is read back as the size).
   gpu::Buffer& counts = g.make_scratch((max_blocks + 1) * 4, oc.call.name + " counts");
   auto c = std::make_shared<Counted>();
   auto params = std::make_shared<Params>();

@@ -179,7 +179,7 @@ void build_gemm(OpContext& oc, Spec s) {
       // inconsistent exported shapes: the run reports them; no split route
     }
   }
-  const gpu::Buffer* part = split_floats ? &g.shared_scratch(split_floats * 4) : nullptr;
+  const gpu::Buffer* part = split_floats ? &g.shared_scratch(g.float_bytes(split_floats)) : nullptr;
   auto run = std::make_shared<Run>();
   oc.prepare([s, run, force, has_bias, vec4_bindable, split_floats](const kernel::Live& l) {
     Problem pr = s.shape(l);
@@ -254,7 +254,7 @@ void build_gemm(OpContext& oc, Spec s) {
   if (part) {
     kernel::Kernel split("matmul_gemm", "gemm_vec4");
     split.define("VEC4").define("SPLITK").constant("TRANS_B", s.trans_b ? 1.0 : 0.0);
-    split.input("A", s.a, true).input("B", s.b, true).buffer("PART", *part, "f32", kernel::Access::ReadWrite);
+    split.input("A", s.a, true).input("B", s.b, true).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite);
     add_norm(split);
     split.params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->route == kVec4SplitK; })
@@ -262,7 +262,7 @@ void build_gemm(OpContext& oc, Spec s) {
                .variant("gemm_vec4_splitk"));
     kernel::Kernel reduce("matmul_gemm", "gemm_splitk_reduce");
     reduce.define("SPLITK_REDUCE").constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
-    reduce.buffer("PART", *part, "f32", kernel::Access::Read).input("BIAS", has_bias ? s.bias : -1).output("C", out);
+    reduce.buffer("PART", *part, g.float_storage(), kernel::Access::Read).input("BIAS", has_bias ? s.bias : -1).output("C", out);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
     oc.add(reduce.when([run](const kernel::Live&) { return run->route == kVec4SplitK; })
                .groups([run](const kernel::Live&) {

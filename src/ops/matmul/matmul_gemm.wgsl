@@ -34,7 +34,7 @@ fn gemm_splitk_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
   let total = P.batch * P.cstride;
   if (i >= total) { return; }
   var v = 0.0;
-  for (var s = 0u; s < P.splits; s = s + 1u) { v = v + PART[s * total + i]; }
+  for (var s = 0u; s < P.splits; s = s + 1u) { v = v + f32(PART[s * total + i]); }
   let mn = i % P.cstride;
   finish(i / P.cstride, mn / P.N, mn % P.N, v);
 }
@@ -57,7 +57,7 @@ fn store_tile(z: u32, m0: u32, n0: u32, tx: u32, ty: u32, acc: array<vec4<f32>, 
     for (var j = 0u; j < 4u; j = j + 1u) {
       let n = n0 + tx * 4u + j;
 #if SPLITK
-      if (n < P.N) { PART[z * P.cstride + m * P.N + n] = acc[i][j]; }  // z = split * batch + b
+      if (n < P.N) { PART[z * P.cstride + m * P.N + n] = PART_T(acc[i][j]); }  // z = split * batch + b
 #else
       if (n < P.N) { finish(z, m, n, acc[i][j]); }
 #endif
