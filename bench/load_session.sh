@@ -20,6 +20,14 @@ CONF=.devshare/conformance
 (timeout 300 python3 .devshare/exporter/export_pte.py bench/llm/llama_1b_spec.py /tmp/llm --name llama1b --no-ref64 \
    > $R/llm_export.log 2>&1; echo $? > /tmp/llm_export_rc) &
 ./devbin/etwebgpu info > $R/info.txt 2>&1
+# The UNet and YOLO-style benchmark models, brought back for fp16 byte counts on a shader-f16
+# adapter (byte counts do not depend on the GPU; this one has no shader-f16).
+for m in unet yolo_style; do
+  timeout 150 python3 .devshare/exporter/export_pte.py bench/models/$m.py /tmp/fp16models --name $m --atol rel \
+    > $R/export_$m.log 2>&1 && ./devbin/etwebgpu conformance /tmp/fp16models > $R/fp16models_fp32_conformance.txt 2>&1
+done
+tar -C /tmp -czf $OUT/fp16models.tgz fp16models
+say "fp16 models exported"
 
 # 3. fp16 on an adapter without shader-f16.
 ./devbin/etwebgpu run $CONF/add_bcast/model.pte --precision fp16 > $R/fp16.txt 2>&1; echo "rc=$?" >> $R/fp16.txt

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 using namespace etwebgpu;
@@ -61,8 +62,11 @@ LoadOptions load_options_of(const LoadFlags& f) {
   return lo;
 }
 
+// $ETWEBGPU_PROGRESS_DELAY_S overrides the delay (0: draw from the start, as the tests do).
 ProgressBar::ProgressBar(bool enabled, double delay_s)
-    : start_s_(now_s()), delay_s_(delay_s), tty_(enabled && isatty(2) == 1) {}
+    : start_s_(now_s()), delay_s_(delay_s), tty_(enabled && isatty(2) == 1) {
+  if (const char* e = std::getenv("ETWEBGPU_PROGRESS_DELAY_S")) delay_s_ = std::atof(e);
+}
 ProgressBar::~ProgressBar() { done(); }
 
 void ProgressBar::update(const std::string& what, uint64_t n_done, uint64_t total, const char* unit) {

@@ -209,3 +209,29 @@ TEST(CliLoadFlags, NoProgressBarOffATerminal) {
   EXPECT_EQ(out.find('\r'), std::string::npos) << out;
   std::filesystem::remove_all(d);
 }
+
+// On a terminal (script(1) gives the CLI one) the load draws a bar on stderr that ends at 100% and
+// is cleared before the run's output; ETWEBGPU_PROGRESS_DELAY_S=0 draws it however short the load.
+TEST(CliLoadFlags, ProgressBarOnATerminalReachesEveryStageAndIsCleared) {
+  ETW_REQUIRE_GPU();
+  std::string d = tmpdir("bar"), out;
+  ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
+  const char* env = std::getenv("ETWEBGPU_CLI");
+  std::string cli = env ? env : ETWEBGPU_CLI_PATH;
+  std::string cmd = "ETWEBGPU_PROGRESS_DELAY_S=0 script -qec '" + cli + " run " + d + "/model.pte -i " + d +
+                    "/input_0.npy' /dev/null 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  out.clear();
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  ASSERT_EQ(pclose(p), 0) << out;
+  for (const char* stage : {"loading: read", "loading: upload", "loading: compile"})
+    EXPECT_NE(out.find(stage), std::string::npos) << stage << " missing:\n" << out;
+  EXPECT_NE(out.find("100%"), std::string::npos) << out;
+  // Cleared (carriage return, erase line) before the first output line.
+  size_t clear = out.rfind("\r\033[K", out.find("output 0:"));
+  EXPECT_NE(clear, std::string::npos) << out;
+  EXPECT_NE(out.find("output 0: float32 [1, 10]"), std::string::npos) << out;
+  std::filesystem::remove_all(d);
+}
