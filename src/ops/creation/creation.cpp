@@ -1,5 +1,5 @@
 // Tensor creation: full / full_like / fill / zeros(_like) / ones(_like) / scalar_tensor / arange,
-// and inference-mode native_dropout (a copy plus an all-true mask).
+// inference-mode native_dropout (a copy plus an all-true mask) and et_vk.grid_priors.
 // The output dtype is the output tensor's (dtype arguments are serialized as Null). One fill
 // kernel (creation_fill.wgsl) writes start + i*step, run every time since the output buffer may
 // be shared with other tensors.
@@ -245,6 +245,35 @@ void build_native_dropout(OpContext& oc) {
   };
 }
 
+// et_vk.grid_priors [self, stride, offset, out]: [H * W, 2] anchor centres of self's last two dims
+// (its values are not read).
+void build_grid_priors(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), out = oc.out();
+  if (g.tensor(x).rank() < 2)
+    oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(g.tensor(x).max_dims) + " needs at least 2 dims (H, W)");
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "output");
+  const double stride = g.number(oc.arg(1)), offset = g.number(oc.arg(2));
+  if (!std::isfinite(stride) || !std::isfinite(offset))
+    oc.fail(ErrorKind::InvalidArgument, "stride " + std::to_string(stride) + " and offset " + std::to_string(offset) +
+                                            " must be finite");
+  const auto& od = g.tensor(out).max_dims;
+  if (od.size() != 2 || od[1] != 2)
+    oc.fail(ErrorKind::InvalidArgument, "output " + shape_str(od) + " is not [H * W, 2]");
+  struct Params { uint32_t n, w; float stride, offset; };
+  oc.output(out, [x](const kernel::Live& l) {
+    const auto& d = l.dims(x);
+    return std::vector<int64_t>{d[d.size() - 2] * d.back(), 2};
+  });
+  oc.add(kernel::Kernel("creation_grid_priors")
+             .output("Y", out)
+             .params<Params>([x, s = static_cast<float>(stride), o = static_cast<float>(offset)](const kernel::Live& l) {
+               const auto& d = l.dims(x);
+               return Params{kernel::u32(d[d.size() - 2] * d.back(), "cell count"), kernel::u32(d.back(), "width"), s, o};
+             })
+             .flat(out, 2));  // one invocation per cell
+}
+
 ETW_REGISTER_OP("aten.full.default", build_full);
 ETW_REGISTER_OP("aten.full_like.default", build_full_like);
 ETW_REGISTER_OP("aten.fill.Scalar", build_full_like);  // [self, value, out]: full_like's leading args
@@ -255,6 +284,7 @@ ETW_REGISTER_OP("aten.ones.default", build_ones);
 ETW_REGISTER_OP("aten.ones_like.default", build_ones_like);
 ETW_REGISTER_OP("aten.scalar_tensor.default", build_scalar_tensor);
 ETW_REGISTER_OP("aten.arange.start_step", build_arange_start_step);
+ETW_REGISTER_OP("et_vk.grid_priors.default", build_grid_priors);
 ETW_REGISTER_OP("aten.arange.default", build_arange);
 
 }  // namespace

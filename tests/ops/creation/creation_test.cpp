@@ -149,3 +149,46 @@ TEST(OpCreation, BadSizesCountsAndDtypesFailAtLoad) {
 }
 
 }  // namespace
+
+// et_vk.grid_priors [x, stride, offset, out]: the configurations of ExecuTorch WebGPU's own op
+// test (test_grid_priors.py), a rank-3 input, a dynamic rerun at a smaller H and W, and bad calls.
+HostTensor run_grid_priors(const HostTensor& x, int64_t stride, double offset, bool dynamic = false,
+                           const HostTensor* later = nullptr) {
+  OpGraph g;
+  Id in = dynamic ? g.input(x, x.shape, true) : g.input(x);
+  int64_t h = x.shape[x.shape.size() - 2], w = x.shape.back();
+  Id o = g.output(DType::Float32, {h * w, 2});
+  g.gb.op("et_vk.grid_priors.default", {in, g.gb.int_(stride), g.gb.dbl(offset), o});
+  auto first = g.run()[0];
+  return later ? g.rerun({*later})[0] : first;
+}
+
+TEST(OpGridPriors, AnchorCentresMatchTheReferenceOnUpstreamConfigs) {
+  ETW_REQUIRE_GPU();
+  struct C { std::vector<int64_t> shape; int64_t stride; double offset; };
+  for (const C& c : {C{{1, 3, 8, 10}, 8, 0.5}, C{{1, 3, 4, 4}, 16, 0.0}, C{{1, 3, 5, 7}, 4, 0.0}, C{{2, 3, 33}, 32, 0.25}}) {
+    int64_t h = c.shape[c.shape.size() - 2], w = c.shape.back();
+    EXPECT_TRUE(Close(run_grid_priors(random_f32(c.shape, 1), c.stride, c.offset), ref::grid_priors(h, w, c.stride, c.offset), 0, 0))
+        << shape_str(c.shape);
+  }
+}
+
+TEST(OpGridPriors, DynamicRerunFollowsTheLiveHeightAndWidth) {
+  ETW_REQUIRE_GPU();
+  auto big = random_f32({1, 2, 6, 9}, 2), small = random_f32({1, 2, 3, 4}, 3);
+  EXPECT_TRUE(Close(run_grid_priors(big, 8, 0.5, true, &small), ref::grid_priors(3, 4, 8, 0.5), 0, 0));
+}
+
+TEST(OpGridPriors, RankBelowTwoAndAWrongOutputShapeFailAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] { run_grid_priors(random_f32({5}, 4), 8, 0.5); });
+  EXPECT_TRUE(has(e, "needs at least 2 dims")) << e;
+  e = load_error([] {
+    OpGraph g;
+    Id in = g.input(random_f32({1, 3, 4, 4}, 5));
+    Id o = g.output(DType::Float32, {16, 3});
+    g.gb.op("et_vk.grid_priors.default", {in, g.gb.int_(8), g.gb.dbl(0.5), o});
+    g.run();
+  });
+  EXPECT_TRUE(has(e, "is not [H * W, 2]")) << e;
+}

@@ -30,4 +30,16 @@ HostTensor arange(double start, double end, double step, DType dtype) {
   return r;
 }
 
+HostTensor grid_priors(int64_t h, int64_t w, int64_t stride, double offset) {
+  HostTensor r(DType::Float64, {h * w, 2});
+  double* p = r.as<double>();
+  const float off = static_cast<float>(offset), st = static_cast<float>(stride);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      p[2 * (y * w + x)] = static_cast<double>((static_cast<float>(x) + off) * st);
+      p[2 * (y * w + x) + 1] = static_cast<double>((static_cast<float>(y) + off) * st);
+    }
+  return r;
+}
+
 }  // namespace etwebgpu::ref
