@@ -28,6 +28,10 @@ for m in unet yolo_style; do
 done
 tar -C /tmp -czf $OUT/fp16models.tgz fp16models
 say "fp16 models exported"
+# ExecuTorch WebGPU's own op tests of et_vk.grid_priors, exported and run.
+OPTEST_OPS=grid_priors timeout 120 python3 .devshare/exporter/upstream_optests/gen.py /tmp/optests > $R/optests_gen.log 2>&1
+python3 .devshare/exporter/upstream_optests/gen.py --merge /tmp/optests >> $R/optests_gen.log 2>&1
+./devbin/etwebgpu conformance /tmp/optests > $R/optests_grid_priors.txt 2>&1
 
 # 3. fp16 on an adapter without shader-f16.
 ./devbin/etwebgpu run $CONF/add_bcast/model.pte --precision fp16 > $R/fp16.txt 2>&1; echo "rc=$?" >> $R/fp16.txt
