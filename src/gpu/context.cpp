@@ -200,31 +200,70 @@ void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
 
 const Pipeline& Context::pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,
                                               std::string_view label) {
-  std::string key = std::to_string(std::hash<std::string_view>{}(wgsl)) + "|" + std::to_string(wgsl.size()) + "|" +
-                    std::string(entry);
-  std::string cdesc;
-  for (auto& [k, v] : c) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.17g", v);
-    cdesc += (cdesc.empty() ? "" : ",") + k + "=" + b;
-  }
-  key += "|" + cdesc;
+  return *pipelines_from_sources({{wgsl, entry, &c, label}}).front();
+}
+
+std::vector<const Pipeline*> Context::pipelines_from_sources(const std::vector<PipelineSource>& sources,
+                                                             size_t* failed) {
+  // A pipeline to compile, and the sources it serves.
+  struct Miss {
+    std::string key, entry, label;
+    std::vector<EwConstant> constants;
+    std::vector<size_t> users;
+  };
+  std::vector<const Pipeline*> out(sources.size(), nullptr);
+  std::vector<Miss> misses;
+  std::map<std::string, size_t> missing;  // key -> index into misses
   require_alive();
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = cache_.find(key); it != cache_.end()) {
-    ++hits_;
-    return it->second;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const PipelineSource& s = sources[i];
+    std::string key = std::to_string(std::hash<std::string_view>{}(s.wgsl)) + "|" + std::to_string(s.wgsl.size()) +
+                      "|" + std::string(s.entry);
+    std::string cdesc;
+    for (auto& [k, v] : *s.constants) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.17g", v);
+      cdesc += (cdesc.empty() ? "" : ",") + k + "=" + b;
+    }
+    key += "|" + cdesc;
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      ++hits_;
+      out[i] = &it->second;
+    } else if (auto m = missing.find(key); m != missing.end()) {
+      ++hits_;  // served by the compile of an equal source earlier in this batch
+      misses[m->second].users.push_back(i);
+    } else {
+      ++misses_;
+      missing.emplace(key, misses.size());
+      Miss& ms = misses.emplace_back();
+      ms.key = key;
+      ms.entry = s.entry;
+      ms.label = std::string(s.label) + ":" + ms.entry + (cdesc.empty() ? "" : "{" + cdesc + "}");
+      for (auto& [k, v] : *s.constants) ms.constants.push_back(EwConstant{k.c_str(), v});
+      ms.users.push_back(i);
+    }
   }
-  ++misses_;
-  std::vector<EwConstant> ce;
-  for (auto& [k, v] : c) ce.push_back(EwConstant{k.c_str(), v});
-  std::string l = std::string(label) + ":" + std::string(entry) + (cdesc.empty() ? "" : "{" + cdesc + "}");
-  std::string e(entry);
+  if (misses.empty()) return out;
+  std::vector<EwPipelineDesc> descs;
+  for (auto& m : misses) {
+    const PipelineSource& s = sources[m.users.front()];
+    descs.push_back(EwPipelineDesc{s.wgsl.data(), s.wgsl.size(), m.entry.c_str(), m.constants.data(),
+                                   m.constants.size(), m.label.c_str()});
+  }
+  std::vector<uint32_t> handles(misses.size(), 0);
+  size_t bad = 0;
   char err[kErrLen] = {0};
-  uint32_t h = ewgpu_pipeline_create(wgsl.data(), wgsl.size(), e.c_str(), ce.data(), ce.size(), l.c_str(), err,
-                                     sizeof err);
-  if (!h) fail(ErrorKind::Gpu, ("compiling pipeline " + l).c_str(), err);
-  return cache_.emplace(key, Pipeline{h, l}).first->second;
+  ++batches_;
+  if (ewgpu_pipelines_create(descs.data(), descs.size(), handles.data(), &bad, err, sizeof err)) {
+    if (failed) *failed = misses[bad < misses.size() ? bad : 0].users.front();
+    fail(ErrorKind::Gpu, "compiling pipeline", err);  // the surface's message begins with the label
+  }
+  for (size_t k = 0; k < misses.size(); ++k) {
+    const Pipeline& p = cache_.emplace(misses[k].key, Pipeline{handles[k], misses[k].label}).first->second;
+    for (size_t i : misses[k].users) out[i] = &p;
+  }
+  return out;
 }
 
 BindGroup Context::bind_group(const Pipeline& p, const std::vector<Binding>& bindings) {
@@ -317,7 +356,7 @@ Context::LiveObjects Context::live_objects() {
 
 Context::CacheStats Context::cache_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CacheStats{cache_.size(), hits_, misses_, bind_groups_created_, buffers_created_};
+  return CacheStats{cache_.size(), hits_, misses_, bind_groups_created_, buffers_created_, batches_};
 }
 
 }  // namespace etwebgpu::gpu

@@ -121,6 +121,18 @@ class Context {
   // preprocessing live above this layer (kernel/wgsl.h).
   const Pipeline& pipeline_from_source(std::string_view wgsl, std::string_view entry, const Constants& c,
                                        std::string_view label);
+  // What pipeline_from_source takes, for pipelines_from_sources.
+  struct PipelineSource {
+    std::string_view wgsl, entry;
+    const Constants* constants;
+    std::string_view label;
+  };
+  // Many pipelines at once: cached ones come from the cache, the others (each distinct source
+  // once) are compiled concurrently in one batch that is waited for once (ewgpu_pipelines_create).
+  // All or nothing: on an error (naming the failing pipeline's label) none of the batch is kept,
+  // and `failed`, when given, is the index into `sources` of the one that failed.
+  std::vector<const Pipeline*> pipelines_from_sources(const std::vector<PipelineSource>& sources,
+                                                      size_t* failed = nullptr);
   BindGroup bind_group(const Pipeline& p, const std::vector<Binding>& bindings);
 
   Grid grid(uint64_t total_workgroups) const { return fold_grid(total_workgroups, info_.max_workgroups_per_dim); }
@@ -138,7 +150,10 @@ class Context {
   // Test hook: destroys the device (as a driver reset would); every later call fails with an Error.
   void debug_lose_device() { ewgpu_debug_lose_device(); }
 
-  struct CacheStats { size_t pipelines = 0, hits = 0, misses = 0, bind_groups_created = 0, buffers_created = 0; };
+  // batches: compiles issued (ewgpu_pipelines_create calls), each of one or more pipelines.
+  struct CacheStats {
+    size_t pipelines = 0, hits = 0, misses = 0, bind_groups_created = 0, buffers_created = 0, batches = 0;
+  };
   CacheStats cache_stats() const;
 
   // Device objects alive in this process (all contexts): what models hold beyond the shared
@@ -159,7 +174,7 @@ class Context {
   uint32_t generation_ = 0;
   mutable std::mutex mu_;
   std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
-  size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0;
+  size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0, batches_ = 0;
 };
 
 }  // namespace etwebgpu::gpu

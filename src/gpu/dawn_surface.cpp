@@ -729,38 +729,81 @@ int ewgpu_buffer_read(uint32_t h, uint64_t offset, void* dst, uint64_t size, cha
   return submit_and_read(enc, copy, "reading buffer", err, n, [&](const uint8_t* p) { copy_mapped(dst, p, size); }) ? 0 : 1;
 }
 
-uint32_t ewgpu_pipeline_create(const char* wgsl, size_t wgsl_len, const char* entry, const EwConstant* constants,
-                               size_t n_constants, const char* label, char* err, size_t n) {
+struct PipelineResult { WGPUEnum status = 0; WGPUComputePipeline pipeline = nullptr; std::string message; };
+void on_pipeline(WGPUEnum status, WGPUComputePipeline p, WGPUStringView msg, void* u1, void*) {
+  auto* r = static_cast<PipelineResult*>(u1);
+  r->status = status;
+  r->pipeline = p;
+  r->message = str(msg);
+}
+
+int ewgpu_pipelines_create(const EwPipelineDesc* descs, size_t count, uint32_t* out, size_t* failed, char* err,
+                           size_t n) {
   State& s = S();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
-  if (!check_device(err, n, "creating pipeline")) return 0;
-  WGPUShaderSourceWGSL src{};
-  src.chain.sType = WGPUSType_ShaderSourceWGSL;
-  src.code = WGPUStringView{wgsl, wgsl_len};
-  WGPUShaderModuleDescriptor md{};
-  md.nextInChain = &src.chain;
-  md.label = sv(label);
-  push_scopes();
-  WGPUShaderModule mod = wgpuDeviceCreateShaderModule(s.device, &md);
-  std::vector<WGPUConstantEntry> ce(n_constants);
-  for (size_t i = 0; i < n_constants; ++i) {
-    ce[i] = WGPUConstantEntry{};
-    ce[i].key = sv(constants[i].key);
-    ce[i].value = constants[i].value;
+  *failed = 0;
+  if (!check_device(err, n, "creating pipeline")) return 1;
+  auto label = [&](size_t i) { return descs[i].label ? descs[i].label : "pipeline"; };
+  // Every compile is issued before any is waited for: Dawn compiles them on its worker threads.
+  // Shader modules are parsed here, each in its own error scopes so a WGSL error names its pipeline.
+  std::vector<PipelineResult> results(count);
+  std::vector<WGPUFuture> futures;
+  std::string failure;
+  for (size_t i = 0; i < count && failure.empty(); ++i) {
+    const EwPipelineDesc& d = descs[i];
+    WGPUShaderSourceWGSL src{};
+    src.chain.sType = WGPUSType_ShaderSourceWGSL;
+    src.code = WGPUStringView{d.wgsl, d.wgsl_len};
+    WGPUShaderModuleDescriptor md{};
+    md.nextInChain = &src.chain;
+    md.label = sv(d.label);
+    push_scopes();
+    WGPUShaderModule mod = wgpuDeviceCreateShaderModule(s.device, &md);
+    std::vector<WGPUConstantEntry> ce(d.n_constants);
+    for (size_t k = 0; k < d.n_constants; ++k) {
+      ce[k] = WGPUConstantEntry{};
+      ce[k].key = sv(d.constants[k].key);
+      ce[k].value = d.constants[k].value;
+    }
+    WGPUComputePipelineDescriptor pd{};
+    pd.label = sv(d.label);
+    pd.compute.module = mod;
+    pd.compute.entryPoint = sv(d.entry);
+    pd.compute.constantCount = ce.size();
+    pd.compute.constants = ce.data();
+    WGPUCreateComputePipelineAsyncCallbackInfo cb{};
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_pipeline;
+    cb.userdata1 = &results[i];
+    futures.push_back(wgpuDeviceCreateComputePipelineAsync(s.device, &pd, cb));
+    wgpuShaderModuleRelease(mod);
+    char msg[2048] = {0};
+    if (!pop_scopes(msg, sizeof msg, label(i))) {
+      failure = msg;
+      *failed = i;
+    }
   }
-  WGPUComputePipelineDescriptor pd{};
-  pd.label = sv(label);
-  pd.compute.module = mod;
-  pd.compute.entryPoint = sv(entry);
-  pd.compute.constantCount = ce.size();
-  pd.compute.constants = ce.data();
-  WGPUComputePipeline p = wgpuDeviceCreateComputePipeline(s.device, &pd);
-  wgpuShaderModuleRelease(mod);
-  if (!pop_scopes(err, n, label ? label : "pipeline")) {
-    if (p) wgpuComputePipelineRelease(p);
-    return 0;
+  // Every issued compile is waited for, also after a failure: its callback writes into `results`.
+  for (size_t i = 0; i < futures.size(); ++i) {
+    char msg[2048] = {0};
+    if (wait(futures[i], msg, sizeof msg, label(i))) {
+      if (results[i].status == WGPUCreatePipelineAsyncStatus_Success) continue;
+      std::snprintf(msg, sizeof msg, "%s: %s", label(i), results[i].message.c_str());
+    }
+    if (failure.empty()) {
+      failure = msg;
+      *failed = i;
+    }
   }
-  return s.pipelines.add(p);
+  if (failure.empty() && !check_device(err, n, "creating pipeline")) failure = err;
+  if (!failure.empty()) {
+    for (auto& r : results)
+      if (r.pipeline) wgpuComputePipelineRelease(r.pipeline);
+    set_err(err, n, failure);
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i) out[i] = s.pipelines.add(results[i].pipeline);
+  return 0;
 }
 
 void ewgpu_pipeline_destroy(uint32_t h) {

@@ -58,10 +58,23 @@ int ewgpu_buffer_write(uint32_t buffer, uint64_t offset, const void* data, uint6
 // Copies [offset, offset+size) of a storage buffer to host memory; waits. offset % 4 == 0, size % 4 == 0.
 int ewgpu_buffer_read(uint32_t buffer, uint64_t offset, void* dst, uint64_t size, char* err, size_t err_len);
 
-// Compiles WGSL and makes a compute pipeline with the auto layout. Returns 0 and writes the
-// compiler/validation message on failure.
-uint32_t ewgpu_pipeline_create(const char* wgsl, size_t wgsl_len, const char* entry, const EwConstant* constants,
-                               size_t n_constants, const char* label, char* err, size_t err_len);
+// One compute pipeline to make: WGSL, entry point, override constants, a label for errors.
+struct EwPipelineDesc {
+  const char* wgsl;
+  size_t wgsl_len;
+  const char* entry;
+  const EwConstant* constants;
+  size_t n_constants;
+  const char* label;
+};
+// Compiles WGSL and makes compute pipelines with the auto layout, all `n` at once: every compile
+// is started before any is waited for (natively createComputePipelineAsync, which Dawn runs on its
+// worker threads; in a browser its promise form), so a load waits once, not once per pipeline.
+// Returns 0 and writes a handle per desc to out_handles. All or nothing: on failure none is kept,
+// `err` gets the compiler/validation message of a failing pipeline, beginning with its label, and
+// *failed its index.
+int ewgpu_pipelines_create(const EwPipelineDesc* descs, size_t n, uint32_t* out_handles, size_t* failed, char* err,
+                           size_t err_len);
 void ewgpu_pipeline_destroy(uint32_t pipeline);
 uint32_t ewgpu_bind_group_create(uint32_t pipeline, const EwBinding* bindings, size_t n, char* err, size_t err_len);
 void ewgpu_bind_group_destroy(uint32_t bind_group);
@@ -108,6 +121,9 @@ static_assert(offsetof(EwAdapterInfo, backend_type) == 256 && offsetof(EwAdapter
               offsetof(EwAdapterInfo, min_storage_buffer_offset_alignment) == 340 && sizeof(EwAdapterInfo) == 344,
               "EwAdapterInfo layout changed: update src/gpu/web/surface_webgpu.js");
 static_assert(offsetof(EwConstant, value) == 8 && sizeof(EwConstant) == 16, "EwConstant layout");
+static_assert(offsetof(EwPipelineDesc, wgsl_len) == 4 && offsetof(EwPipelineDesc, entry) == 8 &&
+              offsetof(EwPipelineDesc, constants) == 12 && offsetof(EwPipelineDesc, n_constants) == 16 &&
+              offsetof(EwPipelineDesc, label) == 20 && sizeof(EwPipelineDesc) == 24, "EwPipelineDesc layout");
 static_assert(offsetof(EwBinding, offset) == 8 && offsetof(EwBinding, size) == 16 && sizeof(EwBinding) == 24, "EwBinding layout");
 static_assert(offsetof(EwCommand, src) == 24 && offsetof(EwCommand, src_offset) == 32 &&
               offsetof(EwCommand, dst_offset) == 40 && offsetof(EwCommand, size) == 48 && sizeof(EwCommand) == 56,

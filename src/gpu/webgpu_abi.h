@@ -49,6 +49,7 @@ enum : WGPUEnum { WGPURequestDeviceStatus_Success = 1 };
 enum : WGPUEnum { WGPUMapAsyncStatus_Success = 1 };
 enum : WGPUEnum { WGPUPopErrorScopeStatus_Success = 1 };
 enum : WGPUEnum { WGPUQueueWorkDoneStatus_Success = 1 };
+enum : WGPUEnum { WGPUCreatePipelineAsyncStatus_Success = 1 };
 enum : WGPUEnum { WGPUErrorType_NoError = 1, WGPUErrorType_Validation = 2, WGPUErrorType_OutOfMemory = 3,
                   WGPUErrorType_Internal = 4, WGPUErrorType_Unknown = 5 };
 enum : WGPUEnum { WGPUErrorFilter_Validation = 1, WGPUErrorFilter_OutOfMemory = 2, WGPUErrorFilter_Internal = 3 };
@@ -127,6 +128,8 @@ typedef void (*WGPUBufferMapCallback)(WGPUEnum status, WGPUStringView message, v
 typedef void (*WGPUQueueWorkDoneCallback)(WGPUEnum status, WGPUStringView message, void* u1, void* u2);
 typedef void (*WGPUPopErrorScopeCallback)(WGPUEnum status, WGPUEnum type, WGPUStringView message, void* u1,
                                           void* u2);
+typedef void (*WGPUCreateComputePipelineAsyncCallback)(WGPUEnum status, WGPUComputePipeline pipeline,
+                                                       WGPUStringView message, void* u1, void* u2);
 
 // The eight callback-info structs with a mode share one shape (40 bytes).
 #define ETW_CALLBACK_INFO(Name, Cb) \
@@ -137,6 +140,7 @@ ETW_CALLBACK_INFO(WGPUDeviceLostCallbackInfo, WGPUDeviceLostCallback)
 ETW_CALLBACK_INFO(WGPUBufferMapCallbackInfo, WGPUBufferMapCallback)
 ETW_CALLBACK_INFO(WGPUQueueWorkDoneCallbackInfo, WGPUQueueWorkDoneCallback)
 ETW_CALLBACK_INFO(WGPUPopErrorScopeCallbackInfo, WGPUPopErrorScopeCallback)
+ETW_CALLBACK_INFO(WGPUCreateComputePipelineAsyncCallbackInfo, WGPUCreateComputePipelineAsyncCallback)
 #undef ETW_CALLBACK_INFO
 // The uncaptured-error callback info has NO mode field (32 bytes).
 struct WGPUUncapturedErrorCallbackInfo {
@@ -230,7 +234,7 @@ static_assert(sizeof(WGPURequestAdapterCallbackInfo) == 40 && offsetof(WGPUReque
               offsetof(WGPURequestAdapterCallbackInfo, userdata2) == 32);
 static_assert(sizeof(WGPUDeviceLostCallbackInfo) == 40 && sizeof(WGPUBufferMapCallbackInfo) == 40 &&
               sizeof(WGPUQueueWorkDoneCallbackInfo) == 40 && sizeof(WGPUPopErrorScopeCallbackInfo) == 40 &&
-              sizeof(WGPURequestDeviceCallbackInfo) == 40);
+              sizeof(WGPURequestDeviceCallbackInfo) == 40 && sizeof(WGPUCreateComputePipelineAsyncCallbackInfo) == 40);
 static_assert(sizeof(WGPUUncapturedErrorCallbackInfo) == 32 && offsetof(WGPUUncapturedErrorCallbackInfo, callback) == 8);
 static_assert(sizeof(WGPULabelDescriptor) == 24 && offsetof(WGPULabelDescriptor, label) == 8);
 static_assert(sizeof(WGPUDeviceDescriptor) == 144 && offsetof(WGPUDeviceDescriptor, requiredFeatureCount) == 24 &&
@@ -273,7 +277,8 @@ void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo adapterInfo);
 void wgpuAdapterPropertiesMemoryHeapsFreeMembers(WGPUAdapterPropertiesMemoryHeaps memoryHeaps);
 WGPUBuffer wgpuDeviceCreateBuffer(WGPUDevice, const WGPUBufferDescriptor*);
 WGPUShaderModule wgpuDeviceCreateShaderModule(WGPUDevice, const WGPUShaderModuleDescriptor*);
-WGPUComputePipeline wgpuDeviceCreateComputePipeline(WGPUDevice, const WGPUComputePipelineDescriptor*);
+WGPUFuture wgpuDeviceCreateComputePipelineAsync(WGPUDevice, const WGPUComputePipelineDescriptor*,
+                                                WGPUCreateComputePipelineAsyncCallbackInfo);
 WGPUBindGroup wgpuDeviceCreateBindGroup(WGPUDevice, const WGPUBindGroupDescriptor*);
 WGPUCommandEncoder wgpuDeviceCreateCommandEncoder(WGPUDevice, const WGPUCommandEncoderDescriptor*);
 WGPUQuerySet wgpuDeviceCreateQuerySet(WGPUDevice, const WGPUQuerySetDescriptor*);

@@ -134,6 +134,14 @@ std::vector<uint32_t> widen(const uint8_t* p, int64_t n, VkDType t) {
   }
   return w;
 }
+
+// Rethrows `e` with node `n`'s op and id in front, once (a message that begins with the op has it).
+[[noreturn]] void rethrow_naming(const Node& n, const Error& e) {
+  std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
+  if (m.rfind(kind, 0) == 0) m = m.substr(kind.size());
+  if (m.rfind(n.op, 0) == 0) throw e;
+  throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m);
+}
 }  // namespace
 
 DType host_dtype_of(VkDType t) {
@@ -435,13 +443,18 @@ void Graph::build() {
   }
   reset_state();
   built_ = true;
-  // The first resize makes every kernel active at the serialized shapes ready (compiles its
-  // pipeline, or finds it in the pipeline cache); routes other shapes take are made when used.
+  // The first resize makes every kernel active at the serialized shapes ready: their pipelines are
+  // compiled concurrently in one batch (or found in the pipeline cache) instead of one after
+  // another. Routes other shapes take are made when used.
   if (opts_.progress) {
     for (const auto& nd : nodes_) compile_total_ += nd.kernels.size();
     opts_.progress({LoadProgress::Stage::Compile, 0, compile_total_});
   }
+  std::vector<std::pair<Node*, KernelRun*>> first;
+  first_activations_ = &first;
   resize();
+  first_activations_ = nullptr;
+  if (!first.empty()) instantiate(first);
   if (opts_.progress) opts_.progress({LoadProgress::Stage::Compile, compile_total_, compile_total_});
   compile_total_ = 0;  // later instantiations are not load progress
   opts_.progress = nullptr;  // the caller's callback is not kept beyond the load
@@ -705,8 +718,9 @@ void Graph::resize_node(Node& n) {
         s.grid = {0, 1, 1};
         continue;
       }
-      if (!r.pipeline) instantiate(r, s);
-      s.pipeline = r.pipeline;
+      if (r.pipeline) s.pipeline = r.pipeline;
+      else if (first_activations_) first_activations_->push_back({&n, &r});
+      else instantiate({{&n, &r}});
       if (gr.flat) {
         // x folds into (x, y); z (a batch) stays.
         s.grid = ctx_->grid(gr.x);
@@ -726,11 +740,7 @@ void Graph::resize_node(Node& n) {
     }
     if (n.resize) n.resize();
   } catch (const Error& e) {
-    // Messages from kernels' functions name the op here, once.
-    std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
-    if (m.rfind(kind, 0) == 0) m = m.substr(kind.size());
-    if (m.rfind(n.op, 0) == 0) throw;
-    throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m);
+    rethrow_naming(n, e);
   }
 }
 
@@ -746,8 +756,7 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
   try {
     wgsl = k.source(storage);
   } catch (const Error& e) {
-    std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
-    throw Error(e.kind(), n.op + " (node " + std::to_string(n.node_id) + "): " + m.substr(m.rfind(kind, 0) == 0 ? kind.size() : 0));
+    rethrow_naming(n, e);
   }
   kernel::Kernel::Slots slots = k.slots();
   KernelRun r;
@@ -775,12 +784,29 @@ void Graph::add_kernel(Node& n, const kernel::Kernel& k) {
   n.kernels.push_back(std::move(r));
 }
 
-void Graph::instantiate(KernelRun& r, Step& s) {
-  r.pipeline = &ctx_->pipeline_from_source(r.wgsl, r.entry, r.constants, r.label);
-  if (compile_total_ && opts_.progress) opts_.progress({LoadProgress::Stage::Compile, ++compiled_, compile_total_});
-  s.bind_group = ctx_->bind_group(*r.pipeline, r.bindings);
-  r.wgsl = std::string();  // the pipeline cache holds what is needed from here on
-  r.bindings.clear();
+void Graph::instantiate(const std::vector<std::pair<Node*, KernelRun*>>& runs) {
+  std::vector<gpu::Context::PipelineSource> sources;
+  for (auto& [n, r] : runs) sources.push_back({r->wgsl, r->entry, &r->constants, r->label});
+  std::vector<const gpu::Pipeline*> pipelines;
+  size_t failed = 0;
+  try {
+    pipelines = ctx_->pipelines_from_sources(sources, &failed);
+  } catch (const Error& e) {
+    rethrow_naming(*runs[failed].first, e);
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto& [n, r] = runs[i];
+    Step& s = n->steps[r->step];
+    r->pipeline = s.pipeline = pipelines[i];
+    if (compile_total_ && opts_.progress) opts_.progress({LoadProgress::Stage::Compile, ++compiled_, compile_total_});
+    try {
+      s.bind_group = ctx_->bind_group(*r->pipeline, r->bindings);
+    } catch (const Error& e) {
+      rethrow_naming(*n, e);
+    }
+    r->wgsl = std::string();  // the pipeline cache holds what is needed from here on
+    r->bindings.clear();
+  }
 }
 
 void Graph::record_node(const Node& n, std::vector<gpu::Command>& cmds, std::vector<std::string>* labels) {

@@ -218,7 +218,9 @@ class Graph {
 
   // Instantiates kernel `k` as a new step of node `n` (see OpContext::add).
   void add_kernel(Node& n, const kernel::Kernel& k);
-  void instantiate(KernelRun& r, Step& s);  // pipeline + bind group on first activation
+  // Pipelines (one batch, see Context::pipelines_from_sources) and bind groups of kernels (node,
+  // kernel) on their first activation; errors name the op.
+  void instantiate(const std::vector<std::pair<Node*, KernelRun*>>& runs);
   // Live dims and integers, as kernels' functions see them.
   const kernel::Live& live() const { return *live_; }
 
@@ -244,6 +246,8 @@ class Graph {
   std::unique_ptr<gpu::Buffer> shared_scratch_;
   bool built_ = false;  // every builder ran
   uint64_t compile_total_ = 0, compiled_ = 0;  // load progress of the first resize
+  // While the load's first resize runs: the kernels it activates, instantiated in one batch after it.
+  std::vector<std::pair<Node*, KernelRun*>>* first_activations_ = nullptr;
   std::vector<int> raw_constant_;        // value id -> owned_ index for raw constants
   int dummy_ = -1;
   std::vector<Node> nodes_;

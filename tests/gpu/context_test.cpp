@@ -1,6 +1,7 @@
 // The WebGPU device layer on the real adapter (lavapipe in CI, NVIDIA on the GPU machine).
 #include <gtest/gtest.h>
 
+#include "etwebgpu/example_model.h"
 #include "gpu/context.h"
 #include "gpu/selftest.h"
 #include "support/op_harness.h"
@@ -116,6 +117,108 @@ TEST(GpuContext, OverLimitWorkgroupSizeThrowsWithDawnsMessage) {
 TEST(GpuContext, UnknownOverrideConstantIsAnError) {
   ETW_REQUIRE_GPU();
   EXPECT_THROW(Context::get()->pipeline_from_source(kAddOne, "main", {{"NOPE", 1}}, "nope"), Error);
+}
+
+// O[i] = i * K + WG: each pipeline of a batch below computes its own sequence.
+const char* kAffine = R"(
+@group(0) @binding(0) var<storage, read_write> O: array<u32>;
+override WG: u32 = 64u;
+override K: u32 = 1u;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (gid.x < arrayLength(&O)) { O[gid.x] = gid.x * K + WG; }
+}
+)";
+
+// What pipeline `p` writes into 256 words.
+std::vector<uint32_t> affine_output(Context& ctx, const Pipeline& p, uint32_t wg) {
+  Buffer o = ctx.create_buffer(256 * 4, BufferKind::Storage, "affine");
+  BindGroup bg = ctx.bind_group(p, {{0, &o}});
+  ctx.submit({ctx.dispatch(p, bg, Grid{256 / wg, 1, 1})});
+  std::vector<uint32_t> v(256);
+  ctx.read(o, 0, v.data(), v.size() * 4);
+  return v;
+}
+
+TEST(GpuContext, ABatchMakesPipelinesThatBehaveAsOneByOne) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  // Constants no other test uses, so the batch compiles them; the last repeats the first.
+  std::vector<Constants> cs = {{{"WG", 16}, {"K", 7001}}, {{"WG", 32}, {"K", 7002}}, {{"WG", 64}, {"K", 7003}},
+                               {{"WG", 128}, {"K", 7004}}, {{"WG", 16}, {"K", 7001}}};
+  std::vector<Context::PipelineSource> src;
+  for (auto& c : cs) src.push_back({kAffine, "main", &c, "batch"});
+  auto before = ctx->cache_stats();
+  std::vector<const Pipeline*> batch = ctx->pipelines_from_sources(src);
+  auto after = ctx->cache_stats();
+  EXPECT_EQ(after.batches, before.batches + 1);
+  EXPECT_EQ(after.misses, before.misses + 4);
+  EXPECT_EQ(after.hits, before.hits + 1) << "the repeated source is compiled once";
+  EXPECT_EQ(after.pipelines, before.pipelines + 4);
+  ASSERT_EQ(batch.size(), cs.size());
+  EXPECT_EQ(batch[4], batch[0]);
+  // The same shaders made one at a time (a different source text, so not from the cache).
+  std::string one_by_one = std::string(kAffine) + "// one by one\n";
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Pipeline& p = ctx->pipeline_from_source(one_by_one, "main", cs[i], "single");
+    EXPECT_NE(p.handle, batch[i]->handle);
+    auto wg = static_cast<uint32_t>(cs[i].at("WG"));
+    std::vector<uint32_t> got = affine_output(*ctx, *batch[i], wg);
+    EXPECT_EQ(got, affine_output(*ctx, p, wg)) << i;
+    EXPECT_EQ(got[3], 3 * static_cast<uint32_t>(cs[i].at("K")) + wg) << i;
+  }
+  EXPECT_EQ(ctx->cache_stats().batches, after.batches + 4) << "one batch of one per new pipeline";
+  // Asked again, the whole batch comes from the cache without a compile.
+  EXPECT_EQ(ctx->pipelines_from_sources(src), batch);
+  EXPECT_EQ(ctx->cache_stats().batches, after.batches + 4);
+}
+
+TEST(GpuContext, ABadShaderFailsItsWholeBatchNamingItAndTheDeviceStaysUsable) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  Constants good1{{"WG", 16}, {"K", 8001}}, good2{{"WG", 32}, {"K", 8002}}, none;
+  std::vector<Context::PipelineSource> src = {
+      {kAffine, "main", &good1, "good_one"},
+      {"@compute @workgroup_size(1) fn main() { let x: u32 = undefined_thing; }", "main", &none, "bad_one"},
+      {kAffine, "main", &good2, "good_two"}};
+  auto before = ctx->cache_stats();
+  size_t failed = 99;
+  try {
+    ctx->pipelines_from_sources(src, &failed);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Gpu);
+    std::string m = e.what();
+    EXPECT_NE(m.find("bad_one"), std::string::npos) << m;
+    EXPECT_NE(m.find("undefined_thing"), std::string::npos) << m;
+    EXPECT_EQ(m.find("good_"), std::string::npos) << m;
+  }
+  EXPECT_EQ(failed, 1u);
+  EXPECT_EQ(ctx->cache_stats().pipelines, before.pipelines) << "nothing of the failed batch is kept";
+  // The good ones still compile, and the device still runs work.
+  src.erase(src.begin() + 1);
+  auto ok = ctx->pipelines_from_sources(src);
+  EXPECT_EQ(affine_output(*ctx, *ok[1], 32)[2], 2 * 8002u + 32u);
+  EXPECT_NO_THROW(self_test(*ctx, 1024, 64));
+}
+
+TEST(GpuContext, AModelLoadCompilesItsPipelinesInOneBatch) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  auto em = make_example_model();
+  auto before = ctx->cache_stats();
+  auto m = Model::load_bytes(em.pte);
+  auto after = ctx->cache_stats();
+  // The kernels may already be cached by an earlier test in this process: then no batch at all.
+  EXPECT_EQ(after.batches - before.batches, after.misses > before.misses ? 1u : 0u);
+  EXPECT_GT(after.bind_groups_created, before.bind_groups_created);
+  HostTensor first = m->run({em.input}).at(0);
+  EXPECT_TRUE(compare_tensors(first, em.expected, em.atol, em.rtol).ok);
+  // A second load finds every pipeline in the cache and computes the same bits.
+  auto m2 = Model::load_bytes(em.pte);
+  EXPECT_EQ(ctx->cache_stats().batches, after.batches);
+  HostTensor second = m2->run({em.input}).at(0);
+  EXPECT_EQ(second.data, first.data);
 }
 
 TEST(GpuContext, BufferLargerThanDeviceLimitIsAClearError) {

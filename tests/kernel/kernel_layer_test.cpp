@@ -46,6 +46,45 @@ std::unique_ptr<Model> load_neg(std::vector<int64_t> max_dims, std::vector<int64
   return Model::load_bytes(gb.serialize(), lo);
 }
 
+// The neg kernel with an override constant its shader lacks: its pipeline cannot be made.
+void build_test_bad_pipeline(graph::OpContext& oc) {
+  int32_t x = oc.arg(0), out = oc.out();
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("elementwise_unary")
+             .constant("OP", 1)
+             .constant("NO_SUCH_CONSTANT", 1)
+             .input("X", x)
+             .output("Y", out)
+             .params<NegParams>([out](const kernel::Live& l) {
+               return NegParams{kernel::u32(l.numel(out), "element count"), 0, 0, 0, 0, 0, 0, 0};
+             })
+             .flat(out));
+}
+ETW_REGISTER_OP("etwebgpu_test.bad_pipeline.default", build_test_bad_pipeline);
+
+TEST(KernelLayer, APipelineFailingInTheLoadsBatchIsAnErrorNamingItsOp) {
+  GraphBuilder gb;
+  Id x = gb.input(DType::Float32, {4, 8});
+  Id y = gb.tensor(DType::Float32, {4, 8}), z = gb.tensor(DType::Float32, {4, 8}), w = gb.tensor(DType::Float32, {4, 8});
+  gb.output(w);
+  gb.op("etwebgpu_test.neg.default", {x, y});
+  gb.op("etwebgpu_test.bad_pipeline.default", {y, z});
+  gb.op("etwebgpu_test.neg.default", {z, w});
+  try {
+    Model::load_bytes(gb.serialize());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::Gpu);
+    EXPECT_NE(m.find("etwebgpu_test.bad_pipeline.default (node"), std::string::npos) << m;
+    EXPECT_NE(m.find("NO_SUCH_CONSTANT"), std::string::npos) << m;
+  }
+  // The device is still usable.
+  auto ok = load_neg({4, 8}, {4, 8});
+  HostTensor in = testing::random_f32({4, 8}, 5);
+  EXPECT_EQ(ok->run({in})[0].as<float>()[3], -in.as<float>()[3]);
+}
+
 TEST(KernelLayer, NewOpWithoutResizeClosureFollowsDynamicShapes) {
   auto m = load_neg({4, 8}, {4, 8});
   for (std::vector<int64_t> shape : {std::vector<int64_t>{4, 8}, {2, 8}, {1, 3}, {4, 8}}) {

@@ -17,6 +17,8 @@
 //     max_compute_invocations_per_workgroup @320, max_compute_workgroup_size_x/y/z @324/328/332,
 //     max_compute_workgroups_per_dimension @336, min_storage_buffer_offset_alignment @340
 //   EwConstant (16): const char* key @0, double value @8
+//   EwPipelineDesc (24): const char* wgsl @0, size_t wgsl_len @4, const char* entry @8,
+//     const EwConstant* constants @12, size_t n_constants @16, const char* label @20
 //   EwBinding (24): u32 binding @0, u32 buffer @4, u64 offset @8, u64 size @16
 //   EwCommand (56): u32 kind @0, pipeline @4, bind_group @8, groups_x/y/z @12/16/20, src @24,
 //     dst @28, u64 src_offset @32, dst_offset @40, size @48
@@ -368,31 +370,54 @@ var LibraryEwgpu = {
     });
   },
 
-  ewgpu_pipeline_create__deps: ['$EW'],
-  ewgpu_pipeline_create: function(wgsl, wgslLen, entry, constants, nConstants, label, err, errLen) {
+  ewgpu_pipelines_create__deps: ['$EW'],
+  ewgpu_pipelines_create: function(descs, count, out, failed, err, errLen) {
     return Asyncify.handleAsync(async function() {
-      var lbl = EW.str(label);
+      HEAPU32[failed >> 2] = 0;
       try {
-        if (!EW.device) { EW.setErr(err, errLen, 'creating pipeline: WebGPU is not initialised'); return 0; }
-        if (!EW.checkDevice(err, errLen, 'creating pipeline')) return 0;
-        var code = new TextDecoder().decode(HEAPU8.subarray(wgsl, wgsl + wgslLen));
-        var ep = EW.str(entry);
-        var consts = {};
-        for (var i = 0; i < nConstants; ++i) {
-          var c = constants + 16 * i;
-          consts[EW.str(HEAPU32[c >> 2])] = HEAPF64[(c + 8) >> 3];
+        if (!EW.device) { EW.setErr(err, errLen, 'creating pipeline: WebGPU is not initialised'); return 1; }
+        if (!EW.checkDevice(err, errLen, 'creating pipeline')) return 1;
+        var t0 = performance.now();
+        // Every compile is started before any is awaited, so the browser compiles them concurrently;
+        // each in its own error scopes, so that a WGSL error names its pipeline.
+        var jobs = [], scopes = [], labels = [];
+        for (var i = 0; i < count; ++i) {
+          var p = (descs + 24 * i) >> 2;
+          var lbl = EW.str(HEAPU32[p + 5]) || 'pipeline';
+          var code = new TextDecoder().decode(HEAPU8.subarray(HEAPU32[p], HEAPU32[p] + HEAPU32[p + 1]));
+          var desc = {label: lbl, layout: 'auto', compute: {entryPoint: EW.str(HEAPU32[p + 2])}};
+          if (HEAPU32[p + 4]) {
+            desc.compute.constants = {};
+            for (var k = 0; k < HEAPU32[p + 4]; ++k) {
+              var c = HEAPU32[p + 3] + 16 * k;
+              desc.compute.constants[EW.str(HEAPU32[c >> 2])] = HEAPF64[(c + 8) >> 3];
+            }
+          }
+          labels.push(lbl);
+          EW.pushScopes();
+          try {
+            desc.compute.module = EW.device.createShaderModule({label: lbl, code: code});
+            jobs.push(EW.device.createComputePipelineAsync(desc).then(
+                function(pipeline) { return {pipeline: pipeline}; },
+                function(x) { return {error: EW.message(x)}; }));
+          } catch (x) {
+            jobs.push(Promise.resolve({error: EW.message(x)}));
+          }
+          scopes.push(EW.popScopes(lbl));
         }
-        var r = await EW.timed('pipelines', () => EW.scoped(lbl || 'pipeline', function() {
-          var mod = EW.device.createShaderModule({label: lbl, code: code});
-          var desc = {label: lbl, layout: 'auto', compute: {module: mod, entryPoint: ep}};
-          if (nConstants) desc.compute.constants = consts;
-          return EW.device.createComputePipeline(desc);
-        }));
-        if (r.error) { EW.setErr(err, errLen, r.error); return 0; }
-        return EW.add(EW.pipelines, EW.freePipelines, r.value);
-      } catch (x) {
-        EW.setErr(err, errLen, (lbl || 'pipeline') + ': ' + EW.message(x));
+        var scopeErrors = await Promise.all(scopes), results = await Promise.all(jobs);
+        EW.stats.pipelines += count;
+        EW.stats.pipelineMs += performance.now() - t0;
+        for (i = 0; i < count; ++i) {
+          var e = scopeErrors[i] || (results[i].error && labels[i] + ': ' + results[i].error);
+          if (e) { HEAPU32[failed >> 2] = i; EW.setErr(err, errLen, e); return 1; }
+        }
+        if (!EW.checkDevice(err, errLen, 'creating pipeline')) return 1;
+        for (i = 0; i < count; ++i) HEAPU32[(out >> 2) + i] = EW.add(EW.pipelines, EW.freePipelines, results[i].pipeline);
         return 0;
+      } catch (x) {
+        EW.setErr(err, errLen, 'creating pipeline: ' + EW.message(x));
+        return 1;
       }
     });
   },
