@@ -205,9 +205,10 @@ void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<
     op_index = static_cast<int32_t>(impl_->operators.size());
     impl_->operators.emplace_back(std::move(name), std::move(overload));
   }
-  // One return entry per output: the out EValues again, in order.
-  std::vector<Id> returns(args.end() - outputs, args.end());
-  args.insert(args.end(), returns.begin(), returns.end());
+  // ExecuTorch's emitter appends one return entry: the out EValue itself, or a fresh TensorList
+  // of the outs when there are several.
+  Id ret = outputs == 1 ? args.back() : tensor_list(std::vector<Id>(args.end() - outputs, args.end()));
+  args.push_back(ret);
   impl_->instrs.push_back({true, op_index, std::move(args)});
 }
 

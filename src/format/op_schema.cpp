@@ -8,8 +8,9 @@ namespace etwebgpu::format {
 namespace {
 
 // Argument names follow PyTorch's schemas (native_functions.yaml) and, for et_vk.*, ExecuTorch's
-// Vulkan custom ops. Out variants are listed only where the generic rule ("ns::name.X_out" ->
-// "ns.name.X", "ns::name.out" -> "ns.name.default", same arguments) does not hold.
+// Vulkan custom ops. Out variants are listed where the generic rule ("ns::name.X_out" ->
+// "ns.name.X", "ns::name.out" -> "ns.name.default", same arguments, one out tensor) does not hold:
+// other arguments, another name, or several out tensors.
 std::vector<OpSchema> table() {
   const std::vector<std::string> factory = {"dtype", "layout", "device", "pin_memory"};
   auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -24,7 +25,8 @@ std::vector<OpSchema> table() {
        {"input", "weight", "bias", "training", "momentum", "eps"},
        {{"aten::_native_batch_norm_legit.no_stats_out", {}, 3}}},
       {"aten._native_batch_norm_legit_no_training.default",
-       {"input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"}},
+       {"input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"},
+       {{"aten::_native_batch_norm_legit_no_training.out", {}, 3}}},
       {"aten._softmax.default", {"self", "dim", "half_to_float"}, {{"aten::_softmax.out"}}},
       {"aten._to_copy.default", with({"self"}, with(factory, {"non_blocking", "memory_format"})),
        {{"aten::_to_copy.out", {"self", "non_blocking", "memory_format"}}}},
@@ -61,7 +63,8 @@ std::vector<OpSchema> table() {
       {"aten.linear.default", {"input", "weight", "bias"}},
       {"aten.max.default", {"self"}, {{"aten::max.unary_out"}}},
       {"aten.max.dim", {"self", "dim", "keepdim"}, {{"aten::max.dim_max", {}, 2}}},
-      {"aten.max_pool2d_with_indices.default", {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
+      {"aten.max_pool2d_with_indices.default", {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"},
+       {{"aten::max_pool2d_with_indices.out", {}, 2}}},
       {"aten.mean.default", {"self", "dtype"}, {{"aten::mean.dtype_out"}}},
       {"aten.mean.dim", {"self", "dim", "keepdim", "dtype"}, {{"aten::mean.out"}}},
       {"aten.min.default", {"self"}, {{"aten::min.unary_out"}}},
@@ -69,8 +72,10 @@ std::vector<OpSchema> table() {
       {"aten.mm.default", {"self", "mat2"}, {{"aten::mm.out"}}},
       {"aten.mul.Tensor", {"self", "other"}, {{"aten::mul.out"}}},
       {"aten.native_dropout.default", {"input", "p", "train"}, {{"aten::native_dropout.out", {}, 2}}},
-      {"aten.native_group_norm.default", {"input", "weight", "bias", "N", "C", "HxW", "group", "eps"}},
-      {"aten.native_layer_norm.default", {"input", "normalized_shape", "weight", "bias", "eps"}},
+      {"aten.native_group_norm.default", {"input", "weight", "bias", "N", "C", "HxW", "group", "eps"},
+       {{"aten::native_group_norm.out", {}, 3}}},
+      {"aten.native_layer_norm.default", {"input", "normalized_shape", "weight", "bias", "eps"},
+       {{"aten::native_layer_norm.out", {}, 3}}},
       {"aten.ne.Scalar", {"self", "other"}},
       {"aten.permute_copy.default", {"self", "dims"}},
       {"aten.pow.Tensor_Scalar", {"self", "exponent"}},
