@@ -91,6 +91,7 @@ class ProgramBuilder {
   Id int_(int64_t v);
   Id dbl(double v);
   Id boolean(bool v);
+  Id str(std::string s);                     // gelu's approximate, div's rounding_mode
   Id int_list(std::vector<int64_t> values);  // creates the Int EValues it points at
   Id double_list(std::vector<double> v);
   Id bool_list(std::vector<bool> v);

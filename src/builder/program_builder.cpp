@@ -23,6 +23,7 @@ struct ProgramBuilder::Impl {
     int64_t i = 0;
     bool b = false;
     double d = 0;
+    std::string str;
     std::vector<int64_t> items;
     std::vector<double> doubles;
     std::vector<uint8_t> bools;
@@ -127,6 +128,13 @@ ProgramBuilder::Id ProgramBuilder::dbl(double x) {
   Impl::Value v;
   v.kind = EValueKind::Double;
   v.d = x;
+  return impl_->add(std::move(v));
+}
+
+ProgramBuilder::Id ProgramBuilder::str(std::string x) {
+  Impl::Value v;
+  v.kind = EValueKind::String;
+  v.str = std::move(x);
   return impl_->add(std::move(v));
 }
 
@@ -347,7 +355,7 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
       case EValueKind::Int: tag = fb::KernelTypes::Int; member = fb::CreateInt(fbb, v.i).Union(); break;
       case EValueKind::Bool: tag = fb::KernelTypes::Bool; member = fb::CreateBool(fbb, v.b).Union(); break;
       case EValueKind::Double: tag = fb::KernelTypes::Double; member = fb::CreateDouble(fbb, v.d).Union(); break;
-      case EValueKind::String: tag = fb::KernelTypes::String; member = fb::CreateStringDirect(fbb, "").Union(); break;
+      case EValueKind::String: tag = fb::KernelTypes::String; member = fb::CreateStringDirect(fbb, v.str.c_str()).Union(); break;
       case EValueKind::IntList: tag = fb::KernelTypes::IntList; member = fb::CreateIntListDirect(fbb, &v.items).Union(); break;
       case EValueKind::DoubleList:
         tag = fb::KernelTypes::DoubleList;
