@@ -91,6 +91,7 @@ class ProgramBuilder {
   Id int_(int64_t v);
   Id dbl(double v);
   Id boolean(bool v);
+  Id str(std::string s);                     // gelu's approximate, div's rounding_mode
   Id int_list(std::vector<int64_t> values);  // creates the Int EValues it points at
   Id double_list(std::vector<double> v);
   Id bool_list(std::vector<bool> v);
@@ -100,7 +101,8 @@ class ProgramBuilder {
   void output(Id id);
   // KernelCall of operator `name` (e.g. "aten::mul") with `overload` (e.g. "Scalar_out");
   // `args` = schema args in order ending with out; the return entry (= out) is appended.
-  // `outputs` > 1: the last `outputs` args are the out tensors, each gets its return entry.
+  // `outputs` > 1: the last `outputs` args are the out tensors; the return entry is a TensorList
+  // of them.
   void kernel(std::string name, std::string overload, std::vector<Id> args, int outputs = 1);
   // One output with an explicit return entry, for in-place kernels whose schema has no out argument
   // (ExecuTorch writes `aten::copy_(self, src, non_blocking, ret)` with ret a separate EValue).

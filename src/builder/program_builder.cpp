@@ -23,6 +23,7 @@ struct ProgramBuilder::Impl {
     int64_t i = 0;
     bool b = false;
     double d = 0;
+    std::string str;
     std::vector<int64_t> items;
     std::vector<double> doubles;
     std::vector<uint8_t> bools;
@@ -130,6 +131,13 @@ ProgramBuilder::Id ProgramBuilder::dbl(double x) {
   return impl_->add(std::move(v));
 }
 
+ProgramBuilder::Id ProgramBuilder::str(std::string x) {
+  Impl::Value v;
+  v.kind = EValueKind::String;
+  v.str = std::move(x);
+  return impl_->add(std::move(v));
+}
+
 ProgramBuilder::Id ProgramBuilder::boolean(bool x) {
   Impl::Value v;
   v.kind = EValueKind::Bool;
@@ -205,9 +213,10 @@ void ProgramBuilder::kernel(std::string name, std::string overload, std::vector<
     op_index = static_cast<int32_t>(impl_->operators.size());
     impl_->operators.emplace_back(std::move(name), std::move(overload));
   }
-  // One return entry per output: the out EValues again, in order.
-  std::vector<Id> returns(args.end() - outputs, args.end());
-  args.insert(args.end(), returns.begin(), returns.end());
+  // ExecuTorch's emitter appends one return entry: the out EValue itself, or a fresh TensorList
+  // of the outs when there are several.
+  Id ret = outputs == 1 ? args.back() : tensor_list(std::vector<Id>(args.end() - outputs, args.end()));
+  args.push_back(ret);
   impl_->instrs.push_back({true, op_index, std::move(args)});
 }
 
@@ -346,7 +355,7 @@ std::vector<uint8_t> ProgramBuilder::Impl::build(const GraphBuilder::Options& op
       case EValueKind::Int: tag = fb::KernelTypes::Int; member = fb::CreateInt(fbb, v.i).Union(); break;
       case EValueKind::Bool: tag = fb::KernelTypes::Bool; member = fb::CreateBool(fbb, v.b).Union(); break;
       case EValueKind::Double: tag = fb::KernelTypes::Double; member = fb::CreateDouble(fbb, v.d).Union(); break;
-      case EValueKind::String: tag = fb::KernelTypes::String; member = fb::CreateStringDirect(fbb, "").Union(); break;
+      case EValueKind::String: tag = fb::KernelTypes::String; member = fb::CreateStringDirect(fbb, v.str.c_str()).Union(); break;
       case EValueKind::IntList: tag = fb::KernelTypes::IntList; member = fb::CreateIntListDirect(fbb, &v.items).Union(); break;
       case EValueKind::DoubleList:
         tag = fb::KernelTypes::DoubleList;

@@ -8,8 +8,9 @@ namespace etwebgpu::format {
 namespace {
 
 // Argument names follow PyTorch's schemas (native_functions.yaml) and, for et_vk.*, ExecuTorch's
-// Vulkan custom ops. Out variants are listed only where the generic rule ("ns::name.X_out" ->
-// "ns.name.X", "ns::name.out" -> "ns.name.default", same arguments) does not hold.
+// Vulkan custom ops. Out variants are listed where the generic rule ("ns::name.X_out" ->
+// "ns.name.X", "ns::name.out" -> "ns.name.default", same arguments, one out tensor) does not hold:
+// other arguments, another name, or several out tensors.
 std::vector<OpSchema> table() {
   const std::vector<std::string> factory = {"dtype", "layout", "device", "pin_memory"};
   auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -24,7 +25,8 @@ std::vector<OpSchema> table() {
        {"input", "weight", "bias", "training", "momentum", "eps"},
        {{"aten::_native_batch_norm_legit.no_stats_out", {}, 3}}},
       {"aten._native_batch_norm_legit_no_training.default",
-       {"input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"}},
+       {"input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"},
+       {{"aten::_native_batch_norm_legit_no_training.out", {}, 3}}},
       {"aten._softmax.default", {"self", "dim", "half_to_float"}, {{"aten::_softmax.out"}}},
       {"aten._to_copy.default", with({"self"}, with(factory, {"non_blocking", "memory_format"})),
        {{"aten::_to_copy.out", {"self", "non_blocking", "memory_format"}}}},
@@ -53,7 +55,8 @@ std::vector<OpSchema> table() {
       {"aten.eq.Scalar", {"self", "other"}},
       {"aten.expand_copy.default", {"self", "size", "implicit"}},
       {"aten.full.default", with({"size", "fill_value"}, factory), {{"aten::full.out", {"size", "fill_value"}}}},
-      {"aten.full_like.default", with({"self", "fill_value"}, with(factory, {"memory_format"}))},
+      {"aten.full_like.default", with({"self", "fill_value"}, with(factory, {"memory_format"})),
+       {{"aten::full_like.out", {"self", "fill_value", "memory_format"}}}},
       {"aten.gelu.default", {"self", "approximate"}},
       {"aten.index_put.default", {"self", "indices", "values", "accumulate"}, {{"aten::index_put_", {}, 1, true}}},
       {"aten.le.Scalar", {"self", "other"}},
@@ -61,7 +64,8 @@ std::vector<OpSchema> table() {
       {"aten.linear.default", {"input", "weight", "bias"}},
       {"aten.max.default", {"self"}, {{"aten::max.unary_out"}}},
       {"aten.max.dim", {"self", "dim", "keepdim"}, {{"aten::max.dim_max", {}, 2}}},
-      {"aten.max_pool2d_with_indices.default", {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
+      {"aten.max_pool2d_with_indices.default", {"self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"},
+       {{"aten::max_pool2d_with_indices.out", {}, 2}}},
       {"aten.mean.default", {"self", "dtype"}, {{"aten::mean.dtype_out"}}},
       {"aten.mean.dim", {"self", "dim", "keepdim", "dtype"}, {{"aten::mean.out"}}},
       {"aten.min.default", {"self"}, {{"aten::min.unary_out"}}},
@@ -69,9 +73,14 @@ std::vector<OpSchema> table() {
       {"aten.mm.default", {"self", "mat2"}, {{"aten::mm.out"}}},
       {"aten.mul.Tensor", {"self", "other"}, {{"aten::mul.out"}}},
       {"aten.native_dropout.default", {"input", "p", "train"}, {{"aten::native_dropout.out", {}, 2}}},
-      {"aten.native_group_norm.default", {"input", "weight", "bias", "N", "C", "HxW", "group", "eps"}},
-      {"aten.native_layer_norm.default", {"input", "normalized_shape", "weight", "bias", "eps"}},
+      {"aten.native_group_norm.default", {"input", "weight", "bias", "N", "C", "HxW", "group", "eps"},
+       {{"aten::native_group_norm.out", {}, 3}}},
+      {"aten.native_layer_norm.default", {"input", "normalized_shape", "weight", "bias", "eps"},
+       {{"aten::native_layer_norm.out", {}, 3}}},
       {"aten.ne.Scalar", {"self", "other"}},
+      {"aten.ones.default", with({"size"}, factory), {{"aten::ones.out", {"size"}}}},
+      {"aten.ones_like.default", with({"self"}, with(factory, {"memory_format"})),
+       {{"aten::ones_like.out", {"self", "memory_format"}}}},
       {"aten.permute_copy.default", {"self", "dims"}},
       {"aten.pow.Tensor_Scalar", {"self", "exponent"}},
       {"aten.prod.dim_int", {"self", "dim", "keepdim", "dtype"}, {{"aten::prod.int_out"}}},
@@ -90,8 +99,12 @@ std::vector<OpSchema> table() {
       {"aten.var_mean.correction", {"self", "dim", "correction", "keepdim"}, {{"aten::var_mean.correction_out", {}, 2}}},
       {"aten.view_copy.default", {"self", "size"}},
       {"aten.where.self", {"condition", "self", "other"}, {{"aten::where.self_out"}}},
+      {"aten.zeros.default", with({"size"}, factory), {{"aten::zeros.out", {"size"}}}},
+      {"aten.zeros_like.default", with({"self"}, with(factory, {"memory_format"})),
+       {{"aten::zeros_like.out", {"self", "memory_format"}}}},
       {"dim_order_ops._to_dim_order_copy.default",
-       with({"self"}, with(factory, {"non_blocking", "dim_order"}))},
+       with({"self"}, with(factory, {"non_blocking", "dim_order"})),
+       {{"dim_order_ops::_to_dim_order_copy.out", {"self", "non_blocking", "dim_order"}}}},
       {"et_vk.apply_rotary_emb.default", {"xq", "xk", "freqs_cos", "freqs_sin"}},
       {"et_vk.apply_rotary_emb_hf.default", {"xq", "xk", "freqs_cos", "freqs_sin", "start_pos"}},
       {"et_vk.conv_with_clamp.default",

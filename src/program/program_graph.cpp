@@ -1,5 +1,6 @@
 #include "program/program_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -121,6 +122,30 @@ void alias_state_updates(format::VkGraphIR& ir, int32_t& next_mem) {
   }
 }
 
+// ExecuTorch's emitter (exir/emit/_emitter.py, _emit_operator) ends a KernelCall with one return
+// entry after the out arguments: the out tensor itself for one output (a separate EValue for
+// in-place kernels), a fresh TensorList of the outs for several. Returns the arguments without it;
+// a call laid out otherwise is refused, saying what is wrong.
+std::vector<int32_t> without_return_entry(const std::string& key, size_t nout, const format::ExecutionPlan& plan,
+                                          const std::vector<int32_t>& args) {
+  if (args.size() < nout + 1)
+    throw Error(ErrorKind::Format, key + ": KernelCall passes " + std::to_string(args.size()) + " arguments; it needs " +
+                                       std::to_string(nout) + " out tensor(s) and a return entry at least");
+  std::vector<int32_t> a(args.begin(), args.end() - 1);
+  if (nout == 1) return a;
+  const format::EValue& ret = plan.values[args.back()];
+  const std::vector<int32_t> outs(a.end() - static_cast<std::ptrdiff_t>(nout), a.end());
+  std::vector<int32_t> items;
+  if (ret.kind == EValueKind::TensorList)
+    for (int64_t id : ret.items) items.push_back(static_cast<int32_t>(id));
+  if (items != outs)
+    throw Error(ErrorKind::Format, key + ": its " + std::to_string(nout) + " out tensors (%" +
+                                       std::to_string(outs.front()) + "..%" + std::to_string(outs.back()) +
+                                       ") must be followed by one TensorList return entry holding them; the last "
+                                       "argument %" + std::to_string(args.back()) + " is not that list");
+  return a;
+}
+
 }  // namespace
 
 int kernel_call_outputs(const std::string& key) {
@@ -132,14 +157,15 @@ bool map_kernel_call(const std::string& key, std::vector<int32_t>& args, std::st
                      format::VkGraphIR& ir) {
   // Out variants whose arguments differ from the operator's: laid out by format/op_schema.
   if (auto [schema, v] = format::find_out_variant(key); v) {
-    std::vector<int32_t> a;
-    for (int src : v->layout) {
-      if (src >= static_cast<int>(args.size())) return false;
-      a.push_back(src < 0 ? add_null(ir) : args[src]);
-    }
     // Multi-output kernels end with their out tensors, which a VkGraph passes as one ValueList.
+    size_t need = v->outputs > 1 ? v->layout.size() + static_cast<size_t>(v->outputs)
+                                 : static_cast<size_t>(*std::max_element(v->layout.begin(), v->layout.end())) + 1;
+    if (args.size() < need)
+      throw Error(ErrorKind::Format, key + ": KernelCall passes " + std::to_string(args.size()) +
+                                         " arguments before its return entry; its schema has " + std::to_string(need));
+    std::vector<int32_t> a;
+    for (int src : v->layout) a.push_back(src < 0 ? add_null(ir) : args[src]);
     if (v->outputs > 1) {
-      if (args.size() < v->layout.size() + static_cast<size_t>(v->outputs)) return false;
       VkValue outs;
       outs.kind = VkValueKind::ValueList;
       outs.ids.assign(args.end() - v->outputs, args.end());
@@ -292,14 +318,9 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
         if (ins.index < 0 || static_cast<size_t>(ins.index) >= plan.operators.size())
           throw Error(ErrorKind::Format, "KernelCall names operator " + std::to_string(ins.index));
         std::string key = plan.operators[ins.index].key();
-        // Drop the return entries (one per output; each is the same EValue as its out argument).
-        // unbind_copy.int_out returns nothing: its last arg is the out list.
-        bool void_return = key == "aten::unbind_copy.int_out" && ins.args.size() == 3;
-        size_t nret = void_return ? 0 : static_cast<size_t>(kernel_call_outputs(key));
-        if (ins.args.size() < std::max<size_t>(2, 2 * nret))
-          throw Error(ErrorKind::Format, format::escape_untrusted(key) + ": KernelCall with fewer than " + std::to_string(std::max<size_t>(2, 2 * nret)) +
-                                             " arguments");
-        std::vector<int32_t> args(ins.args.begin(), ins.args.end() - static_cast<std::ptrdiff_t>(nret));
+        const size_t nout = static_cast<size_t>(kernel_call_outputs(key));
+        std::vector<int32_t> args = without_return_entry(format::escape_untrusted(key), nout, plan, ins.args);
+        const std::vector<int32_t> outs(args.end() - static_cast<std::ptrdiff_t>(nout), args.end());
         for (auto& a : args) {
           a = resolve(a);
           // A tensor list naming a moved value (an in-place kernel's return entry, a MoveCall
@@ -326,10 +347,8 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
           // In-place: the return entry is self; later uses of it read self.
           moved[ins.args.back()] = args.front();
           if (key == "aten::copy_") copy_targets.insert(args.front());
-        } else if (void_return) {
-          moved.erase(ins.args.back());
         } else {
-          for (size_t k = 0; k < nret; ++k) moved.erase(ins.args[ins.args.size() - nret - 1 - k]);
+          for (int32_t o : outs) moved.erase(o);
         }
         ir.chain.push_back(format::VkOpCall{node++, op, args});
         mp.instructions.push_back({"gpu-kernel", format::escape_untrusted(key) + " -> " + op, true});
