@@ -83,10 +83,19 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
         if (a + 1 < c.args.size()) each_tensor(ir, c.args[a], [&](int32_t t) { ++writes[t]; });
   }
 
-  // Constants with one dtype, dims and bytes are one value: keyed by their first tensor.
+  // Constants with one dtype, dims and bytes are one value: keyed by their first tensor. The
+  // bytes stay where the file holds them (a model's weights are gigabytes): constants are bucketed
+  // by dtype, dims, size and a hash of three sampled spans, then compared in full within a bucket.
   std::vector<int32_t> canon(n);
   for (size_t v = 0; v < n; ++v) canon[v] = static_cast<int32_t>(v);
-  std::map<std::string, int32_t> constants;
+  auto sampled_hash = [](format::ByteSpan d) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    const size_t span = 256, at[3] = {0, d.size() / 2, d.size() > span ? d.size() - span : 0};
+    for (size_t a : at)
+      for (size_t i = a; i < std::min(d.size(), a + span); ++i) h = (h ^ d[i]) * 1099511628211ull;
+    return h;
+  };
+  std::map<std::string, std::vector<int32_t>> buckets;
   for (size_t v = 0; v < n; ++v) {
     if (!is_tensor(ir, static_cast<int32_t>(v))) continue;
     const auto& t = ir.values[v].tensor;
@@ -94,8 +103,16 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
     const auto& data = ir.constants[t.constant_id].data;
     std::string key = std::to_string(static_cast<int>(t.dtype)) + "|";
     for (int64_t d : t.dims) key += std::to_string(d) + ",";
-    key += "|" + std::string(reinterpret_cast<const char*>(data.data()), data.size());
-    canon[v] = constants.emplace(key, static_cast<int32_t>(v)).first->second;
+    key += "|" + std::to_string(data.size()) + "|" + std::to_string(sampled_hash(data));
+    auto& same = buckets[key];
+    for (int32_t u : same) {
+      const auto& other = ir.constants[ir.values[u].tensor.constant_id].data;
+      if (data.empty() || std::memcmp(other.data(), data.data(), data.size()) == 0) {
+        canon[v] = u;
+        break;
+      }
+    }
+    if (canon[v] == static_cast<int32_t>(v)) same.push_back(static_cast<int32_t>(v));
   }
 
   // A value's identity for comparing calls; empty when the call cannot take part.

@@ -135,6 +135,23 @@ std::vector<uint32_t> widen(const uint8_t* p, int64_t n, VkDType t) {
   return w;
 }
 
+// `n` serialized elements of dtype `t` written into `b` as storage `s` holds them. The file's
+// float32 / int32 words go as they are, without a host copy (a multi-GB model's weights are
+// nearly all such); other dtypes are converted a chunk at a time, so host memory stays bounded.
+void write_serialized(gpu::Context& ctx, const gpu::Buffer& b, const uint8_t* p, int64_t n, VkDType t, kernel::Storage s) {
+  if ((t == VkDType::Float32 && s == kernel::Storage::F32) || (t == VkDType::Int32 && s == kernel::Storage::I32)) {
+    if (n) ctx.write(b, 0, p, static_cast<uint64_t>(n) * 4);
+    return;
+  }
+  constexpr int64_t kChunk = int64_t(1) << 22;  // elements: whole 32-bit words in every storage
+  const uint64_t in_size = format::vk_dtype_size(t);
+  for (int64_t i = 0; i < n; i += kChunk) {
+    int64_t m = std::min(kChunk, n - i);
+    auto w = store_words(widen(p + static_cast<uint64_t>(i) * in_size, m, t), s);
+    ctx.write(b, kernel::storage_bytes(s, static_cast<uint64_t>(i)), w.data(), w.size());
+  }
+}
+
 // Rethrows `e` with node `n`'s op and id in front, once (a message that begins with the op has it).
 [[noreturn]] void rethrow_naming(const Node& n, const Error& e) {
   std::string m = e.what(), kind = std::string(error_kind_name(e.kind())) + " error: ";
@@ -463,11 +480,13 @@ void Graph::build() {
 void Graph::reset_state() {
   for (const auto& st : ir_.state) {
     Tensor& t = tensor(st.value_id);
-    std::vector<uint32_t> w = st.init.empty() ? std::vector<uint32_t>(static_cast<size_t>(t.max_numel()), 0u)
-                                              : widen(st.init.data(), t.max_numel(), t.dtype);
     t.dims = t.max_dims;
-    auto b = store_words(w, t.storage);
-    if (!b.empty()) ctx_->write(buffer(st.value_id), 0, b.data(), b.size());
+    if (!st.init.empty()) {
+      write_serialized(*ctx_, buffer(st.value_id), st.init.data(), t.max_numel(), t.dtype, t.storage);
+    } else if (t.max_numel()) {
+      std::vector<uint8_t> zeros(t.bytes(t.max_numel()), 0);
+      ctx_->write(buffer(st.value_id), 0, zeros.data(), zeros.size());
+    }
   }
 }
 
@@ -593,9 +612,7 @@ const gpu::Buffer& Graph::buffer(int32_t id) {
                                                                         "t%" + std::to_string(id)));
   allocated_bytes_ += b->size();
   if (t.constant_id >= 0) {
-    auto bytes_in = constant_bytes(id);
-    auto w = store_words(widen(bytes_in.data(), t.max_numel(), t.dtype), t.storage);
-    ctx_->write(*b, 0, w.data(), w.size());
+    write_serialized(*ctx_, *b, constant_bytes(id).data(), t.max_numel(), t.dtype, t.storage);
   }
   t.buffer_index = static_cast<int>(buffers_.size());
   buffers_.push_back(std::move(b));
@@ -618,9 +635,7 @@ void Graph::upload_constant_into(int32_t dst, int32_t src) {
   if (d.max_numel() != s.max_numel())
     throw Error(ErrorKind::Format, "prepack: constant %" + std::to_string(src) + " " + shape_str(s.max_dims) +
                                        " does not fit tensor %" + std::to_string(dst) + " " + shape_str(d.max_dims));
-  auto bytes = constant_bytes(src);
-  auto w = store_words(widen(bytes.data(), s.max_numel(), s.dtype), d.storage);
-  ctx_->write(buffer(dst), 0, w.data(), w.size());
+  write_serialized(*ctx_, buffer(dst), constant_bytes(src).data(), s.max_numel(), s.dtype, d.storage);
 }
 
 gpu::Buffer& Graph::make_uniform(size_t bytes, const std::string& label) {
