@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # One command on the GPU machine (device tool; carry devbin/, .gl/ and .devshare/ with exporter/
-# and conformance/ of ../shared; devbin_old/: the CLI of an earlier commit, optional): what a load
+# and conformance/ of ../shared; devbin/etwebgpu_old: the CLI of an earlier commit, optional): what a load
 # costs, for docs/PERFORMANCE.md "Loading" (issue 32).
 #   1. load time of conformance models with the persistent pipeline cache off, cold (a new empty
 #      folder) and warm (filled by one load before), one process per load, the NVIDIA driver's own
 #      shader disk cache off so only ours counts; then the whole conformance set cold and warm;
 #   2. the fp32 Llama-3.2-1B-shape export (~6 GB): load time (file read, upload, compile) of this
-#      tree and of devbin_old/, cache cold and warm, and `generate --json` with the load in its total;
+#      tree and of devbin/etwebgpu_old, cache cold and warm, and `generate --json` with the load in its total;
 #   3. an fp16 request on this adapter (no shader-f16): the error a user gets.
 # Results: $OUT/load.tgz.
 set -uo pipefail
@@ -36,11 +36,16 @@ python3 .devshare/exporter/upstream_optests/gen.py --merge /tmp/optests >> $R/op
 # 3. fp16 on an adapter without shader-f16.
 ./devbin/etwebgpu run $CONF/add_bcast/model.pte --precision fp16 > $R/fp16.txt 2>&1; echo "rc=$?" >> $R/fp16.txt
 
-# 1. Per model: off, cold, warm; three loads each.
+# 1. Per model: the old binary and this one (cache off) as whole processes, then this one's load
+# off, cold and warm; two rounds.
 inputs_of() { ls "$1"/input_*.npy 2>/dev/null | sort -V | tr '\n' ' '; }
 for name in llama_kv_cache_decode_steps et_vk_sdpa_standard conv2d_depthwise linear_q4gsw_mlp layer_norm; do
   d=$CONF/$name
-  for rep in 1 2 3; do
+  for rep in 1 2; do
+    t0=$EPOCHREALTIME; ./devbin/etwebgpu_old run $d/model.pte -i $(inputs_of $d) > /dev/null 2>&1
+    echo "$name old_process_s $(awk "BEGIN{print $EPOCHREALTIME - $t0}")" >> $R/models.txt
+    t0=$EPOCHREALTIME; ETWEBGPU_CACHE_DIR=off ./devbin/etwebgpu run $d/model.pte -i $(inputs_of $d) --quiet > /dev/null 2>&1
+    echo "$name new_off_process_s $(awk "BEGIN{print $EPOCHREALTIME - $t0}")" >> $R/models.txt
     echo "$name off $(ETWEBGPU_CACHE_DIR=off ./devbin/etwebgpu run $d/model.pte -i $(inputs_of $d) --cache-stats --quiet | grep '^load:')" >> $R/models.txt
     cold=$(mktemp -d)
     echo "$name cold $(ETWEBGPU_CACHE_DIR=$cold ./devbin/etwebgpu run $d/model.pte -i $(inputs_of $d) --cache-stats --quiet | grep '^load:')" >> $R/models.txt
@@ -64,11 +69,11 @@ ls -la $L >> $R/llm_export.log 2>&1
 if [ -f $L/model.pte ]; then
   sync; cat $L/model.pte > /dev/null  # the page cache holds the file for every load below
   li="$(inputs_of $L)"
-  for rep in 1 2; do
+  for rep in 1; do
     echo "new off $(ETWEBGPU_CACHE_DIR=off timeout 120 ./devbin/etwebgpu run $L/model.pte -i $li --cache-stats --quiet | grep '^load:')" >> $R/llm_load.txt
-    if [ -x devbin_old/etwebgpu ]; then
+    if [ -x devbin/etwebgpu_old ]; then
       t0=$EPOCHREALTIME
-      ETWEBGPU_CACHE_DIR=off timeout 120 ./devbin_old/etwebgpu run $L/model.pte -i $li > /dev/null 2>&1
+      ETWEBGPU_CACHE_DIR=off timeout 120 ./devbin/etwebgpu_old run $L/model.pte -i $li > /dev/null 2>&1
       echo "old load+run $(awk "BEGIN{print $EPOCHREALTIME - $t0}") s" >> $R/llm_load.txt
       t0=$EPOCHREALTIME
       ETWEBGPU_CACHE_DIR=off timeout 120 ./devbin/etwebgpu run $L/model.pte -i $li --quiet > /dev/null 2>&1
