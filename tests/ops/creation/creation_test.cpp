@@ -156,7 +156,7 @@ HostTensor run_grid_priors(const HostTensor& x, int64_t stride, double offset, b
                            const HostTensor* later = nullptr) {
   OpGraph g;
   Id in = dynamic ? g.input(x, x.shape, true) : g.input(x);
-  int64_t h = x.shape[x.shape.size() - 2], w = x.shape.back();
+  int64_t h = x.shape.size() >= 2 ? x.shape[x.shape.size() - 2] : 1, w = x.shape.back();  // rank 1: the error case
   Id o = g.output(DType::Float32, {h * w, 2});
   g.gb.op("et_vk.grid_priors.default", {in, g.gb.int_(stride), g.gb.dbl(offset), o});
   auto first = g.run()[0];
