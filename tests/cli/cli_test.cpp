@@ -14,7 +14,9 @@ using namespace etwebgpu;
 
 namespace {
 
+using etwebgpu::testing::cli_path;
 using etwebgpu::testing::run_cli;
+using etwebgpu::testing::run_shell;
 using etwebgpu::testing::expected_conformance_status;
 
 std::string tmpdir(const std::string& name) {
@@ -216,16 +218,9 @@ TEST(CliLoadFlags, ProgressBarOnATerminalReachesEveryStageAndIsCleared) {
   ETW_REQUIRE_GPU();
   std::string d = tmpdir("bar"), out;
   ASSERT_EQ(run_cli("example --write " + d, &out), 0) << out;
-  const char* env = std::getenv("ETWEBGPU_CLI");
-  std::string cli = env ? env : ETWEBGPU_CLI_PATH;
-  std::string cmd = "ETWEBGPU_PROGRESS_DELAY_S=0 script -qec '" + cli + " run " + d + "/model.pte -i " + d +
-                    "/input_0.npy' /dev/null 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[4096];
-  out.clear();
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  ASSERT_EQ(pclose(p), 0) << out;
+  std::string cmd = "ETWEBGPU_PROGRESS_DELAY_S=0 script -qec '" + cli_path() + " run " + d + "/model.pte -i " + d +
+                    "/input_0.npy' /dev/null";
+  ASSERT_EQ(run_shell(cmd, &out), 0) << out;
   for (const char* stage : {"loading: read", "loading: upload", "loading: compile"})
     EXPECT_NE(out.find(stage), std::string::npos) << stage << " missing:\n" << out;
   EXPECT_NE(out.find("100%"), std::string::npos) << out;

@@ -197,9 +197,15 @@ std::string conformance_dir() {
   return std::string(ETWEBGPU_SOURCE_DIR) + "/../shared/conformance";
 }
 
-int run_cli(const std::string& args, std::string* out) {
+std::string cli_path() {
   const char* env = std::getenv("ETWEBGPU_CLI");
-  std::string cmd = std::string(env ? env : ETWEBGPU_CLI_PATH) + " " + args + " 2>&1";
+  return env ? env : ETWEBGPU_CLI_PATH;
+}
+
+int run_cli(const std::string& args, std::string* out) { return run_shell(cli_path() + " " + args, out); }
+
+int run_shell(const std::string& command, std::string* out) {
+  std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   char buf[1024];
   out->clear();

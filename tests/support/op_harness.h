@@ -135,5 +135,9 @@ std::string conformance_dir();
 // Runs the etwebgpu CLI ($ETWEBGPU_CLI, defaulting to the one this build made) with `args`;
 // returns its exit code (128 when killed by a signal) and its stdout+stderr in `out`.
 int run_cli(const std::string& args, std::string* out);
+// The CLI's path ($ETWEBGPU_CLI or the build's), and a shell command run with stderr joined to
+// stdout: its exit code, its output in `out`.
+std::string cli_path();
+int run_shell(const std::string& command, std::string* out);
 
 }  // namespace etwebgpu::testing
