@@ -70,6 +70,7 @@ std::vector<uint8_t> store_words(const std::vector<uint32_t>& w, kernel::Storage
       }
       break;
     case kernel::Storage::U8:
+    case kernel::Storage::I8:  // a sign-extended int8 word keeps its value in its low byte
       for (size_t i = 0; i < w.size(); ++i) b[i] = static_cast<uint8_t>(w[i]);
       break;
     default:
@@ -92,6 +93,9 @@ std::vector<uint32_t> load_words(const std::vector<uint8_t>& b, size_t n, kernel
       break;
     case kernel::Storage::U8:
       for (size_t i = 0; i < n; ++i) w[i] = b[i];
+      break;
+    case kernel::Storage::I8:
+      for (size_t i = 0; i < n; ++i) w[i] = static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(b[i])));
       break;
     default:
       if (n) std::memcpy(w.data(), b.data(), n * 4);
@@ -334,8 +338,10 @@ void Graph::build() {
         Tensor& t = tensors_[i];
         t.dtype = v.tensor.dtype;
         host_dtype_of(t.dtype);  // rejects unknown dtypes up front
-        t.storage = is_float_vk(t.dtype) ? float_storage()
-                    : is_int_vk(t.dtype) ? kernel::Storage::I32 : kernel::Storage::U8;
+        t.storage = is_float_vk(t.dtype)          ? float_storage()
+                    : t.dtype == VkDType::Int8    ? kernel::Storage::I8
+                    : is_int_vk(t.dtype)          ? kernel::Storage::I32
+                                                  : kernel::Storage::U8;
         if (v.tensor.dims.size() > kMaxRank)
           throw Error(ErrorKind::Limit, "tensor %" + std::to_string(i) + " has rank " + std::to_string(v.tensor.dims.size()) +
                                             "; at most " + std::to_string(kMaxRank) + " is supported");

@@ -89,6 +89,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
       case Storage::F32: defs.insert(n + "_FLOAT"); break;
       case Storage::I32: defs.insert(n + "_INT"); break;
       case Storage::U8: defs.insert(n + "_U8"); break;
+      case Storage::I8: defs.insert(n + "_INT"); defs.insert(n + "_I8"); break;
     }
   };
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -114,7 +115,7 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
     if ((load || store) && t.vec4) throw Error(ErrorKind::Internal, shader_ + ": load_/store_" + n + " of a vec4 binding");
     if (store && t.access == Access::Read) throw Error(ErrorKind::Internal, shader_ + ": store_" + n + " of an input");
     pre += "alias " + n + "_T = " + wgsl_scalar(storage[i]) + ";\n";
-    if (storage[i] != Storage::U8) {
+    if (!is_bytes(storage[i])) {
       pre += bind + n + ": array<" + (t.vec4 ? "vec4<" + n + "_T>" : n + "_T") + ">;\n";
       if (load) pre += "fn load_" + n + "(i: u32) -> " + n + "_T { return " + n + "[i]; }\n";
       if (store) pre += "fn store_" + n + "(i: u32, v: " + n + "_T) { " + n + "[i] = v; }\n";
@@ -124,23 +125,38 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
     // is refused here with a message that says why.
     if (t.vec4 || uses_identifier(body, n))
       throw Error(ErrorKind::Unsupported, "kernel '" + shader_ + "' reads " + n + " as 32-bit words; it has no path " +
-                                              "for a bool/uint8 tensor (stored as bytes, 4 to a word)");
+                                              "for a " + (storage[i] == Storage::I8 ? "int8" : "bool/uint8") +
+                                              " tensor (stored as bytes, 4 to a word)");
+    const bool sign = storage[i] == Storage::I8;
+    // Byte i of its word, as NAME_T (sign-extended for int8).
+    const std::string extract = sign ? "extractBits(bitcast<i32>(WORD), (i & 3u) * 8u, 8u)" : "(WORD >> ((i & 3u) * 8u)) & 0xffu";
+    auto byte_of = [&](const std::string& word) {
+      std::string e = extract;
+      e.replace(e.find("WORD"), 4, word);
+      return e;
+    };
+    const std::string ret = std::string(") -> ") + n + "_T { return ";
     if (t.access == Access::Read) {
       pre += bind + n + "_words: array<u32>;\n";
-      if (load) pre += "fn load_" + n + "(i: u32) -> u32 { return (" + n + "_words[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }\n";
+      if (load) pre += "fn load_" + n + "(i: u32" + ret + byte_of(n + "_words[i >> 2u]") + "; }\n";
       continue;
     }
-    // Outputs: neighbouring elements share a word and other invocations may write them in the
-    // same dispatch (gathers, scatters and permutes write in any order), so a store replaces its
-    // byte with a compare-exchange loop: no other byte is lost and the element holds exactly one
-    // writer's value. Whole-word writes would need every kernel to produce 4 elements at a time.
+    // A shader that writes whole words itself (NAME_words[w] = four packed elements, one
+    // invocation per word) gets a plain array: it never calls the element helpers.
+    if (!load && !store) {
+      pre += bind + n + "_words: array<u32>;\n";
+      continue;
+    }
+    // Element stores: neighbouring elements share a word and other invocations may write them in
+    // the same dispatch (gathers, scatters and permutes write in any order), so a store replaces
+    // its byte with a compare-exchange loop: no other byte is lost and the element holds exactly
+    // one writer's value.
     pre += bind + n + "_words: array<atomic<u32>>;\n";
-    if (load)
-      pre += "fn load_" + n + "(i: u32) -> u32 { return (atomicLoad(&" + n + "_words[i >> 2u]) >> ((i & 3u) * 8u)) & 0xffu; }\n";
+    if (load) pre += "fn load_" + n + "(i: u32" + ret + byte_of("atomicLoad(&" + n + "_words[i >> 2u])") + "; }\n";
     if (store)
-      pre += "fn store_" + n + "(i: u32, v: u32) {\n  let w = i >> 2u;\n  let sh = (i & 3u) * 8u;\n  var old = atomicLoad(&" + n +
+      pre += "fn store_" + n + "(i: u32, v: " + n + "_T) {\n  let w = i >> 2u;\n  let sh = (i & 3u) * 8u;\n  var old = atomicLoad(&" + n +
              "_words[w]);\n  loop {\n    let r = atomicCompareExchangeWeak(&" + n + "_words[w], old, (old & ~(0xffu << sh)) | " +
-             "((v & 0xffu) << sh));\n    if (r.exchanged) { break; }\n    old = r.old_value;\n  }\n}\n";
+             "((u32(v) & 0xffu) << sh));\n    if (r.exchanged) { break; }\n    old = r.old_value;\n  }\n}\n";
   }
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const auto& b = buffers_[i];

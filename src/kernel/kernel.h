@@ -14,12 +14,14 @@
 // and `enable f16;` when any tensor is f16 (`enable subgroups;` with the define SUBGROUPS);
 // buffers and the uniform likewise. Element helpers
 //   fn load_NAME(i: u32) -> NAME_T        fn store_NAME(i: u32, v: NAME_T)   (outputs only)
-// are emitted for shaders that call them. A bool/uint8 tensor (Storage::U8, NAME_T = u32) is bound
-// as NAME_words (array<u32>, outputs array<atomic<u32>>) and reached only through the helpers: a
-// shader that indexes NAME directly is refused at load for it (Error Unsupported), never run on
+// are emitted for shaders that call them. A bool/uint8 tensor (Storage::U8, NAME_T = u32) or an
+// int8 one (Storage::I8, NAME_T = i32, sign-extended) is bound as NAME_words (array<u32>; outputs
+// array<atomic<u32>> when the shader stores through store_NAME, a plain array<u32> when it writes
+// whole words itself, one invocation per word) and reached only through the helpers or the words:
+// a shader that indexes NAME directly is refused at load for it (Error Unsupported), never run on
 // packed bytes. The shader body reads `f32(load_NAME(i))` (or `f32(NAME[i])` in float-only
 // kernels), writes `store_NAME(i, NAME_T(v))` and may branch at preprocessing time on the defines
-// NAME_F16 / NAME_FLOAT / NAME_INT / NAME_U8 (see kernel/wgsl.h), so one source yields every
+// NAME_F16 / NAME_FLOAT / NAME_INT / NAME_U8 / NAME_I8 (int8 defines NAME_INT too; see kernel/wgsl.h), so one source yields every
 // storage variant; the pipeline cache keys on the generated text, hence on the storage types.
 #pragma once
 #include <cstdint>

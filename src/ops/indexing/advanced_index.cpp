@@ -139,7 +139,7 @@ kernel::Kernel adv_kernel(Graph& g, AdvMode mode, uint32_t acc, int32_t in, int3
   if (acc) {
     k.buffer("OUT", g.buffer(out), "atomic<u32>", kernel::Access::ReadWrite).define("ATOMIC");
     if (g.tensor(out).storage == kernel::Storage::F16) k.define("OUT_HALF");
-    if (g.tensor(out).storage == kernel::Storage::U8) k.define("OUT_BYTES");
+    if (kernel::is_bytes(g.tensor(out).storage)) k.define("OUT_BYTES");
   } else {
     k.output("OUT", out);
   }
