@@ -40,11 +40,11 @@ std::string DeviceInfo::summary() const {
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "%s [Vulkan, %s] maxBuffer=%llu maxStorageBinding=%llu maxInvocations=%u wgStorage=%u "
-                "subgroups=%s(%u..%u) timestamp-query=%s shader-f16=%s",
+                "subgroups=%s(%u..%u) timestamp-query=%s shader-f16=%s dot4I8Packed=%s",
                 description.c_str(), type, (unsigned long long)max_buffer_size,
                 (unsigned long long)max_storage_binding, max_invocations, max_workgroup_storage,
                 subgroups ? "yes" : "no", subgroup_min, subgroup_max, timestamp_query ? "yes" : "no",
-                shader_f16 ? "yes" : "no");
+                shader_f16 ? "yes" : "no", packed_dot4 ? "yes" : "no");
   return memory_heap ? std::string(buf) + " memoryHeap=" + std::to_string(memory_heap) : std::string(buf);
 }
 
@@ -114,6 +114,7 @@ Context::Context() {
   info_.timestamp_query = a.has_timestamp_query;
   info_.subgroups = a.has_subgroups;
   info_.shader_f16 = a.has_shader_f16;
+  info_.packed_dot4 = a.has_packed_dot4;
   info_.max_buffer_size = a.max_buffer_size;
   info_.max_storage_binding = a.max_storage_buffer_binding_size;
   info_.max_uniform_binding = a.max_uniform_buffer_binding_size;

@@ -22,6 +22,7 @@ struct DeviceInfo {
   uint32_t vendor_id = 0;
   uint32_t subgroup_min = 0, subgroup_max = 0;
   bool timestamp_query = false, subgroups = false, shader_f16 = false;
+  bool packed_dot4 = false;  // WGSL dot4I8Packed / pack4xI8 (packed_4x8_integer_dot_product)
   uint64_t max_buffer_size = 0, max_storage_binding = 0, max_uniform_binding = 0;
   uint32_t max_storage_buffers_per_stage = 0, max_workgroup_storage = 0, max_invocations = 0;
   uint32_t max_wg_size_x = 0, max_wg_size_y = 0, max_wg_size_z = 0, max_workgroups_per_dim = 0;

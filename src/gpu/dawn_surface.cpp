@@ -596,6 +596,8 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
   out->has_timestamp_query = wgpuDeviceHasFeature(s.device, WGPUFeatureName_TimestampQuery);
   out->has_subgroups = wgpuDeviceHasFeature(s.device, WGPUFeatureName_Subgroups);
   out->has_shader_f16 = wgpuDeviceHasFeature(s.device, WGPUFeatureName_ShaderF16);
+  out->has_packed_dot4 =
+      wgpuInstanceHasWGSLLanguageFeature(s.instance, WGPUWGSLLanguageFeatureName_Packed4x8IntegerDotProduct);
   s.has_timestamps = out->has_timestamp_query;
   ++s.generation;
   return 0;

@@ -22,6 +22,8 @@ struct EwAdapterInfo {
   uint32_t max_compute_invocations_per_workgroup, max_compute_workgroup_size_x;
   uint32_t max_compute_workgroup_size_y, max_compute_workgroup_size_z;
   uint32_t max_compute_workgroups_per_dimension, min_storage_buffer_offset_alignment;
+  // WGSL's packed_4x8_integer_dot_product language feature (dot4I8Packed, pack4xI8, ...)
+  uint32_t has_packed_dot4;
 };
 
 enum EwBufferKind : uint32_t {
@@ -118,7 +120,8 @@ static_assert(sizeof(void*) == 4, "wasm32 only");
 static_assert(offsetof(EwAdapterInfo, backend_type) == 256 && offsetof(EwAdapterInfo, has_shader_f16) == 284 &&
               offsetof(EwAdapterInfo, max_buffer_size) == 288 && offsetof(EwAdapterInfo, max_uniform_buffer_binding_size) == 304 &&
               offsetof(EwAdapterInfo, max_storage_buffers_per_stage) == 312 &&
-              offsetof(EwAdapterInfo, min_storage_buffer_offset_alignment) == 340 && sizeof(EwAdapterInfo) == 344,
+              offsetof(EwAdapterInfo, min_storage_buffer_offset_alignment) == 340 &&
+              offsetof(EwAdapterInfo, has_packed_dot4) == 344 && sizeof(EwAdapterInfo) == 352,
               "EwAdapterInfo layout changed: update src/gpu/web/surface_webgpu.js");
 static_assert(offsetof(EwConstant, value) == 8 && sizeof(EwConstant) == 16, "EwConstant layout");
 static_assert(offsetof(EwPipelineDesc, wgsl_len) == 4 && offsetof(EwPipelineDesc, entry) == 8 &&

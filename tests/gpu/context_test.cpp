@@ -70,6 +70,33 @@ TEST(GpuContext, OverrideConstantChangesWorkgroupSize) {
   }
 }
 
+// The language feature the int8 kernels' fast path needs: where the adapter reports it (the
+// enum value in gpu/webgpu_abi.h is not in DAWN_ABI.md), dot4I8Packed and pack4xI8 compile and
+// compute signed 8-bit dot products of packed words.
+TEST(GpuContext, ReportedPackedDot4CompilesAndMultipliesSignedBytes) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  if (!ctx->info().packed_dot4) GTEST_SKIP() << "adapter without packed_4x8_integer_dot_product";
+  const char* src = R"(
+@group(0) @binding(0) var<storage, read_write> O: array<i32>;
+@compute @workgroup_size(1)
+fn main() {
+  let a = pack4xI8(vec4<i32>(-128, 127, -1, 5));
+  let b = pack4xI8(vec4<i32>(-128, -128, 3, 7));
+  O[0] = dot4I8Packed(a, b);
+  O[1] = bitcast<i32>(a);
+}
+)";
+  Buffer o = ctx->create_buffer(8, BufferKind::Storage, "o");
+  const Pipeline& p = ctx->pipeline_from_source(src, "main", {}, "dot4_test");
+  BindGroup bg = ctx->bind_group(p, {{0, &o}});
+  ctx->submit({ctx->dispatch(p, bg, Grid{1, 1, 1})});
+  int32_t v[2];
+  ctx->read(o, 0, v, 8);
+  EXPECT_EQ(v[0], 128 * 128 - 127 * 128 - 3 + 35);
+  EXPECT_EQ(static_cast<uint32_t>(v[1]), 0x05ff7f80u);  // element j in byte j, two's complement
+}
+
 TEST(GpuContext, PipelineCacheHitsOnSameShaderEntryAndConstants) {
   ETW_REQUIRE_GPU();
   auto ctx = Context::get();

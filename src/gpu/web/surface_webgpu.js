@@ -9,13 +9,14 @@
 // argument arrives as two i32 halves (low, high); size_t and pointers are one i32.
 //
 // Struct layouts (checked by static_asserts in web/etwebgpu_web.cpp):
-//   EwAdapterInfo (344 bytes): description[256] @0, u32 backend_type @256, adapter_type @260,
+//   EwAdapterInfo (352 bytes): description[256] @0, u32 backend_type @256, adapter_type @260,
 //     vendor_id @264, subgroup_min @268, subgroup_max @272, has_timestamp_query @276,
 //     has_subgroups @280, has_shader_f16 @284, u64 max_buffer_size @288,
 //     max_storage_buffer_binding_size @296, max_uniform_buffer_binding_size @304,
 //     u32 max_storage_buffers_per_stage @312, max_compute_workgroup_storage_size @316,
 //     max_compute_invocations_per_workgroup @320, max_compute_workgroup_size_x/y/z @324/328/332,
-//     max_compute_workgroups_per_dimension @336, min_storage_buffer_offset_alignment @340
+//     max_compute_workgroups_per_dimension @336, min_storage_buffer_offset_alignment @340,
+//     has_packed_dot4 @344
 //   EwConstant (16): const char* key @0, double value @8
 //   EwPipelineDesc (24): const char* wgsl @0, size_t wgsl_len @4, const char* entry @8,
 //     const EwConstant* constants @12, size_t n_constants @16, const char* label @20
@@ -72,6 +73,8 @@ var LibraryEwgpu = {
       HEAPU32[p + 83] = dl.maxComputeWorkgroupSizeZ;
       HEAPU32[p + 84] = dl.maxComputeWorkgroupsPerDimension;
       HEAPU32[p + 85] = dl.minStorageBufferOffsetAlignment;
+      var lf = navigator.gpu.wgslLanguageFeatures;
+      HEAPU32[p + 86] = lf && lf.has('packed_4x8_integer_dot_product') ? 1 : 0;
       EW.hasTimestamps = device.features.has('timestamp-query');
       Module['ewgpuStats'] = EW.stats;
       EW.generation += 1;
