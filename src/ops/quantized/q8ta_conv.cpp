@@ -16,7 +16,9 @@
 // Routes: general and pw run q8ta_conv_gemm (tiled implicit GEMM over packed int8 words,
 // dot4I8Packed where the adapter has it, a portable shift/multiply dot otherwise; whole output words
 // when OH*OW % 4 == 0, element stores otherwise); dw runs q8ta_conv_dw (one output word per
-// invocation). force_route "q8ta_conv" = "dot4" | "portable".
+// invocation). Few output tiles and a long K: split-K, the ranges adding int32 sums atomically into
+// scratch (gemm_split_*), then q8ta_conv_finalize requantizes (exact: integer sums).
+// force_route "q8ta_conv" = "dot4" | "portable".
 #include <cmath>
 #include <cstring>
 
@@ -34,8 +36,9 @@ struct QConvParams {
   int32_t izp, ozp;
   float inv;
   uint32_t relu;
+  uint32_t splits, steps, pad0, pad1;
 };
-static_assert(sizeof(QConvParams) == 96);
+static_assert(sizeof(QConvParams) == 112);
 
 enum class QKind { General, Pointwise, Depthwise };
 
@@ -238,49 +241,91 @@ void build_q8ta_conv(OpContext& oc, QKind kind) {
     return p;
   };
 
-  kernel::Kernel k(kind == QKind::Depthwise ? "q8ta_conv_dw" : "q8ta_conv_gemm");
-  if (dot4 && kind != QKind::Depthwise) k.define("DOT4");
-  k.constant("KHC", static_cast<double>(KH)).constant("KWC", static_cast<double>(KW));
-  k.input("XQ", x)
-      .input("WQ", w)
-      .buffer("QF", qf_buf, "vec2<f32>", kernel::Access::Read)
-      .buffer("QC", qc_buf, "i32", kernel::Access::Read)
-      .output("YQ", out);
   const std::string dv = dot4 ? "dot4" : "portable";
   if (kind == QKind::Depthwise) {
-    oc.add(k.params<QConvParams>(params)
+    oc.add(kernel::Kernel("q8ta_conv_dw")
+               .constant("KHC", static_cast<double>(KH))
+               .constant("KWC", static_cast<double>(KW))
+               .input("XQ", x)
+               .input("WQ", w)
+               .buffer("QF", qf_buf, "vec2<f32>", kernel::Access::Read)
+               .buffer("QC", qc_buf, "i32", kernel::Access::Read)
+               .output("YQ", out)
+               .params<QConvParams>(params)
                .groups([params](const kernel::Live& l) {
                  return kernel::Groups::linear(kernel::ceil_div(params(l).nq, 256));
                })
                .variant("dw"));
     return;
   }
-  // Tile: 16*TM output channels x 64 pixels per workgroup. TM shrinks until the grid has enough
-  // workgroups to fill the device.
+  // Tile: 16*TM output channels x 64 pixels per workgroup. TM shrinks while the grid has too few
+  // workgroups to fill a large GPU; past that, K is split into ranges summed atomically (SPLIT).
   const int64_t max_n = tx.max_dims[0] * to.max_dims[2] * to.max_dims[3];
   const uint32_t lim = g.ctx().info().max_workgroups_per_dim;
   if (static_cast<uint64_t>(ceil_div(max_n, 64)) > lim)
     oc.fail(ErrorKind::Limit, std::to_string(max_n) + " output pixels exceed the grid limit");
+  constexpr uint64_t kTargetGroups = 512;
   uint32_t tm = 8;
-  while (tm > 1 && (16 * tm / 2 >= static_cast<uint32_t>(OCg) ||
-                    ceil_div(OCg, 16 * tm) * ceil_div(max_n, 64) * static_cast<uint64_t>(groups) < 512))
-    tm /= 2;
-  k.constant("TM", tm);
-  auto grid = [params, tm](const kernel::Live& l) {
+  auto tiles = [&](uint32_t t) { return ceil_div(OCg, 16 * t) * ceil_div(max_n, 64) * static_cast<uint64_t>(groups); };
+  while (tm > 1 && (16 * tm / 2 >= static_cast<uint32_t>(OCg) || tiles(tm) < kTargetGroups)) tm /= 2;
+  const uint64_t ksteps = ceil_div(Kpad / 4, 16);
+  uint64_t splits = 1;
+  if (tiles(tm) < kTargetGroups / 2 && ksteps >= 8)
+    splits = std::min<uint64_t>({ceil_div(kTargetGroups, tiles(tm)), ksteps / 4, 32});
+  const uint64_t steps_per = ceil_div(ksteps, splits);
+  splits = ceil_div(ksteps, steps_per);
+  if (groups * splits > lim) oc.fail(ErrorKind::Limit, "groups x K ranges exceed the grid limit");
+  base.splits = static_cast<uint32_t>(splits);
+  base.steps = static_cast<uint32_t>(steps_per);
+  auto grid = [params, tm, splits](const kernel::Live& l) {
     QConvParams p = params(l);
-    return kernel::Groups::grid(kernel::ceil_div(p.n, 64), kernel::ceil_div(p.ocg, 16 * tm), p.g);
+    return kernel::Groups::grid(kernel::ceil_div(p.n, 64), kernel::ceil_div(p.ocg, 16 * tm), p.g * splits);
   };
-  const bool aligned_max = (to.max_dims[2] * to.max_dims[3]) % 4 == 0;
-  (void)aligned_max;
+  auto gemm = [&]() {
+    kernel::Kernel k("q8ta_conv_gemm");
+    if (dot4) k.define("DOT4");
+    k.constant("KHC", static_cast<double>(KH)).constant("KWC", static_cast<double>(KW)).constant("TM", tm);
+    k.input("XQ", x).input("WQ", w);
+    return k;
+  };
+  auto params2 = [params, base](const kernel::Live& l) {
+    QConvParams p = params(l);
+    p.splits = base.splits;
+    p.steps = base.steps;
+    return p;
+  };
+  if (splits > 1) {
+    gpu::Buffer& acc = g.make_scratch(static_cast<uint64_t>(OC) * max_n * 4, oc.call.name + " split-K sums");
+    oc.add(gemm()
+               .define("SPLIT")
+               .buffer("ACC", acc, "atomic<i32>", kernel::Access::ReadWrite)
+               .params<QConvParams>(params2)
+               .groups(grid)
+               .variant("gemm_split_" + dv));
+    oc.add(kernel::Kernel("q8ta_conv_finalize")
+               .buffer("QF", qf_buf, "vec2<f32>", kernel::Access::Read)
+               .buffer("QC", qc_buf, "i32", kernel::Access::Read)
+               .buffer("ACC", acc, "atomic<i32>", kernel::Access::ReadWrite)
+               .output("YQ", out)
+               .params<QConvParams>(params2)
+               .groups([params](const kernel::Live& l) {
+                 return kernel::Groups::linear(kernel::ceil_div(params(l).nq, 256));
+               })
+               .variant("split_finalize"));
+    return;
+  }
+  auto whole = [&]() {
+    return gemm()
+        .buffer("QF", qf_buf, "vec2<f32>", kernel::Access::Read)
+        .buffer("QC", qc_buf, "i32", kernel::Access::Read)
+        .output("YQ", out)
+        .params<QConvParams>(params2)
+        .groups(grid);
+  };
   // Whole output words where every (image, channel) plane is a whole number of words.
   auto words = [out](const kernel::Live& l) { return (l.dims(out)[2] * l.dims(out)[3]) % 4 == 0; };
-  kernel::Kernel kw = k;
-  kw.define("WORDS");
-  oc.add(kw.params<QConvParams>(params).groups(grid).when(words).variant("gemm_words_" + dv));
-  oc.add(k.params<QConvParams>(params)
-             .groups(grid)
-             .when([words](const kernel::Live& l) { return !words(l); })
-             .variant("gemm_elems_" + dv));
+  oc.add(whole().define("WORDS").when(words).variant("gemm_words_" + dv));
+  oc.add(whole().when([words](const kernel::Live& l) { return !words(l); }).variant("gemm_elems_" + dv));
 }
 
 void build_q8ta_conv2d(OpContext& oc) { build_q8ta_conv(oc, QKind::General); }

@@ -3,6 +3,7 @@
 // int32 sum over the KH x KW taps of x_q * w_q (padding taps read x_q = izp), requantized; the word
 // is written whole. Weights int8 [KH, KW, OC], element (kh * KW + kw) * OC + oc.
 //!include q8ta_conv_params
+//!include q8ta_conv_requant
 
 override KHC: u32 = 3u;
 override KWC: u32 = 3u;

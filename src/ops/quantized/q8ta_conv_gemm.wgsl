@@ -9,7 +9,14 @@
 // Invocation (tm, tn) owns output channels tm + 16*i (i < TM) of quad tn: TM x 4 int32 sums.
 // WORDS (OH*OW % 4 == 0): a quad is one output word of one (image, channel) plane, written whole;
 // otherwise each element is stored through store_YQ.
+// SPLIT (few output tiles, long K): workgroup z = group * splits + range; each range sums its
+// P.steps k-steps and adds its int32 sums atomically into ACC [OC, N] (exact in any order);
+// q8ta_conv_finalize then requantizes them and clears ACC for the next run.
 //!include q8ta_conv_params
+#if SPLIT
+#else
+//!include q8ta_conv_requant
+#endif
 
 override KHC: u32 = 3u;
 override KWC: u32 = 3u;
@@ -32,7 +39,13 @@ fn dot4(a: u32, b: u32) -> i32 {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let BM = 16u * TM;
+#if SPLIT
+  let grp = wid.z / P.splits;
+  let t_begin = (wid.z - grp * P.splits) * P.steps;
+#else
   let grp = wid.z;
+  let t_begin = 0u;
+#endif
   let m0 = wid.y * BM;
   let q0 = wid.x * 16u;
   let tn = lid % 16u;
@@ -61,8 +74,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let wrow0 = grp * P.ocg + m0;
 
   var acc: array<vec4<i32>, 8>;
-  let steps = (P.kw + 15u) / 16u;
-  for (var t = 0u; t < steps; t = t + 1u) {
+  var t_end = (P.kw + 15u) / 16u;
+#if SPLIT
+  t_end = min(t_end, t_begin + P.steps);
+#endif
+  for (var t = t_begin; t < t_end; t = t + 1u) {
     let kw0 = t * 16u;
     // Weights: rows tm + 16*i, word kw0 + tn.
     for (var i = 0u; i < TM; i = i + 1u) {
@@ -114,7 +130,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let m = m0 + tm + 16u * i;
     if (m >= P.ocg) { continue; }
     let oc = grp * P.ocg + m;
-#if WORDS
+#if SPLIT
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      if (n0 + j < P.n) { atomicAdd(&ACC[oc * P.n + n0 + j], acc[i][j]); }
+    }
+#elif WORDS
     let b = n0 / ohw;
     let p0 = n0 - b * ohw;
     var word = 0u;

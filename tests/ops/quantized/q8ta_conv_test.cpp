@@ -372,3 +372,34 @@ TEST(OpQ8taConv2dErrors, UnknownForcedRouteIsRejected) {
   std::string m = load_error([&] { run_args(a, random_i8({1, 8, 6, 6}, 1), {1, 8, 6, 6}, "fast"); });
   EXPECT_TRUE(has(m, "force_route q8ta_conv must be \"dot4\" or \"portable\", got \"fast\"")) << m;
 }
+
+// Few output tiles over a long K (576 k values, 98 pixels): K is split into ranges whose int32
+// sums add up in scratch, the finalize kernel requantizes and clears it; a second and third run
+// on the same model give the same exact result (the scratch starts every run at zero).
+TEST(OpQ8taConv2d, LongKWithFewTilesSplitsKExactlyAndRunsRepeatably) {
+  ETW_REQUIRE_GPU();
+  auto c = make_conv(22, 64, 3, 3, 1, true, 40);  // OC 22: scales, bias and sums padded to 24
+  c.ph = c.pw = 1;
+  c.izp = 7, c.ozp = -9, c.relu = true;
+  auto x = random_i8({2, 64, 7, 7}, 41);
+  auto r = ref::q8ta_conv2d(x, c);
+  for (const auto& route : routes()) {
+    SCOPED_TRACE("route " + route);
+    Args a = args_for(c, kConv);
+    auto lg = load_graph(
+        [&](OpGraph& g) {
+          Id in = g.input(x);
+          Id out = g.output(DType::Int8, out_shape(c, x.shape));
+          std::vector<uint8_t> wb(a.w.size());
+          std::memcpy(wb.data(), a.w.data(), wb.size());
+          g.gb.op(kConv, {in, g.gb.dbl(a.iscale), g.gb.int_(a.izp), g.gb.constant(DType::Int8, a.wshape, wb),
+                          g.gb.constant_i32({24}, a.sums), g.gb.constant_f32({24}, a.scales), g.gb.dbl(a.oscale),
+                          g.gb.int_(a.ozp), g.gb.constant_f32({24}, a.bias), g.gb.int_list(a.ks), g.gb.int_list(a.stride),
+                          g.gb.int_list(a.padding), g.gb.int_list(a.dilation), g.gb.int_(1), g.gb.str(a.act), out});
+        },
+        true, {{"q8ta_conv", route}});
+    EXPECT_TRUE(SameInt8(lg.out[0], r));
+    EXPECT_EQ(lg.variants, (std::vector<std::string>{"gemm_split_" + route, "split_finalize"}));
+    EXPECT_TRUE(SameInt8(lg.g->rerun({x})[0], r));
+  }
+}
