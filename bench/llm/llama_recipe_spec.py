@@ -87,6 +87,19 @@ from executorch.examples.models.llama.source_transformation.custom_kv_cache impo
     replace_kv_cache_with_custom_kv_cache,
 )
 from executorch.examples.models.llama.source_transformation.sdpa import replace_sdpa_with_custom_op  # noqa: E402
+from executorch.examples.models.llama.rope import Rope  # noqa: E402
+
+
+# The recipe's Rope.get_freqs narrows the tables at input_pos[-1].item(); with torch 2.11 the Vulkan
+# preprocess passes re-trace that slice without the export's range checks and fail to decide
+# "start + seq_len > max_context_len" (GuardOnDataDependentSymNode). Gathering the same rows by
+# index computes the same values without a data-dependent slice.
+def _get_freqs(self, input_pos, seq_len):
+    pos = input_pos[-1] + torch.arange(seq_len)
+    return self.freqs_cos[pos], self.freqs_sin[pos]
+
+
+Rope.get_freqs = _get_freqs
 
 
 class Recipe(torch.nn.Module):
