@@ -87,6 +87,7 @@ from executorch.examples.models.llama.source_transformation.custom_kv_cache impo
     replace_kv_cache_with_custom_kv_cache,
 )
 from executorch.examples.models.llama.source_transformation.sdpa import replace_sdpa_with_custom_op  # noqa: E402
+from executorch.examples.models.llama.attention import AttentionMHA  # noqa: E402
 from executorch.examples.models.llama.rope import Rope  # noqa: E402
 
 
@@ -122,6 +123,12 @@ class Recipe(torch.nn.Module):
             unwrap_tensor_subclass(self.m)
         replace_kv_cache_with_custom_kv_cache(self.m)
         replace_sdpa_with_custom_op(self.m)
+        # The attention's dynamic-shape branch narrows its causal mask at start_pos (the same
+        # data-dependent slice as the RoPE tables); SDPACustom attends causally without that mask,
+        # so the static branch (an unused mask row) is taken instead.
+        for mod in self.m.modules():
+            if isinstance(mod, AttentionMHA):
+                mod.enable_dynamic_shape = False
 
     def forward(self, tokens, input_pos):
         out = self.m(tokens, {"input_pos": input_pos})
