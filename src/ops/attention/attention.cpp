@@ -665,6 +665,10 @@ void build_sdpa_kv(OpContext& oc) {
   auto sk = g.kind(seq_len);
   if (sk != format::VkValueKind::Int && sk != format::VkValueKind::SymInt && sk != format::VkValueKind::Double)
     oc.fail(ErrorKind::Format, "seq_len must be an Int or SymInt");
+  // ExecuTorch's Vulkan partitioner rewrites update_cache + custom_sdpa into this op with seq_len
+  // written as the constant 1 whatever q's length (patterns/sdpa.py); q's live length is then the
+  // sequence length. Any other value must equal it.
+  const bool seq_placeholder = sk == format::VkValueKind::Int && g.integer(seq_len) == 1;
 
   // The cache writes come first in the node: attention reads the updated caches.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
@@ -676,7 +680,7 @@ void build_sdpa_kv(OpContext& oc) {
     kw->apply(g.live(), *node);
     vw->apply(g.live(), *node);
   };
-  oc.prepare([att, kw, vw, q, k, seq_len, scale_opt](const kernel::Live& l) {
+  oc.prepare([att, kw, vw, q, k, seq_len, seq_placeholder, scale_opt](const kernel::Live& l) {
     auto [sp, S] = kw->check(l);
     vw->check(l);
     const auto& dq = l.dims(q);
@@ -684,7 +688,7 @@ void build_sdpa_kv(OpContext& oc) {
     if (dq[0] != 1 || dq[1] != S || dk[1] != S)
       throw Error(ErrorKind::InvalidArgument, "q " + shape_str(dq) + " and k " + shape_str(dk) +
                                                   " must share batch 1 and sequence length");
-    if (l.integer(seq_len) != S)
+    if (!seq_placeholder && l.integer(seq_len) != S)
       throw Error(ErrorKind::InvalidArgument, "seq_len " + std::to_string(l.integer(seq_len)) +
                                                   " differs from q's sequence length " + std::to_string(S));
     int64_t Hq = dq[2], D = dq[3], Hkv = dk[2];

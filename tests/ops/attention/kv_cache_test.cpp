@@ -26,7 +26,10 @@ struct KvGraph {
   OpGraph g;
   // Inputs: q, k, v (dynamic S), pos int32 [1] (position source when `select_pos`), or a dummy
   // float input [start_pos] whose length is the position (sym_size path).
-  explicit KvGraph(bool select_pos, std::optional<double> scale = std::nullopt) {
+  // `seq_const`: seq_len as that Int instead of q's live length (1 is ExecuTorch's Vulkan
+  // partitioner's placeholder).
+  explicit KvGraph(bool select_pos, std::optional<double> scale = std::nullopt,
+                   std::optional<int64_t> seq_const = std::nullopt) {
     Id q = g.input(random_f32({1, kSmax, kHq, kD}, 1), {1, kSmax, kHq, kD}, true);
     Id k = g.input(random_f32({1, kSmax, kHkv, kD}, 2), {1, kSmax, kHkv, kD}, true);
     Id v = g.input(random_f32({1, kSmax, kHkv, kD}, 3), {1, kSmax, kHkv, kD}, true);
@@ -41,13 +44,14 @@ struct KvGraph {
     g.gb.op("sym_size.int", {q, g.gb.int_(1), seq});
     Id kc = g.gb.tensor(DType::Float32, {1, kCmax, kHkv, kD}), vc = g.gb.tensor(DType::Float32, {1, kCmax, kHkv, kD});
     Id o = g.output(DType::Float32, {1, kSmax, kHq, kD});
+    if (seq_const) seq = g.gb.int_(*seq_const);
     g.gb.op("sdpa_with_kv_cache.default", {q, k, v, kc, vc, start, seq, g.gb.null(), g.gb.dbl(0.0), g.gb.boolean(true),
                                            scale ? g.gb.dbl(*scale) : g.gb.null(), o});
   }
 };
 
-void prefill_then_decode(bool select_pos, const LoadOptions& opts = {}) {
-  KvGraph kg(select_pos);
+void prefill_then_decode(bool select_pos, const LoadOptions& opts = {}, std::optional<int64_t> seq_const = std::nullopt) {
+  KvGraph kg(select_pos, std::nullopt, seq_const);
   HostTensor keys(DType::Float32, {1, 0, kHkv, kD}), vals(DType::Float32, {1, 0, kHkv, kD});
   int64_t pos = 0;
   uint64_t seed = 100;
@@ -91,6 +95,22 @@ TEST(OpSdpaKvCache, PrefillThenDecodeOnFlashDecodeAndStagedRoutes) {
     o.force_route["sdpa"] = r;
     prefill_then_decode(true, o);
   }
+}
+
+// ExecuTorch's Vulkan partitioner writes seq_len as the constant 1 (patterns/sdpa.py) even for a
+// prefill chunk: q's live length is the sequence length then.
+TEST(OpSdpaKvCache, PartitionersSeqLenPlaceholderOfOneFollowsQsLength) {
+  ETW_REQUIRE_GPU();
+  prefill_then_decode(true, {}, 1);
+}
+
+TEST(OpSdpaKvCache, SeqLenOtherThanQsLengthOrThePlaceholderIsARunTimeError) {
+  ETW_REQUIRE_GPU();
+  KvGraph kg(true, std::nullopt, 3);
+  auto q = random_f32({1, 2, kHq, kD}, 1), k = random_f32({1, 2, kHkv, kD}, 2), v = random_f32({1, 2, kHkv, kD}, 3);
+  kg.g.inputs = {q, k, v, HostTensor::from<int32_t>(DType::Int32, {1}, {0})};
+  auto e = load_error([&] { kg.g.run(); });
+  EXPECT_TRUE(has(e, "seq_len 3 differs from q's sequence length")) << e;
 }
 
 TEST(OpSdpaKvCache, CacheOverflowIsARunTimeError) {
