@@ -102,6 +102,29 @@ def _get_freqs(self, input_pos, seq_len):
 
 Rope.get_freqs = _get_freqs
 
+from executorch.examples.models.llama.source_transformation.custom_kv_cache import CustomKVCache  # noqa: E402
+from executorch.examples.models.llama.source_transformation.sdpa import SDPACustom  # noqa: E402
+
+# CustomKVCache.update returns its caches transposed to [B, H, S, D] and SDPACustom transposes them
+# back: ExecuTorch 1.2's Vulkan sdpa pattern then finds custom_sdpa reading a permute, not the cache
+# update_cache wrote, and fails (patterns/sdpa.py: "assert match.update_key_cache_node is not None").
+# The caches go to custom_sdpa as they are ([B, S_max, H_kv, D], the op's layout) instead.
+_update = CustomKVCache.update
+
+
+def _update_untransposed(self, input_pos, k_val, v_val, indices=None):
+    _update(self, input_pos, k_val, v_val, indices)
+    return self.k_cache, self.v_cache
+
+
+def _sdpa_custom_forward(self, input_pos, q, k, v, bsz, seqlen, mask):
+    out = torch.ops.llama.custom_sdpa(q.transpose(1, 2), k, v, input_pos[0].item(), None, 0, True)
+    return out.view(bsz, seqlen, self.dim)
+
+
+CustomKVCache.update = _update_untransposed
+SDPACustom.forward = _sdpa_custom_forward
+
 
 class Recipe(torch.nn.Module):
     def __init__(self):
