@@ -19,7 +19,7 @@ namespace {
 
 // One call, in tokens separated by spaces. Tensors: a kind letter, dims joined by 'x' ("_": 0-dim),
 // optionally ":N" (integers below N). Kinds: f float in [-1, 1], p float in [0.5, 2], w a float
-// constant (weights), i int32, l int64, a int64 0, 1, 2, ... (unique indices), b bool, m a float
+// constant (weights), i int32, l int64, a int64 0, 1, 2, ... (unique indices), b bool, q int8, m a float
 // mutable buffer (the self of an in-place kernel). Other arguments: 3 Int, 1.5 Double, T / F Bool,
 // N Null, [1,2] IntList, 's' String, <t,t> TensorList, ?<t> optional TensorList.
 struct Row {
@@ -242,6 +242,12 @@ const Row kRows[] = {
     {"aten::zeros_like.out", "f2x3 N", "f2x3", "f2x3 N N N N N"},
     {"dim_order_ops::_clone_dim_order.out", "f2x3 F N", "f2x3"},
     {"dim_order_ops::_to_dim_order_copy.out", "f2x3 F N", "f2x3", "f2x3 N N N N F N"},
+    {"quantized_decomposed::dequantize_per_channel.out", "q3x4 p3 i3:4 0 -128 127 1 N", "f3x4"},
+    {"quantized_decomposed::dequantize_per_tensor.out", "q2x9 0.05 3 -128 127 1 N", "f2x9"},
+    {"quantized_decomposed::dequantize_per_tensor.tensor_out", "q2x9 p1 i1:4 -128 127 1 N", "f2x9"},
+    {"quantized_decomposed::quantize_per_channel.out", "f3x4 p3 i3:4 0 -128 127 1", "q3x4"},
+    {"quantized_decomposed::quantize_per_tensor.out", "f2x9 0.05 3 -128 127 1", "q2x9"},
+    {"quantized_decomposed::quantize_per_tensor.tensor_out", "f2x9 p1 i1:4 -128 127 1", "q2x9"},
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -267,7 +273,7 @@ std::vector<int64_t> ints(const std::string& s, char sep) {
   return v;
 }
 
-bool is_tensor(const std::string& t) { return t.size() > 1 && std::string("fpwilabm").find(t[0]) != std::string::npos && (std::isdigit(t[1]) || t[1] == '_'); }
+bool is_tensor(const std::string& t) { return t.size() > 1 && std::string("fpwilabmq").find(t[0]) != std::string::npos && (std::isdigit(t[1]) || t[1] == '_'); }
 
 struct TensorTok {
   char kind;
@@ -278,6 +284,7 @@ struct TensorTok {
       case 'i': return DType::Int32;
       case 'l': case 'a': return DType::Int64;
       case 'b': return DType::Bool;
+      case 'q': return DType::Int8;
       default: return DType::Float32;
     }
   }
@@ -298,6 +305,12 @@ HostTensor data_for(const TensorTok& k, uint64_t seed) {
     case 'p': return random_f32(k.dims, seed, 0.5f, 2.f);
     case 'i': return random_i32(k.dims, seed, 0, static_cast<int32_t>(k.below - 1));
     case 'b': return random_bool(k.dims, seed);
+    case 'q': {
+      auto r = random_i32(k.dims, seed, -128, 127);
+      std::vector<int8_t> v(r.numel());
+      for (size_t j = 0; j < v.size(); ++j) v[j] = static_cast<int8_t>(r.as<int32_t>()[j]);
+      return HostTensor::from(DType::Int8, k.dims, v);
+    }
     case 'l': case 'a': {
       auto r = random_i32(k.dims, seed, 0, static_cast<int32_t>(k.below - 1));
       std::vector<int64_t> v(r.numel());

@@ -1,0 +1,247 @@
+// Quantize / dequantize (quantized_decomposed, as PT2E exports and ExecuTorch's Vulkan partitioner
+// emit them) and the int8 elementwise ops et_vk.q8ta_add / q8ta_relu. Semantics are PyTorch's
+// reference (torch/ao/quantization/fx/_decomposed.py, backends/vulkan/custom_ops_lib.py):
+// * quantize_per_tensor[.tensor] [x, scale, zero_point, quant_min, quant_max, dtype, out]:
+//   clamp(round_half_even(x * f32(1 / scale)) + zero_point, quant_min, quant_max) as int8 / uint8.
+// * dequantize_per_tensor[.tensor] [x, scale, zero_point, quant_min, quant_max, dtype, out_dtype, out]:
+//   (x - zero_point) * scale in float32.
+// * quantize_per_channel [x, scales, zero_points, axis, quant_min, quant_max, dtype, out] and
+//   dequantize_per_channel [x, scales, zero_points?, axis, quant_min, quant_max, dtype, out_dtype, out]:
+//   the same with channel x.shape[axis]'s parameters.
+// * et_vk.q8ta_add [a, b, a_scale, a_zp, b_scale, b_zp, out_scale, out_zp, alpha, out] and
+//   et_vk.q8ta_relu [x, in_scale, in_zp, out_scale, out_zp, out]: dequantize, a + alpha * b (or
+//   relu), quantize to int8 [-128, 127].
+// Scales and zero points given as numbers are checked at load (a positive finite scale; a zero
+// point inside [quant_min, quant_max]; quant_min <= quant_max inside the dtype's range): a bad one
+// is a Format error naming the op and the value. Int8 outputs are written four to a word.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+struct QParams {
+  uint32_t n = 0, inner = 1, channels = 1;
+  int32_t qmin = 0, qmax = 0;
+  float scale = 1.f, inv_scale = 1.f;
+  int32_t zp = 0;
+};
+static_assert(sizeof(QParams) == 32);
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+// A scale given as a number: positive and finite, as float32 too.
+float checked_scale(const OpContext& oc, double s, const char* what) {
+  if (!(std::isfinite(s) && s > 0 && static_cast<float>(s) > 0 && std::isfinite(static_cast<float>(s))))
+    oc.fail(ErrorKind::Format, std::string(what) + " " + num(s) + " is not a positive finite number");
+  return static_cast<float>(s);
+}
+
+int32_t checked_zero_point(const OpContext& oc, int32_t id, int64_t lo, int64_t hi, const char* what) {
+  int64_t z = oc.g.integer(id);
+  if (z < lo || z > hi)
+    oc.fail(ErrorKind::Format, std::string(what) + " " + std::to_string(z) + " is outside [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "]");
+  return static_cast<int32_t>(z);
+}
+
+// The range of the quantized tensor `q`'s dtype.
+std::pair<int64_t, int64_t> dtype_range(const OpContext& oc, int32_t q, const char* what) {
+  switch (oc.g.tensor(q).dtype) {
+    case VkDType::Int8: return {-128, 127};
+    case VkDType::UInt8: return {0, 255};
+    case VkDType::Int32: return {INT32_MIN, INT32_MAX};
+    default:
+      oc.fail(ErrorKind::Unsupported, std::string(what) + " of dtype " + format::vk_dtype_name(oc.g.tensor(q).dtype) +
+                                          " (int8, uint8 or int32)");
+  }
+}
+
+// quant_min / quant_max (arguments qmin_arg, qmin_arg + 1) checked against the quantized tensor's dtype.
+std::pair<int32_t, int32_t> quant_range(const OpContext& oc, size_t qmin_arg, int32_t q) {
+  auto [lo, hi] = dtype_range(oc, q, "quantized tensor");
+  int64_t qmin = oc.g.integer(oc.arg(qmin_arg)), qmax = oc.g.integer(oc.arg(qmin_arg + 1));
+  if (qmin > qmax || qmin < lo || qmax > hi)
+    oc.fail(ErrorKind::Format, "quant_min " + std::to_string(qmin) + " / quant_max " + std::to_string(qmax) +
+                                   " is not a range inside the " + format::vk_dtype_name(oc.g.tensor(q).dtype) + " range [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return {static_cast<int32_t>(qmin), static_cast<int32_t>(qmax)};
+}
+
+// Checks the values of a constant scale / zero-point tensor (tensors computed at run time are
+// used as they come, like PyTorch does).
+void check_constant_qparams(const OpContext& oc, int32_t s, int32_t z, int32_t qmin, int32_t qmax) {
+  Graph& g = oc.g;
+  if (g.tensor(s).constant_id >= 0) {
+    if (g.tensor(s).dtype != VkDType::Float32) oc.fail(ErrorKind::Unsupported, "scales must be float32");
+    auto b = g.constant_bytes(s);
+    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+      float v;
+      std::memcpy(&v, b.data() + i, 4);
+      if (!(std::isfinite(v) && v > 0))
+        oc.fail(ErrorKind::Format, "scale " + num(v) + " (channel " + std::to_string(i / 4) + ") is not a positive finite number");
+    }
+  }
+  if (z >= 0 && g.tensor(z).constant_id >= 0) {
+    VkDType t = g.tensor(z).dtype;
+    size_t w = format::vk_dtype_size(t);
+    auto b = g.constant_bytes(z);
+    for (size_t i = 0; i + w <= b.size(); i += w) {
+      int64_t v;
+      if (t == VkDType::Int64) std::memcpy(&v, b.data() + i, 8);
+      else if (t == VkDType::Int32) { int32_t x; std::memcpy(&x, b.data() + i, 4); v = x; }
+      else if (t == VkDType::Int8) v = static_cast<int8_t>(b[i]);
+      else if (t == VkDType::UInt8) v = b[i];
+      else oc.fail(ErrorKind::Unsupported, std::string("zero points of dtype ") + format::vk_dtype_name(t));
+      if (v < qmin || v > qmax)
+        oc.fail(ErrorKind::Format, "zero point " + std::to_string(v) + " (channel " + std::to_string(i / w) +
+                                       ") is outside [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "]");
+    }
+  }
+}
+
+enum class Granularity { TensorNumbers, TensorTensors, Channel };
+
+// Shared by the six quantize / dequantize spellings: `quantize` maps float x to int8/uint8 out,
+// otherwise int x to float out.
+void build_affine(OpContext& oc, bool quantize, Granularity gran) {
+  Graph& g = oc.g;
+  const int32_t x = oc.arg(0), out = oc.out();
+  const int32_t q = quantize ? out : x;  // the quantized side
+  if (quantize) {
+    require_dtype(oc, x, {VkDType::Float32, VkDType::Float16}, "input");
+    require_dtype(oc, out, {VkDType::Int8, VkDType::UInt8}, "output");
+  } else {
+    require_dtype(oc, x, {VkDType::Int8, VkDType::UInt8, VkDType::Int32}, "input");
+    require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "output");
+  }
+  const size_t qmin_arg = gran == Granularity::Channel ? 4 : 3;
+  auto [qmin, qmax] = quant_range(oc, qmin_arg, q);
+  QParams base;
+  base.qmin = qmin;
+  base.qmax = qmax;
+  int32_t s = -1, z = -1, axis = 0;
+  if (gran == Granularity::TensorNumbers) {
+    base.scale = checked_scale(oc, g.number(oc.arg(1)), "scale");
+    base.inv_scale = static_cast<float>(1.0 / g.number(oc.arg(1)));  // PyTorch: x * (1.0 / scale) in float32
+    base.zp = checked_zero_point(oc, oc.arg(2), qmin, qmax, "zero_point");
+  } else {
+    s = oc.arg(1);
+    z = g.is_null(oc.arg(2)) ? -1 : oc.arg(2);
+    if (!g.is_tensor(s)) oc.fail(ErrorKind::InvalidArgument, "scales must be a tensor");
+    if (z < 0 && quantize) oc.fail(ErrorKind::InvalidArgument, "zero_points must be a tensor");
+    if (z >= 0 && !g.is_tensor(z)) oc.fail(ErrorKind::InvalidArgument, "zero_points must be a tensor or None");
+    require_dtype(oc, s, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "scales");
+    if (z >= 0) require_dtype(oc, z, {VkDType::Int32, VkDType::Int64, VkDType::Int8, VkDType::UInt8}, "zero_points");
+    check_constant_qparams(oc, s, z, qmin, qmax);
+    const auto& dx = g.tensor(x).max_dims;
+    if (gran == Granularity::Channel) {
+      axis = static_cast<int32_t>(norm_dim(oc, g.integer(oc.arg(3)), static_cast<int64_t>(dx.size())));
+      if (g.tensor(s).max_numel() != dx[axis] || (z >= 0 && g.tensor(z).max_numel() != dx[axis]))
+        oc.fail(ErrorKind::Format, "scales " + shape_str(g.tensor(s).max_dims) + " / zero_points " +
+                                       (z >= 0 ? shape_str(g.tensor(z).max_dims) : std::string("None")) + " do not hold one value per channel of dim " +
+                                       std::to_string(axis) + " of " + shape_str(dx));
+    } else if (g.tensor(s).max_numel() != 1 || (z >= 0 && g.tensor(z).max_numel() != 1)) {
+      oc.fail(ErrorKind::Format, "scale " + shape_str(g.tensor(s).max_dims) + " and zero_point must hold one value each");
+    }
+  }
+  oc.output_like(out, x);
+  kernel::Kernel k("quantize_affine");
+  k.define(quantize ? "QUANTIZE" : "DEQUANTIZE").input("X", x).input("S", s).input("Z", z).output("Y", out);
+  k.params<QParams>([x, base, gran, axis](const kernel::Live& l) {
+    QParams p = base;
+    p.n = kernel::u32(l.numel(x), "element count");
+    if (gran == Granularity::Channel) {
+      const auto& d = l.dims(x);
+      int64_t inner = 1;
+      for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+      p.inner = kernel::u32(std::max<int64_t>(inner, 1), "channel stride");
+      p.channels = kernel::u32(d[axis], "channel count");
+    } else {
+      p.inner = std::max<uint32_t>(p.n, 1);
+    }
+    return p;
+  });
+  k.flat(out, quantize ? 4 : 1);  // quantize: one invocation per output word
+  oc.add(k);
+}
+
+void build_quantize_per_tensor(OpContext& oc) { build_affine(oc, true, Granularity::TensorNumbers); }
+void build_quantize_per_tensor_t(OpContext& oc) { build_affine(oc, true, Granularity::TensorTensors); }
+void build_dequantize_per_tensor(OpContext& oc) { build_affine(oc, false, Granularity::TensorNumbers); }
+void build_dequantize_per_tensor_t(OpContext& oc) { build_affine(oc, false, Granularity::TensorTensors); }
+void build_quantize_per_channel(OpContext& oc) { build_affine(oc, true, Granularity::Channel); }
+void build_dequantize_per_channel(OpContext& oc) { build_affine(oc, false, Granularity::Channel); }
+
+ETW_REGISTER_OP("quantized_decomposed.quantize_per_tensor.default", build_quantize_per_tensor);
+ETW_REGISTER_OP("quantized_decomposed.quantize_per_tensor.tensor", build_quantize_per_tensor_t);
+ETW_REGISTER_OP("quantized_decomposed.dequantize_per_tensor.default", build_dequantize_per_tensor);
+ETW_REGISTER_OP("quantized_decomposed.dequantize_per_tensor.tensor", build_dequantize_per_tensor_t);
+ETW_REGISTER_OP("quantized_decomposed.quantize_per_channel.default", build_quantize_per_channel);
+ETW_REGISTER_OP("quantized_decomposed.dequantize_per_channel.default", build_dequantize_per_channel);
+
+struct Q8Params {
+  uint32_t n = 0;
+  int32_t za = 0, zb = 0, zo = 0;
+  float sa = 1.f, sb = 1.f, inv_so = 1.f, alpha = 1.f;
+};
+static_assert(sizeof(Q8Params) == 32);
+
+// q8ta_add (binary) or q8ta_relu: int8 tensors of one shape.
+void build_q8ta_elementwise(OpContext& oc, bool add) {
+  Graph& g = oc.g;
+  const int32_t a = oc.arg(0), b = add ? oc.arg(1) : -1, out = oc.out();
+  require_dtype(oc, a, {VkDType::Int8}, add ? "input_a" : "input");
+  if (add) require_dtype(oc, b, {VkDType::Int8}, "input_b");
+  require_dtype(oc, out, {VkDType::Int8}, "output");
+  if (add && g.tensor(a).max_dims != g.tensor(b).max_dims)
+    oc.fail(ErrorKind::Unsupported, "inputs " + shape_str(g.tensor(a).max_dims) + " and " + shape_str(g.tensor(b).max_dims) +
+                                        " differ in shape (broadcasting int8 adds is not implemented)");
+  const size_t p0 = add ? 2 : 1;
+  Q8Params base;
+  base.sa = checked_scale(oc, g.number(oc.arg(p0)), add ? "input_a_scale" : "input_scale");
+  base.za = checked_zero_point(oc, oc.arg(p0 + 1), -128, 127, add ? "input_a_zero_point" : "input_zero_point");
+  size_t o = p0 + 2;
+  if (add) {
+    base.sb = checked_scale(oc, g.number(oc.arg(p0 + 2)), "input_b_scale");
+    base.zb = checked_zero_point(oc, oc.arg(p0 + 3), -128, 127, "input_b_zero_point");
+    o = p0 + 4;
+  }
+  checked_scale(oc, g.number(oc.arg(o)), "output_scale");
+  base.inv_so = static_cast<float>(1.0 / g.number(oc.arg(o)));
+  base.zo = checked_zero_point(oc, oc.arg(o + 1), -128, 127, "output_zero_point");
+  if (add) {
+    double alpha = g.number(oc.arg(o + 2));
+    if (!std::isfinite(alpha)) oc.fail(ErrorKind::Format, "alpha " + num(alpha) + " is not finite");
+    base.alpha = static_cast<float>(alpha);
+  }
+  oc.output_like(out, a);
+  oc.add(kernel::Kernel("q8ta_elementwise")
+             .constant("OP", add ? 0u : 1u)
+             .input("A", a)
+             .input("B", b)
+             .output("Y", out)
+             .params<Q8Params>([a, base](const kernel::Live& l) {
+               Q8Params p = base;
+               p.n = kernel::u32(l.numel(a), "element count");
+               return p;
+             })
+             .flat(out, 4)
+             .variant(add ? "add" : "relu"));
+}
+
+void build_q8ta_add(OpContext& oc) { build_q8ta_elementwise(oc, true); }
+void build_q8ta_relu(OpContext& oc) { build_q8ta_elementwise(oc, false); }
+
+ETW_REGISTER_OP("et_vk.q8ta_add.default", build_q8ta_add);
+ETW_REGISTER_OP("et_vk.q8ta_relu.default", build_q8ta_relu);
+
+}  // namespace
+}  // namespace etwebgpu::ops
