@@ -6,8 +6,8 @@
 // weight_scales f32 [num_groups, >= N]; bias Null (ExecuTorch's reference ignores it).
 // Two kernels: dq8ca_quantize_rows quantizes each row with its scale and zero point
 // (torchao.quantize_affine: round(x * (1 / scale)) + zp, clamped to int8) into a scratch of packed
-// words, then dq8ca_q4gsw_linear (one workgroup per output) accumulates int8 x int4 products in
-// integers per weight word and scales them. Routes: "dot4" (dot4I8Packed) and "portable";
+// words, then dq8ca_q4gsw_linear (one workgroup per output) accumulates (x_q - zp) x int4
+// products exactly in integers per block of eight and scales them. Routes: "dot4" (dot4I8Packed) and "portable";
 // force_route "linear_dq8ca_q4gsw" pins one.
 #include "ops/quantized/q8_common.h"
 
@@ -123,7 +123,6 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
   if (dot4) lk.define("DOT4");
   oc.add(lk.buffer("XQ", xq, "u32", kernel::Access::Read)
              .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
-             .input("WSUM", sums)
              .input("WS", ws)
              .input("SC", isc)
              .input("ZP", izp)

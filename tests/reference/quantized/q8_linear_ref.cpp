@@ -69,7 +69,7 @@ void choose_qparams_rows(const std::vector<float>& x, int64_t rows, int64_t K, c
   }
 }
 
-int32_t quantize_affine(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
+int32_t quantize_affine_value(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
   const float inv = 1.0f / scale;
   const float q = std::nearbyint(x * inv) + static_cast<float>(zp);
   return static_cast<int32_t>(std::clamp(q, static_cast<float>(qmin), static_cast<float>(qmax)));
@@ -87,7 +87,7 @@ HostTensor linear_dq8ca_q4gsw(const HostTensor& x, const std::vector<float>& sca
   for (int64_t m = 0; m < M; ++m) {
     std::vector<double> xd(K);
     for (int64_t k = 0; k < K; ++k)
-      xd[k] = double(quantize_affine(static_cast<float>(xv[m * K + k]), scale[m], zp[m], -128, 127) - zp[m]) * double(scale[m]);
+      xd[k] = double(quantize_affine_value(static_cast<float>(xv[m * K + k]), scale[m], zp[m], -128, 127) - zp[m]) * double(scale[m]);
     for (int64_t n = 0; n < N; ++n) {
       double acc = 0;
       for (int64_t k = 0; k < K; ++k) acc += xd[k] * double(q[n * K + k]) * double(ws[(k / gs) * srow + n]);

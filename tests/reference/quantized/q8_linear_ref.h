@@ -30,7 +30,7 @@ void choose_qparams_rows(const std::vector<float>& x, int64_t rows, int64_t K, c
                          int64_t qmax, double eps, std::vector<float>* scale, std::vector<int32_t>* zp);
 
 // torchao quantize_affine of one value: clamp(round(x * (1 / scale)) + zp, qmin, qmax), f32 math.
-int32_t quantize_affine(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
+int32_t quantize_affine_value(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax);
 
 // et_vk.linear_dq8ca_q4gsw with the activations quantized per row (scale, zp):
 // out[m, n] = sum_k (x_q[m, k] - zp[m]) * scale[m] * q[n, k] * ws[k / gs][n] (fp64); q int4 [N, K],
