@@ -110,9 +110,23 @@ std::vector<OpSchema> table() {
       {"et_vk.conv_with_clamp.default",
        {"input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding", "groups",
         "output_min", "output_max"}},
+      {"et_vk.linear_dq8ca_q4gsw.default",
+       {"input", "input_scales", "input_zp", "weights", "weight_sums", "weight_scales", "group_size", "bias"}},
+      {"et_vk.linear_q8ta_q8csw.default",
+       {"x", "input_scale", "input_zero_point", "weights", "weight_sums", "weight_scales", "bias"}},
+      {"et_vk.q8ta_linear.default",
+       {"x", "input_scale", "input_zero_point", "weights", "weight_sums", "weight_scales", "output_scale",
+        "output_zero_point", "bias", "activation"}},
+      {"et_vk.q8ta_linear_gemv.default",
+       {"x", "input_scale", "input_zero_point", "weights", "weight_sums", "weight_scales", "output_scale",
+        "output_zero_point", "bias", "activation"}},
       {"et_vk.rms_norm.default", {"input", "weight", "eps"}},
       {"et_vk.sdpa.default", {"q", "k", "v", "attn_mask", "scale"}},
       {"sym_size.int", {"self", "dim"}},
+      {"torchao.choose_qparams_affine.default",
+       {"input", "mapping_type", "block_size", "target_dtype", "quant_min", "quant_max", "eps", "scale_dtype",
+        "zero_point_dtype", "keepdim"},
+       {{"torchao::choose_qparams_affine.out", {}, 2}}},
   };
 }
 

@@ -248,6 +248,7 @@ const Row kRows[] = {
     {"quantized_decomposed::quantize_per_channel.out", "f3x4 p3 i3:4 0 -128 127 1", "q3x4"},
     {"quantized_decomposed::quantize_per_tensor.out", "f2x9 0.05 3 -128 127 1", "q2x9"},
     {"quantized_decomposed::quantize_per_tensor.tensor_out", "f2x9 p1 i1:4 -128 127 1", "q2x9"},
+    {"torchao::choose_qparams_affine.out", "f3x8 'ASYMMETRIC' [1,8] N -128 127 N N N F", "f3 q3"},
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {

@@ -1,0 +1,326 @@
+// torchao.choose_qparams_affine (per-row blocks, as ExecuTorch's 8da4w export emits it) and
+// et_vk.linear_dq8ca_q4gsw against references written from torchao's quant_primitives.py and
+// ExecuTorch's Vulkan packers (tests/reference/quantized/q8_linear_ref.h, q4_ref.h): scales and
+// zero points bit-identical to torchao's float32 math, the linear within float accumulation error
+// of the fake-quantized fp64 result.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "gpu/context.h"
+#include "reference/quantized/q4_ref.h"
+#include "reference/quantized/q8_linear_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+bool have_dot4() { return gpu::Context::get()->info().packed_dot4; }
+std::vector<float> fvec(const HostTensor& t) { return std::vector<float>(t.as<float>(), t.as<float>() + t.numel()); }
+
+struct Cq {
+  std::string mapping = "ASYMMETRIC";
+  int64_t qmin = -128, qmax = 127;
+  std::optional<double> eps;
+  bool keepdim = false;
+  DType zp_type = DType::Int8;
+  std::vector<int64_t> block;  // default [1, ..., 1, K]
+};
+
+struct CqOut {
+  HostTensor scale, zp;
+};
+
+// scale / zero_point dims: input dims without the last (keepdim: last = 1).
+std::vector<int64_t> qdims(std::vector<int64_t> d, bool keepdim) {
+  if (keepdim) d.back() = 1;
+  else d.pop_back();
+  return d;
+}
+
+Id add_cq(OpGraph& g, Id x, const std::vector<int64_t>& xdims, const Cq& c, Id* scale, Id* zp, bool mark = true) {
+  auto qd = qdims(xdims, c.keepdim);
+  *scale = mark ? g.output(DType::Float32, qd) : g.tensor(DType::Float32, qd);
+  *zp = mark ? g.output(c.zp_type, qd) : g.tensor(c.zp_type, qd);
+  auto block = c.block;
+  if (block.empty()) {
+    block.assign(xdims.size(), 1);
+    block.back() = xdims.back();
+  }
+  g.gb.op("torchao.choose_qparams_affine.default",
+          {x, g.gb.str(c.mapping), g.gb.int_list(block), g.gb.null(), g.gb.int_(c.qmin), g.gb.int_(c.qmax),
+           c.eps ? g.gb.dbl(*c.eps) : g.gb.null(), g.gb.null(), g.gb.null(), g.gb.boolean(c.keepdim),
+           g.gb.value_list({*scale, *zp})});
+  return *scale;
+}
+
+CqOut run_cq(const HostTensor& x, const Cq& c) {
+  OpGraph g;
+  Id xi = g.input(x);
+  Id s, z;
+  add_cq(g, xi, x.shape, c, &s, &z);
+  auto out = g.run();
+  return {out[0], out[1]};
+}
+
+std::vector<int32_t> zps(const HostTensor& t) {
+  std::vector<int32_t> v(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.dtype == DType::Int8 ? t.as<int8_t>()[i] : t.as<int32_t>()[i];
+  return v;
+}
+
+// Rows with different ranges: mixed signs, all positive, all negative, all zero, a single spike.
+HostTensor rows_x(int64_t rows, int64_t K, uint64_t seed) {
+  auto x = random_f32({rows, K}, seed, -3.f, 2.f);
+  float* p = x.as<float>();
+  for (int64_t k = 0; k < K; ++k) {
+    if (rows > 1) p[1 * K + k] = std::abs(p[1 * K + k]) * 0.01f + 0.5f;  // all positive
+    if (rows > 2) p[2 * K + k] = -std::abs(p[2 * K + k]) * 7.f - 1e-3f;   // all negative
+    if (rows > 3) p[3 * K + k] = 0.f;                                     // all zero: scale = eps
+    if (rows > 4) p[4 * K + k] = k == K / 2 ? 1e-6f : 0.f;                // tiny range: scale clamps at eps
+  }
+  return x;
+}
+
+::testing::AssertionResult SameBits(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " values, expected " << want.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], 4) != 0)
+      return ::testing::AssertionFailure() << "scale " << i << ": got " << got[i] << ", expected " << want[i];
+  return ::testing::AssertionSuccess();
+}
+
+TEST(OpChooseQparamsAffine, AsymmetricPerRowScalesAndZeroPointsAreTorchaosBitForBit) {
+  ETW_REQUIRE_GPU();
+  const int64_t rows = 7, K = 37;
+  auto x = rows_x(rows, K, 1);
+  auto got = run_cq(x, Cq{});
+  ASSERT_EQ(got.scale.shape, (std::vector<int64_t>{rows}));
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref::choose_qparams_rows(fvec(x), rows, K, "ASYMMETRIC", -128, 127, FLT_EPSILON, &s, &z);
+  EXPECT_TRUE(SameBits(fvec(got.scale), s));
+  EXPECT_EQ(zps(got.zp), z);
+  EXPECT_EQ(fvec(got.scale)[3], FLT_EPSILON);  // an all-zero row: torch.finfo(float32).eps, not NaN
+  EXPECT_EQ(zps(got.zp)[3], -128);
+  EXPECT_EQ(zps(got.zp)[1], -128);  // all positive: min is 0
+  EXPECT_EQ(zps(got.zp)[2], 127);   // all negative: max is 0
+}
+
+TEST(OpChooseQparamsAffine, SymmetricKeepdimInt32ZeroPointAndExplicitEps) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64;
+  auto x = rows_x(6, K, 2);
+  x.shape = {2, 3, K};
+  Cq c;
+  c.mapping = "SYMMETRIC";
+  c.keepdim = true;
+  c.zp_type = DType::Int32;
+  c.qmin = -8;
+  c.qmax = 7;
+  c.eps = 1e-4;
+  auto got = run_cq(x, c);
+  ASSERT_EQ(got.scale.shape, (std::vector<int64_t>{2, 3, 1}));
+  ASSERT_EQ(got.zp.shape, (std::vector<int64_t>{2, 3, 1}));
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref::choose_qparams_rows(fvec(x), 6, K, "SYMMETRIC", -8, 7, 1e-4, &s, &z);
+  EXPECT_TRUE(SameBits(fvec(got.scale), s));
+  EXPECT_EQ(zps(got.zp), z);
+  EXPECT_EQ(fvec(got.scale)[3], static_cast<float>(1e-4));
+}
+
+TEST(OpChooseQparamsAffine, ManyRowsFillEveryZeroPointWord) {
+  ETW_REQUIRE_GPU();
+  const int64_t rows = 45, K = 2;  // 45 rows: 12 workgroups, the last with one row
+  auto x = random_f32({1, rows, K}, 3, -1.f, 1.5f);
+  auto got = run_cq(x, Cq{});
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref::choose_qparams_rows(fvec(x), rows, K, "ASYMMETRIC", -128, 127, FLT_EPSILON, &s, &z);
+  EXPECT_TRUE(SameBits(fvec(got.scale), s));
+  EXPECT_EQ(zps(got.zp), z);
+}
+
+TEST(OpChooseQparamsAffine, OtherBlockSizesAndUnknownMappingsAreRefused) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 32}, 4);
+  Cq c;
+  c.block = {1, 16};
+  auto e = load_error([&] { run_cq(x, c); });
+  EXPECT_TRUE(has(e, "torchao.choose_qparams_affine.default") &&
+              has(e, "block_size [1, 16] for input [2, 32]: only per-row blocks [1, ..., 1, K] with K > 1 are supported"))
+      << e;
+  c.block = {2, 32};
+  e = load_error([&] { run_cq(x, c); });
+  EXPECT_TRUE(has(e, "block_size [2, 32]")) << e;
+  Cq m;
+  m.mapping = "ASYM";
+  e = load_error([&] { run_cq(x, m); });
+  EXPECT_TRUE(has(e, "unknown mapping_type \"ASYM\"")) << e;
+  Cq r;
+  r.qmin = 5;
+  r.qmax = 5;
+  e = load_error([&] { run_cq(x, r); });
+  EXPECT_TRUE(has(e, "quant_min 5 must be below quant_max 5")) << e;
+  Cq w;
+  w.qmin = 0;
+  w.qmax = 255;
+  e = load_error([&] { run_cq(x, w); });
+  EXPECT_TRUE(has(e, "[quant_min, quant_max] = [0, 255] does not fit the zero_point dtype")) << e;
+}
+
+// ---------------------------------------------------------------- linear_dq8ca_q4gsw
+
+struct Dq {
+  int64_t N, K, gs, G, kpad, npad;
+  std::vector<int8_t> q;
+  std::vector<int32_t> sums;
+  std::vector<float> ws;
+  Dq(int64_t n, int64_t k, int64_t g, uint64_t seed) : N(n), K(k), gs(g), G(k / g), kpad((k + 7) / 8 * 8), npad((n + 7) / 8 * 8) {
+    std::mt19937_64 r(seed);
+    q.resize(N * K);
+    for (auto& v : q) v = static_cast<int8_t>(static_cast<int>(r() % 16) - 8);
+    sums.assign(G * npad, 0);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < K; ++j) sums[(j / gs) * npad + i] += q[i * K + j];
+    auto t = random_f32({G * N}, seed + 1, 0.01f, 0.2f);
+    ws.assign(t.as<float>(), t.as<float>() + G * N);
+  }
+  void add(OpGraph& g, Id x, Id sc, Id zp, Id out, std::vector<int64_t> wdims = {}) const {
+    auto packed = ref::pack_q4_linear(q, N, K, 8);
+    if (wdims.empty()) wdims = {N, kpad / 2};
+    packed.resize(numel(wdims), 0x88);
+    Id w = g.gb.constant(DType::UInt8, wdims, packed);
+    Id s = g.gb.constant_i32({G, npad}, sums);
+    Id c = g.gb.constant_f32({G, N}, ws);
+    g.gb.op("et_vk.linear_dq8ca_q4gsw.default", {x, sc, zp, w, s, c, g.gb.int_(gs), g.gb.null(), out});
+  }
+  HostTensor ref(const HostTensor& x, const std::vector<float>& s, const std::vector<int32_t>& z) const {
+    return ref::linear_dq8ca_q4gsw(x, s, z, q, N, K, ws, N, gs);
+  }
+};
+
+// The op with per-row scales and zero points fed as inputs (rows = all dims but the last).
+struct DqRun {
+  HostTensor out;
+  std::vector<std::string> variants;
+};
+DqRun run_dq(const Dq& d, const HostTensor& x, const std::vector<float>& s, const std::vector<int32_t>& z,
+             const std::string& route = "") {
+  OpGraph g;
+  auto rd = qdims(x.shape, false);
+  Id xi = g.input(x);
+  Id si = g.input(HostTensor::from(DType::Float32, rd, s));
+  std::vector<int8_t> z8(z.begin(), z.end());
+  Id zi = g.input(HostTensor::from(DType::Int8, rd, z8));
+  auto od = x.shape;
+  od.back() = d.N;
+  d.add(g, xi, si, zi, g.output(DType::Float32, od));
+  LoadOptions o;
+  if (!route.empty()) o.force_route["linear_dq8ca_q4gsw"] = route;
+  DqRun r{g.run(o)[0], {}};
+  r.variants = g.variants();
+  return r;
+}
+
+void ref_qparams(const HostTensor& x, std::vector<float>* s, std::vector<int32_t>* z) {
+  const int64_t K = x.shape.back();
+  ref::choose_qparams_rows(fvec(x), x.numel() / K, K, "ASYMMETRIC", -128, 127, FLT_EPSILON, s, z);
+}
+
+TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnBothRoutes) {
+  ETW_REQUIRE_GPU();
+  Dq d(20, 128, 32, 1);  // N 20: sums padded to 24
+  auto x = random_f32({1, 1, 128}, 2, -2.f, 3.f);
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  auto want = d.ref(x, s, z);
+  auto p = run_dq(d, x, s, z, "portable");
+  EXPECT_TRUE(Close(p.out, want, 1e-4, 1e-4));
+  EXPECT_EQ(p.variants, (std::vector<std::string>{"quantize", "portable"}));
+  if (!have_dot4()) GTEST_SKIP() << "adapter without dot4I8Packed: the dot4 route is not available";
+  auto q = run_dq(d, x, s, z, "dot4");
+  EXPECT_TRUE(Close(q.out, want, 1e-4, 1e-4));
+  EXPECT_EQ(q.variants, (std::vector<std::string>{"quantize", "dot4"}));
+}
+
+TEST(OpLinearDq8caQ4gsw, SeveralRowsWithOddKAndOddGroupSize) {
+  ETW_REQUIRE_GPU();
+  Dq d(7, 45, 9, 3);  // K 45 packs to 48; groups of 9 straddle the weight words
+  auto x = random_f32({5, 45}, 4, -1.f, 1.f);
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  z[1] = -128;  // zero points at both ends of the range
+  z[2] = 127;
+  auto want = d.ref(x, s, z);
+  for (const char* route : {"portable", "dot4"}) {
+    if (std::string(route) == "dot4" && !have_dot4()) continue;
+    EXPECT_TRUE(Close(run_dq(d, x, s, z, route).out, want, 1e-4, 1e-4)) << route;
+  }
+}
+
+TEST(OpLinearDq8caQ4gsw, ValuesPastTheScaleRangeClampToInt8) {
+  ETW_REQUIRE_GPU();
+  Dq d(9, 64, 16, 5);
+  auto x = random_f32({3, 64}, 6, -4.f, 4.f);
+  std::vector<float> s(3, 0.01f);  // |x| / s up to 400: clamped to [-128, 127]
+  std::vector<int32_t> z{0, 30, -50};
+  EXPECT_TRUE(Close(run_dq(d, x, s, z).out, d.ref(x, s, z), 1e-4, 1e-4));
+}
+
+// The 8da4w pattern as exported: choose_qparams_affine on the activations, then the linear.
+TEST(OpLinearDq8caQ4gsw, ChainedAfterChooseQparamsLikeThe8da4wExport) {
+  ETW_REQUIRE_GPU();
+  Dq d(12, 64, 32, 7);
+  auto x = rows_x(5, 64, 8);  // includes an all-zero row: output 0, not NaN
+  x.shape = {1, 5, 64};
+  OpGraph g;
+  Id xi = g.input(x);
+  Id s, z;
+  add_cq(g, xi, x.shape, Cq{}, &s, &z, false);
+  d.add(g, xi, s, z, g.output(DType::Float32, {1, 5, 12}));
+  auto out = g.run()[0];
+  std::vector<float> rs;
+  std::vector<int32_t> rz;
+  ref_qparams(x, &rs, &rz);
+  EXPECT_TRUE(Close(out, d.ref(x, rs, rz), 1e-4, 1e-4));
+  for (int n = 0; n < 12; ++n) EXPECT_EQ(out.as<float>()[3 * 12 + n], 0.f);
+}
+
+std::string dq_error(Dq d, int64_t gs_arg, std::vector<int64_t> wdims = {}) {
+  OpGraph g;
+  auto x = random_f32({2, d.K}, 9);
+  Id xi = g.input(x);
+  Id si = g.input(HostTensor::from(DType::Float32, {2}, std::vector<float>{0.1f, 0.1f}));
+  Id zi = g.input(HostTensor::from(DType::Int8, {2}, std::vector<int8_t>{0, 0}));
+  d.gs = gs_arg;
+  d.add(g, xi, si, zi, g.output(DType::Float32, {2, d.N}), wdims);
+  return load_error([&] { g.run(); });
+}
+
+TEST(OpLinearDq8caQ4gsw, BadGroupSizeWeightsSumsAndScalesAreFormatErrors) {
+  ETW_REQUIRE_GPU();
+  Dq d(8, 32, 16, 11);
+  auto e = dq_error(d, 5);
+  EXPECT_TRUE(has(e, "et_vk.linear_dq8ca_q4gsw.default") && has(e, "group_size 5 does not divide K = 32")) << e;
+  e = dq_error(d, 16, {8, 15});
+  EXPECT_TRUE(has(e, "weights must be [8, 16] (K = 32 padded to 8, two per byte), got [8, 15]")) << e;
+  Dq bad_sum = d;
+  bad_sum.sums[1 * bad_sum.npad + 3] += 1;
+  e = dq_error(bad_sum, 16);
+  EXPECT_TRUE(has(e, "weight_sums[1, 3] = ") && has(e, "but the weights of that group sum to")) << e;
+  Dq bad_scale = d;
+  bad_scale.ws[5] = -1.f;
+  e = dq_error(bad_scale, 16);
+  EXPECT_TRUE(has(e, "weight_scales[0, 5] must be finite and positive, got -1")) << e;
+  bad_scale.ws[5] = NAN;
+  e = dq_error(bad_scale, 16);
+  EXPECT_TRUE(has(e, "weight_scales[0, 5] must be finite and positive, got nan")) << e;
+}
+
+}  // namespace
