@@ -29,11 +29,17 @@ bool quantized_op(const std::string& n) {
          n.rfind("et_vk.linear_dq8ca", 0) == 0 || n.rfind("torchao.choose_qparams", 0) == 0;
 }
 
-format::VkGraphIR load_ir(const std::string& name) {
+// The merged IR of a fixture; its constants point into `program`, which must outlive it.
+struct Loaded {
+  format::Program program;
+  format::VkGraphIR ir;
+};
+Loaded load_ir(const std::string& name) {
   std::ifstream f(kDir + name + "/model.pte", std::ios::binary);
   auto bytes = std::make_shared<const format::Bytes>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  auto program = format::read_program(bytes);
-  return graph::merge_program(program, program.plans.at(0)).ir;
+  Loaded l{format::read_program(bytes), {}};
+  l.ir = graph::merge_program(l.program, l.program.plans.at(0)).ir;
+  return l;
 }
 
 // Builds and runs `ir` on zero inputs. "" when it runs with finite outputs, "error: ..." for an
@@ -92,7 +98,8 @@ std::vector<format::VkValue> mutations_of(const format::VkValue& v, const std::v
 }
 
 void fuzz_fixture(const std::string& name, size_t samples) {
-  auto base = load_ir(name);
+  auto loaded = load_ir(name);
+  const auto& base = loaded.ir;
   ASSERT_EQ(build_and_run(base), "") << name << " must build and run unmutated";
   // Tensors to swap in: a few of the graph's own, of other shapes and dtypes (constants included).
   std::vector<format::VkValue> tensors;
