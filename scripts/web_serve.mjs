@@ -21,9 +21,11 @@ function under(root, p) {
   return f === root || f.startsWith(root + path.sep) ? f : null;
 }
 
-export function startServer({dir, conformance, port = 0, host = '127.0.0.1', quiet = true}) {
+// `fixtures`: another conformance tree, served at /fixtures/ (the repository's own exports).
+export function startServer({dir, conformance, fixtures, port = 0, host = '127.0.0.1', quiet = true}) {
   const root = path.resolve(dir);
   const conf = conformance ? path.resolve(conformance) : null;
+  const fix = fixtures ? path.resolve(fixtures) : null;
   const server = http.createServer((req, res) => {
     let p;
     try {
@@ -34,6 +36,7 @@ export function startServer({dir, conformance, port = 0, host = '127.0.0.1', qui
     }
     let file = null;
     if (conf && (p === '/conformance' || p.startsWith('/conformance/'))) file = under(conf, p.slice('/conformance'.length));
+    else if (fix && (p === '/fixtures' || p.startsWith('/fixtures/'))) file = under(fix, p.slice('/fixtures'.length));
     else file = under(root, p);
     if (file && fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     if (!file || !fs.existsSync(file)) {

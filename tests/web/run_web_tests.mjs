@@ -53,7 +53,11 @@ for (const line of fs.readFileSync(statusFile, 'utf8').split('\n')) {
 }
 
 const t0 = Date.now();
-const {server, url} = await startServer({dir: build, conformance: haveConformance ? conformance : null});
+// The repository's own real exports (int8 CNNs and linears, 8da4w and 4-bit Llamas with steps):
+// every case must pass in the browser too.
+const repoFixtures = path.join(root, 'tests', 'fixtures', 'quantized');
+const {server, url} = await startServer({dir: build, conformance: haveConformance ? conformance : null,
+                                         fixtures: repoFixtures});
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'etwebgpu-chromium-'));
 const flags = ['--enable-unsafe-webgpu', '--headless', '--no-sandbox', '--disable-gpu-sandbox', '--disable-quic',
                '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -221,6 +225,26 @@ try {
     console.log(`conformance (browser): ${counts.passed} passed, ${counts.failed} failed, ` +
                 `${counts.unsupported} unsupported, ${counts.timeout} timed out (${names.length} cases)`);
   }
+  {
+    const manifest = JSON.parse(fs.readFileSync(path.join(repoFixtures, 'manifest.json'), 'utf8'));
+    const names = Object.keys(manifest.cases).filter((n) => n.includes(filter));
+    console.log(`== repository fixtures (tests/fixtures/quantized: ${names.length} cases, all must pass)`);
+    let passed = 0;
+    for (const name of names) {
+      const r = await evaluateWithin(caseTimeoutS, (a) => window.etwTest.runCase('fixtures', a.name, a.entry),
+                                     {name, entry: manifest.cases[name]});
+      const v = r.timeout ? {status: 'timeout', message: `did not finish within ${caseTimeoutS} s`, ms: caseTimeoutS * 1000}
+                          : r.value;
+      if (r.timeout) await openPage();
+      if (v.status === 'passed') ++passed;
+      else ++failures;
+      results.cases.push({name: 'fixtures/' + name, status: v.status, expected: 'passed', message: v.message, ms: v.ms});
+      console.log(`${(v.status === 'passed' ? '' : 'FAIL ') + v.status.padEnd(11)} ${name.padEnd(28)} ` +
+                  `${String(Math.round(v.ms || 0)).padStart(6)} ms  ${v.message}`);
+    }
+    console.log(`repository fixtures (browser): ${passed} of ${names.length} passed`);
+    counts.fixtures = `${passed}/${names.length}`;
+  }
   // Last (it leaves the page's device lost): a lost device must surface as an error.
   console.log('== device loss');
   await openPage();
@@ -237,7 +261,8 @@ try {
   console.log(`== web tests: ${failures ? 'FAILED' : 'passed'} (surface checks ${results.checks.length - checksFailed}/` +
               `${results.checks.length}, example ${results.example && results.example.pass ? 'ok' : 'FAIL'}, ` +
               `conformance ${counts.passed} passed / ${counts.failed} failed / ${counts.unsupported} unsupported / ` +
-              `${counts.timeout} timed out) in ${((Date.now() - t0) / 1000).toFixed(0)} s; details in ${out}`);
+              `${counts.timeout} timed out, repository fixtures ${counts.fixtures}) in ` +
+              `${((Date.now() - t0) / 1000).toFixed(0)} s; details in ${out}`);
 } catch (e) {
   console.log('FAIL  ' + (e.stack || e.message || e));
   ++failures;
