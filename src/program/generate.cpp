@@ -26,8 +26,9 @@ HostTensor ints(DType t, std::vector<int64_t> shape, const std::vector<int64_t>&
   return h;
 }
 
-// Positions the KV cache holds: the cache dim that index_put / index_copy write at input_pos,
-// over every mutable buffer they update (the smallest when several).
+// Positions the KV cache holds: the cache dim that index_put / index_copy write at input_pos, or
+// dim 1 of the caches update_cache / sdpa_with_kv_cache write (ExecuTorch's LLM recipe, caches
+// [B, S_max, H, D]), over every mutable buffer they update (the smallest when several).
 int64_t cache_length(graph::Graph& g) {
   const auto& ir = g.ir();
   int64_t len = 0;
@@ -35,6 +36,12 @@ int64_t cache_length(graph::Graph& g) {
   for (const auto& st : ir.state) {
     const auto& dims = ir.values[st.value_id].tensor.dims;
     for (const auto& c : ir.chain) {
+      if ((c.name == "update_cache.default" && c.args.size() == 4 && c.args[1] == st.value_id) ||
+          (c.name == "sdpa_with_kv_cache.default" && c.args.size() >= 5 &&
+           (c.args[3] == st.value_id || c.args[4] == st.value_id))) {
+        if (dims.size() == 4) note(dims[1]);
+        continue;
+      }
       if (c.args.empty() || c.args[0] != st.value_id) continue;
       if (c.name == "aten.index_put.default" && c.args.size() == 5 && ir.values[c.args[1]].kind == format::VkValueKind::ValueList) {
         const auto& ids = ir.values[c.args[1]].ids;
