@@ -47,7 +47,7 @@ for m in $W/*/*/model.pte; do
 done
 timeout 60 ./devbin/etwebgpu conformance .devshare/optests_q > $R/conf_optests_q.txt 2>&1
 say "optests: $(tail -1 $R/conf_optests_q.txt)"
-timeout 60 ./devbin/etwebgpu conformance tests/fixtures/quantized > $R/conf_fixtures.txt 2>&1
+timeout 60 ./devbin/etwebgpu conformance tests/fixtures/exports > $R/conf_fixtures.txt 2>&1
 say "fixtures: $(tail -1 $R/conf_fixtures.txt)"
 for s in $LLMS; do
   while [ ! -f /tmp/llm_$s.rc ]; do sleep 2; done

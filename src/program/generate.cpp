@@ -26,22 +26,27 @@ HostTensor ints(DType t, std::vector<int64_t> shape, const std::vector<int64_t>&
   return h;
 }
 
-// Positions the KV cache holds: the cache dim that index_put / index_copy write at input_pos, or
-// dim 1 of the caches update_cache / sdpa_with_kv_cache write (ExecuTorch's LLM recipe, caches
-// [B, S_max, H, D]), over every mutable buffer they update (the smallest when several).
+// Positions the KV cache holds: the cache dim that index_put / index_copy write at input_pos in a
+// mutable buffer, or dim 1 of the caches update_cache / sdpa_with_kv_cache write (ExecuTorch's LLM
+// recipe: caches [B, S_max, H, D], delegate constants the op updates in place); the smallest.
 int64_t cache_length(graph::Graph& g) {
   const auto& ir = g.ir();
   int64_t len = 0;
   auto note = [&len](int64_t n) { len = len == 0 ? n : std::min(len, n); };
+  auto cache_rows = [&](int32_t id) {
+    const auto& d = ir.values[id].tensor.dims;
+    if (ir.values[id].kind == format::VkValueKind::Tensor && d.size() == 4) note(d[1]);
+  };
+  for (const auto& c : ir.chain) {
+    if (c.name == "update_cache.default" && c.args.size() == 4) cache_rows(c.args[1]);
+    if (c.name == "sdpa_with_kv_cache.default" && c.args.size() >= 5) {
+      cache_rows(c.args[3]);
+      cache_rows(c.args[4]);
+    }
+  }
   for (const auto& st : ir.state) {
     const auto& dims = ir.values[st.value_id].tensor.dims;
     for (const auto& c : ir.chain) {
-      if ((c.name == "update_cache.default" && c.args.size() == 4 && c.args[1] == st.value_id) ||
-          (c.name == "sdpa_with_kv_cache.default" && c.args.size() >= 5 &&
-           (c.args[3] == st.value_id || c.args[4] == st.value_id))) {
-        if (dims.size() == 4) note(dims[1]);
-        continue;
-      }
       if (c.args.empty() || c.args[0] != st.value_id) continue;
       if (c.name == "aten.index_put.default" && c.args.size() == 5 && ir.values[c.args[1]].kind == format::VkValueKind::ValueList) {
         const auto& ids = ir.values[c.args[1]].ids;

@@ -152,3 +152,50 @@ TEST(Generate, BadOptionsAndNonDecoderModelsAreClearErrors) {
 }
 
 }  // namespace
+
+// ExecuTorch's own LLM recipe (tests/fixtures/exports/llama_recipe_*: llama:: update_cache +
+// custom_sdpa lowered to sdpa_with_kv_cache, a dynamic token dimension up to 31): generate feeds
+// the prompt in chunks as large as the program allows, finds the context length from the caches
+// sdpa_with_kv_cache writes, and picks the same tokens as a prompt fed one token per run.
+TEST(Generate, RecipeExportPrefillsInChunksLikeTokenByToken) {
+  ETW_REQUIRE_GPU();
+  for (const char* name : {"llama_recipe_fp32", "llama_recipe_8da4w"}) {
+    SCOPED_TRACE(name);
+    const std::string path = std::string(ETWEBGPU_SOURCE_DIR) + "/tests/fixtures/exports/" + name + "/model.pte";
+    auto m = Model::load(path);
+    ASSERT_TRUE(m->inputs()[0].dynamic);
+    EXPECT_EQ(m->inputs()[0].sizes[1], 31);
+    std::vector<int64_t> prompt;
+    for (int64_t i = 0; i < 12; ++i) prompt.push_back((i * 37 + 11) % 512);
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    GenerateOptions o;
+    o.max_new_tokens = 6;
+    o.on_prefill = [&](int64_t done, int64_t total) { chunks.emplace_back(done, total); };
+    auto r = generate(*m, prompt, o);
+    EXPECT_EQ(r.context_length, 32);
+    ASSERT_EQ(chunks.size(), 1u);  // the whole 12-token prompt in one run
+    EXPECT_EQ(chunks[0], std::make_pair(int64_t(12), int64_t(12)));
+    // Token by token through Model::run: the same argmax chain.
+    m->reset_state();
+    int64_t pos = 0, next = -1;
+    auto step = [&](int64_t tok) {
+      auto logits = m->run({i64({1, 1}, {tok}), i64({1}, {pos++})})[0];
+      const float* l = logits.as<float>();
+      int64_t best = 0;
+      for (int64_t i = 1; i < logits.numel(); ++i)
+        if (l[i] > l[best]) best = i;
+      return best;
+    };
+    for (int64_t t : prompt) next = step(t);
+    std::vector<int64_t> want;
+    for (int k = 0; k < 6; ++k) {
+      want.push_back(next);
+      if (k + 1 < 6) next = step(next);
+    }
+    EXPECT_EQ(r.tokens, want);
+    // A prompt longer than the context is refused, naming the limit; the model stays usable.
+    auto e = load_error([&] { generate(*m, std::vector<int64_t>(40, 1), o); });
+    EXPECT_TRUE(has(e, "the prompt has 40 tokens, the model's context holds 32")) << e;
+    EXPECT_EQ(generate(*m, prompt, o).tokens, r.tokens);
+  }
+}

@@ -55,7 +55,7 @@ for (const line of fs.readFileSync(statusFile, 'utf8').split('\n')) {
 const t0 = Date.now();
 // The repository's own real exports (int8 CNNs and linears, 8da4w and 4-bit Llamas with steps):
 // every case must pass in the browser too.
-const repoFixtures = path.join(root, 'tests', 'fixtures', 'quantized');
+const repoFixtures = path.join(root, 'tests', 'fixtures', 'exports');
 const {server, url} = await startServer({dir: build, conformance: haveConformance ? conformance : null,
                                          fixtures: repoFixtures});
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'etwebgpu-chromium-'));
@@ -228,7 +228,7 @@ try {
   {
     const manifest = JSON.parse(fs.readFileSync(path.join(repoFixtures, 'manifest.json'), 'utf8'));
     const names = Object.keys(manifest.cases).filter((n) => n.includes(filter));
-    console.log(`== repository fixtures (tests/fixtures/quantized: ${names.length} cases, all must pass)`);
+    console.log(`== repository fixtures (tests/fixtures/exports: ${names.length} cases, all must pass)`);
     let passed = 0;
     for (const name of names) {
       const r = await evaluateWithin(caseTimeoutS, (a) => window.etwTest.runCase('fixtures', a.name, a.entry),

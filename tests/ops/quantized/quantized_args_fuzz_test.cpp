@@ -1,4 +1,4 @@
-// Fuzzes the argument readers of the quantized operators on real exports (tests/fixtures/quantized):
+// Fuzzes the argument readers of the quantized operators on real exports (tests/fixtures/exports):
 // one argument of one quantized call at a time is replaced (scales by 0, negative, NaN, infinite,
 // denormal or huge values; zero points, group sizes and ints far out of range; IntLists emptied or
 // made negative; strings unknown; tensors swapped for a tensor of another shape or dtype), and the
@@ -22,7 +22,7 @@ using namespace etwebgpu;
 
 namespace {
 
-const std::string kDir = ETWEBGPU_SOURCE_DIR "/tests/fixtures/quantized/";
+const std::string kDir = ETWEBGPU_SOURCE_DIR "/tests/fixtures/exports/";
 
 bool quantized_op(const std::string& n) {
   return n.rfind("et_vk.q8ta", 0) == 0 || n.rfind("quantized_decomposed.", 0) == 0 ||
