@@ -191,8 +191,46 @@ struct Q8Params {
   uint32_t n = 0;
   int32_t za = 0, zb = 0, zo = 0;
   float sa = 1.f, sb = 1.f, inv_so = 1.f, alpha = 1.f;
+  float lo = 0.f, hi = 0.f, qmin = -128.f, qmax = 127.f;
 };
-static_assert(sizeof(Q8Params) == 32);
+static_assert(sizeof(Q8Params) == 48);
+
+// etwebgpu.q8ta_clamp [x, in_scale, in_zp, lo, hi, out_scale, out_zp, quant_min, quant_max, out]:
+// dequantize_per_tensor -> hardtanh / clamp / relu -> quantize_per_tensor as one int8 kernel, made
+// at load by ops/quantized/q8_requant_fusion.cpp.
+void build_q8ta_clamp(OpContext& oc) {
+  Graph& g = oc.g;
+  const int32_t x = oc.arg(0), out = oc.out();
+  require_dtype(oc, x, {VkDType::Int8}, "input");
+  require_dtype(oc, out, {VkDType::Int8}, "output");
+  auto [qmin, qmax] = quant_range(oc, 7, out);
+  Q8Params base;
+  base.sa = checked_scale(oc, g.number(oc.arg(1)), "input scale");
+  base.za = checked_zero_point(oc, oc.arg(2), -128, 127, "input zero_point");
+  double lo = g.number(oc.arg(3)), hi = g.number(oc.arg(4));
+  if (std::isnan(lo) || std::isnan(hi) || lo > hi) oc.fail(ErrorKind::Format, "clamp bounds " + num(lo) + ", " + num(hi));
+  base.lo = static_cast<float>(lo);
+  base.hi = static_cast<float>(hi);
+  checked_scale(oc, g.number(oc.arg(5)), "output scale");
+  base.inv_so = static_cast<float>(1.0 / g.number(oc.arg(5)));
+  base.zo = checked_zero_point(oc, oc.arg(6), qmin, qmax, "output zero_point");
+  base.qmin = static_cast<float>(qmin);
+  base.qmax = static_cast<float>(qmax);
+  oc.output_like(out, x);
+  oc.add(kernel::Kernel("q8ta_elementwise")
+             .constant("OP", 2u)
+             .input("A", x)
+             .input("B", -1)
+             .output("Y", out)
+             .params<Q8Params>([x, base](const kernel::Live& l) {
+               Q8Params p = base;
+               p.n = kernel::u32(l.numel(x), "element count");
+               return p;
+             })
+             .flat(out, 4)
+             .variant("clamp"));
+}
+ETW_REGISTER_OP("etwebgpu.q8ta_clamp", build_q8ta_clamp);
 
 // q8ta_add (binary) or q8ta_relu: int8 tensors of one shape.
 void build_q8ta_elementwise(OpContext& oc, bool add) {

@@ -259,3 +259,57 @@ TEST(OpQ8ta, AddOfDifferentShapesOrBadOutputScaleIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// dequantize -> activation -> quantize, the way static-int8 exports keep ReLU6 (MobileNetV2).
+// Returns the dequantized float tensor.
+Id build_requant_chain(OpGraph& g, const HostTensor& q, const std::string& act, double s1, int64_t z1, double s2,
+                       int64_t z2) {
+  Id x = g.input(q);
+  Id f = g.tensor(DType::Float32, q.shape), h = g.tensor(DType::Float32, q.shape);
+  Id o = g.output(DType::Int8, q.shape);
+  g.gb.op("quantized_decomposed.dequantize_per_tensor.default",
+          {x, g.gb.dbl(s1), g.gb.int_(z1), g.gb.int_(-128), g.gb.int_(127), g.gb.null(), g.gb.null(), f});
+  if (act == "relu") g.gb.op("aten.relu.default", {f, h});
+  else if (act == "clamp") g.gb.op("aten.clamp.default", {f, g.gb.dbl(-0.5), g.gb.null(), h});
+  else g.gb.op("aten.hardtanh.default", {f, g.gb.dbl(0.0), g.gb.dbl(6.0), h});
+  g.gb.op("quantized_decomposed.quantize_per_tensor.default",
+          {h, g.gb.dbl(s2), g.gb.int_(z2), g.gb.int_(-128), g.gb.int_(127), g.gb.null(), o});
+  return f;
+}
+
+// The three calls become one etwebgpu.q8ta_clamp dispatch at load, bit-identical to the three
+// kernels run apart (fusion off) and to PyTorch's float32 reference.
+TEST(OpQ8taClamp, DequantizeActivationQuantizeFuseIntoOneExactKernel) {
+  ETW_REQUIRE_GPU();
+  auto q = random_i8({2, 8, 9, 7}, 21);
+  for (const char* act : {"hardtanh", "relu", "clamp"}) {
+    SCOPED_TRACE(act);
+    auto build = [&](OpGraph& g) { build_requant_chain(g, q, act, 0.05, -3, 0.05, -100); };
+    auto fused = load_graph(build, true);
+    auto apart = load_graph(build, false);
+    EXPECT_EQ(fused.ops, (std::vector<std::string>{"etwebgpu.q8ta_clamp"}));
+    EXPECT_EQ(apart.ops.size(), 3u);
+    EXPECT_TRUE(Close(fused.out[0], apart.out[0], 0, 0));
+    auto f = ref::dequantize_affine(q, {0.05}, {-3}, 0);
+    const double lo = std::string(act) == "clamp" ? -0.5 : 0.0, hi = std::string(act) == "hardtanh" ? 6.0 : 1e30;
+    for (int64_t i = 0; i < f.numel(); ++i)
+      f.as<float>()[i] = std::min(std::max(f.as<float>()[i], static_cast<float>(lo)), static_cast<float>(hi));
+    EXPECT_TRUE(Close(fused.out[0], ref::quantize_affine(f, {0.05}, {-100}, 0, -128, 127, DType::Int8), 0, 0));
+  }
+}
+
+// A float tensor of the chain that something else reads (here the graph output) stays: no fusion.
+TEST(OpQ8taClamp, ChainWhoseFloatTensorIsAlsoAnOutputIsLeftApart) {
+  ETW_REQUIRE_GPU();
+  auto q = random_i8({33}, 22);
+  auto r = load_graph(
+      [&](OpGraph& g) {
+        g.mark_output(build_requant_chain(g, q, "hardtanh", 0.1, 0, 0.1, 0));
+      },
+      true);
+  EXPECT_EQ(r.ops.size(), 3u);
+}
+
+}  // namespace
