@@ -271,6 +271,15 @@ MergedProgram merge_program(const format::Program& program, const format::Execut
             throw Error(ErrorKind::Unsupported, "a delegate output that is also one of its inputs");
           map[sub.output_ids[k]] = ins.args[sub.input_ids.size() + k];
           moved.erase(ins.args[sub.input_ids.size() + k]);
+          // The delegate computes its own output shape: one the program holds differently would
+          // come back with the delegate's shape under the program's name.
+          const auto& pv = ir.values[map[sub.output_ids[k]]];
+          const auto& dv = sub.values[sub.output_ids[k]];
+          if (pv.kind == VkValueKind::Tensor && dv.kind == VkValueKind::Tensor &&
+              numel(pv.tensor.dims) != numel(dv.tensor.dims))
+            throw Error(ErrorKind::Format, "delegate output %" + std::to_string(sub.output_ids[k]) + " " +
+                                               shape_str(dv.tensor.dims) + " does not match program EValue " +
+                                               std::to_string(map[sub.output_ids[k]]) + " " + shape_str(pv.tensor.dims));
         }
         for (uint32_t k : io) {
           const auto& pv = ir.values[map[k]];

@@ -66,6 +66,19 @@ TEST(Program, TensorFlowsDelegateToKernelToDelegateOnTheGpu) {
   EXPECT_TRUE(Close(out2[0], ref_tensor(shape, ref)));
 }
 
+// ExecuTorch 1.2's Vulkan partitioner lowers a quantized ConvTranspose2d as a plain q8ta_conv2d
+// whose output ([1, 8, 4, 4]) is not the program's ([1, 8, 16, 16]); the delegate's result would
+// come back under the program's name with the wrong shape. The real export (ExecuTorch WebGPU's
+// op test q8ta_conv2d_transposed/k3, tests/data/malformed_exports) is a load error naming both.
+TEST(Program, DelegateOutputOfAnotherSizeThanItsProgramValueIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([&] {
+    Model::load(ETWEBGPU_SOURCE_DIR "/tests/data/malformed_exports/q8ta_conv2d_transposed_as_plain_conv.pte");
+  });
+  EXPECT_TRUE(has(e, "Format error: delegate output %22 [1, 8, 4, 4] does not match program EValue 1 [1, 8, 16, 16]"))
+      << e;
+}
+
 TEST(Program, KernelCallsAloneRunWithoutAnyDelegate) {
   ETW_REQUIRE_GPU();
   ProgramBuilder p;
