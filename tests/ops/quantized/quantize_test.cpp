@@ -312,4 +312,25 @@ TEST(OpQ8taClamp, ChainWhoseFloatTensorIsAlsoAnOutputIsLeftApart) {
   EXPECT_EQ(r.ops.size(), 3u);
 }
 
+// The op the rewrite makes, called directly: the same result as the chain; bad bounds or scales are
+// Format errors naming them (a .pte may hold the internal op too).
+TEST(OpQ8taClamp, DirectCallMatchesTheChainAndRefusesBadArguments) {
+  ETW_REQUIRE_GPU();
+  auto q = random_i8({4, 11}, 23);
+  auto direct = [&](double lo, double hi, double s2) {
+    OpGraph g;
+    Id x = g.input(q);
+    Id o = g.output(DType::Int8, q.shape);
+    g.gb.op("etwebgpu.q8ta_clamp", {x, g.gb.dbl(0.05), g.gb.int_(-3), g.gb.dbl(lo), g.gb.dbl(hi), g.gb.dbl(s2),
+                                    g.gb.int_(-100), g.gb.int_(-128), g.gb.int_(127), o});
+    return g.run()[0];
+  };
+  auto chain = load_graph([&](OpGraph& g) { build_requant_chain(g, q, "hardtanh", 0.05, -3, 0.05, -100); }, false);
+  EXPECT_TRUE(Close(direct(0.0, 6.0, 0.05), chain.out[0], 0, 0));
+  auto e = load_error([&] { direct(6.0, 0.0, 0.05); });
+  EXPECT_TRUE(has(e, "Format error") && has(e, "clamp bounds 6, 0")) << e;
+  e = load_error([&] { direct(0.0, 6.0, 0.0); });
+  EXPECT_TRUE(has(e, "output scale 0 is not a positive finite number")) << e;
+}
+
 }  // namespace
