@@ -4,6 +4,9 @@
 // three dispatches and two float tensors. One int8 -> int8 kernel does the same float32 operations
 // in the same order (q8ta_elementwise.wgsl, CLAMP), so the result is bit-identical. Only when the
 // float tensors are read by the next call alone and are neither graph inputs, outputs nor state.
+// Then a q8ta convolution whose int8 output only such a clamp reads takes it into its
+// requantization (etwebgpu.q8ta_conv2d*_clamp: the clamp's operations on the conv's int8 value,
+// q8ta_conv_requant.wgsl), one dispatch for the three calls and the conv.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -35,6 +38,43 @@ bool activation_bounds(Graph& g, const format::VkGraphIR& ir, const format::VkOp
   if (c.name == "aten.hardtanh.default" && c.args.size() == 4) return num(c.args[1], -1.0, lo) && num(c.args[2], 1.0, hi) && lo <= hi;
   if (c.name == "aten.clamp.default" && c.args.size() == 4) return num(c.args[1], -inf, lo) && num(c.args[2], inf, hi) && lo <= hi;
   return false;
+}
+
+// q8ta_conv2d[_pw|_dw] -> etwebgpu.q8ta_clamp, the conv's output read by the clamp alone.
+size_t fuse_conv_clamp(format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
+  std::vector<bool> removed(n, false);
+  size_t fused = 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    auto& conv = ir.chain[i];
+    const auto& cl = ir.chain[i + 1];
+    const char* name = conv.name == "et_vk.q8ta_conv2d.default"      ? "etwebgpu.q8ta_conv2d_clamp"
+                       : conv.name == "et_vk.q8ta_conv2d_pw.default" ? "etwebgpu.q8ta_conv2d_pw_clamp"
+                       : conv.name == "et_vk.q8ta_conv2d_dw.default" ? "etwebgpu.q8ta_conv2d_dw_clamp"
+                                                                      : nullptr;
+    if (!name || conv.args.size() != 16 || cl.name != "etwebgpu.q8ta_clamp" || cl.args.size() != 10) continue;
+    int32_t y = conv.args.back();
+    if (cl.args[0] != y || pinned.count(y) || mentions[y].size() != 2 || mentions[y][0] != i || mentions[y][1] != i + 1 ||
+        ir.values[y].tensor.dims != ir.values[cl.args.back()].tensor.dims)
+      continue;
+    format::VkOpCall call;
+    call.node_id = conv.node_id;
+    call.name = name;
+    call.args.assign(conv.args.begin(), conv.args.end() - 1);
+    call.args.insert(call.args.end(), cl.args.begin() + 1, cl.args.end());
+    conv = std::move(call);
+    removed[i + 1] = true;
+    ++fused;
+    ++i;
+  }
+  if (!fused) return 0;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i)
+    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
+  ir.chain = std::move(chain);
+  return fused;
 }
 
 size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir) {
@@ -89,7 +129,7 @@ size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir) {
   for (size_t i = 0; i < n; ++i)
     if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
   ir.chain = std::move(chain);
-  return fused;
+  return fused + fuse_conv_clamp(ir);
 }
 
 ETW_REGISTER_LOAD_REWRITE(fuse_q8_requant_clamp);

@@ -37,8 +37,16 @@ struct QConvParams {
   float inv;
   uint32_t relu;
   uint32_t splits, steps, pad0, pad1;
+  // A fused etwebgpu.q8ta_clamp (q8_requant_fusion.cpp): y -> clamp((y - post_zp_in) * post_scale,
+  // lo, hi) requantized by 1 / post_inv_scale + post_zp, clamped to [post_qmin, post_qmax].
+  uint32_t post;
+  int32_t post_zp_in;
+  float post_scale, post_lo, post_hi, post_inv;
+  int32_t post_zp;
+  float post_qmin, post_qmax;
+  uint32_t pad2[3];
 };
-static_assert(sizeof(QConvParams) == 112);
+static_assert(sizeof(QConvParams) == 160);
 
 enum class QKind { General, Pointwise, Depthwise };
 
@@ -70,9 +78,12 @@ std::vector<T> constant_values(const OpContext& oc, int32_t id, const char* what
   return v;
 }
 
-void build_q8ta_conv(OpContext& oc, QKind kind) {
+// `post`: the call is etwebgpu.q8ta_conv2d*_clamp, the conv's 15 arguments then a q8ta_clamp's
+// [in_scale, in_zp, lo, hi, out_scale, out_zp, quant_min, quant_max] applied to its int8 result.
+void build_q8ta_conv(OpContext& oc, QKind kind, bool post = false) {
   Graph& g = oc.g;
-  if (oc.nargs() != 16) oc.fail(ErrorKind::Format, "expected 16 arguments, got " + std::to_string(oc.nargs()));
+  const size_t nargs = post ? 24 : 16;
+  if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expected " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   const int32_t x = oc.arg(0), w = oc.arg(3), ws = oc.arg(4), sc = oc.arg(5), bias = oc.arg(8), out = oc.out();
   need_dtype(oc, x, VkDType::Int8, "x");
   need_dtype(oc, out, VkDType::Int8, "out");
@@ -209,6 +220,26 @@ void build_q8ta_conv(OpContext& oc, QKind kind) {
   base.ozp = static_cast<int32_t>(ozp);
   base.inv = static_cast<float>(1.0 / oscale);
   base.relu = act == "relu" ? 1u : 0u;
+  if (post) {
+    // Checked as etwebgpu.q8ta_clamp checks them.
+    const double ps = g.number(oc.arg(15)), lo = g.number(oc.arg(17)), hi = g.number(oc.arg(18)), os = g.number(oc.arg(19));
+    const int64_t pz = g.integer(oc.arg(16)), oz = g.integer(oc.arg(20)), qmin = g.integer(oc.arg(21)), qmax = g.integer(oc.arg(22));
+    check_scale(ps, "clamp input_scale");
+    check_scale(os, "clamp output_scale");
+    check_zp(pz, "clamp input_zero_point");
+    if (qmin > qmax || qmin < -128 || qmax > 127) oc.fail(ErrorKind::Format, "clamp quant range " + std::to_string(qmin) + ", " + std::to_string(qmax));
+    if (oz < qmin || oz > qmax) oc.fail(ErrorKind::Format, "clamp output_zero_point " + std::to_string(oz) + " is outside its quant range");
+    if (std::isnan(lo) || std::isnan(hi) || lo > hi) oc.fail(ErrorKind::Format, "clamp bounds " + num_str(lo) + ", " + num_str(hi));
+    base.post = 1;
+    base.post_zp_in = static_cast<int32_t>(pz);
+    base.post_scale = static_cast<float>(ps);
+    base.post_lo = static_cast<float>(lo);
+    base.post_hi = static_cast<float>(hi);
+    base.post_inv = static_cast<float>(1.0 / os);
+    base.post_zp = static_cast<int32_t>(oz);
+    base.post_qmin = static_cast<float>(qmin);
+    base.post_qmax = static_cast<float>(qmax);
+  }
 
   auto out_hw = [base, KH, KW](int64_t H, int64_t W) {
     int64_t oh = (H + 2 * int64_t(base.ph) - int64_t(base.dh) * (KH - 1) - 1) / int64_t(base.sh) + 1;
@@ -335,6 +366,12 @@ void build_q8ta_conv2d_dw(OpContext& oc) { build_q8ta_conv(oc, QKind::Depthwise)
 ETW_REGISTER_OP("et_vk.q8ta_conv2d.default", build_q8ta_conv2d);
 ETW_REGISTER_OP("et_vk.q8ta_conv2d_pw.default", build_q8ta_conv2d_pw);
 ETW_REGISTER_OP("et_vk.q8ta_conv2d_dw.default", build_q8ta_conv2d_dw);
+void build_q8ta_conv2d_clamp(OpContext& oc) { build_q8ta_conv(oc, QKind::General, true); }
+void build_q8ta_conv2d_pw_clamp(OpContext& oc) { build_q8ta_conv(oc, QKind::Pointwise, true); }
+void build_q8ta_conv2d_dw_clamp(OpContext& oc) { build_q8ta_conv(oc, QKind::Depthwise, true); }
+ETW_REGISTER_OP("etwebgpu.q8ta_conv2d_clamp", build_q8ta_conv2d_clamp);
+ETW_REGISTER_OP("etwebgpu.q8ta_conv2d_pw_clamp", build_q8ta_conv2d_pw_clamp);
+ETW_REGISTER_OP("etwebgpu.q8ta_conv2d_dw_clamp", build_q8ta_conv2d_dw_clamp);
 
 }  // namespace
 }  // namespace etwebgpu::ops

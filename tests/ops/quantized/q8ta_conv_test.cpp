@@ -195,6 +195,75 @@ TEST(OpQ8taConv2d, ExtremeZeroPointsSaturateLikeQuantizePerTensor) {
   check(c, random_i8({1, 5, 6, 7}, 13), kConv);
 }
 
+// The conv's weights, scales and bias as constants of `g`; returns the conv's Id arguments.
+std::vector<Id> conv_call(OpGraph& g, const Args& a, Id x) {
+  std::vector<uint8_t> wb(a.w.size());
+  std::memcpy(wb.data(), a.w.data(), wb.size());
+  Id w = g.gb.constant(DType::Int8, a.wshape, wb);
+  Id sums = g.gb.constant_i32({static_cast<int64_t>(a.sums.size())}, a.sums);
+  Id sc = g.gb.constant_f32({static_cast<int64_t>(a.scales.size())}, a.scales);
+  Id b = a.bias.empty() ? g.gb.null() : g.gb.constant_f32({static_cast<int64_t>(a.bias.size())}, a.bias);
+  return {x, g.gb.dbl(a.iscale), g.gb.int_(a.izp), w, sums, sc, g.gb.dbl(a.oscale), g.gb.int_(a.ozp), b,
+          g.gb.int_list(a.ks), g.gb.int_list(a.stride), g.gb.int_list(a.padding), g.gb.int_list(a.dilation),
+          g.gb.int_(a.groups), g.gb.str(a.act)};
+}
+
+// A conv, then the three calls static-int8 exports keep ReLU6 as (MobileNetV2): dequantize with
+// the conv's output parameters, hardtanh(0, 6), quantize with others.
+void build_conv_relu6(OpGraph& g, const Args& a, const HostTensor& x, const std::vector<int64_t>& os) {
+  Id xi = g.input(x);
+  Id y = g.tensor(DType::Int8, os), f = g.tensor(DType::Float32, os), h = g.tensor(DType::Float32, os);
+  Id o = g.output(DType::Int8, os);
+  auto args = conv_call(g, a, xi);
+  args.push_back(y);
+  g.gb.op(a.op, args);
+  g.gb.op("quantized_decomposed.dequantize_per_tensor.default",
+          {y, g.gb.dbl(a.oscale), g.gb.int_(a.ozp), g.gb.int_(-128), g.gb.int_(127), g.gb.null(), g.gb.null(), f});
+  g.gb.op("aten.hardtanh.default", {f, g.gb.dbl(0.0), g.gb.dbl(6.0), h});
+  g.gb.op("quantized_decomposed.quantize_per_tensor.default",
+          {h, g.gb.dbl(a.oscale * 0.6), g.gb.int_(-128), g.gb.int_(-128), g.gb.int_(127), g.gb.null(), o});
+}
+
+// Conv + ReLU6 chain: one dispatch (etwebgpu.q8ta_conv2d*_clamp) at load, bit-identical to the four
+// kernels run apart, on each conv kind; the fused op called directly gives the same, and its bad
+// clamp arguments are Format errors.
+TEST(OpQ8taConv2dClamp, ReluSixChainFoldsIntoTheConvBitIdentically) {
+  ETW_REQUIRE_GPU();
+  struct Case { const char* op; const char* fused; ref::Q8Conv c; std::vector<int64_t> xs; };
+  auto general = make_conv(8, 3, 3, 3, 1, true, 40);
+  general.ph = general.pw = 1;
+  auto pw = make_conv(12, 16, 1, 1, 1, true, 41);
+  pw.izp = 5, pw.ozp = -9;
+  auto dw = make_conv(8, 1, 3, 3, 8, false, 42);
+  dw.ph = dw.pw = 1, dw.sh = dw.sw = 2;
+  for (const Case& k : {Case{kConv, "etwebgpu.q8ta_conv2d_clamp", general, {1, 3, 9, 8}},
+                        Case{kPw, "etwebgpu.q8ta_conv2d_pw_clamp", pw, {2, 16, 5, 7}},
+                        Case{kDw, "etwebgpu.q8ta_conv2d_dw_clamp", dw, {1, 8, 9, 9}}}) {
+    SCOPED_TRACE(k.op);
+    Args a = args_for(k.c, k.op);
+    auto x = random_i8(k.xs, 43);
+    auto os = out_shape(k.c, k.xs);
+    auto build = [&](OpGraph& g) { build_conv_relu6(g, a, x, os); };
+    auto fused = load_graph(build, true);
+    auto apart = load_graph(build, false);
+    EXPECT_EQ(fused.ops, std::vector<std::string>{k.fused});
+    EXPECT_EQ(apart.ops.size(), 4u);
+    EXPECT_TRUE(Close(fused.out[0], apart.out[0], 0, 0));
+    auto direct = [&](double lo, double hi) {
+      OpGraph g;
+      auto args = conv_call(g, a, g.input(x));
+      for (Id v : {g.gb.dbl(a.oscale), g.gb.int_(a.ozp), g.gb.dbl(lo), g.gb.dbl(hi), g.gb.dbl(a.oscale * 0.6),
+                   g.gb.int_(-128), g.gb.int_(-128), g.gb.int_(127), g.output(DType::Int8, os)})
+        args.push_back(v);
+      g.gb.op(k.fused, args);
+      return g.run()[0];
+    };
+    EXPECT_TRUE(Close(direct(0.0, 6.0), apart.out[0], 0, 0));
+    auto e = load_error([&] { direct(6.0, 0.0); });
+    EXPECT_TRUE(has(e, "clamp bounds 6, 0")) << e;
+  }
+}
+
 TEST(OpQ8taConv2dPw, PointwiseBatchTwoWithAndWithoutBias) {
   ETW_REQUIRE_GPU();
   auto c = make_conv(12, 20, 1, 1, 1, true, 14);
