@@ -199,3 +199,20 @@ TEST(Generate, RecipeExportPrefillsInChunksLikeTokenByToken) {
     EXPECT_EQ(generate(*m, prompt, o).tokens, r.tokens);
   }
 }
+
+// The recipe export run directly: a position past the cache, a token outside the vocabulary and a
+// chunk above the program's dynamic bound are errors naming the limit; the model then runs a good
+// chunk as before.
+TEST(Generate, RecipeExportBadPositionTokenOrChunkAreErrorsAndTheModelStaysUsable) {
+  ETW_REQUIRE_GPU();
+  auto m = Model::load(std::string(ETWEBGPU_SOURCE_DIR) + "/tests/fixtures/exports/llama_recipe_q4/model.pte");
+  auto good = [&] { return m->run({i64({1, 3}, {1, 2, 3}), i64({1}, {0})})[0]; };
+  auto before = good();
+  std::vector<int64_t> seven(7, 4);
+  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 7}, seven), i64({1}, {30})}); }), "start_pos 30 + S 7 exceeds the cache length 32"));
+  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 1}, {600}), i64({1}, {0})}); }),
+                  "index 600 is out of bounds for dimension 0 with size 512"));
+  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 40}, std::vector<int64_t>(40, 0)), i64({1}, {0})}); }),
+                  "input 0 has shape [1, 40], outside the exported bound [1, 31]"));
+  EXPECT_TRUE(Close(good(), before, 0, 0));
+}
