@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "etwebgpu/tensor.h"
+#include "graph/fusion.h"
 #include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
@@ -127,11 +128,7 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
     ++stats.calls_removed;
   }
   if (!stats.calls_removed) return stats;
-  std::vector<format::VkOpCall> chain;
-  chain.reserve(ir.chain.size() - stats.calls_removed);
-  for (size_t i = 0; i < ir.chain.size(); ++i)
-    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  ir.chain = std::move(chain);
+  drop_calls(ir, removed);
   return stats;
 }
 

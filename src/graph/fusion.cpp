@@ -67,6 +67,13 @@ std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir) {
   return mentions;
 }
 
+void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < ir.chain.size(); ++i)
+    if (i >= removed.size() || !removed[i]) chain.push_back(std::move(ir.chain[i]));
+  ir.chain = std::move(chain);
+}
+
 std::set<int32_t> pinned_values(const format::VkGraphIR& ir) {
   std::set<int32_t> pinned;
   for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));

@@ -74,6 +74,8 @@ void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vec
 std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir);
 // Graph inputs, outputs and state: values a rewrite must leave materialized.
 std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
+// Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
+void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
 // The term list text of `terms` (outputs `ids`) over `inputs`.

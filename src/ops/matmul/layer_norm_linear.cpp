@@ -124,10 +124,7 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
     ++fused;
   }
   if (!fused) return 0;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i)
-    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  ir.chain = std::move(chain);
+  graph::drop_calls(ir, removed);
   return fused;
 }
 

@@ -1,5 +1,5 @@
-// Shared by the int8 linear shaders (//!include q8_int_math): a dot product of four signed bytes
-// packed in two words, and a correctly rounded f32 division.
+// Shared by the int8 linear and convolution shaders (//!include q8_int_math): a dot product of four
+// signed bytes packed in two words, and a correctly rounded f32 division.
 //
 // dot4(a, b) = sum_j int8(byte j of a) * int8(byte j of b). DOT4 (defined only where the adapter
 // has the packed_4x8_integer_dot_product language feature): WGSL's dot4I8Packed; otherwise the

@@ -70,10 +70,7 @@ size_t fuse_conv_clamp(format::VkGraphIR& ir) {
     ++i;
   }
   if (!fused) return 0;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i)
-    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  ir.chain = std::move(chain);
+  graph::drop_calls(ir, removed);
   return fused;
 }
 
@@ -125,10 +122,7 @@ size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir) {
     i += 2;
   }
   if (!fused) return 0;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i)
-    if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  ir.chain = std::move(chain);
+  graph::drop_calls(ir, removed);
   return fused + fuse_conv_clamp(ir);
 }
 

@@ -25,16 +25,7 @@ override TM: u32 = 4u;   // 1, 2, 4 or 8
 var<workgroup> As: array<u32, 2048>;        // [16 k words][16 * TM rows]
 var<workgroup> Bs: array<vec4<u32>, 256>;   // [16 k words][16 quads]
 
-fn dot4(a: u32, b: u32) -> i32 {
-#if DOT4
-  return dot4I8Packed(a, b);
-#else
-  let x = bitcast<i32>(a);
-  let y = bitcast<i32>(b);
-  return ((x << 24u) >> 24u) * ((y << 24u) >> 24u) + ((x << 16u) >> 24u) * ((y << 16u) >> 24u) +
-         ((x << 8u) >> 24u) * ((y << 8u) >> 24u) + (x >> 24u) * (y >> 24u);
-#endif
-}
+//!include q8_int_math
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -195,6 +195,24 @@ struct Q8Params {
 };
 static_assert(sizeof(Q8Params) == 48);
 
+// The q8ta_elementwise kernel (OP 0 add, 1 relu, 2 clamp) over a's elements, one invocation per
+// output word.
+void add_q8_elementwise(OpContext& oc, uint32_t op, int32_t a, int32_t b, int32_t out, Q8Params base, const char* variant) {
+  oc.output_like(out, a);
+  oc.add(kernel::Kernel("q8ta_elementwise")
+             .constant("OP", op)
+             .input("A", a)
+             .input("B", b)
+             .output("Y", out)
+             .params<Q8Params>([a, base](const kernel::Live& l) {
+               Q8Params p = base;
+               p.n = kernel::u32(l.numel(a), "element count");
+               return p;
+             })
+             .flat(out, 4)
+             .variant(variant));
+}
+
 // etwebgpu.q8ta_clamp [x, in_scale, in_zp, lo, hi, out_scale, out_zp, quant_min, quant_max, out]:
 // dequantize_per_tensor -> hardtanh / clamp / relu -> quantize_per_tensor as one int8 kernel, made
 // at load by ops/quantized/q8_requant_fusion.cpp.
@@ -216,19 +234,7 @@ void build_q8ta_clamp(OpContext& oc) {
   base.zo = checked_zero_point(oc, oc.arg(6), qmin, qmax, "output zero_point");
   base.qmin = static_cast<float>(qmin);
   base.qmax = static_cast<float>(qmax);
-  oc.output_like(out, x);
-  oc.add(kernel::Kernel("q8ta_elementwise")
-             .constant("OP", 2u)
-             .input("A", x)
-             .input("B", -1)
-             .output("Y", out)
-             .params<Q8Params>([x, base](const kernel::Live& l) {
-               Q8Params p = base;
-               p.n = kernel::u32(l.numel(x), "element count");
-               return p;
-             })
-             .flat(out, 4)
-             .variant("clamp"));
+  add_q8_elementwise(oc, 2, x, -1, out, base, "clamp");
 }
 ETW_REGISTER_OP("etwebgpu.q8ta_clamp", build_q8ta_clamp);
 
@@ -260,19 +266,7 @@ void build_q8ta_elementwise(OpContext& oc, bool add) {
     if (!std::isfinite(alpha)) oc.fail(ErrorKind::Format, "alpha " + num(alpha) + " is not finite");
     base.alpha = static_cast<float>(alpha);
   }
-  oc.output_like(out, a);
-  oc.add(kernel::Kernel("q8ta_elementwise")
-             .constant("OP", add ? 0u : 1u)
-             .input("A", a)
-             .input("B", b)
-             .output("Y", out)
-             .params<Q8Params>([a, base](const kernel::Live& l) {
-               Q8Params p = base;
-               p.n = kernel::u32(l.numel(a), "element count");
-               return p;
-             })
-             .flat(out, 4)
-             .variant(add ? "add" : "relu"));
+  add_q8_elementwise(oc, add ? 0 : 1, a, b, out, base, add ? "add" : "relu");
 }
 
 void build_q8ta_add(OpContext& oc) { build_q8ta_elementwise(oc, true); }
