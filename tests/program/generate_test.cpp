@@ -24,9 +24,11 @@ std::string fixture_model(const char* name) {
 
 HostTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return HostTensor::from<int64_t>(DType::Int64, shape, v); }
 
-// Host reference: feed the prompt one token per run, then take argmax (first maximum) each step.
-std::vector<int64_t> argmax_chain(const std::vector<int64_t>& prompt, int n) {
-  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+// Host reference: feed the prompt one token per run of a freshly loaded `model`, then take argmax
+// (first maximum) each step.
+std::vector<int64_t> argmax_chain(const std::vector<int64_t>& prompt, int n,
+                                  const std::string& model = fixture_model("llama_kv_cache_decode_steps")) {
+  auto m = Model::load(model);
   std::vector<int64_t> out;
   int64_t pos = 0, next = -1;
   auto step = [&](int64_t tok) {
@@ -176,23 +178,7 @@ TEST(Generate, RecipeExportPrefillsInChunksLikeTokenByToken) {
     ASSERT_EQ(chunks.size(), 1u);  // the whole 12-token prompt in one run
     EXPECT_EQ(chunks[0], std::make_pair(int64_t(12), int64_t(12)));
     // Token by token through Model::run: the same argmax chain.
-    m->reset_state();
-    int64_t pos = 0, next = -1;
-    auto step = [&](int64_t tok) {
-      auto logits = m->run({i64({1, 1}, {tok}), i64({1}, {pos++})})[0];
-      const float* l = logits.as<float>();
-      int64_t best = 0;
-      for (int64_t i = 1; i < logits.numel(); ++i)
-        if (l[i] > l[best]) best = i;
-      return best;
-    };
-    for (int64_t t : prompt) next = step(t);
-    std::vector<int64_t> want;
-    for (int k = 0; k < 6; ++k) {
-      want.push_back(next);
-      if (k + 1 < 6) next = step(next);
-    }
-    EXPECT_EQ(r.tokens, want);
+    EXPECT_EQ(r.tokens, argmax_chain(prompt, 6, path));
     // A prompt longer than the context is refused, naming the limit; the model stays usable.
     auto e = load_error([&] { generate(*m, std::vector<int64_t>(40, 1), o); });
     EXPECT_TRUE(has(e, "the prompt has 40 tokens, the model's context holds 32")) << e;
