@@ -139,7 +139,9 @@ TEST(Soak, AThousandGenerateCallsWithRandomSamplingKeepMemoryFlatAndSeedsDetermi
     auto res = generate(*m, p, o);
     ASSERT_EQ(static_cast<int>(res.tokens.size()), o.max_new_tokens) << "call " << c;
     for (int64_t t : res.tokens) ASSERT_TRUE(t >= 0 && t < 512) << "call " << c;
-    if (c % 100 == 99) ASSERT_EQ(generate(*m, p0, o0).tokens, want) << "after call " << c;
+    if (c % 100 == 99) {
+      ASSERT_EQ(generate(*m, p0, o0).tokens, want) << "after call " << c;
+    }
     if (c == calls / 10) {
       rss_mark = rss_bytes();
       objects = gpu::Context::live_objects();
