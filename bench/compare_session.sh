@@ -20,7 +20,7 @@ say "$(head -1 $R/info.txt)"
 
 # Exporting is CPU work (float32 and float64 eager references, lowering, serialising): one process
 # per model, two threads each, on the 16 cores. Each writes its own tree, so no two share a manifest.
-specs=$(ls bench/models/[a-z]*.py)
+specs=$(ls bench/models/[a-z]*.py | grep -v /q8_)  # the int8 models: bench/quant_bench_session.sh (--no-ref64)
 for s in $specs; do
   n=$(basename $s .py)
   ( OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 timeout 240 python3 .devshare/exporter/export_pte.py $s $W/$n --atol rel \
