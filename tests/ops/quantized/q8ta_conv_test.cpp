@@ -90,10 +90,8 @@ std::vector<int64_t> out_shape(const ref::Q8Conv& c, const std::vector<int64_t>&
           (xs[3] + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1};
 }
 
-HostTensor run_args(const Args& a, const HostTensor& x, const std::vector<int64_t>& os, const std::string& route = "") {
-  OpGraph g;
-  Id xi = g.input(x);
-  Id out = g.output(DType::Int8, os);
+// The conv's weights, scales and bias as constants of `g`; returns the conv's Id arguments.
+std::vector<Id> conv_call(OpGraph& g, const Args& a, Id x) {
   std::vector<uint8_t> wb(a.w.size());
   std::memcpy(wb.data(), a.w.data(), wb.size());
   Id w = a.wdtype == DType::Int8 ? g.gb.constant(DType::Int8, a.wshape, wb)
@@ -101,9 +99,16 @@ HostTensor run_args(const Args& a, const HostTensor& x, const std::vector<int64_
   Id sums = g.gb.constant_i32({static_cast<int64_t>(a.sums.size())}, a.sums);
   Id sc = g.gb.constant_f32({static_cast<int64_t>(a.scales.size())}, a.scales);
   Id b = a.bias.empty() ? g.gb.null() : g.gb.constant_f32({static_cast<int64_t>(a.bias.size())}, a.bias);
-  g.gb.op(a.op, {xi, g.gb.dbl(a.iscale), g.gb.int_(a.izp), w, sums, sc, g.gb.dbl(a.oscale), g.gb.int_(a.ozp), b,
-                 g.gb.int_list(a.ks), g.gb.int_list(a.stride), g.gb.int_list(a.padding), g.gb.int_list(a.dilation),
-                 g.gb.int_(a.groups), g.gb.str(a.act), out});
+  return {x, g.gb.dbl(a.iscale), g.gb.int_(a.izp), w, sums, sc, g.gb.dbl(a.oscale), g.gb.int_(a.ozp), b,
+          g.gb.int_list(a.ks), g.gb.int_list(a.stride), g.gb.int_list(a.padding), g.gb.int_list(a.dilation),
+          g.gb.int_(a.groups), g.gb.str(a.act)};
+}
+
+HostTensor run_args(const Args& a, const HostTensor& x, const std::vector<int64_t>& os, const std::string& route = "") {
+  OpGraph g;
+  auto args = conv_call(g, a, g.input(x));
+  args.push_back(g.output(DType::Int8, os));
+  g.gb.op(a.op, args);
   LoadOptions o;
   if (!route.empty()) o.force_route["q8ta_conv"] = route;
   return g.run(o)[0];
@@ -193,19 +198,6 @@ TEST(OpQ8taConv2d, ExtremeZeroPointsSaturateLikeQuantizePerTensor) {
   check(c, random_i8({1, 5, 6, 7}, 12), kConv);
   c.izp = 127, c.ozp = -128, c.relu = true;
   check(c, random_i8({1, 5, 6, 7}, 13), kConv);
-}
-
-// The conv's weights, scales and bias as constants of `g`; returns the conv's Id arguments.
-std::vector<Id> conv_call(OpGraph& g, const Args& a, Id x) {
-  std::vector<uint8_t> wb(a.w.size());
-  std::memcpy(wb.data(), a.w.data(), wb.size());
-  Id w = g.gb.constant(DType::Int8, a.wshape, wb);
-  Id sums = g.gb.constant_i32({static_cast<int64_t>(a.sums.size())}, a.sums);
-  Id sc = g.gb.constant_f32({static_cast<int64_t>(a.scales.size())}, a.scales);
-  Id b = a.bias.empty() ? g.gb.null() : g.gb.constant_f32({static_cast<int64_t>(a.bias.size())}, a.bias);
-  return {x, g.gb.dbl(a.iscale), g.gb.int_(a.izp), w, sums, sc, g.gb.dbl(a.oscale), g.gb.int_(a.ozp), b,
-          g.gb.int_list(a.ks), g.gb.int_list(a.stride), g.gb.int_list(a.padding), g.gb.int_list(a.dilation),
-          g.gb.int_(a.groups), g.gb.str(a.act)};
 }
 
 // A conv, then the three calls static-int8 exports keep ReLU6 as (MobileNetV2): dequantize with
