@@ -1,9 +1,12 @@
-// Helpers shared by the int8 linear builders (q8ta_linear.cpp, dq8ca_linear.cpp,
-// choose_qparams.cpp): argument checks and the dot4 / portable route choice.
+// Helpers shared by the int8 builders (quantize.cpp, q8ta_conv.cpp, q8ta_linear.cpp,
+// dq8ca_linear.cpp, choose_qparams.cpp): argument checks, the clamp arguments a fused ReLU6 carries
+// and the dot4 / portable route choice.
 #pragma once
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/op_common.h"
@@ -33,6 +36,63 @@ inline int32_t zp_arg(const OpContext& oc, int32_t id, const std::string& what, 
     oc.fail(ErrorKind::Format, what + " " + std::to_string(z) + " is outside [" + std::to_string(lo) + ", " +
                                    std::to_string(hi) + "]");
   return static_cast<int32_t>(z);
+}
+
+// A scale given as a number: positive and finite, as float32 too (PyTorch computes in float32).
+inline float positive_scale(const OpContext& oc, double s, const std::string& what) {
+  if (!(std::isfinite(s) && s > 0 && static_cast<float>(s) > 0 && std::isfinite(static_cast<float>(s)))) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.9g", s);
+    oc.fail(ErrorKind::Format, what + " " + b + " is not a positive finite number");
+  }
+  return static_cast<float>(s);
+}
+
+// quant_min / quant_max (arguments qmin_arg, qmin_arg + 1) inside the range of the quantized
+// tensor `q`'s dtype (int8, uint8 or int32).
+inline std::pair<int32_t, int32_t> quant_range(const OpContext& oc, size_t qmin_arg, int32_t q) {
+  const VkDType t = oc.g.tensor(q).dtype;
+  int64_t lo = INT32_MIN, hi = INT32_MAX;
+  if (t == VkDType::Int8) lo = -128, hi = 127;
+  else if (t == VkDType::UInt8) lo = 0, hi = 255;
+  else if (t != VkDType::Int32)
+    oc.fail(ErrorKind::Unsupported, std::string("quantized tensor of dtype ") + format::vk_dtype_name(t) + " (int8, uint8 or int32)");
+  int64_t qmin = oc.g.integer(oc.arg(qmin_arg)), qmax = oc.g.integer(oc.arg(qmin_arg + 1));
+  if (qmin > qmax || qmin < lo || qmax > hi)
+    oc.fail(ErrorKind::Format, "quant_min " + std::to_string(qmin) + " / quant_max " + std::to_string(qmax) +
+                                   " is not a range inside the " + format::vk_dtype_name(t) + " range [" + std::to_string(lo) +
+                                   ", " + std::to_string(hi) + "]");
+  return {static_cast<int32_t>(qmin), static_cast<int32_t>(qmax)};
+}
+
+// The arguments of an etwebgpu.q8ta_clamp from `first` on: [in_scale, in_zp, lo, hi, out_scale,
+// out_zp, quant_min, quant_max] (q8_requant_fusion.cpp makes them; `out` is the int8 result).
+struct ClampArgs {
+  float in_scale;
+  int32_t in_zp;
+  float lo, hi, inv_out_scale;
+  int32_t out_zp, qmin, qmax;
+};
+inline ClampArgs clamp_args(const OpContext& oc, size_t first, int32_t out) {
+  const Graph& g = oc.g;
+  auto [qmin, qmax] = quant_range(oc, first + 6, out);
+  ClampArgs c;
+  c.in_scale = positive_scale(oc, g.number(oc.arg(first)), "input scale");
+  c.in_zp = zp_arg(oc, oc.arg(first + 1), "input zero_point");
+  const double lo = g.number(oc.arg(first + 2)), hi = g.number(oc.arg(first + 3));
+  if (std::isnan(lo) || std::isnan(hi) || lo > hi) {
+    char b[80];
+    std::snprintf(b, sizeof b, "clamp bounds %.9g, %.9g", lo, hi);
+    oc.fail(ErrorKind::Format, b);
+  }
+  c.lo = static_cast<float>(lo);
+  c.hi = static_cast<float>(hi);
+  positive_scale(oc, g.number(oc.arg(first + 4)), "output scale");
+  c.inv_out_scale = static_cast<float>(1.0 / g.number(oc.arg(first + 4)));
+  c.out_zp = zp_arg(oc, oc.arg(first + 5), "output zero_point", qmin, qmax);
+  c.qmin = qmin;
+  c.qmax = qmax;
+  return c;
 }
 
 // Integer constant values (int8 / int32 / int64 tensors) as serialized.

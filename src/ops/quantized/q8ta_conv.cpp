@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "ops/op_common.h"
+#include "ops/quantized/q8_common.h"
 
 namespace etwebgpu::ops {
 namespace {
@@ -60,11 +61,7 @@ void need_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Format, std::string(what) + " must be a constant tensor");
 }
 
-std::string num_str(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
+using q8::num_str;
 
 template <class T>
 std::vector<T> constant_values(const OpContext& oc, int32_t id, const char* what) {
@@ -193,15 +190,7 @@ void build_q8ta_conv(OpContext& oc, QKind kind, bool post = false) {
   gpu::Buffer& qc_buf = g.make_scratch(qc.size() * 4, oc.call.name + " zero-point terms");
   g.ctx().write(qc_buf, 0, qc.data(), qc.size() * 4);
 
-  // Route: dot4I8Packed or the portable dot.
-  std::string route;
-  if (auto it = g.options().force_route.find("q8ta_conv"); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "dot4" && route != "portable")
-    oc.fail(ErrorKind::InvalidArgument, "force_route q8ta_conv must be \"dot4\" or \"portable\", got \"" + route + "\"");
-  const bool have_dot4 = g.ctx().info().packed_dot4;
-  if (route == "dot4" && !have_dot4)
-    oc.fail(ErrorKind::Unsupported, "force_route q8ta_conv = \"dot4\" but the adapter lacks packed_4x8_integer_dot_product");
-  const bool dot4 = route.empty() ? have_dot4 : route == "dot4";
+  const bool dot4 = q8::use_dot4(oc, "q8ta_conv");  // dot4I8Packed or the portable dot
 
   QConvParams base{};
   base.oc = static_cast<uint32_t>(OC);
@@ -221,24 +210,16 @@ void build_q8ta_conv(OpContext& oc, QKind kind, bool post = false) {
   base.inv = static_cast<float>(1.0 / oscale);
   base.relu = act == "relu" ? 1u : 0u;
   if (post) {
-    // Checked as etwebgpu.q8ta_clamp checks them.
-    const double ps = g.number(oc.arg(15)), lo = g.number(oc.arg(17)), hi = g.number(oc.arg(18)), os = g.number(oc.arg(19));
-    const int64_t pz = g.integer(oc.arg(16)), oz = g.integer(oc.arg(20)), qmin = g.integer(oc.arg(21)), qmax = g.integer(oc.arg(22));
-    check_scale(ps, "clamp input_scale");
-    check_scale(os, "clamp output_scale");
-    check_zp(pz, "clamp input_zero_point");
-    if (qmin > qmax || qmin < -128 || qmax > 127) oc.fail(ErrorKind::Format, "clamp quant range " + std::to_string(qmin) + ", " + std::to_string(qmax));
-    if (oz < qmin || oz > qmax) oc.fail(ErrorKind::Format, "clamp output_zero_point " + std::to_string(oz) + " is outside its quant range");
-    if (std::isnan(lo) || std::isnan(hi) || lo > hi) oc.fail(ErrorKind::Format, "clamp bounds " + num_str(lo) + ", " + num_str(hi));
+    const q8::ClampArgs c = q8::clamp_args(oc, 15, out);  // checked as etwebgpu.q8ta_clamp checks them
     base.post = 1;
-    base.post_zp_in = static_cast<int32_t>(pz);
-    base.post_scale = static_cast<float>(ps);
-    base.post_lo = static_cast<float>(lo);
-    base.post_hi = static_cast<float>(hi);
-    base.post_inv = static_cast<float>(1.0 / os);
-    base.post_zp = static_cast<int32_t>(oz);
-    base.post_qmin = static_cast<float>(qmin);
-    base.post_qmax = static_cast<float>(qmax);
+    base.post_zp_in = c.in_zp;
+    base.post_scale = c.in_scale;
+    base.post_lo = c.lo;
+    base.post_hi = c.hi;
+    base.post_inv = c.inv_out_scale;
+    base.post_zp = c.out_zp;
+    base.post_qmin = static_cast<float>(c.qmin);
+    base.post_qmax = static_cast<float>(c.qmax);
   }
 
   auto out_hw = [base, KH, KW](int64_t H, int64_t W) {

@@ -19,9 +19,14 @@
 #include <limits>
 
 #include "ops/op_common.h"
+#include "ops/quantized/q8_common.h"
 
 namespace etwebgpu::ops {
 namespace {
+
+using q8::positive_scale;
+using q8::quant_range;
+using q8::zp_arg;
 
 struct QParams {
   uint32_t n = 0, inner = 1, channels = 1;
@@ -35,44 +40,6 @@ std::string num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.9g", v);
   return b;
-}
-
-// A scale given as a number: positive and finite, as float32 too.
-float checked_scale(const OpContext& oc, double s, const char* what) {
-  if (!(std::isfinite(s) && s > 0 && static_cast<float>(s) > 0 && std::isfinite(static_cast<float>(s))))
-    oc.fail(ErrorKind::Format, std::string(what) + " " + num(s) + " is not a positive finite number");
-  return static_cast<float>(s);
-}
-
-int32_t checked_zero_point(const OpContext& oc, int32_t id, int64_t lo, int64_t hi, const char* what) {
-  int64_t z = oc.g.integer(id);
-  if (z < lo || z > hi)
-    oc.fail(ErrorKind::Format, std::string(what) + " " + std::to_string(z) + " is outside [" + std::to_string(lo) + ", " +
-                                   std::to_string(hi) + "]");
-  return static_cast<int32_t>(z);
-}
-
-// The range of the quantized tensor `q`'s dtype.
-std::pair<int64_t, int64_t> dtype_range(const OpContext& oc, int32_t q, const char* what) {
-  switch (oc.g.tensor(q).dtype) {
-    case VkDType::Int8: return {-128, 127};
-    case VkDType::UInt8: return {0, 255};
-    case VkDType::Int32: return {INT32_MIN, INT32_MAX};
-    default:
-      oc.fail(ErrorKind::Unsupported, std::string(what) + " of dtype " + format::vk_dtype_name(oc.g.tensor(q).dtype) +
-                                          " (int8, uint8 or int32)");
-  }
-}
-
-// quant_min / quant_max (arguments qmin_arg, qmin_arg + 1) checked against the quantized tensor's dtype.
-std::pair<int32_t, int32_t> quant_range(const OpContext& oc, size_t qmin_arg, int32_t q) {
-  auto [lo, hi] = dtype_range(oc, q, "quantized tensor");
-  int64_t qmin = oc.g.integer(oc.arg(qmin_arg)), qmax = oc.g.integer(oc.arg(qmin_arg + 1));
-  if (qmin > qmax || qmin < lo || qmax > hi)
-    oc.fail(ErrorKind::Format, "quant_min " + std::to_string(qmin) + " / quant_max " + std::to_string(qmax) +
-                                   " is not a range inside the " + format::vk_dtype_name(oc.g.tensor(q).dtype) + " range [" +
-                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return {static_cast<int32_t>(qmin), static_cast<int32_t>(qmax)};
 }
 
 // Checks the values of a constant scale / zero-point tensor (tensors computed at run time are
@@ -129,9 +96,9 @@ void build_affine(OpContext& oc, bool quantize, Granularity gran) {
   base.qmax = qmax;
   int32_t s = -1, z = -1, axis = 0;
   if (gran == Granularity::TensorNumbers) {
-    base.scale = checked_scale(oc, g.number(oc.arg(1)), "scale");
+    base.scale = positive_scale(oc, g.number(oc.arg(1)), "scale");
     base.inv_scale = static_cast<float>(1.0 / g.number(oc.arg(1)));  // PyTorch: x * (1.0 / scale) in float32
-    base.zp = checked_zero_point(oc, oc.arg(2), qmin, qmax, "zero_point");
+    base.zp = zp_arg(oc, oc.arg(2), "zero_point", qmin, qmax);
   } else {
     s = oc.arg(1);
     z = g.is_null(oc.arg(2)) ? -1 : oc.arg(2);
@@ -221,19 +188,16 @@ void build_q8ta_clamp(OpContext& oc) {
   const int32_t x = oc.arg(0), out = oc.out();
   require_dtype(oc, x, {VkDType::Int8}, "input");
   require_dtype(oc, out, {VkDType::Int8}, "output");
-  auto [qmin, qmax] = quant_range(oc, 7, out);
+  const q8::ClampArgs c = q8::clamp_args(oc, 1, out);
   Q8Params base;
-  base.sa = checked_scale(oc, g.number(oc.arg(1)), "input scale");
-  base.za = checked_zero_point(oc, oc.arg(2), -128, 127, "input zero_point");
-  double lo = g.number(oc.arg(3)), hi = g.number(oc.arg(4));
-  if (std::isnan(lo) || std::isnan(hi) || lo > hi) oc.fail(ErrorKind::Format, "clamp bounds " + num(lo) + ", " + num(hi));
-  base.lo = static_cast<float>(lo);
-  base.hi = static_cast<float>(hi);
-  checked_scale(oc, g.number(oc.arg(5)), "output scale");
-  base.inv_so = static_cast<float>(1.0 / g.number(oc.arg(5)));
-  base.zo = checked_zero_point(oc, oc.arg(6), qmin, qmax, "output zero_point");
-  base.qmin = static_cast<float>(qmin);
-  base.qmax = static_cast<float>(qmax);
+  base.sa = c.in_scale;
+  base.za = c.in_zp;
+  base.lo = c.lo;
+  base.hi = c.hi;
+  base.inv_so = c.inv_out_scale;
+  base.zo = c.out_zp;
+  base.qmin = static_cast<float>(c.qmin);
+  base.qmax = static_cast<float>(c.qmax);
   add_q8_elementwise(oc, 2, x, -1, out, base, "clamp");
 }
 ETW_REGISTER_OP("etwebgpu.q8ta_clamp", build_q8ta_clamp);
@@ -250,17 +214,17 @@ void build_q8ta_elementwise(OpContext& oc, bool add) {
                                         " differ in shape (broadcasting int8 adds is not implemented)");
   const size_t p0 = add ? 2 : 1;
   Q8Params base;
-  base.sa = checked_scale(oc, g.number(oc.arg(p0)), add ? "input_a_scale" : "input_scale");
-  base.za = checked_zero_point(oc, oc.arg(p0 + 1), -128, 127, add ? "input_a_zero_point" : "input_zero_point");
+  base.sa = positive_scale(oc, g.number(oc.arg(p0)), add ? "input_a_scale" : "input_scale");
+  base.za = zp_arg(oc, oc.arg(p0 + 1), add ? "input_a_zero_point" : "input_zero_point");
   size_t o = p0 + 2;
   if (add) {
-    base.sb = checked_scale(oc, g.number(oc.arg(p0 + 2)), "input_b_scale");
-    base.zb = checked_zero_point(oc, oc.arg(p0 + 3), -128, 127, "input_b_zero_point");
+    base.sb = positive_scale(oc, g.number(oc.arg(p0 + 2)), "input_b_scale");
+    base.zb = zp_arg(oc, oc.arg(p0 + 3), "input_b_zero_point", -128, 127);
     o = p0 + 4;
   }
-  checked_scale(oc, g.number(oc.arg(o)), "output_scale");
+  positive_scale(oc, g.number(oc.arg(o)), "output_scale");
   base.inv_so = static_cast<float>(1.0 / g.number(oc.arg(o)));
-  base.zo = checked_zero_point(oc, oc.arg(o + 1), -128, 127, "output_zero_point");
+  base.zo = zp_arg(oc, oc.arg(o + 1), "output_zero_point", -128, 127);
   if (add) {
     double alpha = g.number(oc.arg(o + 2));
     if (!std::isfinite(alpha)) oc.fail(ErrorKind::Format, "alpha " + num(alpha) + " is not finite");
