@@ -15,7 +15,6 @@
 // point inside [quant_min, quant_max]; quant_min <= quant_max inside the dtype's range): a bad one
 // is a Format error naming the op and the value. Int8 outputs are written four to a word.
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "ops/op_common.h"
@@ -48,29 +47,17 @@ void check_constant_qparams(const OpContext& oc, int32_t s, int32_t z, int32_t q
   Graph& g = oc.g;
   if (g.tensor(s).constant_id >= 0) {
     if (g.tensor(s).dtype != VkDType::Float32) oc.fail(ErrorKind::Unsupported, "scales must be float32");
-    auto b = g.constant_bytes(s);
-    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
-      float v;
-      std::memcpy(&v, b.data() + i, 4);
-      if (!(std::isfinite(v) && v > 0))
-        oc.fail(ErrorKind::Format, "scale " + num(v) + " (channel " + std::to_string(i / 4) + ") is not a positive finite number");
-    }
+    const auto v = q8::f32_values(oc, s);
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!(std::isfinite(v[i]) && v[i] > 0))
+        oc.fail(ErrorKind::Format, "scale " + num(v[i]) + " (channel " + std::to_string(i) + ") is not a positive finite number");
   }
-  if (z >= 0 && g.tensor(z).constant_id >= 0) {
-    VkDType t = g.tensor(z).dtype;
-    size_t w = format::vk_dtype_size(t);
-    auto b = g.constant_bytes(z);
-    for (size_t i = 0; i + w <= b.size(); i += w) {
-      int64_t v;
-      if (t == VkDType::Int64) std::memcpy(&v, b.data() + i, 8);
-      else if (t == VkDType::Int32) { int32_t x; std::memcpy(&x, b.data() + i, 4); v = x; }
-      else if (t == VkDType::Int8) v = static_cast<int8_t>(b[i]);
-      else if (t == VkDType::UInt8) v = b[i];
-      else oc.fail(ErrorKind::Unsupported, std::string("zero points of dtype ") + format::vk_dtype_name(t));
-      if (v < qmin || v > qmax)
-        oc.fail(ErrorKind::Format, "zero point " + std::to_string(v) + " (channel " + std::to_string(i / w) +
+  if (z >= 0 && g.tensor(z).constant_id >= 0) {  // int32 / int64 / int8 / uint8 (checked by the caller)
+    const auto v = q8::int_values(oc, z);
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] < qmin || v[i] > qmax)
+        oc.fail(ErrorKind::Format, "zero point " + std::to_string(v[i]) + " (channel " + std::to_string(i) +
                                        ") is outside [" + std::to_string(qmin) + ", " + std::to_string(qmax) + "]");
-    }
   }
 }
 
@@ -184,7 +171,6 @@ void add_q8_elementwise(OpContext& oc, uint32_t op, int32_t a, int32_t b, int32_
 // dequantize_per_tensor -> hardtanh / clamp / relu -> quantize_per_tensor as one int8 kernel, made
 // at load by ops/quantized/q8_requant_fusion.cpp.
 void build_q8ta_clamp(OpContext& oc) {
-  Graph& g = oc.g;
   const int32_t x = oc.arg(0), out = oc.out();
   require_dtype(oc, x, {VkDType::Int8}, "input");
   require_dtype(oc, out, {VkDType::Int8}, "output");
