@@ -127,13 +127,9 @@ std::string Kernel::source(const std::vector<Storage>& storage) const {
       throw Error(ErrorKind::Unsupported, "kernel '" + shader_ + "' reads " + n + " as 32-bit words; it has no path " +
                                               "for a " + (storage[i] == Storage::I8 ? "int8" : "bool/uint8") +
                                               " tensor (stored as bytes, 4 to a word)");
-    const bool sign = storage[i] == Storage::I8;
-    // Byte i of its word, as NAME_T (sign-extended for int8).
-    const std::string extract = sign ? "extractBits(bitcast<i32>(WORD), (i & 3u) * 8u, 8u)" : "(WORD >> ((i & 3u) * 8u)) & 0xffu";
-    auto byte_of = [&](const std::string& word) {
-      std::string e = extract;
-      e.replace(e.find("WORD"), 4, word);
-      return e;
+    // Byte i of `word`, as NAME_T (sign-extended for int8).
+    auto byte_of = [sign = storage[i] == Storage::I8](const std::string& word) {
+      return sign ? "extractBits(bitcast<i32>(" + word + "), (i & 3u) * 8u, 8u)" : "(" + word + " >> ((i & 3u) * 8u)) & 0xffu";
     };
     const std::string ret = std::string(") -> ") + n + "_T { return ";
     if (t.access == Access::Read) {
