@@ -10,6 +10,7 @@
 
 #include "etwebgpu/device.h"
 #include "etwebgpu/etwebgpu.h"
+#include "etwebgpu/npy.h"
 #include "tools/commands.h"
 
 using namespace etwebgpu;
@@ -20,6 +21,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   b->add_option("--warmup", a.warmup, "untimed runs first");
   b->add_option("--iters", a.iters, "timed runs");
   b->add_option("--trace", a.trace, "write a Chrome trace (JSON) of one profiled run");
+  b->add_option("-i,--input", a.inputs,
+                 "input .npy files in order (default: random values of the declared sizes, the upper bound of a dynamic "
+                 "dim); e.g. one decode step of a dynamic-length LLM");
   b->add_flag("--json", a.json, "print one JSON object: wall_ms_median, gpu_ms, dispatches, gpu_bytes");
   return b;
 }
@@ -44,7 +48,9 @@ int cmd_bench(const BenchArgs& a, const LoadOptions& lo) {
   auto model = Model::load(a.model, lo);
   std::mt19937 rng(1234);
   std::vector<HostTensor> inputs;
-  for (auto& io : model->inputs()) inputs.push_back(random_input(io, rng));
+  if (a.inputs.empty())
+    for (auto& io : model->inputs()) inputs.push_back(random_input(io, rng));
+  for (auto& p : a.inputs) inputs.push_back(read_npy(p));
   if (!a.json) std::printf("adapter: %s\n", device_info().summary.c_str());
   std::vector<HostTensor> outputs;  // reused: timed runs read back into the same host memory
   for (int i = 0; i < a.warmup; ++i) model->run_into(inputs, outputs);

@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "etwebgpu/generate.h"
 
@@ -8,6 +9,7 @@ struct BenchArgs {
   std::string model;
   int warmup = 3, iters = 20;
   std::string trace;
+  std::vector<std::string> inputs;  // .npy files; random inputs of the declared sizes when empty
   bool json = false;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);

@@ -9,7 +9,10 @@ goldens, before ExecuTorch's custom_ops.py adds their Meta kernels.
 
 Environment: LLAMA_SIZE=1b for the Llama-3.2-1B shape (default: a small model for fixtures);
 RECIPE_QUANT=q4 (default; IntxWeightOnlyConfig(int4, PerGroup(32))), 8da4w or fp32.
-Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11."""
+LLAMA_CONTEXT=N sets the KV cache's length (max_context_len).
+Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11;
+with RECIPE_STEPS=long (the long-context check, LLAMA_CONTEXT=4096): four 1000-token chunks fill
+positions 0..3999, then single tokens decode at 4000 and 4001."""
 import os
 
 import torch
@@ -19,8 +22,11 @@ SMALL = dict(dim=128, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=512, hidde
              max_seq_len=32, max_context_len=32, max_batch_size=1)
 ONE_B = dict(dim=2048, n_layers=16, n_heads=32, n_kv_heads=8, hidden_dim=8192, vocab_size=128256,
              max_seq_len=1024, max_context_len=1024, max_batch_size=1, rope_freq_base=500000.0)
-ARGS = ONE_B if os.environ.get("LLAMA_SIZE") == "1b" else SMALL
+ARGS = dict(ONE_B if os.environ.get("LLAMA_SIZE") == "1b" else SMALL)
+if os.environ.get("LLAMA_CONTEXT"):
+    ARGS["max_context_len"] = int(os.environ["LLAMA_CONTEXT"])
 QUANT = os.environ.get("RECIPE_QUANT", "q4")
+LONG = os.environ.get("RECIPE_STEPS") == "long"
 
 
 def _define_llama_ops():
@@ -170,10 +176,12 @@ def _chunk(pos, n):
 
 
 def inputs():
-    return _chunk(0, 7)
+    return _chunk(0, 1000) if LONG else _chunk(0, 7)
 
 
 def steps():
+    if LONG:
+        return [_chunk(1000, 1000), _chunk(2000, 1000), _chunk(3000, 1000), _chunk(4000, 1), _chunk(4001, 1)]
     return [_chunk(7, 3), _chunk(10, 1), _chunk(11, 1)]
 
 

@@ -4,7 +4,10 @@ on CUDA fp32 (TF32 off), greedy decode after a prompt, eager and replaying a CUD
 decode step. Prints one JSON line. Timed: the whole loop including the argmax and the host sync
 per token (what a generate loop needs), like `etwebgpu generate`.
 
-usage: torch_decode.py SPEC.py --prompt 128 --new 64"""
+With --chunk N, prefill is also timed in chunks of N tokens per call (input_pos = the chunk's
+positions), eager and replaying a CUDA graph of one chunk: what a dynamic-length export feeds.
+
+usage: torch_decode.py SPEC.py --prompt 128 --new 64 [--chunk 512]"""
 import argparse, importlib.util, json, time
 import torch
 
@@ -14,6 +17,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("spec")
 ap.add_argument("--prompt", type=int, default=128)
 ap.add_argument("--new", type=int, default=64)
+ap.add_argument("--chunk", type=int, default=0)
 a = ap.parse_args()
 spec = importlib.util.spec_from_file_location("spec", a.spec)
 mod = importlib.util.module_from_spec(spec)
@@ -80,6 +84,32 @@ with torch.no_grad():
             st_tok.copy_(st_next.view(1, 1)); st_next.item()
         t1 = time.perf_counter()
     res["cuda_graph_decode_tok_s"] = a.new / (t1 - t0)
+    if a.chunk > 0:
+        n = a.chunk
+        for rep in range(2):
+            reset(); torch.cuda.synchronize(); t0 = time.perf_counter()
+            for k in range(0, a.prompt, n):
+                logits = m(prompt[:, k:k + n], torch.arange(k, min(k + n, a.prompt), device="cuda"))
+            logits.reshape(-1, vocab)[-1].argmax().item()
+            t1 = time.perf_counter()
+        res[f"eager_prefill_chunk{n}_tok_s"] = a.prompt / (t1 - t0)
+        c_tok = prompt[:, :n].clone()
+        c_pos = torch.arange(n, device="cuda")
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                m(c_tok, c_pos)
+        torch.cuda.current_stream().wait_stream(s)
+        cg = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(cg):
+            c_out = m(c_tok, c_pos)
+            c_next = c_out.reshape(-1, vocab)[-1].argmax()
+        for rep in range(2):
+            reset(); torch.cuda.synchronize(); t0 = time.perf_counter()
+            for k in range(0, a.prompt - a.prompt % n, n):
+                c_tok.copy_(prompt[:, k:k + n]); c_pos.copy_(torch.arange(k, k + n, device="cuda")); cg.replay()
+            c_next.item()
+            t1 = time.perf_counter()
+        res[f"cuda_graph_prefill_chunk{n}_tok_s"] = (a.prompt - a.prompt % n) / (t1 - t0)
     wbytes = sum(p.numel() * 4 for p in m.parameters())
     res["weight_bytes"] = wbytes
 print(json.dumps(res))

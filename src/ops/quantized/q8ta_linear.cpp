@@ -6,7 +6,9 @@
 //   checked at load), weight_scales / bias f32 [N padded to 4]. Integer accumulation, then
 //   y = acc * input_scale * weight_scale[n] + bias[n], relu, y_q = clamp(round(y * f32(1 /
 //   output_scale)) + output_zero_point, -128, 127). Routes: "dot4" (dot4I8Packed, K a multiple of
-//   4) and "portable"; force_route "q8ta_linear" pins one (both ops).
+//   4) and "portable"; force_route "q8ta_linear" pins one (both ops). Fewer than kSplitKWords
+//   output words (a classifier head at batch 1: 250 words would be 4 workgroups) take the split-K
+//   kernel, one workgroup per word (variants "dot4_split_k" / "portable_split_k").
 // * et_vk.linear_q8ta_q8csw [x, input_scale, input_zero_point, weights, weight_sums,
 //   weight_scales, bias, out]: float input and output, computed as ExecuTorch's reference does:
 //   out = x @ (w * weight_scales)^T + bias, the input quantization arguments checked but not applied.
@@ -21,6 +23,10 @@ struct Q8taParams {
   float iscale, oscale_inv;
 };
 static_assert(sizeof(Q8taParams) == 48);
+
+// Below this many output words the one-invocation-per-word kernel launches under 128 workgroups of
+// 64, too few to fill a GPU; the split-K kernel then spreads each word's K over a workgroup.
+constexpr int64_t kSplitKWords = 8192;
 
 struct CswParams {
   uint32_t m, n, k, total, has_bias, pad0, pad1, pad2;
@@ -94,8 +100,11 @@ void build_q8ta_linear(OpContext& oc) {
   Q8taParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), 0, 0, K % 4 == 0 ? 1u : 0u,
                   has_bias ? 1u : 0u, act == "relu" ? 1u : 0u, izp, ozp, static_cast<float>(iscale),
                   static_cast<float>(1.0 / oscale)};
+  const int64_t max_words = ceil_div(g.tensor(x).max_numel() / K * N, 4);
+  const bool split = max_words < kSplitKWords;
   kernel::Kernel k("q8ta_linear");
   if (dot4) k.define("DOT4");
+  if (split) k.define("SPLIT_K");
   oc.add(k.input("X", x)
              .input("W", w)
              .input("WSUM", sums)
@@ -110,10 +119,11 @@ void build_q8ta_linear(OpContext& oc) {
                p.words = static_cast<uint32_t>(ceil_div(p.total, 4));
                return p;
              })
-             .groups([x, K, N](const kernel::Live& l) {
-               return kernel::Groups::linear(ceil_div(ceil_div(static_cast<uint64_t>(l.numel(x) / K * N), 4), 64));
+             .groups([x, K, N, split](const kernel::Live& l) {
+               const uint64_t words = ceil_div(static_cast<uint64_t>(l.numel(x) / K * N), 4);
+               return kernel::Groups::linear(split ? words : ceil_div(words, 64));
              })
-             .variant(dot4 ? "dot4" : "portable"));
+             .variant(std::string(dot4 ? "dot4" : "portable") + (split ? "_split_k" : "")));
 }
 
 void build_linear_q8ta_q8csw(OpContext& oc) {

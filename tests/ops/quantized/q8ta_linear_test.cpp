@@ -111,11 +111,11 @@ TEST(OpQ8taLinear, OneRowWithBiasAndZeroPointsIsExactOnBothRoutes) {
   auto pre = q.prequant(x);
   auto p = run_q8(q, x, "portable");
   EXPECT_TRUE(SameInt8(p.out, pre, q.ozp));
-  EXPECT_EQ(p.variants, (std::vector<std::string>{"portable"}));
+  EXPECT_EQ(p.variants, (std::vector<std::string>{"portable_split_k"}));
   if (!have_dot4()) GTEST_SKIP() << "adapter without dot4I8Packed: the dot4 route is not available";
   auto d = run_q8(q, x, "dot4");
   EXPECT_TRUE(SameInt8(d.out, pre, q.ozp));
-  EXPECT_EQ(d.variants, (std::vector<std::string>{"dot4"}));
+  EXPECT_EQ(d.variants, (std::vector<std::string>{"dot4_split_k"}));
 }
 
 TEST(OpQ8taLinear, SeveralRowsOddKAndNWithReluReadBytesOneByOne) {
@@ -167,6 +167,23 @@ TEST(OpQ8taLinear, ManyRowsSaturateAtBothEnds) {
   }
   EXPECT_GT(lo, 10);
   EXPECT_GT(hi, 10);
+}
+
+// 260 x 128 outputs = 8320 words: enough to fill the GPU one invocation per word (below 8192 words
+// the split-K kernel is taken, as the tests above do).
+TEST(OpQ8taLinear, ManyOutputWordsTakeThePerWordKernelOnBothRoutes) {
+  ETW_REQUIRE_GPU();
+  Q8 q(128, 40, true, 11);
+  q.izp = 3;
+  q.ozp = -5;
+  auto x = random_i8({260, 40}, 12);
+  auto pre = q.prequant(x);
+  for (const char* route : {"portable", "dot4"}) {
+    if (std::string(route) == "dot4" && !have_dot4()) continue;
+    auto r = run_q8(q, x, route);
+    EXPECT_TRUE(SameInt8(r.out, pre, q.ozp)) << route;
+    EXPECT_EQ(r.variants, (std::vector<std::string>{route})) << route;
+  }
 }
 
 std::string q8_error(const std::function<void(Q8&)>& edit, std::vector<int64_t> wshape = {}) {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One command on the GPU machine (carry devbin/, .gl/, .devshare/ with exporter/ and peer/): the
+# figures of docs/PERFORMANCE.md "Quantized models" and "ExecuTorch's LLM recipe", side by side.
+#   1. exports in parallel: ResNet-18 / MobileNetV2 at 224 in fp32 and static int8; ExecuTorch's
+#      Llama recipe (bench/llm/llama_recipe_spec.py) at Llama-3.2-1B shape as q4, 8da4w and fp32;
+#      and the long-context check (q4, a 4096-position cache, decode at positions 4000 and 4001);
+#   2. the CNNs timed by etwebgpu, the upstream runner, PyTorch eager and a CUDA graph, and the
+#      int8 goldens' own noise (bench/q8_golden_noise.py);
+#   3. `etwebgpu generate --json` on the three recipe exports (512-token prompt, 128 new tokens),
+#      a profiled decode step of each (`etwebgpu bench -i`), and PyTorch eager / CUDA-graph replay
+#      of the fp32 module (bench/llm/torch_decode.py, 512-token chunks);
+#   4. the long-context export's conformance.
+# Whatever finished by SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz.
+set -uo pipefail
+START=$(date +%s)
+say() { echo "[$(($(date +%s) - START)) s] $*" | tee -a $R/log.txt; }
+R=$OUT/session W=/tmp/w
+mkdir -p $R $W
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp LD_LIBRARY_PATH=$PWD/devbin
+EX=$PWD/.devshare/exporter BIN=./devbin/etwebgpu
+export PYTHONPATH=$EX/python${PYTHONPATH:+:$PYTHONPATH}  # executorch and torchao for the PyTorch-side scripts
+
+work() {
+  $BIN info > $R/info.txt 2>&1
+  for q in q4 8da4w fp32; do
+    ( LLAMA_SIZE=1b RECIPE_QUANT=$q OMP_NUM_THREADS=3 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
+        $W/r_$q --name recipe_$q --no-ref64 > $R/export_recipe_$q.log 2>&1; echo $? > $W/r_$q.rc ) &
+  done
+  ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=long RECIPE_QUANT=q4 OMP_NUM_THREADS=4 timeout 480 python3 $EX/export_pte.py \
+      bench/llm/llama_recipe_spec.py $W/long --name recipe_q4_ctx4096 --no-ref64 > $R/export_long.log 2>&1; echo $? > $W/long.rc ) &
+  pids=""
+  for s in resnet18 mobilenet_v2 q8_resnet18 q8_mobilenet_v2; do
+    case $s in q8_*) tol=--no-ref64 ;; *) tol="--atol rel" ;; esac
+    ( OMP_NUM_THREADS=1 timeout 300 python3 $EX/export_pte.py bench/models/$s.py $W/cnn/$s --name $s $tol \
+        > $R/export_$s.log 2>&1; say "exported $s rc=$?" ) &
+    pids="$pids $!"
+  done
+  wait $pids
+  timeout 150 python3 bench/compare_models.py $W/cnn/*/ --bin $BIN --peer .devshare/peer/et_webgpu_runner \
+    --specs bench/models --iters 20 --json $R/cnn.json --md $R/cnn.md --profile-dir $R/profiles > $R/cnn.txt 2> $R/cnn.err
+  say "cnn compare rc=$?"
+  for s in q8_resnet18 q8_mobilenet_v2; do
+    c=$W/cnn/$s/$s
+    $BIN run $c/model.pte -i $c/input_0.npy -o $W/ours_$s > /dev/null 2>&1
+    OMP_NUM_THREADS=8 timeout 120 python3 bench/q8_golden_noise.py bench/models/$s.py $c $W/ours_$s/output_0.npy \
+      >> $R/q8_noise.jsonl 2>> $R/q8_noise.err
+    $BIN bench $c/model.pte --iters 20 --json > $R/bench_$s.json 2>&1
+    say "noise $s: $(tail -1 $R/q8_noise.jsonl)"
+  done
+  ( timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
+      > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)" ) &
+  prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
+  for q in q4 8da4w fp32; do
+    while [ ! -f $W/r_$q.rc ]; do sleep 2; done
+    say "recipe $q export rc=$(cat $W/r_$q.rc)"
+    c=$W/r_$q/recipe_$q
+    [ -f $c/model.pte ] || continue
+    ls -la $c/model.pte >> $R/export_recipe_$q.log
+    timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
+    timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
+      > $R/gen_recipe_$q.json 2> $R/gen_recipe_$q.err
+    timeout 60 $BIN bench $c/model.pte -i $c/step2_input_0.npy $c/step2_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
+    say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
+    [ $q = fp32 ] || rm -rf $W/r_$q
+  done
+  while [ ! -f $W/long.rc ]; do sleep 2; done
+  say "long export rc=$(cat $W/long.rc)"
+  [ -f $W/long/manifest.json ] && timeout 120 $BIN conformance $W/long > $R/conf_long.txt 2>&1
+  say "long: $(tail -3 $R/conf_long.txt 2>/dev/null)"
+  wait
+  say "all done"
+}
+
+work &
+while kill -0 $! 2> /dev/null && [ $(($(date +%s) - START)) -lt ${SESSION_DEADLINE_S:-560} ]; do sleep 2; done
+say "packing"
+tar -C $OUT -czf $OUT/session.tgz session && rm -rf $R
