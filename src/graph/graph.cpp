@@ -9,6 +9,7 @@
 #include "graph/attention_fusion.h"
 #include "graph/constant_folding.h"
 #include "graph/cse.h"
+#include "graph/permute_folding.h"
 #include "graph/projection_fusion.h"
 #include "graph/decoder_fusion.h"
 #include "graph/epilogue_fusion.h"
@@ -374,7 +375,7 @@ void Graph::build() {
   // rewritten calls' lifetimes. First the delegate's packing is undone (only real aliasing
   // blocks the passes below) and conversions of constants fold. Attention next: its pattern
   // holds elementwise calls (the scale) and mask calls that CSE would merge across layers. Then
-  // common subexpressions, projections sharing an input (once CSE made it one value), decoder
+  // common subexpressions, inverse permute pairs, projections sharing an input (once CSE made it one value), decoder
   // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
   // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
   if (opts_.fuse) {
@@ -384,6 +385,7 @@ void Graph::build() {
         if (ir_.values[i].kind == VkValueKind::Tensor) tensors_[i].constant_id = ir_.values[i].tensor.constant_id;
     fuse_attention(ir_, opts_.static_shapes);
     eliminate_common_subexpressions(ir_);
+    fold_inverse_permutes(ir_);
     fuse_projections(ir_);
     grow();
     fuse_decoder_patterns(ir_);
