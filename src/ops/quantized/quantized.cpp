@@ -2,8 +2,8 @@
 // * et_vk.linear_q4gsw [input, weight, weight_scales, group_size, bias, out]:
 //   weight uint8 [N, K_pad/2] (K padded to a multiple of 8), byte = (q[2j+1]+8) << 4 | (q[2j]+8);
 //   weight_scales [num_groups, N_pad] (transposed, N padded to 8); w[n, k] = q[n, k] * s[k / gs, n].
-//   Routes: GEMV (one workgroup per output, used for one token) and a 16x16 tiled GEMM (prefill);
-//   force_route "linear_q4gsw" = "gemv" | "gemm".
+//   Routes: see add_linear_kernels; force_route "linear_q4gsw". A fused epilogue (ops/epilogue.h,
+//   e.g. the residual add after a projection) follows the op's own arguments.
 // * et_vk.embedding_q4gsw [weight, weight_scales, group_size, indices, is_linear_weight, out]:
 //   weight uint8 [V, D/2], byte = (q[2j]+8) << 4 | (q[2j+1]+8) (nibbles swapped when
 //   is_linear_weight); weight_scales [V, D/gs] or a single scale.
@@ -13,7 +13,9 @@
 // Packed bytes are uploaded as-is through Graph::raw_constant_buffer and read in place.
 #include <limits>
 
+#include "graph/epilogue_fusion.h"
 #include "graph/index_check.h"
+#include "ops/epilogue.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -28,23 +30,39 @@ void require_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
 }
 
-// The GEMV and tiled GEMM kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the
-// channel-wise packing). `base` holds everything but the live row count m.
+// The kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the channel-wise packing):
+//   gemv        one workgroup per output, one weight at a time
+//   gemv_words  the same reading one packed word (8 weights) per step (q4gsw, K and group size
+//               multiples of 8)
+//   gemm        16x16 tiles (a few rows, or shapes the large tiles do not take)
+//   gemm_large  the shared 128x128 register-blocked core (gemm_core.wgsl) dequantizing in its loads
+//               (q4gsw, K a multiple of 8, group size a multiple of 4; >= kLargeRows rows)
+// One row takes a GEMV. force_route: "gemv", "gemm" (tiled or large by rows), "gemm_tiled",
+// "gemm_large". `base` holds everything but the live row count m; `ep` is the fused epilogue.
+constexpr int64_t kLargeRows = 32;
+
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, int32_t out, LinParams base,
-                        bool qcs, const char* force_key) {
+                        bool qcs, const char* force_key, const Epilogue& ep) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   std::string route = "";
   if (auto it = g.options().force_route.find(force_key); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "gemv" && route != "gemm")
-    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key + " must be \"gemv\" or \"gemm\", got \"" +
-                                            route + "\"");
+  if (!route.empty() && route != "gemv" && route != "gemm" && route != "gemm_tiled" && route != "gemm_large")
+    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
+                                            " must be \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"" + route + "\"");
   int64_t K = base.k, N = base.n;
   int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
   uint32_t lim = g.ctx().info().max_workgroups_per_dim;
   if (ceil_div(max_m, 16) > lim || ceil_div(N, 16) > lim)
     oc.fail(ErrorKind::Limit, "GEMM grid for " + std::to_string(max_m) + " x " + std::to_string(N) + " exceeds the device limit");
   if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
+  // vec4 reads of X need whole vec4 rows and a binding of at least one vec4.
+  const bool x_vec4 = K % 8 == 0 && g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
+  const bool words = !qcs && x_vec4 && base.gs % 8 == 0 && base.wrow % 4 == 0;
+  const bool large_ok = !qcs && x_vec4 && base.gs % 4 == 0 && base.wrow % 4 == 0;
+  if (route == "gemm_large" && !large_ok)
+    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
+                                            " = \"gemm_large\" needs q4gsw weights, K % 8 == 0 and group_size % 4 == 0");
 
   oc.output(out, [x, base](const kernel::Live& l) {
     const auto& dx = l.dims(x);
@@ -61,27 +79,39 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   };
   auto rows = [x, base](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / base.k); };
   auto gemv = [rows, route](const kernel::Live& l) { return route == "gemv" || (route.empty() && rows(l) == 1); };
-  auto linear = [&](const char* shader) {
+  auto large = [rows, route, large_ok](const kernel::Live& l) {
+    return route == "gemm_large" || (large_ok && (route.empty() || route == "gemm") && rows(l) >= kLargeRows);
+  };
+  auto linear = [&](const char* shader, bool vec4_x) {
     kernel::Kernel k(shader);
     if (qcs) k.define("QCS");
-    k.input("X", x)
+    k.input("X", x, vec4_x)
         .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
         .input("SC", sc)
         .input("BIAS", bias)
-        .output("O", out)
-        .params<LinParams>(params);
+        .output("O", out);
+    ep.apply<LinParams>(k, params);
     return k;
   };
-  oc.add(linear("q4gsw_gemv")
-             .when(gemv)
+  auto gemv_k = words ? linear("q4gsw_gemv", true).define("WORDS") : linear("q4gsw_gemv", false);
+  oc.add(gemv_k.when(gemv)
              .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
-             .variant("gemv"));
-  oc.add(linear("q4gsw_gemm")
-             .when([gemv](const kernel::Live& l) { return !gemv(l); })
+             .variant(words ? "gemv_words" : "gemv"));
+  oc.add(linear("q4gsw_gemm", false)
+             .when([gemv, large](const kernel::Live& l) { return !gemv(l) && !large(l); })
              .groups([rows, base](const kernel::Live& l) {
                return kernel::Groups::grid(ceil_div(base.n, 16), ceil_div(rows(l), 16));
              })
              .variant("gemm"));
+  if (large_ok)
+    oc.add(linear("q4gsw_gemm_large", true)
+               .define("NESTED_TILES")
+               .constant("TM", 8)
+               .when([gemv, large](const kernel::Live& l) { return !gemv(l) && large(l); })
+               .groups([rows, base](const kernel::Live& l) {
+                 return kernel::Groups::grid(ceil_div(base.n, 128), ceil_div(rows(l), 128));
+               })
+               .variant("gemm_large"));
 }
 
 void build_linear_q4gsw(OpContext& oc) {
@@ -117,7 +147,7 @@ void build_linear_q4gsw(OpContext& oc) {
   }
   LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(gs),
                  static_cast<uint32_t>(tw.max_dims[1]), static_cast<uint32_t>(ts.max_dims[1]), has_bias ? 1u : 0u, 0};
-  add_linear_kernels(oc, x, w, sc, has_bias ? bias : -1, out, base, false, "linear_q4gsw");
+  add_linear_kernels(oc, x, w, sc, has_bias ? bias : -1, out, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
 }
 
 // et_vk.linear_qcs4w [input, weight, scales, out]: weight uint8 [N, ceil(K/2)] packed as
@@ -150,7 +180,7 @@ void build_linear_qcs4w(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "scales must be [" + std::to_string(N) + "], got " + shape_str(ts.max_dims));
   LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(K),
                  static_cast<uint32_t>(tw.max_dims[1]), 0, 0, 0};
-  add_linear_kernels(oc, x, w, sc, -1, out, base, true, "linear_qcs4w");
+  add_linear_kernels(oc, x, w, sc, -1, out, base, true, "linear_qcs4w", Epilogue());
 }
 
 struct EmbParams {
@@ -210,6 +240,7 @@ void build_embedding_q4gsw(OpContext& oc) {
 }
 
 ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
+ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);
 

@@ -1,6 +1,8 @@
 // et_vk.linear_q4gsw / et_vk.embedding_q4gsw / et_vk.linear_qcs4w against fp64 references
 // (tests/reference/quantized), with weights packed as ExecuTorch's Vulkan quantizer packs them.
+#include <map>
 #include <random>
+#include <tuple>
 
 #include "gpu/context.h"
 #include "reference/quantized/q4_ref.h"
@@ -46,7 +48,11 @@ struct Lin {
   }
 };
 
-HostTensor run_lin(const Lin& l, const HostTensor& x, const std::string& route = "") {
+struct LinRun {
+  HostTensor out;
+  std::vector<std::string> variants;
+};
+LinRun run_lin_v(const Lin& l, const HostTensor& x, const std::string& route = "") {
   OpGraph g;
   Id xi = g.input(x);
   auto os = x.shape;
@@ -54,25 +60,75 @@ HostTensor run_lin(const Lin& l, const HostTensor& x, const std::string& route =
   l.add(g, xi, g.output(DType::Float32, os));
   LoadOptions o;
   if (!route.empty()) o.force_route["linear_q4gsw"] = route;
-  return g.run(o)[0];
+  LinRun r{g.run(o)[0], {}};
+  r.variants = g.variants();
+  return r;
 }
+HostTensor run_lin(const Lin& l, const HostTensor& x, const std::string& route = "") { return run_lin_v(l, x, route).out; }
 
 TEST(OpQ4gswLinear, GemvOneTokenWithPaddedKAndNAndBias) {
   ETW_REQUIRE_GPU();
-  Lin l(13, 36, 12, true, 1);  // K 36 packs to 40, N 13 scales padded to 16
+  Lin l(13, 36, 12, true, 1);  // K 36 packs to 40, N 13 scales padded to 16; K % 8 != 0: one weight at a time
   auto x = random_f32({1, 36}, 2);
-  EXPECT_TRUE(Close(run_lin(l, x), l.ref(x), 1e-4, 1e-4));
+  auto r = run_lin_v(l, x);
+  EXPECT_TRUE(Close(r.out, l.ref(x), 1e-4, 1e-4));
+  EXPECT_EQ(r.variants, std::vector<std::string>{"gemv"});
 }
 
-TEST(OpQ4gswLinear, TiledGemmAndGemvAgreeOnPrefill) {
+// 38 rows x 37 outputs: partial tiles on both edges of the 128x128 and 16x16 GEMMs.
+TEST(OpQ4gswLinear, EveryRouteAgreesWithTheReferenceOnPrefill) {
   ETW_REQUIRE_GPU();
-  Lin l(37, 64, 16, false, 3);
-  auto x = random_f32({2, 19, 64}, 4);
-  auto ref = l.ref(x);
-  auto a = run_lin(l, x), b = run_lin(l, x, "gemv"), c = run_lin(l, x, "gemm");
-  EXPECT_TRUE(Close(a, ref, 1e-4, 1e-4));
-  EXPECT_TRUE(Close(b, ref, 1e-4, 1e-4));
-  EXPECT_TRUE(Close(c, ref, 1e-4, 1e-4));
+  struct Case { int64_t K, gs; bool bias; const char* route; const char* variant; };
+  for (const Case& c : {Case{64, 16, false, "", "gemm_large"}, Case{64, 16, true, "gemv", "gemv_words"},
+                        Case{64, 16, false, "gemm_tiled", "gemm"}, Case{64, 32, true, "gemm", "gemm_large"},
+                        Case{48, 12, true, "gemm_large", "gemm_large"}, Case{48, 12, false, "gemv", "gemv"}}) {
+    Lin l(37, c.K, c.gs, c.bias, 3);
+    auto x = random_f32({2, 19, c.K}, 4);
+    auto r = run_lin_v(l, x, c.route);
+    EXPECT_TRUE(Close(r.out, l.ref(x), 1e-4, 1e-4)) << c.route << " K " << c.K;
+    EXPECT_EQ(r.variants, std::vector<std::string>{c.variant}) << c.route << " K " << c.K;
+  }
+}
+
+TEST(OpQ4gswLinear, FewRowsTakeTheTiledGemmAndOddKCannotBeForcedLarge) {
+  ETW_REQUIRE_GPU();
+  Lin l(20, 64, 32, false, 5);
+  auto x = random_f32({1, 7, 64}, 6);  // 7 rows: below the 32 the large tiles need
+  auto r = run_lin_v(l, x);
+  EXPECT_TRUE(Close(r.out, l.ref(x), 1e-4, 1e-4));
+  EXPECT_EQ(r.variants, std::vector<std::string>{"gemm"});
+  Lin odd(8, 36, 12, false, 7);
+  std::string e = load_error([&] { run_lin(odd, random_f32({4, 36}, 8), "gemm_large"); });
+  EXPECT_NE(e.find("\"gemm_large\" needs q4gsw weights, K % 8 == 0"), std::string::npos) << e;
+  e = load_error([&] { run_lin(odd, random_f32({4, 36}, 8), "tiles"); });
+  EXPECT_NE(e.find("must be \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"tiles\""), std::string::npos) << e;
+}
+
+// A residual add after the projection runs in the linear's store on every route.
+TEST(OpQ4gswLinear, ResidualAddFusesIntoEveryRoute) {
+  ETW_REQUIRE_GPU();
+  Lin l(40, 64, 32, true, 9);
+  for (auto [rows, route, variant] : {std::tuple<int64_t, const char*, const char*>{1, "", "gemv_words"},
+                                      {1, "gemv", "gemv_words"},
+                                      {33, "", "gemm_large"},
+                                      {33, "gemm_tiled", "gemm"}}) {
+    auto x = random_f32({rows, 64}, 10), res = random_f32({rows, 40}, 11);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x), ri = g.input(res);
+      Id y = g.tensor(DType::Float32, {rows, 40});
+      l.add(g, xi, y);
+      g.gb.op("aten.add.Tensor", {y, ri, g.gb.int_(1), g.output(DType::Float32, {rows, 40})});
+    };
+    std::map<std::string, std::string> routes;
+    if (*route) routes["linear_q4gsw"] = route;
+    auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
+    EXPECT_TRUE(Close(plain.out[0], fused.out[0], 1e-5, 1e-5)) << route;
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear_q4gsw+add]"}) << route;
+    EXPECT_EQ(fused.variants, std::vector<std::string>{variant}) << route;
+    auto ref = l.ref(x);
+    for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += res.as<float>()[i];  // the reference is float64
+    EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4)) << route;
+  }
 }
 
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
