@@ -8,7 +8,8 @@ The llama:: ops' schemas live in a C++ library the exporter kit lacks, so they a
 goldens, before ExecuTorch's custom_ops.py adds their Meta kernels.
 
 Environment: LLAMA_SIZE=1b for the Llama-3.2-1B shape (default: a small model for fixtures);
-RECIPE_QUANT=q4 (default; IntxWeightOnlyConfig(int4, PerGroup(32))), 8da4w or fp32.
+RECIPE_QUANT=q4 (default; IntxWeightOnlyConfig(int4, PerGroup(32))), 8da4w or fp32: every linear
+layer, the output head included, as export_llama quantizes; the embedding stays float32.
 LLAMA_CONTEXT=N sets the KV cache's length (max_context_len).
 Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11;
 with RECIPE_STEPS=long (the long-context check, LLAMA_CONTEXT=4096): four 1000-token chunks fill
@@ -148,7 +149,7 @@ class Recipe(torch.nn.Module):
             from torchao.utils import unwrap_tensor_subclass
             cfg = (IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32)) if QUANT == "q4" else
                    Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4, weight_granularity=PerGroup(32)))
-            quantize_(self.m.layers, cfg)
+            quantize_(self.m, cfg)  # every linear, the output head too (export_llama's -qmode); not the embedding
             unwrap_tensor_subclass(self.m)
         replace_kv_cache_with_custom_kv_cache(self.m)
         replace_sdpa_with_custom_op(self.m)
