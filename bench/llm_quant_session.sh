@@ -3,8 +3,7 @@
 # figures of docs/PERFORMANCE.md "Quantized models" and "ExecuTorch's LLM recipe", side by side.
 #   1. exports in parallel: ResNet-18 / MobileNetV2 at 224 in fp32 and static int8; ExecuTorch's
 #      Llama recipe (bench/llm/llama_recipe_spec.py) at Llama-3.2-1B shape as q4, 8da4w and fp32
-#      (a 2048-position cache: ExecuTorch 1.2's TagMemoryMetaPass recurses without end on this
-#      dynamic-shape export when the cache is exactly max_seq_len = 1024 long); the long-context
+#      (RECIPE_STEPS=bench: a 128-token example chunk, see the spec); the long-context
 #      check (q4, a 4096-position cache, decode at positions 4000 and 4001); and the repository's
 #      fixtures (tests/fixtures/export_fixtures.sh, brought back as fixtures.tgz);
 #   2. the CNNs timed by etwebgpu, the upstream runner, PyTorch eager and a CUDA graph, and the
@@ -13,7 +12,8 @@
 #      a profiled decode step of each (`etwebgpu bench -i`), and PyTorch eager / CUDA-graph replay
 #      of the fp32 module (bench/llm/torch_decode.py, 512-token chunks);
 #   4. the long-context export's conformance.
-# Whatever finished by SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz.
+# PARTS (default "cnn fixtures recipe long torch") picks the parts. Whatever finished by
+# SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz.
 set -uo pipefail
 START=$(date +%s)
 say() { echo "[$(($(date +%s) - START)) s] $*" | tee -a $R/log.txt; }
@@ -21,32 +21,35 @@ R=$OUT/session W=/tmp/w
 mkdir -p $R $W
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp LD_LIBRARY_PATH=$PWD/devbin
-EX=$PWD/.devshare/exporter BIN=./devbin/etwebgpu
+EX=$PWD/.devshare/exporter BIN=./devbin/etwebgpu PARTS=" ${PARTS:-cnn fixtures recipe long torch} "
+part() { [[ "$PARTS" == *" $1 "* ]]; }
 export PYTHONPATH=$EX/python${PYTHONPATH:+:$PYTHONPATH}  # executorch and torchao for the PyTorch-side scripts
 
 work() {
   $BIN info > $R/info.txt 2>&1
-  for q in q4 8da4w fp32; do
-    ( LLAMA_SIZE=1b LLAMA_CONTEXT=2048 RECIPE_QUANT=$q OMP_NUM_THREADS=3 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
+  part recipe || touch $W/r_q4.rc $W/r_8da4w.rc $W/r_fp32.rc
+  part long || touch $W/long.rc
+  part recipe && for q in q4 8da4w fp32; do
+    ( LLAMA_SIZE=1b RECIPE_STEPS=bench RECIPE_QUANT=$q OMP_NUM_THREADS=3 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
         $W/r_$q --name recipe_$q --no-ref64 > $R/export_recipe_$q.log 2>&1; echo $? > $W/r_$q.rc ) &
   done
-  ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=long RECIPE_QUANT=q4 OMP_NUM_THREADS=4 timeout 480 python3 $EX/export_pte.py \
+  part long && ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=long RECIPE_QUANT=q4 OMP_NUM_THREADS=4 timeout 480 python3 $EX/export_pte.py \
       bench/llm/llama_recipe_spec.py $W/long --name recipe_q4_ctx4096 --no-ref64 > $R/export_long.log 2>&1; echo $? > $W/long.rc ) &
-  ( OMP_NUM_THREADS=1 timeout 300 bash tests/fixtures/export_fixtures.sh $EX $W/fixtures > $R/fixtures_export.log 2>&1
+  part fixtures && ( OMP_NUM_THREADS=1 timeout 300 bash tests/fixtures/export_fixtures.sh $EX $W/fixtures > $R/fixtures_export.log 2>&1
     timeout 60 $BIN conformance $W/fixtures > $R/conf_fixtures.txt 2>&1
     tar -C $W -czf $R/fixtures.tgz fixtures; say "fixtures: $(tail -1 $R/conf_fixtures.txt)" ) &
   pids=""
-  for s in resnet18 mobilenet_v2 q8_resnet18 q8_mobilenet_v2; do
+  part cnn && for s in resnet18 mobilenet_v2 q8_resnet18 q8_mobilenet_v2; do
     case $s in q8_*) tol=--no-ref64 ;; *) tol="--atol rel" ;; esac
     ( OMP_NUM_THREADS=1 timeout 300 python3 $EX/export_pte.py bench/models/$s.py $W/cnn/$s --name $s $tol \
         > $R/export_$s.log 2>&1; say "exported $s rc=$?" ) &
     pids="$pids $!"
   done
   wait $pids
-  timeout 150 python3 bench/compare_models.py $W/cnn/*/ --bin $BIN --peer .devshare/peer/et_webgpu_runner \
+  part cnn && timeout 150 python3 bench/compare_models.py $W/cnn/*/ --bin $BIN --peer .devshare/peer/et_webgpu_runner \
     --specs bench/models --iters 20 --json $R/cnn.json --md $R/cnn.md --profile-dir $R/profiles > $R/cnn.txt 2> $R/cnn.err
   say "cnn compare rc=$?"
-  for s in q8_resnet18 q8_mobilenet_v2; do
+  part cnn && for s in q8_resnet18 q8_mobilenet_v2; do
     c=$W/cnn/$s/$s
     $BIN run $c/model.pte -i $c/input_0.npy -o $W/ours_$s > /dev/null 2>&1
     OMP_NUM_THREADS=8 timeout 120 python3 bench/q8_golden_noise.py bench/models/$s.py $c $W/ours_$s/output_0.npy \
@@ -54,7 +57,7 @@ work() {
     $BIN bench $c/model.pte --iters 20 --json > $R/bench_$s.json 2>&1
     say "noise $s: $(tail -1 $R/q8_noise.jsonl)"
   done
-  ( timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
+  part torch && ( timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
       > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)" ) &
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
   python3 -c "import numpy as np; np.save('$W/p512_tok.npy', np.random.default_rng(1).integers(0, 128256, (1, 512))); np.save('$W/p512_pos.npy', np.zeros(1, np.int64))"
@@ -67,7 +70,7 @@ work() {
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen_recipe_$q.json 2> $R/gen_recipe_$q.err
-    timeout 60 $BIN bench $c/model.pte -i $c/step2_input_0.npy $c/step2_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
+    timeout 60 $BIN bench $c/model.pte -i $c/step1_input_0.npy $c/step1_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
     say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
     [ $q = fp32 ] || rm -rf $W/r_$q

@@ -13,7 +13,10 @@ layer, the output head included, as export_llama quantizes; the embedding stays 
 LLAMA_CONTEXT=N sets the KV cache's length (max_context_len).
 Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11;
 with RECIPE_STEPS=long (the long-context check, LLAMA_CONTEXT=4096): four 1000-token chunks fill
-positions 0..3999, then single tokens decode at 4000 and 4001."""
+positions 0..3999, then single tokens decode at 4000 and 4001; with RECIPE_STEPS=bench (the 1B
+benchmark): a 128-token chunk, then single tokens at 128 and 129. At the 1B shape, ExecuTorch 1.2's
+TagMemoryMetaPass recursed past Python's limit on the symbolic extents when the example chunk was 7
+tokens (not with 1000 or 128), so the 1B exports use these."""
 import os
 
 import torch
@@ -27,7 +30,7 @@ ARGS = dict(ONE_B if os.environ.get("LLAMA_SIZE") == "1b" else SMALL)
 if os.environ.get("LLAMA_CONTEXT"):
     ARGS["max_context_len"] = int(os.environ["LLAMA_CONTEXT"])
 QUANT = os.environ.get("RECIPE_QUANT", "q4")
-LONG = os.environ.get("RECIPE_STEPS") == "long"
+STEPS = os.environ.get("RECIPE_STEPS", "")
 
 
 def _define_llama_ops():
@@ -177,11 +180,13 @@ def _chunk(pos, n):
 
 
 def inputs():
-    return _chunk(0, 1000) if LONG else _chunk(0, 7)
+    return _chunk(0, 1000) if STEPS == "long" else _chunk(0, 128) if STEPS == "bench" else _chunk(0, 7)
 
 
 def steps():
-    if LONG:
+    if STEPS == "bench":
+        return [_chunk(128, 1), _chunk(129, 1)]
+    if STEPS == "long":
         return [_chunk(1000, 1000), _chunk(2000, 1000), _chunk(3000, 1000), _chunk(4000, 1), _chunk(4001, 1)]
     return [_chunk(7, 3), _chunk(10, 1), _chunk(11, 1)]
 
