@@ -3,8 +3,10 @@
 // ExecuTorch's Vulkan packers (tests/reference/quantized/q8_linear_ref.h, q4_ref.h): scales and
 // zero points bit-identical to torchao's float32 math, the linear within float accumulation error
 // of the fake-quantized fp64 result.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "gpu/context.h"
@@ -290,6 +292,92 @@ TEST(OpLinearDq8caQ4gsw, ChainedAfterChooseQparamsLikeThe8da4wExport) {
   ref_qparams(x, &rs, &rz);
   EXPECT_TRUE(Close(out, d.ref(x, rs, rz), 1e-4, 1e-4));
   for (int n = 0; n < 12; ++n) EXPECT_EQ(out.as<float>()[3 * 12 + n], 0.f);
+}
+
+// The export's form: choose_qparams_affine and the linear each read their own clone of the
+// activations, and a residual add follows. At load the three kernels (and the add) become one
+// (etwebgpu.linear_dq8ca_q4gsw_qparams with an epilogue), bit-identical to the unfused run.
+void build_8da4w(OpGraph& g, const Dq& d, const HostTensor& x, const HostTensor& res, const Cq& c, bool keep_scale) {
+  Id xi = g.input(x), ri = g.input(res);
+  Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
+  g.gb.op("aten.clone.default", {xi, g.gb.null(), a});
+  Id s, z;
+  add_cq(g, a, x.shape, c, &s, &z, false);
+  if (keep_scale) g.mark_output(s);
+  g.gb.op("aten.clone.default", {xi, g.gb.null(), b});
+  auto od = x.shape;
+  od.back() = d.N;
+  Id y = g.tensor(DType::Float32, od);
+  d.add(g, b, s, z, y);
+  g.gb.op("aten.add.Tensor", {y, ri, g.gb.int_(1), g.output(DType::Float32, od)});
+}
+
+TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBitOnBothRoutes) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t N, K, gs; const char* mapping; };
+  // K 64: whole words; K 45 with groups of 9: one product at a time. N 20: the last workgroup's
+  // block of eight outputs is partial.
+  for (const Case& c : {Case{20, 64, 32, "ASYMMETRIC"}, Case{20, 45, 9, "ASYMMETRIC"}, Case{9, 64, 16, "SYMMETRIC"}}) {
+    Dq d(c.N, c.K, c.gs, 12);
+    auto x = rows_x(5, c.K, 13);
+    auto res = random_f32({5, c.N}, 14);
+    Cq q;
+    q.mapping = c.mapping;
+    for (const char* route : {"portable", "dot4"}) {
+      if (std::string(route) == "dot4" && !have_dot4()) continue;
+      auto build = [&](OpGraph& g) { build_8da4w(g, d, x, res, q, false); };
+      std::map<std::string, std::string> routes{{"linear_dq8ca_q4gsw", route}};
+      auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
+      EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear_dq8ca_q4gsw+add]"}) << route << " K " << c.K;
+      EXPECT_EQ(fused.variants, std::vector<std::string>{std::string(route) + "_qparams"}) << route;
+      EXPECT_EQ(plain.ops.size(), 4u) << route;  // choose_qparams, the linear (two kernels), the add (clones alias)
+      EXPECT_TRUE(SameBits(fvec(fused.out[0]), fvec(plain.out[0]))) << route << " K " << c.K << " " << c.mapping;
+    }
+  }
+}
+
+TEST(OpLinearDq8caQ4gsw, ScalesSomeoneElseReadsKeepTheUnfusedKernels) {
+  ETW_REQUIRE_GPU();
+  Dq d(8, 32, 16, 15);
+  auto x = rows_x(3, 32, 16);
+  auto res = random_f32({3, 8}, 17);
+  auto fused = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, true); }, true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 1) << "scales are a graph output";
+  EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "quantize"), 1);
+}
+
+// The rewrite's op called directly: its own argument checks.
+TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesLongRows) {
+  ETW_REQUIRE_GPU();
+  auto call = [](const Dq& d, const HostTensor& x, const Cq& c) {
+    OpGraph g;
+    Id xi = g.input(x);
+    auto packed = ref::pack_q4_linear(d.q, d.N, d.K, 8);
+    auto od = x.shape;
+    od.back() = d.N;
+    std::vector<int64_t> block(x.shape.size(), 1);
+    block.back() = d.K;
+    g.gb.op("etwebgpu.linear_dq8ca_q4gsw_qparams",
+            {xi, g.gb.str(c.mapping), g.gb.int_list(block), g.gb.null(), g.gb.int_(c.qmin), g.gb.int_(c.qmax), g.gb.null(),
+             g.gb.null(), g.gb.null(), g.gb.boolean(false), g.gb.constant(DType::UInt8, {d.N, d.kpad / 2}, packed),
+             g.gb.constant_i32({d.G, d.npad}, d.sums), g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(),
+             g.output(DType::Float32, od)});
+    return g.run()[0];
+  };
+  Dq d(11, 64, 32, 18);
+  auto x = rows_x(4, 64, 19);
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  EXPECT_TRUE(Close(call(d, x, Cq{}), d.ref(x, s, z), 1e-4, 1e-4));
+  Dq wide(2, 12296, 8, 20);  // 3074 activation words > 3072
+  std::string e = load_error([&] { call(wide, random_f32({1, 12296}, 21), Cq{}); });
+  EXPECT_TRUE(has(e, "K = 12296: one workgroup quantizes at most 12288 activations")) << e;
+  Cq bad;
+  bad.qmin = 0;
+  bad.qmax = 255;
+  e = load_error([&] { call(d, x, bad); });
+  EXPECT_TRUE(has(e, "etwebgpu.linear_dq8ca_q4gsw_qparams") && has(e, "does not fit the zero_point dtype")) << e;
 }
 
 std::string dq_error(Dq d, int64_t gs_arg, std::vector<int64_t> wdims = {}) {
