@@ -1,13 +1,13 @@
 // et_vk.apply_rotary_emb (interleaved, Llama), et_vk.apply_rotary_emb_hf (rotate-half, HF) and
 // etwebgpu.rope_interleaved (the interleaved one as load-time fusion finds it, one tensor).
-// xq [..., S, Hq, D], xk [..., S, Hk, D]; one flat dispatch per output (2D-folded grid).
+// xq [..., S, Hq, D], xk [..., S, Hk, D]: both in one flat dispatch (2D-folded grid).
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
 
 struct Params {
-  uint32_t pairs, d, h, s, start, width, pad0, pad1;
+  uint32_t pairs, d, h, s, start, width, pairs2, h2;
 };
 
 void build_rope(OpContext& oc, bool hf) {
@@ -56,25 +56,30 @@ void build_rope(OpContext& oc, bool hf) {
       throw Error(ErrorKind::InvalidArgument, "freqs have " + std::to_string(tc[0]) + " rows but the sequence length is " +
                                                   std::to_string(s));
   });
-  for (int i = 0; i < 2; ++i) {
-    int32_t x = i ? xk : xq, out = outs[i];
-    oc.output_like(out, x);
-    oc.add(kernel::Kernel("rope_rotary")
-               .constant("HF", hf ? 1.0 : 0.0)
-               .input("X", x)
-               .input("COS", fc)
-               .input("SIN", fs)
-               .output("Y", out)
-               .params<Params>([x, fc, start_id, hf](const kernel::Live& l) {
-                 const auto& d = l.dims(x);
-                 int64_t start = hf ? l.integer(start_id) : 0;
-                 return Params{kernel::u32(l.numel(x) / 2, "pair count"), kernel::u32(d.end()[-1], "head_dim"),
-                               kernel::u32(d.end()[-2], "heads"), kernel::u32(d.end()[-3], "sequence length"),
-                               kernel::u32(start, "start_pos"), kernel::u32(l.dims(fc)[1], "freqs width"), 0, 0};
-               })
-               .flat(x, 2)
-               .variant(hf ? "hf" : "interleaved"));
-  }
+  oc.output_like(outs[0], xq);
+  oc.output_like(outs[1], xk);
+  auto params = [xq, xk, fc, start_id, hf](const kernel::Live& l) {
+    const auto& d = l.dims(xq);
+    int64_t start = hf ? l.integer(start_id) : 0;
+    return Params{kernel::u32(l.numel(xq) / 2, "pair count"), kernel::u32(d.end()[-1], "head_dim"),
+                  kernel::u32(d.end()[-2], "heads"), kernel::u32(d.end()[-3], "sequence length"),
+                  kernel::u32(start, "start_pos"), kernel::u32(l.dims(fc)[1], "freqs width"),
+                  kernel::u32(l.numel(xk) / 2, "pair count"), kernel::u32(l.dims(xk).end()[-2], "heads")};
+  };
+  oc.add(kernel::Kernel("rope_rotary")
+             .define("PAIR")
+             .constant("HF", hf ? 1.0 : 0.0)
+             .input("X", xq)
+             .input("X2", xk)
+             .input("COS", fc)
+             .input("SIN", fs)
+             .output("Y", outs[0])
+             .output("Y2", outs[1])
+             .params<Params>(params)
+             .groups([xq, xk](const kernel::Live& l) {
+               return kernel::Groups::linear(ceil_div(static_cast<uint64_t>(l.numel(xq) / 2 + l.numel(xk) / 2), 256));
+             })
+             .variant(hf ? "hf" : "interleaved"));
 }
 
 // etwebgpu.rope_interleaved [x, cos, sin, out] (graph/decoder_fusion.h: Llama's rotary embedding
