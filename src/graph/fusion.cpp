@@ -67,6 +67,18 @@ std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir) {
   return mentions;
 }
 
+int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at) {
+  for (size_t i : mentions[t]) {
+    const auto& c = ir.chain[i];
+    if (c.args.back() == t && c.name == "aten.clone.default" && c.args.size() == 3 &&
+        ir.values[c.args[1]].kind == format::VkValueKind::Null) {
+      *at = i;
+      return c.args[0];
+    }
+  }
+  return t;
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

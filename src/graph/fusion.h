@@ -74,6 +74,9 @@ void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vec
 std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir);
 // Graph inputs, outputs and state: values a rewrite must leave materialized.
 std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
+// The tensor a contiguous clone (aten.clone, memory_format None) copies into `t`, with the clone's
+// chain index in *at; `t` itself when no such call writes it.
+int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).

@@ -204,19 +204,6 @@ void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
              .variant(dot4 ? "dot4_qparams" : "portable_qparams"));
 }
 
-// The tensor a clone (contiguous memory format) copies, else `t` itself.
-int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at) {
-  for (size_t i : mentions[t]) {
-    const auto& c = ir.chain[i];
-    if (c.args.back() == t && c.name == "aten.clone.default" && c.args.size() == 3 &&
-        ir.values[c.args[1]].kind == format::VkValueKind::Null) {
-      *at = i;
-      return c.args[0];
-    }
-  }
-  return t;
-}
-
 // choose_qparams_affine(x) -> (scale, zp) read by one linear_dq8ca_q4gsw of x alone (the export
 // gives each its own clone of the same tensor) becomes etwebgpu.linear_dq8ca_q4gsw_qparams: three
 // dispatches and two small tensors per 8da4w linear become one dispatch. When x is the same
@@ -244,7 +231,7 @@ size_t fuse_choose_qparams(Graph&, format::VkGraphIR& ir) {
     // The choose call's input and the linear's: one tensor, or clones of one source.
     const int32_t xc = cq.args[0], xl = lin.args[0];
     size_t clone_c = n, clone_l = n;
-    const int32_t src_c = clone_source(ir, mentions, xc, &clone_c), src_l = clone_source(ir, mentions, xl, &clone_l);
+    const int32_t src_c = graph::clone_source(ir, mentions, xc, &clone_c), src_l = graph::clone_source(ir, mentions, xl, &clone_l);
     if (src_c != src_l) continue;
     if (xc != xl) {
       size_t lo = std::min(clone_c, clone_l), hi = std::max(clone_c, clone_l);

@@ -29,6 +29,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   if (m < P.m && n < P.n) {
     var r = acc;
     if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
-    O[m * P.n + n] = O_T(epilogue(r, m * P.n + n));
+    store_out(m, n, r);
   }
 }

@@ -41,8 +41,7 @@ fn store_c(m: u32, n: u32, v: vec4<f32>) {
     if (n + j < P.n) {
       var r = v[j];
       if (P.has_bias == 1u) { r = r + f32(BIAS[n + j]); }
-      let o = m * P.n + n + j;
-      O[o] = O_T(epilogue(r, o));
+      store_out(m, n + j, r);
     }
   }
 }

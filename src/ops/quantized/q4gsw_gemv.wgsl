@@ -38,6 +38,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (lid == 0u) {
     var r = red[0];
     if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
-    O[m * P.n + n] = O_T(epilogue(r, m * P.n + n));
+    store_out(m, n, r);
   }
 }

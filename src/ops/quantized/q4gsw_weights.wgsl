@@ -5,6 +5,7 @@
 // chain (ops/epilogue.h, linear_q4gsw only) that every store applies.
 struct Params {
   m: u32, n: u32, k: u32, gs: u32, wrow: u32, srow: u32, has_bias: u32, pad: u32,
+  n0: u32, n1: u32, pad1: u32, pad2: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
 #if EPILOGUE
   ep: Epilogue,
 #endif
@@ -16,6 +17,28 @@ fn epilogue(v: f32, i: u32) -> f32 {
   return epilogue_terms(v, i);
 #else
   return v;
+#endif
+}
+
+// Output (m, n) of the [M, P.n] product. MULTI (etwebgpu.linear_q4gsw_multi: projections of one
+// input with their weights stacked): columns [0, n0) go to O, [n0, n0 + n1) to O1 and, MULTI3, the
+// rest to O2, each [M, its width].
+fn store_out(m: u32, n: u32, v: f32) {
+#if MULTI
+  if (n < P.n0) {
+    O[m * P.n0 + n] = O_T(v);
+    return;
+  }
+#if MULTI3
+  if (n >= P.n0 + P.n1) {
+    let w2 = P.n - P.n0 - P.n1;
+    O2[m * w2 + n - P.n0 - P.n1] = O2_T(v);
+    return;
+  }
+#endif
+  O1[m * P.n1 + n - P.n0] = O1_T(v);
+#else
+  O[m * P.n + n] = O_T(epilogue(v, m * P.n + n));
 #endif
 }
 

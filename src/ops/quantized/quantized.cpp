@@ -11,9 +11,14 @@
 //   weight uint8 [N, ceil(K/2)], byte = (q[2j]+8) << 4 | (q[2j+1]+8); scales [N]. Same kernels
 //   as linear_q4gsw (QCS defined); force_route "linear_qcs4w" = "gemv" | "gemm".
 // Packed bytes are uploaded as-is through Graph::raw_constant_buffer and read in place.
+#include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <set>
 
 #include "graph/epilogue_fusion.h"
+#include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
@@ -23,8 +28,9 @@ namespace {
 
 struct LinParams {
   uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
+  uint32_t n0, n1, pad1, pad2;
 };
-static_assert(sizeof(LinParams) == 32);
+static_assert(sizeof(LinParams) == 48);
 
 void require_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
@@ -41,8 +47,8 @@ void require_constant(const OpContext& oc, int32_t id, const char* what) {
 // "gemm_large". `base` holds everything but the live row count m; `ep` is the fused epilogue.
 constexpr int64_t kLargeRows = 32;
 
-void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, int32_t out, LinParams base,
-                        bool qcs, const char* force_key, const Epilogue& ep) {
+void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
+                        const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   std::string route = "";
@@ -64,14 +70,19 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
                                             " = \"gemm_large\" needs q4gsw weights, K % 8 == 0 and group_size % 4 == 0");
 
-  oc.output(out, [x, base](const kernel::Live& l) {
-    const auto& dx = l.dims(x);
-    if (dx.back() != base.k)
-      throw Error(ErrorKind::InvalidArgument, "input " + shape_str(dx) + " must end in K = " + std::to_string(base.k));
-    std::vector<int64_t> od = dx;
-    od.back() = base.n;
-    return od;
-  });
+  for (size_t i = 0; i < outs.size(); ++i)
+    oc.output(outs[i], [x, base, n = widths[i]](const kernel::Live& l) {
+      const auto& dx = l.dims(x);
+      if (dx.back() != base.k)
+        throw Error(ErrorKind::InvalidArgument, "input " + shape_str(dx) + " must end in K = " + std::to_string(base.k));
+      std::vector<int64_t> od = dx;
+      od.back() = n;
+      return od;
+    });
+  if (outs.size() > 1) {
+    base.n0 = static_cast<uint32_t>(widths[0]);
+    base.n1 = static_cast<uint32_t>(widths[1]);
+  }
   auto params = [x, base](const kernel::Live& l) {
     LinParams p = base;
     p.m = kernel::u32(l.numel(x) / base.k, "rows");
@@ -89,7 +100,9 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
         .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
         .input("SC", sc)
         .input("BIAS", bias)
-        .output("O", out);
+        .output("O", outs[0]);
+    if (outs.size() > 1) k.define("MULTI").output("O1", outs[1]);
+    if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);
     ep.apply<LinParams>(k, params);
     return k;
   };
@@ -114,25 +127,23 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
                .variant("gemm_large"));
 }
 
-void build_linear_q4gsw(OpContext& oc) {
+// The checks of a q4gsw linear's input x, weight w, scales sc, group size (argument gs_arg) and
+// bias (-1: none) for N outputs of output rank `out_rank`; returns the uniform without m.
+LinParams check_q4gsw(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t gs_arg, int32_t bias, int64_t N, size_t out_rank) {
   Graph& g = oc.g;
-  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), bias = oc.arg(4), out = oc.out();
   require_dtype(oc, x, {VkDType::Float32, VkDType::Float16}, "input");
-  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   require_dtype(oc, w, {VkDType::UInt8, VkDType::Int8}, "weight (packed int4)");
   require_dtype(oc, sc, {VkDType::Float32, VkDType::Float16}, "weight_scales");
   require_constant(oc, w, "weight");
   require_constant(oc, sc, "weight_scales");
-  int64_t gs = g.integer(oc.arg(3));
-  bool has_bias = !g.is_null(bias);
+  int64_t gs = g.integer(gs_arg);
   const auto& tx = g.tensor(x);
   const auto& tw = g.tensor(w);
   const auto& ts = g.tensor(sc);
-  const auto& to = g.tensor(out);
-  if (tx.rank() < 1 || to.rank() != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
+  if (tx.rank() < 1 || out_rank != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
   if (tw.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be [N, K/2], got " + shape_str(tw.max_dims));
   if (ts.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight_scales must be [num_groups, N], got " + shape_str(ts.max_dims));
-  int64_t K = tx.max_dims.back(), N = to.max_dims.back();
+  int64_t K = tx.max_dims.back();
   if (gs <= 0) oc.fail(ErrorKind::InvalidArgument, "group_size must be positive, got " + std::to_string(gs));
   if (tw.max_dims[0] < N) oc.fail(ErrorKind::InvalidArgument, "weight has " + std::to_string(tw.max_dims[0]) + " rows, out needs " + std::to_string(N));
   if (tw.max_dims[1] * 2 < K)
@@ -141,13 +152,161 @@ void build_linear_q4gsw(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, std::to_string(ts.max_dims[0]) + " scale groups of " + std::to_string(gs) +
                                             " do not cover K = " + std::to_string(K));
   if (ts.max_dims[1] < N) oc.fail(ErrorKind::InvalidArgument, "weight_scales has " + std::to_string(ts.max_dims[1]) + " columns, N = " + std::to_string(N));
-  if (has_bias) {
+  if (bias >= 0) {
     require_dtype(oc, bias, {VkDType::Float32, VkDType::Float16}, "bias");
     if (g.tensor(bias).max_numel() < N) oc.fail(ErrorKind::InvalidArgument, "bias is shorter than N");
   }
-  LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(gs),
-                 static_cast<uint32_t>(tw.max_dims[1]), static_cast<uint32_t>(ts.max_dims[1]), has_bias ? 1u : 0u, 0};
-  add_linear_kernels(oc, x, w, sc, has_bias ? bias : -1, out, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
+  return LinParams{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(gs), static_cast<uint32_t>(tw.max_dims[1]),
+                   static_cast<uint32_t>(ts.max_dims[1]), bias >= 0 ? 1u : 0u, 0, 0, 0, 0, 0};
+}
+
+void build_linear_q4gsw(OpContext& oc) {
+  Graph& g = oc.g;
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
+  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
+  const int64_t N = g.tensor(out).max_dims.back();
+  LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), bias, N, g.tensor(out).rank());
+  add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
+}
+
+// etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
+// ValueList[2 or 3 tensors]]: linear_q4gsw projections of one input with their weights stacked
+// row-wise and their scales column-wise (fuse_q4gsw_projections), one kernel writing each output.
+void build_linear_q4gsw_multi(OpContext& oc) {
+  Graph& g = oc.g;
+  if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  const auto outs = g.value_list(oc.out());
+  const auto widths = g.int_list(oc.arg(4));
+  if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
+    oc.fail(ErrorKind::Format, "expects 2 or 3 outputs and as many widths, got " + std::to_string(outs.size()) + " and " +
+                                   std::to_string(widths.size()));
+  int64_t N = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    require_dtype(oc, outs[i], {VkDType::Float32, VkDType::Float16}, "out");
+    if (widths[i] < 1 || g.tensor(outs[i]).max_dims.back() != widths[i] || g.tensor(outs[i]).rank() != g.tensor(outs[0]).rank())
+      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
+                                     std::to_string(widths[i]));
+    N += widths[i];
+  }
+  if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
+    oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
+  LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
+  add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue());
+}
+
+// linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
+// k and v), without bias or epilogue, with one K and group size: up to three consecutive ones
+// become one etwebgpu.linear_q4gsw_multi over their stacked weights, one dispatch instead of three.
+// It runs at the first call; nothing between the first and the last call may name the source
+// other than clones, and each input clone must be read by its linear alone.
+size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
+  using format::VkValueKind;
+  const size_t n = ir.chain.size();
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
+  auto candidate = [&](size_t i) {
+    const auto& c = ir.chain[i];
+    if (c.name != "et_vk.linear_q4gsw.default" || c.args.size() != 6 || ir.values[c.args[4]].kind != VkValueKind::Null) return false;
+    const auto& w = ir.values[c.args[1]], &s = ir.values[c.args[2]], &y = ir.values[c.args[5]];
+    return w.kind == VkValueKind::Tensor && w.tensor.is_constant() && w.tensor.dtype == format::VkDType::UInt8 && w.tensor.dims.size() == 2 &&
+           s.kind == VkValueKind::Tensor && s.tensor.is_constant() && s.tensor.dtype == format::VkDType::Float32 && s.tensor.dims.size() == 2 &&
+           ir.values[c.args[3]].kind == VkValueKind::Int && y.kind == VkValueKind::Tensor && !pinned.count(c.args[5]) &&
+           !y.tensor.dims.empty() && s.tensor.dims[1] >= y.tensor.dims.back() && w.tensor.dims[0] == y.tensor.dims.back() &&
+           static_cast<size_t>(w.tensor.constant_id) < ir.constants.size() && static_cast<size_t>(s.tensor.constant_id) < ir.constants.size() &&
+           ir.constants[w.tensor.constant_id].data.size() >= static_cast<size_t>(w.tensor.dims[0] * w.tensor.dims[1]) &&
+           ir.constants[s.tensor.constant_id].data.size() >= static_cast<size_t>(s.tensor.dims[0] * s.tensor.dims[1]) * 4;
+  };
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  size_t fused = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (removed[i] || replacement[i] || !candidate(i)) continue;
+    const auto& first = ir.chain[i];
+    size_t clone0 = n;
+    const int32_t src = graph::clone_source(ir, mentions, first.args[0], &clone0);
+    std::vector<size_t> group{i};
+    for (size_t j = i + 1; j < n && group.size() < 3; ++j) {
+      const auto& c = ir.chain[j];
+      if (c.name == "aten.clone.default") continue;
+      if (!candidate(j)) break;
+      size_t cl = n;
+      if (graph::clone_source(ir, mentions, c.args[0], &cl) != src) break;
+      const auto& a = ir.values[first.args[1]].tensor, &b = ir.values[c.args[1]].tensor;
+      if (a.dims[1] != b.dims[1] || ir.values[c.args[3]].int_val != ir.values[first.args[3]].int_val ||
+          ir.values[c.args[2]].tensor.dims[0] != ir.values[first.args[2]].tensor.dims[0] ||
+          ir.values[c.args[0]].tensor.dims != ir.values[first.args[0]].tensor.dims)
+        break;
+      // Its input clone, read by this linear alone, can go; the first linear's input serves.
+      if (c.args[0] != first.args[0] && (cl == n || pinned.count(c.args[0]) || mentions[c.args[0]].size() != 2)) break;
+      group.push_back(j);
+    }
+    if (group.size() < 2) continue;
+    // The source untouched between the first and the last: only clones name it there.
+    bool untouched = true;
+    for (size_t m : mentions[src])
+      if (m > i && m < group.back() && ir.chain[m].name != "aten.clone.default") untouched = false;
+    if (!untouched) continue;
+    // Stacked constants: weight rows one after another, scale columns side by side.
+    const int64_t wrow = ir.values[first.args[1]].tensor.dims[1], groups = ir.values[first.args[2]].tensor.dims[0];
+    std::vector<int64_t> widths;
+    int64_t N = 0;
+    for (size_t j : group) widths.push_back(ir.values[ir.chain[j].args[5]].tensor.dims.back()), N += widths.back();
+    auto wbytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(N * wrow));
+    auto sbytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(groups * N) * 4);
+    int64_t off = 0;
+    for (size_t t = 0; t < group.size(); ++t) {
+      const auto& c = ir.chain[group[t]];
+      const auto& wd = ir.constants[ir.values[c.args[1]].tensor.constant_id].data;
+      std::memcpy(wbytes->data() + off * wrow, wd.data(), static_cast<size_t>(widths[t] * wrow));
+      const auto& sv = ir.values[c.args[2]].tensor;
+      const uint8_t* sd = ir.constants[sv.constant_id].data.data();
+      for (int64_t gi = 0; gi < groups; ++gi)
+        std::memcpy(sbytes->data() + (gi * N + off) * 4, sd + gi * sv.dims[1] * 4, static_cast<size_t>(widths[t]) * 4);
+      off += widths[t];
+    }
+    auto constant = [&ir](std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType t, std::vector<int64_t> dims) {
+      ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
+      ir.owned_bytes.push_back(std::move(bytes));
+      format::VkValue v;
+      v.kind = VkValueKind::Tensor;
+      v.tensor.dtype = t;
+      v.tensor.dims = std::move(dims);
+      v.tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
+      v.tensor.mem_obj_id = -1;
+      ir.values.push_back(std::move(v));
+      return static_cast<int32_t>(ir.values.size() - 1);
+    };
+    const int32_t w = constant(wbytes, format::VkDType::UInt8, {N, wrow});
+    const int32_t s = constant(sbytes, format::VkDType::Float32, {groups, N});
+    format::VkValue wl;
+    wl.kind = VkValueKind::IntList;
+    wl.ints = widths;
+    ir.values.push_back(wl);
+    const int32_t widths_id = static_cast<int32_t>(ir.values.size() - 1);
+    format::VkValue ol;
+    ol.kind = VkValueKind::ValueList;
+    for (size_t j : group) ol.ids.push_back(ir.chain[j].args[5]);
+    ir.values.push_back(ol);
+    const int32_t outs_id = static_cast<int32_t>(ir.values.size() - 1);
+    format::VkOpCall call;
+    call.node_id = first.node_id;
+    call.name = "etwebgpu.linear_q4gsw_multi";
+    call.args = {first.args[0], w, s, first.args[3], widths_id, outs_id};
+    replacement[i] = std::move(call);
+    for (size_t t = 1; t < group.size(); ++t) {
+      const auto& c = ir.chain[group[t]];
+      removed[group[t]] = true;
+      size_t cl = n;
+      if (c.args[0] != first.args[0] && graph::clone_source(ir, mentions, c.args[0], &cl) == src && cl < n) removed[cl] = true;
+    }
+    ++fused;
+  }
+  if (!fused) return 0;
+  for (size_t i = 0; i < n; ++i)
+    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
+  graph::drop_calls(ir, removed);
+  return fused;
 }
 
 // et_vk.linear_qcs4w [input, weight, scales, out]: weight uint8 [N, ceil(K/2)] packed as
@@ -179,8 +338,8 @@ void build_linear_qcs4w(OpContext& oc) {
   if (ts.rank() != 1 || ts.max_dims[0] != N)
     oc.fail(ErrorKind::InvalidArgument, "scales must be [" + std::to_string(N) + "], got " + shape_str(ts.max_dims));
   LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(K),
-                 static_cast<uint32_t>(tw.max_dims[1]), 0, 0, 0};
-  add_linear_kernels(oc, x, w, sc, -1, out, base, true, "linear_qcs4w", Epilogue());
+                 static_cast<uint32_t>(tw.max_dims[1]), 0, 0, 0, 0, 0, 0, 0};
+  add_linear_kernels(oc, x, w, sc, -1, {out}, {N}, base, true, "linear_qcs4w", Epilogue());
 }
 
 struct EmbParams {
@@ -241,6 +400,8 @@ void build_embedding_q4gsw(OpContext& oc) {
 
 ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
+ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
+ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);
 

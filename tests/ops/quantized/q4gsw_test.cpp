@@ -1,5 +1,7 @@
 // et_vk.linear_q4gsw / et_vk.embedding_q4gsw / et_vk.linear_qcs4w against fp64 references
 // (tests/reference/quantized), with weights packed as ExecuTorch's Vulkan quantizer packs them.
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
@@ -129,6 +131,86 @@ TEST(OpQ4gswLinear, ResidualAddFusesIntoEveryRoute) {
     for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += res.as<float>()[i];  // the reference is float64
     EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4)) << route;
   }
+}
+
+// q, k and v as the export writes them: three linears of one activation, each through its own
+// clone. At load they become one etwebgpu.linear_q4gsw_multi over stacked weights, bit-identical
+// to the three linears, on every route.
+TEST(OpQ4gswLinear, ProjectionsOfOneInputBecomeOneMultiOutputKernelOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t rows, K, gs; size_t outs; const char* variant; };
+  for (const Case& c : {Case{1, 64, 32, 3, "gemv_words"}, Case{5, 64, 32, 3, "gemm"}, Case{33, 64, 16, 3, "gemm_large"},
+                        Case{1, 48, 12, 2, "gemv"}}) {
+    std::vector<Lin> lins;
+    for (size_t i = 0; i < c.outs; ++i) lins.emplace_back(i == 0 ? 40 : 12 + 4 * i, c.K, c.gs, false, 30 + i);
+    auto x = random_f32({c.rows, c.K}, 40);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x);
+      std::vector<Id> ys;
+      for (const Lin& l : lins) {
+        Id xc = g.tensor(DType::Float32, {c.rows, c.K});
+        ys.push_back(g.tensor(DType::Float32, {c.rows, l.N}));
+        g.gb.op("aten.clone.default", {xi, g.gb.null(), xc});
+        l.add(g, xc, ys.back());
+      }
+      for (size_t i = 0; i < lins.size(); ++i)
+        g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {lins[i].N, c.rows})});
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1) << c.variant;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), 0) << c.variant;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 1) << c.variant;
+    ASSERT_EQ(fused.out.size(), lins.size());
+    for (size_t i = 0; i < lins.size(); ++i) {
+      ASSERT_EQ(fused.out[i].numel(), plain.out[i].numel());
+      EXPECT_EQ(std::memcmp(fused.out[i].data.data(), plain.out[i].data.data(), fused.out[i].data.size()), 0)
+          << c.variant << " output " << i;
+    }
+  }
+}
+
+TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
+  ETW_REQUIRE_GPU();
+  Lin a(16, 64, 32, false, 50), b(16, 64, 32, true, 51), c(16, 64, 16, false, 52);
+  auto x = random_f32({1, 64}, 53);
+  auto fused = load_graph([&](OpGraph& g) {
+    Id xi = g.input(x);
+    std::vector<Id> ys;
+    for (const Lin* l : {&a, &b, &c}) {
+      ys.push_back(g.tensor(DType::Float32, {1, 16}));
+      l->add(g, xi, ys.back());
+    }
+    for (Id y : ys) g.gb.op("aten.permute_copy.default", {y, g.gb.int_list({1, 0}), g.output(DType::Float32, {16, 1})});
+  }, true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), 3);
+}
+
+// The rewrite's op called directly: outputs split by the widths, and widths that do not add up
+// to the stacked weight's rows are a Format error.
+TEST(OpQ4gswLinear, MultiOpDirectCallSplitsTheStackedOutputs) {
+  ETW_REQUIRE_GPU();
+  Lin l(24, 32, 32, false, 60);  // one [24, 32] linear read as outputs of 16 and 8
+  auto x = random_f32({3, 32}, 61);
+  auto run = [&](std::vector<int64_t> widths) {
+    OpGraph g;
+    Id xi = g.input(x);
+    auto packed = ref::pack_q4_linear(l.q, l.N, l.K, 8);
+    Id w = g.gb.constant(DType::UInt8, {l.N, l.kpad / 2}, packed);
+    Id s = g.gb.constant_f32({1, l.npad}, l.scales);
+    Id o0 = g.output(DType::Float32, {3, widths[0]}), o1 = g.output(DType::Float32, {3, widths[1]});
+    g.gb.op("etwebgpu.linear_q4gsw_multi", {xi, w, s, g.gb.int_(32), g.gb.int_list(widths), g.gb.value_list({o0, o1})});
+    return g.run();
+  };
+  auto out = run({16, 8});
+  auto ref = l.ref(x);
+  HostTensor r0(DType::Float64, {3, 16}), r1(DType::Float64, {3, 8});
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t n = 0; n < 24; ++n)
+      (n < 16 ? r0.as<double>()[m * 16 + n] : r1.as<double>()[m * 8 + n - 16]) = ref.as<double>()[m * 24 + n];
+  EXPECT_TRUE(Close(out[0], r0, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(out[1], r1, 1e-4, 1e-4));
+  std::string e = load_error([&] { run({16, 4}); });
+  EXPECT_NE(e.find("weight has 24 rows, the widths add up to 20"), std::string::npos) << e;
 }
 
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
