@@ -68,6 +68,13 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
     EXPECT_EQ(c.ir.chain.size(), 2u);
   }
+  {  // the same rotation twice on a cube: the shapes match, the order does not
+    Chain c;
+    int32_t x = c.tensor({2, 2, 2}), mid = c.tensor({2, 2, 2}), y = c.tensor({2, 2, 2});
+    c.op("aten.permute_copy.default", {x, c.dims({1, 2, 0}), mid});
+    c.op("aten.permute_copy.default", {mid, c.dims({1, 2, 0}), y});
+    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+  }
   {  // the middle tensor also feeds a relu
     Chain c;
     int32_t x = c.tensor({2, 3}), mid = c.tensor({3, 2}), y = c.tensor({2, 3}), r = c.tensor({3, 2});
