@@ -2,10 +2,11 @@
 # One command on the GPU machine (carry devbin/, .gl/, .devshare/ with exporter/ and peer/): the
 # figures of docs/PERFORMANCE.md "Quantized models" and "ExecuTorch's LLM recipe", side by side.
 #   1. exports in parallel: ResNet-18 / MobileNetV2 at 224 in fp32 and static int8; ExecuTorch's
-#      Llama recipe (bench/llm/llama_recipe_spec.py) at Llama-3.2-1B shape as q4, 8da4w and fp32
-#      (RECIPE_STEPS=bench: a 128-token example chunk, see the spec); the long-context
-#      check (q4, a 4096-position cache, decode at positions 4000 and 4001); and the repository's
-#      fixtures (tests/fixtures/export_fixtures.sh, brought back as fixtures.tgz);
+#      Llama recipe (bench/llm/llama_recipe_spec.py) at Llama-3.2-1B shape with a 4096-position
+#      cache: q4 with the long-context steps (1000-token chunks to position 4000, then decode at
+#      4000 and 4001), 8da4w and fp32 with the benchmark steps (a 1000-token chunk, decode at 1000
+#      and 1001); and, as the part "fixtures", the repository's fixtures
+#      (tests/fixtures/export_fixtures.sh, brought back as fixtures.tgz);
 #   2. the CNNs timed by etwebgpu, the upstream runner, PyTorch eager and a CUDA graph, and the
 #      int8 goldens' own noise (bench/q8_golden_noise.py);
 #   3. `etwebgpu generate --json` on the three recipe exports (512-token prompt, 128 new tokens),
@@ -30,7 +31,8 @@ work() {
   part recipe || touch $W/r_q4.rc $W/r_8da4w.rc $W/r_fp32.rc
   part long || touch $W/long.rc
   part recipe && for q in q4 8da4w fp32; do
-    ( LLAMA_SIZE=1b RECIPE_STEPS=bench RECIPE_QUANT=$q OMP_NUM_THREADS=3 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
+    steps=bench; [ $q = q4 ] && steps=long
+    ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=$steps RECIPE_QUANT=$q OMP_NUM_THREADS=4 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
         $W/r_$q --name recipe_$q --no-ref64 > $R/export_recipe_$q.log 2>&1; echo $? > $W/r_$q.rc ) &
   done
   part long && ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=long RECIPE_QUANT=q4 OMP_NUM_THREADS=4 timeout 480 python3 $EX/export_pte.py \
@@ -57,8 +59,9 @@ work() {
     $BIN bench $c/model.pte --iters 20 --json > $R/bench_$s.json 2>&1
     say "noise $s: $(tail -1 $R/q8_noise.jsonl)"
   done
-  part torch && ( timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
-      > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)" ) &
+  # One GPU user at a time: the CNN comparison above, PyTorch's LLM here, then etwebgpu's below.
+  part torch && { timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
+      > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)"; }
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
   python3 -c "import numpy as np; np.save('$W/p512_tok.npy', np.random.default_rng(1).integers(0, 128256, (1, 512))); np.save('$W/p512_pos.npy', np.zeros(1, np.int64))"
   for q in q4 8da4w fp32; do
@@ -70,7 +73,8 @@ work() {
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen_recipe_$q.json 2> $R/gen_recipe_$q.err
-    timeout 60 $BIN bench $c/model.pte -i $c/step1_input_0.npy $c/step1_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
+    last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
+    timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
     say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
     [ $q = fp32 ] || rm -rf $W/r_$q

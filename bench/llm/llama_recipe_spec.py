@@ -14,9 +14,10 @@ LLAMA_CONTEXT=N sets the KV cache's length (max_context_len).
 Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11;
 with RECIPE_STEPS=long (the long-context check, LLAMA_CONTEXT=4096): four 1000-token chunks fill
 positions 0..3999, then single tokens decode at 4000 and 4001; with RECIPE_STEPS=bench (the 1B
-benchmark): a 128-token chunk, then single tokens at 128 and 129. At the 1B shape, ExecuTorch 1.2's
-TagMemoryMetaPass recursed past Python's limit on the symbolic extents when the example chunk was 7
-tokens (not with 1000 or 128), so the 1B exports use these."""
+benchmark): a 1000-token chunk, then single tokens at 1000 and 1001. At the 1B shape ExecuTorch
+1.2's TagMemoryMetaPass recursed past Python's limit on the symbolic texture extents with a 7- or
+128-token example and a 1024 or 2048 cache; a 1000-token example with a 4096 cache exports, so
+the 1B exports use that."""
 import os
 
 import torch
@@ -180,12 +181,12 @@ def _chunk(pos, n):
 
 
 def inputs():
-    return _chunk(0, 1000) if STEPS == "long" else _chunk(0, 128) if STEPS == "bench" else _chunk(0, 7)
+    return _chunk(0, 1000) if STEPS == "long" else _chunk(0, 1000) if STEPS == "bench" else _chunk(0, 7)
 
 
 def steps():
     if STEPS == "bench":
-        return [_chunk(128, 1), _chunk(129, 1)]
+        return [_chunk(1000, 1), _chunk(1001, 1)]
     if STEPS == "long":
         return [_chunk(1000, 1000), _chunk(2000, 1000), _chunk(3000, 1000), _chunk(4000, 1), _chunk(4001, 1)]
     return [_chunk(7, 3), _chunk(10, 1), _chunk(11, 1)]

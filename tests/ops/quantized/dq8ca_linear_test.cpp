@@ -349,7 +349,7 @@ TEST(OpLinearDq8caQ4gsw, ScalesSomeoneElseReadsKeepTheUnfusedKernels) {
 // The rewrite's op called directly: its own argument checks.
 TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesLongRows) {
   ETW_REQUIRE_GPU();
-  auto call = [](const Dq& d, const HostTensor& x, const Cq& c) {
+  auto call = [](const Dq& d, const HostTensor& x, const Cq& c, const std::string& route = "") {
     OpGraph g;
     Id xi = g.input(x);
     auto packed = ref::pack_q4_linear(d.q, d.N, d.K, 8);
@@ -362,14 +362,17 @@ TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesLongRow
              g.gb.null(), g.gb.null(), g.gb.boolean(false), g.gb.constant(DType::UInt8, {d.N, d.kpad / 2}, packed),
              g.gb.constant_i32({d.G, d.npad}, d.sums), g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(),
              g.output(DType::Float32, od)});
-    return g.run()[0];
+    LoadOptions o;
+    if (!route.empty()) o.force_route["linear_dq8ca_q4gsw"] = route;
+    return g.run(o)[0];
   };
   Dq d(11, 64, 32, 18);
   auto x = rows_x(4, 64, 19);
   std::vector<float> s;
   std::vector<int32_t> z;
   ref_qparams(x, &s, &z);
-  EXPECT_TRUE(Close(call(d, x, Cq{}), d.ref(x, s, z), 1e-4, 1e-4));
+  EXPECT_TRUE(Close(call(d, x, Cq{}, "portable"), d.ref(x, s, z), 1e-4, 1e-4));
+  if (have_dot4()) EXPECT_TRUE(Close(call(d, x, Cq{}, "dot4"), d.ref(x, s, z), 1e-4, 1e-4));
   Dq wide(2, 12296, 8, 20);  // 3074 activation words > 3072
   std::string e = load_error([&] { call(wide, random_f32({1, 12296}, 21), Cq{}); });
   EXPECT_TRUE(has(e, "K = 12296: one workgroup quantizes at most 12288 activations")) << e;
