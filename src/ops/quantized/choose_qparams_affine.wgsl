@@ -18,7 +18,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var j = 0u; j < 4u; j = j + 1u) {
     let r = g * 4u + j;
     if (r >= P.rows) { break; }  // uniform: r depends on the workgroup only
-    let q = row_qparams(r, lid);
+    let q = row_qparams(r, lid, 64u);
     let zp = i32(q.y);
     if (lid == 0u) {
       SC[r] = SC_T(q.x);

@@ -10,10 +10,10 @@
 // Activation words (dq8ca_quantize_rows' layout: word 2b holds x_q[8b + 0, 2, 4, 6], 2b + 1 the odd):
 // - default: XQ from the dq8ca_quantize_rows pre-pass, scale SC[m] and zero point ZP[m] from
 //   choose_qparams_affine; one workgroup per output (flat index with 2D folding).
-// - SELF_QPARAMS (etwebgpu.linear_dq8ca_q4gsw_qparams): the workgroup chooses row m's parameters
-//   itself (q8_row_qparams), quantizes the row into workgroup memory XS with the pre-pass's
-//   operations, then reduces NB outputs of that row one after another, each exactly as above:
-//   bit-identical to the three-kernel path, in one dispatch.
+// - SELF_QPARAMS (etwebgpu.linear_dq8ca_q4gsw_qparams): a 256-wide workgroup chooses row m's
+//   parameters itself (q8_row_qparams), quantizes the row into workgroup memory XS with the
+//   pre-pass's operations, then its four groups of 64 lanes reduce NB outputs of that row, four at
+//   a time, each exactly as above: bit-identical to the three-kernel path, in one dispatch.
 // Bindings: XQ | X, the packed bytes W (u32 words), WS ([groups, P.srow]), SC, ZP (int8 or int32), O, P.
 struct Params {
   m: u32, n: u32, k: u32, gs: u32,
@@ -36,8 +36,8 @@ fn epilogue(v: f32, i: u32) -> f32 {
 #endif
 }
 
-const WG: u32 = 64u;
-var<workgroup> red: array<f32, 64>;
+const LANES: u32 = 64u;  // invocations reducing one output
+var<workgroup> red: array<f32, 256>;
 
 #if SELF_QPARAMS
 //!include q8_row_qparams
@@ -66,7 +66,7 @@ fn partial(m: u32, n: u32, zp: i32, lid: u32) -> f32 {
     // Block b = weights k in [8b, 8b + 8): weight word (row n starts word aligned), activation words 2b, 2b + 1.
     let wo = n * (P.wrow / 4u);
     let per_group = P.gs / 8u;
-    for (var b = lid; b < P.blocks; b = b + WG) {
+    for (var b = lid; b < P.blocks; b = b + LANES) {
       let wv = W[wo + b];
       let lo = nib_s8(wv & 0x0f0f0f0fu);
       let hi = nib_s8((wv >> 4u) & 0x0f0f0f0fu);
@@ -75,7 +75,7 @@ fn partial(m: u32, n: u32, zp: i32, lid: u32) -> f32 {
       acc = acc + f32(d) * f32(WS[(b / per_group) * P.srow + n]);
     }
   } else {
-    for (var k = lid; k < P.k; k = k + WG) {
+    for (var k = lid; k < P.k; k = k + LANES) {
       let byte = n * P.wrow + k / 2u;
       let bv = (W[byte / 4u] >> ((byte % 4u) * 8u)) & 0xffu;
       let qw = i32(select(bv & 15u, bv >> 4u, (k & 1u) == 1u)) - 8;
@@ -85,20 +85,23 @@ fn partial(m: u32, n: u32, zp: i32, lid: u32) -> f32 {
   return acc;
 }
 
-fn workgroup_sum(v: f32, lid: u32) -> f32 {
-  red[lid] = v;
+// The sum of v over lanes 0..63 of lane group g (red[64 g ..]), the same tree for every group.
+fn group_sum(v: f32, g: u32, lane: u32) -> f32 {
+  let o = g * LANES;
+  red[o + lane] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
+  for (var s = LANES / 2u; s > 0u; s = s / 2u) {
+    if (lane < s) { red[o + lane] = red[o + lane] + red[o + lane + s]; }
     workgroupBarrier();
   }
-  let r = red[0];
+  let r = red[o];
   workgroupBarrier();
   return r;
 }
 
 #if SELF_QPARAMS
-@compute @workgroup_size(64)
+// 256 invocations: four lane groups of 64 reduce four outputs at a time.
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let gi = wid.x + wid.y * nwg.x;
@@ -106,10 +109,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (gi >= P.m * nblocks) { return; }  // uniform: depends on the workgroup only
   let m = gi / nblocks;
   let n0 = (gi % nblocks) * NB;
-  let q = row_qparams(m, lid);
+  let q = row_qparams(m, lid, 256u);
   let inv = div_rn(1.0, q.x);
   // dq8ca_quantize_rows' operations for row m.
-  for (var j = lid; j < P.kw; j = j + WG) {
+  for (var j = lid; j < P.kw; j = j + 256u) {
     let k0 = (j / 2u) * 8u + (j & 1u);
     var word = 0u;
     for (var t = 0u; t < 4u; t = t + 1u) {
@@ -123,11 +126,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   workgroupBarrier();
   let zp = i32(q.y);
-  for (var t = 0u; t < NB; t = t + 1u) {
-    let n = n0 + t;
-    if (n >= P.n) { break; }  // uniform
-    let s = workgroup_sum(partial(m, n, zp, lid), lid);
-    if (lid == 0u) { O[m * P.n + n] = O_T(epilogue(q.x * s, m * P.n + n)); }
+  let g = lid / LANES;
+  let lane = lid % LANES;
+  for (var t = 0u; t < NB; t = t + 4u) {
+    let n = n0 + t + g;
+    var v = 0.0;
+    if (n < P.n) { v = partial(m, n, zp, lane); }
+    let s = group_sum(v, g, lane);
+    if (lane == 0u && n < P.n) { O[m * P.n + n] = O_T(epilogue(q.x * s, m * P.n + n)); }
   }
 }
 #else
@@ -138,7 +144,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (gi >= P.m * P.n) { return; }
   let m = gi / P.n;
   let n = gi % P.n;
-  let s = workgroup_sum(partial(m, n, load_ZP(m), lid), lid);
+  let s = group_sum(partial(m, n, load_ZP(m), lid), 0u, lid);
   if (lid == 0u) { O[m * P.n + n] = O_T(epilogue(f32(SC[m]) * s, m * P.n + n)); }
 }
 #endif
