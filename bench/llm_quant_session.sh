@@ -13,7 +13,9 @@
 #      a profiled decode step of each (`etwebgpu bench -i`), and PyTorch eager / CUDA-graph replay
 #      of the fp32 module (bench/llm/torch_decode.py, 512-token chunks);
 # PARTS (default "cnn fixtures recipe torch"; "noise": the int8 golden noise without the CNN
-# timings) picks the parts. Whatever finished by
+# timings) picks the parts; RECIPE_QUANTS (default "q4 8da4w fp32") the recipe exports and
+# RECIPE_LONG which of them takes the long-context steps (default q4; "none": all the benchmark
+# steps); EXPORT_THREADS the CPU threads of each 1B export (default 4). Whatever finished by
 # SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz.
 set -uo pipefail
 START=$(date +%s)
@@ -28,10 +30,12 @@ export PYTHONPATH=$EX/python${PYTHONPATH:+:$PYTHONPATH}  # executorch and torcha
 
 work() {
   $BIN info > $R/info.txt 2>&1
-  part recipe || touch $W/r_q4.rc $W/r_8da4w.rc $W/r_fp32.rc
-  part recipe && for q in q4 8da4w fp32; do
-    steps=bench; [ $q = q4 ] && steps=long
-    ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=$steps RECIPE_QUANT=$q OMP_NUM_THREADS=4 timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
+  QUANTS=${RECIPE_QUANTS:-q4 8da4w fp32} LONG=${RECIPE_LONG:-q4}
+  part recipe || QUANTS=""
+  for q in q4 8da4w fp32; do [[ " $QUANTS " == *" $q "* ]] || touch $W/r_$q.rc; done
+  for q in $QUANTS; do
+    steps=bench; [ $q = "$LONG" ] && steps=long
+    ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=$steps RECIPE_QUANT=$q OMP_NUM_THREADS=${EXPORT_THREADS:-4} timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
         $W/r_$q --name recipe_$q --no-ref64 > $R/export_recipe_$q.log 2>&1; echo $? > $W/r_$q.rc ) &
   done
   part fixtures && ( OMP_NUM_THREADS=1 timeout 300 bash tests/fixtures/export_fixtures.sh $EX $W/fixtures > $R/fixtures_export.log 2>&1
@@ -69,9 +73,9 @@ work() {
     c=$W/r_$q/recipe_$q
     [ -f $c/model.pte ] || continue
     ls -la $c/model.pte >> $R/export_recipe_$q.log
-    timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen_recipe_$q.json 2> $R/gen_recipe_$q.err
+    timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
     timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1

@@ -101,7 +101,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var sc = neg_inf;
     if (c < c_end) {
       var dot = 0.0;
-      for (var d = 0u; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[ko + c * P.k_s + d]); }
+      let kb = ko + c * P.k_s;
+      var d = 0u;
+      for (; d + 8u <= P.d; d = d + 8u) {  // eight loads in flight, added in order as before
+        var r: array<f32, 8>;
+        for (var u = 0u; u < 8u; u = u + 1u) { r[u] = f32(K[kb + d + u]); }
+        for (var u = 0u; u < 8u; u = u + 1u) { dot = dot + qs[d + u] * r[u]; }
+      }
+      for (; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[kb + d]); }
       sc = dot * P.scale + bias(b, h, s, c);
     }
     let mn = max(m, red_max(sc, lid, sgi, sgs));
@@ -118,7 +125,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let dv = lid + WG * k;
       if (dv < P.dv) {
         var a = acc[k] * alpha;
-        for (var j = 0u; j < n; j = j + 1u) { a = a + ps[j] * f32(V[vo + (t0 + j) * P.v_s + dv]); }
+        // Eight rows of V loaded before they are added (in the same order): the loads are
+        // independent, so eight are in flight instead of one L2 round trip per key (H200: 52 us per
+        // layer at 1001 keys with one).
+        let vb = vo + t0 * P.v_s + dv;
+        var j = 0u;
+        for (; j + 8u <= n; j = j + 8u) {
+          var r: array<f32, 8>;
+          for (var u = 0u; u < 8u; u = u + 1u) { r[u] = f32(V[vb + (j + u) * P.v_s]); }
+          for (var u = 0u; u < 8u; u = u + 1u) { a = a + ps[j + u] * r[u]; }
+        }
+        for (; j < n; j = j + 1u) { a = a + ps[j] * f32(V[vb + j * P.v_s]); }
         acc[k] = a;
       }
     }
