@@ -1,7 +1,7 @@
 // The embedded WGSL library and its preprocessor.
 //
 // Every src/**/*.wgsl is embedded by file name (cmake/EmbedWgsl.cmake, which also expands
-// `//!include NAME` lines). `preprocess` then keeps or drops lines between
+// `//!include NAME` lines, nested, each file once per shader). `preprocess` then keeps or drops lines between
 //   #if EXPR / #elif EXPR / #else / #endif
 // where EXPR is NAME, !NAME, joined by && (binds tighter) and ||; a NAME is true when defined.
 // That is all: types come from the generated `alias` lines (kernel/kernel.h), values from override

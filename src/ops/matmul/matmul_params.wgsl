@@ -12,11 +12,4 @@ struct Params {
 #endif
 };
 
-// v: the value of C's element i (flat index).
-fn epilogue(v: f32, i: u32) -> f32 {
-#if EPILOGUE
-  return epilogue_terms(v, i);
-#else
-  return v;
-#endif
-}
+//!include epilogue_store

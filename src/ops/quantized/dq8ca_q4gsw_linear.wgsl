@@ -27,14 +27,7 @@ struct Params {
 };
 //!include q8_int_math
 
-// A fused elementwise chain (ops/epilogue.h: the residual add, the SwiGLU product) on output i.
-fn epilogue(v: f32, i: u32) -> f32 {
-#if EPILOGUE
-  return epilogue_terms(v, i);
-#else
-  return v;
-#endif
-}
+//!include epilogue_store
 
 const LANES: u32 = 64u;  // invocations reducing one output
 var<workgroup> red: array<f32, 256>;

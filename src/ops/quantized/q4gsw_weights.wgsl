@@ -11,14 +11,7 @@ struct Params {
 #endif
 };
 
-// v: the value of O's element i (flat index).
-fn epilogue(v: f32, i: u32) -> f32 {
-#if EPILOGUE
-  return epilogue_terms(v, i);
-#else
-  return v;
-#endif
-}
+//!include epilogue_store
 
 // Output (m, n) of the [M, P.n] product. MULTI (etwebgpu.linear_q4gsw_multi: projections of one
 // input with their weights stacked): columns [0, n0) go to O, [n0, n0 + n1) to O1 and, MULTI3, the

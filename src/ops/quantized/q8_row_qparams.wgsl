@@ -1,11 +1,13 @@
 // Shared by torchao.choose_qparams_affine and the 8da4w linear that chooses its own activation
-// parameters (//!include q8_row_qparams, after q8_int_math): row r of X's min and max reduced over
+// parameters (//!include q8_row_qparams): row r of X's min and max reduced over
 // the workgroup's first wg invocations (64 or 256), then torchao's _choose_qparams_affine in f32:
 //   mn = min(min(x), 0), mx = max(max(x), 0)
 //   ASYMMETRIC (P.mode 0): scale = max((mx - mn) / (qmax - qmin), eps); zp = clamp(qmin - round(mn / scale), qmin, qmax)
 //   SYMMETRIC  (P.mode 1): scale = max(max(-mn, mx) / ((qmax - qmin) / 2), eps); zp = P.sym_zp
 // (round: half to even, as torch.round). Needs P.k, P.mode, P.qmin, P.qmax, P.denom, P.eps,
 // P.sym_zp. Call in workgroup-uniform control flow (barriers).
+//!include q8_int_math
+
 var<workgroup> rmin: array<f32, 256>;
 var<workgroup> rmax: array<f32, 256>;
 
