@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/cse.h"
+#include "support/ir_chain.h"
 
 using namespace etwebgpu;
 using namespace etwebgpu::graph;
@@ -13,56 +14,7 @@ using format::VkValueKind;
 
 namespace {
 
-struct Chain {
-  format::VkGraphIR ir;
-  int32_t add(VkValue v) {
-    ir.values.push_back(std::move(v));
-    return static_cast<int32_t>(ir.values.size() - 1);
-  }
-  int32_t tensor(std::vector<int64_t> dims, int32_t mem_obj = -1) {
-    VkValue v;
-    v.kind = VkValueKind::Tensor;
-    v.tensor.dtype = VkDType::Float32;
-    v.tensor.dims = std::move(dims);
-    v.tensor.constant_id = -1;
-    v.tensor.mem_obj_id = mem_obj;
-    return add(v);
-  }
-  int32_t input(std::vector<int64_t> dims) {
-    int32_t id = tensor(std::move(dims));
-    ir.input_ids.push_back(static_cast<uint32_t>(id));
-    return id;
-  }
-  int32_t output(std::vector<int64_t> dims) {
-    int32_t id = tensor(std::move(dims));
-    ir.output_ids.push_back(static_cast<uint32_t>(id));
-    return id;
-  }
-  int32_t list(std::vector<int32_t> ids) {
-    VkValue v;
-    v.kind = VkValueKind::ValueList;
-    v.ids = std::move(ids);
-    return add(v);
-  }
-  int32_t boolean(bool b) {
-    VkValue v;
-    v.kind = VkValueKind::Bool;
-    v.bool_val = b;
-    return add(v);
-  }
-  void op(const std::string& name, std::vector<int32_t> args) {
-    format::VkOpCall c;
-    c.name = name;
-    c.args = std::move(args);
-    c.node_id = static_cast<uint32_t>(ir.chain.size());
-    ir.chain.push_back(std::move(c));
-  }
-  std::vector<std::string> ops() const {
-    std::vector<std::string> r;
-    for (auto& c : ir.chain) r.push_back(c.name);
-    return r;
-  }
-};
+using Chain = etwebgpu::testing::IrChain;
 
 TEST(CseIr, EqualCallMergesAndItsReadersIncludingValueListsAreRenamed) {
   Chain c;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "graph/memory_plan.h"
+#include "support/ir_chain.h"
 
 using namespace etwebgpu;
 using namespace etwebgpu::graph;
@@ -19,52 +20,12 @@ namespace {
 constexpr int32_t kNone = MemoryPlan::kNone;
 
 // A VkGraphIR written by hand; every tensor is f32 unless told, 4 bytes per element.
-struct Chain {
-  format::VkGraphIR ir;
-  int32_t add(VkValue v) {
-    ir.values.push_back(std::move(v));
-    return static_cast<int32_t>(ir.values.size() - 1);
-  }
-  int32_t tensor(std::vector<int64_t> dims, int32_t mem_obj = -1, VkDType dt = VkDType::Float32) {
-    VkValue v;
-    v.kind = VkValueKind::Tensor;
-    v.tensor.dtype = dt;
-    v.tensor.dims = std::move(dims);
-    v.tensor.constant_id = -1;
-    v.tensor.mem_obj_id = mem_obj;
-    return add(v);
-  }
+struct Chain : etwebgpu::testing::IrChain {
   int32_t constant(std::vector<int64_t> dims) {
     int32_t id = tensor(std::move(dims));
     ir.values[id].tensor.constant_id = static_cast<int32_t>(ir.constants.size());
     ir.constants.push_back({});
     return id;
-  }
-  int32_t input(std::vector<int64_t> dims) {
-    int32_t id = tensor(std::move(dims));
-    ir.input_ids.push_back(static_cast<uint32_t>(id));
-    return id;
-  }
-  int32_t output(std::vector<int64_t> dims) {
-    int32_t id = tensor(std::move(dims));
-    ir.output_ids.push_back(static_cast<uint32_t>(id));
-    return id;
-  }
-  int32_t null() { return add(VkValue{}); }
-  int32_t list(std::vector<int32_t> ids) {
-    VkValue v;
-    v.kind = VkValueKind::ValueList;
-    v.ids = std::move(ids);
-    return add(v);
-  }
-  int32_t ints(std::vector<int64_t> xs) {
-    VkValue v;
-    v.kind = VkValueKind::IntList;
-    v.ints = std::move(xs);
-    return add(v);
-  }
-  void op(std::string name, std::vector<int32_t> args) {
-    ir.chain.push_back({static_cast<uint32_t>(ir.chain.size()), std::move(name), std::move(args)});
   }
   void unary(int32_t in, int32_t out) { op("aten.relu.default", {in, out}); }
   void view(int32_t in, int32_t out) { op("aten.view_copy.default", {in, ints(ir.values[out].tensor.dims), out}); }

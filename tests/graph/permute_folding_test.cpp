@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/permute_folding.h"
+#include "support/ir_chain.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -14,41 +15,15 @@ using format::VkValueKind;
 
 namespace {
 
-struct Chain {
-  format::VkGraphIR ir;
-  int32_t add(VkValue v) {
-    ir.values.push_back(std::move(v));
-    return static_cast<int32_t>(ir.values.size() - 1);
-  }
-  int32_t tensor(std::vector<int64_t> dims) {
-    VkValue v;
-    v.kind = VkValueKind::Tensor;
-    v.tensor.dtype = format::VkDType::Float32;
-    v.tensor.dims = std::move(dims);
-    v.tensor.constant_id = -1;
-    return add(v);
-  }
-  int32_t dims(std::vector<int64_t> p) {
-    VkValue v;
-    v.kind = VkValueKind::IntList;
-    v.ints = std::move(p);
-    return add(v);
-  }
-  void op(const std::string& name, std::vector<int32_t> args) {
-    format::VkOpCall c;
-    c.name = name;
-    c.args = std::move(args);
-    ir.chain.push_back(std::move(c));
-  }
-};
+using Chain = IrChain;
 
 TEST(PermuteFolding, InversePairBecomesOneCloneOfTheFirstInput) {
   Chain c;
   int32_t x = c.tensor({1, 5, 4, 8}), mid = c.tensor({1, 4, 5, 8}), y = c.tensor({1, 5, 4, 8}), z = c.tensor({1, 5, 4, 8});
   c.ir.input_ids = {static_cast<uint32_t>(x)};
   c.ir.output_ids = {static_cast<uint32_t>(z)};
-  c.op("aten.permute_copy.default", {x, c.dims({0, 2, 1, 3}), mid});
-  c.op("aten.permute_copy.default", {mid, c.dims({0, -2, 1, 3}), y});  // negative dims normalize
+  c.op("aten.permute_copy.default", {x, c.ints({0, 2, 1, 3}), mid});
+  c.op("aten.permute_copy.default", {mid, c.ints({0, -2, 1, 3}), y});  // negative dims normalize
   c.op("aten.relu.default", {y, z});
   EXPECT_EQ(fold_inverse_permutes(c.ir), 1u);
   ASSERT_EQ(c.ir.chain.size(), 2u);
@@ -63,40 +38,40 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
   {  // 3-cycles: applying the same rotation twice is not the identity
     Chain c;
     int32_t x = c.tensor({2, 3, 4}), mid = c.tensor({3, 4, 2}), y = c.tensor({4, 2, 3});
-    c.op("aten.permute_copy.default", {x, c.dims({1, 2, 0}), mid});
-    c.op("aten.permute_copy.default", {mid, c.dims({1, 2, 0}), y});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 2, 0}), mid});
+    c.op("aten.permute_copy.default", {mid, c.ints({1, 2, 0}), y});
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
     EXPECT_EQ(c.ir.chain.size(), 2u);
   }
   {  // the same rotation twice on a cube: the shapes match, the order does not
     Chain c;
     int32_t x = c.tensor({2, 2, 2}), mid = c.tensor({2, 2, 2}), y = c.tensor({2, 2, 2});
-    c.op("aten.permute_copy.default", {x, c.dims({1, 2, 0}), mid});
-    c.op("aten.permute_copy.default", {mid, c.dims({1, 2, 0}), y});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 2, 0}), mid});
+    c.op("aten.permute_copy.default", {mid, c.ints({1, 2, 0}), y});
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
   }
   {  // the middle tensor also feeds a relu
     Chain c;
     int32_t x = c.tensor({2, 3}), mid = c.tensor({3, 2}), y = c.tensor({2, 3}), r = c.tensor({3, 2});
-    c.op("aten.permute_copy.default", {x, c.dims({1, 0}), mid});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
     c.op("aten.relu.default", {mid, r});
-    c.op("aten.permute_copy.default", {mid, c.dims({1, 0}), y});
+    c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
   }
   {  // the middle tensor is a graph output
     Chain c;
     int32_t x = c.tensor({2, 3}), mid = c.tensor({3, 2}), y = c.tensor({2, 3});
     c.ir.output_ids = {static_cast<uint32_t>(mid)};
-    c.op("aten.permute_copy.default", {x, c.dims({1, 0}), mid});
-    c.op("aten.permute_copy.default", {mid, c.dims({1, 0}), y});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
+    c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
   }
   {  // x is written in between (an in-place copy_ into it): the second permute must read the old x
     Chain c;
     int32_t x = c.tensor({2, 3}), mid = c.tensor({3, 2}), y = c.tensor({2, 3}), src = c.tensor({2, 3});
-    c.op("aten.permute_copy.default", {x, c.dims({1, 0}), mid});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
     c.op("aten.copy_.default", {x, src, x});
-    c.op("aten.permute_copy.default", {mid, c.dims({1, 0}), y});
+    c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
     EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
   }
 }
