@@ -79,6 +79,30 @@ int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<
   return t;
 }
 
+bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
+                              size_t lo, size_t hi) {
+  for (size_t m : mentions[t]) {
+    if (m <= lo || m >= hi) continue;
+    const auto& c = ir.chain[m];
+    if (c.name != "aten.clone.default" || c.args.front() != t || c.args.back() == t) return false;
+  }
+  return true;
+}
+
+int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
+                           std::vector<int64_t> dims) {
+  ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
+  ir.owned_bytes.push_back(std::move(bytes));
+  format::VkValue v;
+  v.kind = format::VkValueKind::Tensor;
+  v.tensor.dtype = dtype;
+  v.tensor.dims = std::move(dims);
+  v.tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
+  v.tensor.mem_obj_id = -1;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

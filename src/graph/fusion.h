@@ -9,6 +9,7 @@
 // read of the permute's input, and the copy goes.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -77,6 +78,13 @@ std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
 // The tensor a contiguous clone (aten.clone, memory_format None) copies into `t`, with the clone's
 // chain index in *at; `t` itself when no such call writes it.
 int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at);
+// Whether every call strictly between chain indices lo and hi that names `t` is a contiguous clone
+// reading it (so `t` holds at hi the value it held at lo).
+bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
+                              size_t lo, size_t hi);
+// A new constant tensor value over `bytes` (kept alive by ir.owned_bytes); returns its id.
+int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
+                           std::vector<int64_t> dims);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).

@@ -11,6 +11,7 @@
 
 #include "etwebgpu/tensor.h"
 #include "graph/attention_fusion.h"
+#include "graph/fusion.h"
 #include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
@@ -141,22 +142,10 @@ ProjectionFusionStats fuse_projections(format::VkGraphIR& ir) {
                     static_cast<size_t>(p.n) * 4);
       off += p.n;
     }
-    auto add_constant = [&](std::shared_ptr<std::vector<uint8_t>> bytes, std::vector<int64_t> dims) {
-      ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
-      ir.owned_bytes.push_back(std::move(bytes));
-      format::VkValue v;
-      v.kind = VkValueKind::Tensor;
-      v.tensor.dtype = VkDType::Float32;
-      v.tensor.dims = std::move(dims);
-      v.tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
-      v.tensor.mem_obj_id = -1;
-      ir.values.push_back(std::move(v));
-      return static_cast<int32_t>(ir.values.size() - 1);
-    };
-    int32_t w = add_constant(wbytes, {ntot, k});
+    int32_t w = add_owned_constant(ir, wbytes, VkDType::Float32, {ntot, k});
     int32_t b = -1;
     if (any_bias) {
-      b = add_constant(bbytes, {ntot});
+      b = add_owned_constant(ir, bbytes, VkDType::Float32, {ntot});
     } else {
       ir.values.push_back(format::VkValue{});  // Null
       b = static_cast<int32_t>(ir.values.size() - 1);

@@ -233,13 +233,9 @@ size_t fuse_choose_qparams(Graph&, format::VkGraphIR& ir) {
     size_t clone_c = n, clone_l = n;
     const int32_t src_c = graph::clone_source(ir, mentions, xc, &clone_c), src_l = graph::clone_source(ir, mentions, xl, &clone_l);
     if (src_c != src_l) continue;
-    if (xc != xl) {
-      size_t lo = std::min(clone_c, clone_l), hi = std::max(clone_c, clone_l);
-      bool untouched = lo < n && hi < n;
-      for (size_t m : mentions[src_c])
-        if (m > lo && m < hi && ir.chain[m].name != "aten.clone.default") untouched = false;
-      if (!untouched) continue;
-    }
+    if (xc != xl && (clone_c == n || clone_l == n ||
+                     !graph::only_clones_read_between(ir, mentions, src_c, std::min(clone_c, clone_l), std::max(clone_c, clone_l))))
+      continue;
     format::VkOpCall call;
     call.node_id = lin.node_id;
     call.name = "etwebgpu.linear_dq8ca_q4gsw_qparams";

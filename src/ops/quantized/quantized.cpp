@@ -242,11 +242,7 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
       group.push_back(j);
     }
     if (group.size() < 2) continue;
-    // The source untouched between the first and the last: only clones name it there.
-    bool untouched = true;
-    for (size_t m : mentions[src])
-      if (m > i && m < group.back() && ir.chain[m].name != "aten.clone.default") untouched = false;
-    if (!untouched) continue;
+    if (!graph::only_clones_read_between(ir, mentions, src, i, group.back())) continue;
     // Stacked constants: weight rows one after another, scale columns side by side.
     const int64_t wrow = ir.values[first.args[1]].tensor.dims[1], groups = ir.values[first.args[2]].tensor.dims[0];
     std::vector<int64_t> widths;
@@ -265,20 +261,8 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
         std::memcpy(sbytes->data() + (gi * N + off) * 4, sd + gi * sv.dims[1] * 4, static_cast<size_t>(widths[t]) * 4);
       off += widths[t];
     }
-    auto constant = [&ir](std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType t, std::vector<int64_t> dims) {
-      ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
-      ir.owned_bytes.push_back(std::move(bytes));
-      format::VkValue v;
-      v.kind = VkValueKind::Tensor;
-      v.tensor.dtype = t;
-      v.tensor.dims = std::move(dims);
-      v.tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
-      v.tensor.mem_obj_id = -1;
-      ir.values.push_back(std::move(v));
-      return static_cast<int32_t>(ir.values.size() - 1);
-    };
-    const int32_t w = constant(wbytes, format::VkDType::UInt8, {N, wrow});
-    const int32_t s = constant(sbytes, format::VkDType::Float32, {groups, N});
+    const int32_t w = graph::add_owned_constant(ir, wbytes, format::VkDType::UInt8, {N, wrow});
+    const int32_t s = graph::add_owned_constant(ir, sbytes, format::VkDType::Float32, {groups, N});
     format::VkValue wl;
     wl.kind = VkValueKind::IntList;
     wl.ints = widths;
