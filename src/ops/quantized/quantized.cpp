@@ -140,7 +140,7 @@ LinParams check_q4gsw(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t g
   const auto& tx = g.tensor(x);
   const auto& tw = g.tensor(w);
   const auto& ts = g.tensor(sc);
-  if (tx.rank() < 1 || out_rank != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
+  if (tx.rank() < 1 || static_cast<int64_t>(out_rank) != tx.rank()) oc.fail(ErrorKind::InvalidArgument, "input and out ranks differ");
   if (tw.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight must be [N, K/2], got " + shape_str(tw.max_dims));
   if (ts.rank() != 2) oc.fail(ErrorKind::InvalidArgument, "weight_scales must be [num_groups, N], got " + shape_str(ts.max_dims));
   int64_t K = tx.max_dims.back();
