@@ -103,6 +103,66 @@ int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<ui
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
+std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions,
+                                     const std::set<int32_t>& pinned, size_t i, size_t max,
+                                     const std::function<bool(size_t)>& accept, std::vector<size_t>* drop) {
+  const size_t n = ir.chain.size();
+  const int32_t x = ir.chain[i].args[0];
+  size_t at = n;
+  const int32_t src = clone_source(ir, mentions, x, &at);
+  std::vector<size_t> group{i};
+  std::vector<size_t> clones;
+  for (size_t j = i + 1; j < n && group.size() < max; ++j) {
+    const auto& c = ir.chain[j];
+    if (c.name == "aten.clone.default") continue;
+    if (c.args.empty() || !accept(j)) break;
+    size_t cl = n;
+    if (clone_source(ir, mentions, c.args[0], &cl) != src) break;
+    if (c.args[0] != x) {
+      // Its own clone, read by this call alone, can go: call i's input serves.
+      if (cl == n || pinned.count(c.args[0]) || mentions[c.args[0]].size() != 2) break;
+      clones.push_back(cl);
+    }
+    group.push_back(j);
+  }
+  if (group.size() < 2 || !only_clones_read_between(ir, mentions, src, i, group.back())) return {i};
+  if (drop) *drop = std::move(clones);
+  return group;
+}
+
+int32_t stack_rows(format::VkGraphIR& ir, const std::vector<int32_t>& parts, format::VkDType dtype, size_t elem) {
+  const int64_t cols = ir.values[parts[0]].tensor.dims[1];
+  int64_t rows = 0;
+  for (int32_t p : parts) rows += ir.values[p].tensor.dims[0];
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * cols) * elem);
+  size_t off = 0;
+  for (int32_t p : parts) {
+    const auto& t = ir.values[p].tensor;
+    const size_t size = static_cast<size_t>(t.dims[0] * cols) * elem;
+    std::memcpy(bytes->data() + off, ir.constants[t.constant_id].data.data(), size);
+    off += size;
+  }
+  return add_owned_constant(ir, std::move(bytes), dtype, {rows, cols});
+}
+
+int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, const std::vector<int64_t>& widths,
+                      format::VkDType dtype, size_t elem) {
+  const int64_t rows = ir.values[parts[0]].tensor.dims[0];
+  int64_t cols = 0;
+  for (int64_t w : widths) cols += w;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * cols) * elem);
+  int64_t off = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const auto& t = ir.values[parts[k]].tensor;
+    const uint8_t* src = ir.constants[t.constant_id].data.data();
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(bytes->data() + static_cast<size_t>(r * cols + off) * elem, src + static_cast<size_t>(r * t.dims[1]) * elem,
+                  static_cast<size_t>(widths[k]) * elem);
+    off += widths[k];
+  }
+  return add_owned_constant(ir, std::move(bytes), dtype, {rows, cols});
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

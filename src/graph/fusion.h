@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,6 +86,20 @@ bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std
 // A new constant tensor value over `bytes` (kept alive by ir.owned_bytes); returns its id.
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims);
+// Projections of one input, for a multi-output kernel: call i (its input, argument 0, a tensor or
+// a clone of source s) and the calls after it (clones skipped; at most `max` in all) that
+// `accept(j)` takes, each reading call i's input or its own clone of s that only it reads, with
+// nothing between the first and the last naming s but clones. Returns the group's chain indices
+// (fewer than two: nothing to fuse) and, in *drop, the later calls' input clones, which can go.
+std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions,
+                                     const std::set<int32_t>& pinned, size_t i, size_t max,
+                                     const std::function<bool(size_t)>& accept, std::vector<size_t>* drop);
+// A new constant of the constants `parts` ([r_k, C], `elem` bytes an element) one after another:
+// [sum r_k, C].
+int32_t stack_rows(format::VkGraphIR& ir, const std::vector<int32_t>& parts, format::VkDType dtype, size_t elem);
+// A new constant [R, sum w_k] of the first w_k columns of each part ([R, >= w_k]) side by side.
+int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, const std::vector<int64_t>& widths,
+                      format::VkDType dtype, size_t elem);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).

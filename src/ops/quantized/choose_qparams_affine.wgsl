@@ -9,6 +9,18 @@ struct Params {
 //!include q8_int_math
 //!include q8_row_qparams
 
+// (scale, zero point) of row r of X; wg: the workgroup's size (a power of two up to 256).
+fn row_qparams(r: u32, lid: u32, wg: u32) -> vec2<f32> {
+  var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
+  var hi = 0.0;
+  for (var k = lid; k < P.k; k = k + wg) {
+    let v = f32(X[r * P.k + k]);
+    lo = min(lo, v);
+    hi = max(hi, v);
+  }
+  return qparams_of(range_reduce(lo, hi, lid, wg));
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {

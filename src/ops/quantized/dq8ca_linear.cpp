@@ -4,18 +4,23 @@
 // [N, K_pad / 2] packed like et_vk.linear_q4gsw (K padded to 8, byte = (q[2j+1] + 8) << 4 |
 // (q[2j] + 8)); weight_sums int32 [num_groups, >= N] (= sum of q in each group, checked at load);
 // weight_scales f32 [num_groups, >= N]; bias Null (ExecuTorch's reference ignores it).
-// Two kernels: dq8ca_quantize_rows quantizes each row with its scale and zero point
-// (torchao.quantize_affine: round(x * (1 / scale)) + zp, clamped to int8) into a scratch of packed
-// words, then dq8ca_q4gsw_linear (one workgroup per output) accumulates (x_q - zp) x int4
-// products exactly in integers per block of eight and scales them. Routes: "dot4" (dot4I8Packed) and "portable";
-// force_route "linear_dq8ca_q4gsw" pins one. With the choose_qparams_affine call before it, the
-// load rewrite below makes one kernel of the three (etwebgpu.linear_dq8ca_q4gsw_qparams).
+// Routes (force_route "linear_dq8ca_q4gsw"):
+//   gemv_rows  K and the group size multiples of 8: linear_q4gsw's GEMV quantizing each activation
+//              as it reads it (torchao.quantize_affine: round(x * (1 / scale)) + zp, clamped to
+//              int8), exact integer sums per chunk (q4gsw_gemv_rows.h); one dispatch
+//   dot4 / portable  other shapes: dq8ca_quantize_rows quantizes each row into a scratch of packed
+//              words, then dq8ca_q4gsw_linear (one workgroup per output) accumulates (x_q - zp) x int4
+//              products per block of eight in integers (dot4I8Packed, or its portable form)
+// With the choose_qparams_affine call before it, the load rewrite below makes one kernel of the
+// two (etwebgpu.linear_dq8ca_q4gsw_qparams: gemv_rows choosing each row's parameters itself).
+#include <optional>
 #include <set>
 
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "ops/epilogue.h"
 #include "ops/quantized/choose_qparams.h"
+#include "ops/quantized/q4gsw_gemv_rows.h"
 #include "ops/quantized/q8_common.h"
 
 namespace etwebgpu::ops {
@@ -27,26 +32,39 @@ struct QuantParams {
 static_assert(sizeof(QuantParams) == 16);
 
 struct DqParams {
-  uint32_t m, n, k, gs, wrow, srow, sumrow, kw, groups, blocks, mode;
-  int32_t sym_zp;
-  float qmin, qmax, denom, eps;  // SELF_QPARAMS: q8_row_qparams' arguments
-  uint32_t pad, pad1, pad2, pad3;
+  uint32_t m, n, k, gs, wrow, srow, sumrow, kw, groups, blocks, pad, pad1;
 };
-static_assert(sizeof(DqParams) == 80);
+static_assert(sizeof(DqParams) == 48);
 
-// Outputs per workgroup of the kernel that chooses its own activation parameters, and the most
-// activation words of one row its workgroup memory holds (12 KiB: K up to 12288).
-constexpr uint32_t kSelfNb = 8;
-constexpr int64_t kSelfMaxWords = 3072;
+// The route force_route["linear_dq8ca_q4gsw"] pins: "" (chosen by shape), "gemv_rows", "dot4" or "portable".
+std::string forced_route(const OpContext& oc) {
+  const auto& fr = oc.g.options().force_route;
+  auto it = fr.find("linear_dq8ca_q4gsw");
+  std::string r = it == fr.end() ? "" : it->second;
+  if (!r.empty() && r != "gemv_rows" && r != "dot4" && r != "portable")
+    oc.fail(ErrorKind::InvalidArgument, "force_route linear_dq8ca_q4gsw must be \"gemv_rows\", \"dot4\" or \"portable\", got \"" + r + "\"");
+  return r;
+}
+
+// The linear_q4gsw uniform of the same product (gemv_rows' Params).
+q4::LinParams lin_params(const DqParams& p) {
+  q4::LinParams l{};
+  l.n = p.n;
+  l.k = p.k;
+  l.gs = p.gs;
+  l.wrow = p.wrow;
+  l.srow = p.srow;
+  return l;
+}
 
 // The input, weight and output checks both linears share: weights, weight_sums, weight_scales,
 // group_size and bias are arguments `a`, a + 1, ..., a + 4. Declares the output's shape; returns
 // the uniform without its row count.
-DqParams check_dq8ca(OpContext& oc, int32_t x, size_t a) {
+DqParams check_dq8ca(OpContext& oc, int32_t x, size_t a, const std::vector<int32_t>& outs) {
   Graph& g = oc.g;
-  int32_t w = oc.arg(a), sums = oc.arg(a + 1), ws = oc.arg(a + 2), out = oc.out();
+  int32_t w = oc.arg(a), sums = oc.arg(a + 1), ws = oc.arg(a + 2);
   require_dtype(oc, x, {VkDType::Float32, VkDType::Float16}, "input");
-  require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
+  for (int32_t out : outs) require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   require_dtype(oc, w, {VkDType::UInt8, VkDType::Int8}, "weights (packed int4)");
   require_dtype(oc, sums, {VkDType::Int32}, "weight_sums");
   require_dtype(oc, ws, {VkDType::Float32}, "weight_scales");
@@ -55,10 +73,14 @@ DqParams check_dq8ca(OpContext& oc, int32_t x, size_t a) {
   q8::require_const(oc, ws, "weight_scales");
   if (!g.is_null(oc.arg(a + 4))) oc.fail(ErrorKind::Unsupported, "bias must be Null (ExecuTorch's reference ignores it)");
   const auto& tx = g.tensor(x);
-  const auto& to = g.tensor(out);
-  if (tx.rank() < 1 || to.rank() != tx.rank())
-    oc.fail(ErrorKind::Format, "input " + shape_str(tx.max_dims) + " and out " + shape_str(to.max_dims) + " ranks differ");
-  const int64_t K = tx.max_dims.back(), N = to.max_dims.back();
+  int64_t N = 0;
+  for (int32_t out : outs) {
+    const auto& to = g.tensor(out);
+    if (tx.rank() < 1 || to.rank() != tx.rank())
+      oc.fail(ErrorKind::Format, "input " + shape_str(tx.max_dims) + " and out " + shape_str(to.max_dims) + " ranks differ");
+    N += to.max_dims.back();
+  }
+  const int64_t K = tx.max_dims.back();
   if (K < 1 || N < 1) oc.fail(ErrorKind::Format, "input and out need features, got K = " + std::to_string(K) + ", N = " + std::to_string(N));
   const int64_t rows = tx.max_numel() / K;
   const int64_t gs = g.integer(oc.arg(a + 3));
@@ -103,13 +125,14 @@ DqParams check_dq8ca(OpContext& oc, int32_t x, size_t a) {
   }
   uint32_t lim = g.ctx().info().max_workgroups_per_dim;
   if (static_cast<uint64_t>(rows) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
-  oc.output(out, [x, K, N](const kernel::Live& l) {
-    const auto& dx = l.dims(x);
-    if (dx.back() != K) throw Error(ErrorKind::InvalidArgument, "input " + shape_str(dx) + " must end in K = " + std::to_string(K));
-    std::vector<int64_t> od = dx;
-    od.back() = N;
-    return od;
-  });
+  for (int32_t out : outs)
+    oc.output(out, [x, K, n = g.tensor(out).max_dims.back()](const kernel::Live& l) {
+      const auto& dx = l.dims(x);
+      if (dx.back() != K) throw Error(ErrorKind::InvalidArgument, "input " + shape_str(dx) + " must end in K = " + std::to_string(K));
+      std::vector<int64_t> od = dx;
+      od.back() = n;
+      return od;
+    });
   DqParams p{};
   p.n = static_cast<uint32_t>(N);
   p.k = static_cast<uint32_t>(K);
@@ -130,11 +153,23 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
   int32_t x = oc.arg(0), isc = oc.arg(1), izp = oc.arg(2), w = oc.arg(3), ws = oc.arg(5), out = oc.out();
   require_dtype(oc, isc, {VkDType::Float32, VkDType::Float16}, "input_scales");
   require_dtype(oc, izp, {VkDType::Int8, VkDType::Int32}, "input_zp");
-  const DqParams base = check_dq8ca(oc, x, 3);
+  const DqParams base = check_dq8ca(oc, x, 3, {out});
   const int64_t K = base.k, N = base.n, rows = g.tensor(x).max_numel() / K, kw = base.kw;
   if (g.tensor(isc).max_numel() != rows || g.tensor(izp).max_numel() != rows)
     oc.fail(ErrorKind::Format, "input_scales " + shape_str(g.tensor(isc).max_dims) + " and input_zp " + shape_str(g.tensor(izp).max_dims) +
                                    " must hold one value per row of input " + shape_str(g.tensor(x).max_dims));
+  const std::string route = forced_route(oc);
+  const q4::LinParams lin = lin_params(base);
+  if (route == "gemv_rows" || (route.empty() && q4::gemv_rows_fits(g, x, lin))) {
+    if (!q4::gemv_rows_fits(g, x, lin))
+      oc.fail(ErrorKind::InvalidArgument, "force_route linear_dq8ca_q4gsw = \"gemv_rows\" needs K and group_size multiples of 8");
+    q4::ActQuant aq;
+    aq.source = q4::ActQuant::Source::Tensors;
+    aq.scales = isc;
+    aq.zero_points = izp;
+    oc.add(q4::gemv_rows(g, x, w, ws, -1, {out}, lin, aq, ep).variant("gemv_rows"));
+    return;
+  }
   const bool dot4 = q8::use_dot4(oc, "linear_dq8ca_q4gsw");
   const gpu::Buffer& xq = g.make_scratch(static_cast<uint64_t>(rows * kw) * 4, "dq8ca activations");
   auto live_rows = [x, K](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / K); };
@@ -170,45 +205,152 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 
 // etwebgpu.linear_dq8ca_q4gsw_qparams [input, mapping_type, block_size, target_dtype, quant_min,
 // quant_max, eps, scale_dtype, zero_point_dtype, keepdim (choose_qparams_affine's arguments),
-// weights, weight_sums, weight_scales, group_size, bias, (epilogue,) out]: the two calls in one kernel
-// (SELF_QPARAMS), made by fuse_choose_qparams below. Zero points int8, as the export's are.
-void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
+// weights, weight_sums, weight_scales, group_size, bias, (epilogue,) out]: the two calls in one
+// gemv_rows kernel (DQ8CA_SELF), made by fuse_choose_qparams below where gemv_rows fits. Zero
+// points int8, as the export's are.
+// etwebgpu.linear_dq8ca_q4gsw_qparams_multi [the same up to bias, widths (IntList), out =
+// ValueList of 2 or 3 tensors]: such linears of one input with their weights, sums and scales
+// stacked (q, k and v), one kernel writing each output.
+void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep) {
   Graph& g = oc.g;
+  int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12);
+  q4::ActQuant aq;
+  aq.source = q4::ActQuant::Source::Self;
+  aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
+  q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
+  if (!q4::gemv_rows_fits(g, x, lin))
+    oc.fail(ErrorKind::Unsupported, "K = " + std::to_string(lin.k) + " and group_size = " + std::to_string(lin.gs) +
+                                        ": the kernel that chooses its own activation parameters needs both multiples of 8");
+  if (outs.size() > 1) {
+    lin.n0 = static_cast<uint32_t>(widths[0]);
+    lin.n1 = static_cast<uint32_t>(widths[1]);
+  }
+  oc.add(q4::gemv_rows(g, x, w, ws, -1, outs, lin, aq, ep).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+}
+
+void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
   if (oc.nargs() < 16) oc.fail(ErrorKind::Format, "expects 16 arguments, got " + std::to_string(oc.nargs()));
   const Epilogue ep = Epilogue::read(oc, 15, "linear_dq8ca_q4gsw");
-  int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12), out = oc.out();
-  const q8::RowQparams a = q8::row_qparams_args(oc, x, VkDType::Int8);
-  DqParams base = check_dq8ca(oc, x, 10);
-  if (base.kw > kSelfMaxWords)
-    oc.fail(ErrorKind::Unsupported, "K = " + std::to_string(base.k) + ": one workgroup quantizes at most " +
-                                        std::to_string(kSelfMaxWords * 4) + " activations");
-  base.mode = a.mode;
-  base.sym_zp = a.sym_zp;
-  base.qmin = a.qmin;
-  base.qmax = a.qmax;
-  base.denom = a.denom;
-  base.eps = a.eps;
-  const bool dot4 = q8::use_dot4(oc, "linear_dq8ca_q4gsw");
-  const int64_t K = base.k, N = base.n;
-  auto live_rows = [x, K](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / K); };
-  kernel::Kernel k("dq8ca_q4gsw_linear");
-  k.define("SELF_QPARAMS").constant("NB", kSelfNb).constant("XS_WORDS", base.kw);
-  if (dot4) k.define("DOT4");
-  k.input("X", x).buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read).input("WS", ws).output("O", out);
-  ep.apply<DqParams>(k, [live_rows, base](const kernel::Live& l) {
-    DqParams p = base;
-    p.m = kernel::u32(live_rows(l), "rows");
-    return p;
-  });
-  oc.add(k.groups([live_rows, N](const kernel::Live& l) { return kernel::Groups::linear(live_rows(l) * ceil_div(N, kSelfNb)); })
-             .variant(dot4 ? "dot4_qparams" : "portable_qparams"));
+  add_qparams_kernel(oc, {oc.out()}, {oc.g.tensor(oc.out()).max_dims.back()}, ep);
+}
+
+void build_linear_dq8ca_q4gsw_qparams_multi(OpContext& oc) {
+  Graph& g = oc.g;
+  if (oc.nargs() != 17) oc.fail(ErrorKind::Format, "expects 17 arguments, got " + std::to_string(oc.nargs()));
+  const auto outs = g.value_list(oc.out());
+  const auto widths = g.int_list(oc.arg(15));
+  if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
+    oc.fail(ErrorKind::Format, "expects 2 or 3 outputs and as many widths, got " + std::to_string(outs.size()) + " and " +
+                                   std::to_string(widths.size()));
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (g.tensor(outs[i]).rank() < 1 || g.tensor(outs[i]).max_dims.back() != widths[i])
+      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
+                                     std::to_string(widths[i]));
+  add_qparams_kernel(oc, outs, widths, Epilogue());
+}
+
+// Two scalar arguments with the same value.
+bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
+  const auto &u = ir.values[a], &v = ir.values[b];
+  return a == b || (u.kind == v.kind && u.kind != format::VkValueKind::Tensor && u.kind != format::VkValueKind::ValueList &&
+                    u.int_val == v.int_val && u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints &&
+                    u.doubles == v.doubles && u.bools == v.bools && u.str == v.str);
+}
+
+// Up to three consecutive etwebgpu.linear_dq8ca_q4gsw_qparams of one input (or clones of one
+// tensor: the export's q, k and v), without epilogue, with the same activation arguments, K and
+// group size, become one etwebgpu.linear_dq8ca_q4gsw_qparams_multi over their stacked weights,
+// weight sums and scales: one dispatch instead of three.
+size_t fuse_qparams_projections(format::VkGraphIR& ir) {
+  using format::VkValueKind;
+  const size_t n = ir.chain.size();
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
+  auto constant = [&](int32_t id, format::VkDType dt, size_t elem) {
+    const auto& v = ir.values[id];
+    return v.kind == VkValueKind::Tensor && v.tensor.is_constant() && v.tensor.dtype == dt && v.tensor.dims.size() == 2 &&
+           static_cast<size_t>(v.tensor.constant_id) < ir.constants.size() &&
+           ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
+  };
+  auto candidate = [&](size_t i) {
+    const auto& c = ir.chain[i];
+    if (c.name != "etwebgpu.linear_dq8ca_q4gsw_qparams" || c.args.size() != 16) return false;
+    const auto& y = ir.values[c.args[15]];
+    if (y.kind != VkValueKind::Tensor || y.tensor.dims.empty() || pinned.count(c.args[15]) ||
+        !constant(c.args[10], format::VkDType::UInt8, 1) || !constant(c.args[11], format::VkDType::Int32, 4) ||
+        !constant(c.args[12], format::VkDType::Float32, 4) || ir.values[c.args[13]].kind != VkValueKind::Int ||
+        ir.values[c.args[14]].kind != VkValueKind::Null)
+      return false;
+    const int64_t width = y.tensor.dims.back();
+    return ir.values[c.args[10]].tensor.dims[0] == width && ir.values[c.args[11]].tensor.dims[1] >= width &&
+           ir.values[c.args[12]].tensor.dims[1] >= width;
+  };
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  size_t fused = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (removed[i] || replacement[i] || !candidate(i)) continue;
+    const auto& first = ir.chain[i];
+    std::vector<size_t> clones;
+    const auto group = graph::projection_group(ir, mentions, pinned, i, 3, [&](size_t j) {
+      const auto& c = ir.chain[j];
+      if (!candidate(j) || ir.values[c.args[0]].tensor.dims != ir.values[first.args[0]].tensor.dims ||
+          !same_scalar(ir, c.args[13], first.args[13]))
+        return false;
+      for (size_t a = 1; a <= 9; ++a)
+        if (!same_scalar(ir, c.args[a], first.args[a])) return false;
+      for (size_t a = 10; a <= 12; ++a)
+        if (ir.values[c.args[a]].tensor.dims[a == 10 ? 1 : 0] != ir.values[first.args[a]].tensor.dims[a == 10 ? 1 : 0]) return false;
+      return true;
+    }, &clones);
+    if (group.size() < 2) continue;
+    std::vector<int32_t> ws, sums, scales;
+    std::vector<int64_t> widths;
+    format::VkValue ol;
+    ol.kind = VkValueKind::ValueList;
+    for (size_t j : group) {
+      const auto& c = ir.chain[j];
+      ws.push_back(c.args[10]);
+      sums.push_back(c.args[11]);
+      scales.push_back(c.args[12]);
+      widths.push_back(ir.values[c.args[15]].tensor.dims.back());
+      ol.ids.push_back(c.args[15]);
+    }
+    format::VkOpCall call;
+    call.node_id = first.node_id;
+    call.name = "etwebgpu.linear_dq8ca_q4gsw_qparams_multi";
+    call.args.assign(first.args.begin(), first.args.begin() + 10);
+    call.args.push_back(graph::stack_rows(ir, ws, format::VkDType::UInt8, 1));
+    call.args.push_back(graph::stack_columns(ir, sums, widths, format::VkDType::Int32, 4));
+    call.args.push_back(graph::stack_columns(ir, scales, widths, format::VkDType::Float32, 4));
+    call.args.push_back(ir.chain[i].args[13]);
+    call.args.push_back(ir.chain[i].args[14]);
+    format::VkValue wl;
+    wl.kind = VkValueKind::IntList;
+    wl.ints = widths;
+    ir.values.push_back(wl);
+    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
+    ir.values.push_back(ol);
+    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
+    replacement[i] = std::move(call);
+    for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
+    for (size_t cl : clones) removed[cl] = true;
+    ++fused;
+  }
+  if (!fused) return 0;
+  for (size_t i = 0; i < n; ++i)
+    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
+  graph::drop_calls(ir, removed);
+  return fused;
 }
 
 // choose_qparams_affine(x) -> (scale, zp) read by one linear_dq8ca_q4gsw of x alone (the export
 // gives each its own clone of the same tensor) becomes etwebgpu.linear_dq8ca_q4gsw_qparams: three
 // dispatches and two small tensors per 8da4w linear become one dispatch. When x is the same
 // tensor, or clones of one source that no call between the two clones names otherwise.
-size_t fuse_choose_qparams(Graph&, format::VkGraphIR& ir) {
+size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
+  if (auto it = g.options().force_route.find("linear_dq8ca_q4gsw"); it != g.options().force_route.end() && it->second != "gemv_rows")
+    return 0;  // a pinned route of the unfused kernels
   const size_t n = ir.chain.size();
   const auto mentions = graph::tensor_mentions(ir);
   const std::set<int32_t> pinned = graph::pinned_values(ir);
@@ -217,6 +359,11 @@ size_t fuse_choose_qparams(Graph&, format::VkGraphIR& ir) {
   for (size_t i = 0; i < n; ++i) {
     auto& lin = ir.chain[i];
     if (lin.name != "et_vk.linear_dq8ca_q4gsw.default" || lin.args.size() < 9) continue;  // an epilogue may follow
+    // gemv_rows' shapes: K and the group size multiples of 8.
+    const auto& xv = ir.values[lin.args[0]];
+    if (xv.kind != format::VkValueKind::Tensor || xv.tensor.dims.empty() || xv.tensor.dims.back() % 8 != 0 ||
+        ir.values[lin.args[6]].kind != format::VkValueKind::Int || ir.values[lin.args[6]].int_val % 8 != 0)
+      continue;
     const int32_t sc = lin.args[1], zp = lin.args[2];
     if (ir.values[sc].kind != format::VkValueKind::Tensor || ir.values[zp].kind != format::VkValueKind::Tensor ||
         ir.values[zp].tensor.dtype != format::VkDType::Int8 || pinned.count(sc) || pinned.count(zp) ||
@@ -248,12 +395,14 @@ size_t fuse_choose_qparams(Graph&, format::VkGraphIR& ir) {
     if (xc != xl && clone_c < n && !pinned.count(xc) && mentions[xc].size() == 2) removed[clone_c] = true;
     ++fused;
   }
-  if (fused) graph::drop_calls(ir, removed);
-  return fused;
+  if (!fused) return 0;
+  graph::drop_calls(ir, removed);
+  return fused + fuse_qparams_projections(ir);
 }
 
 ETW_REGISTER_OP("et_vk.linear_dq8ca_q4gsw.default", build_linear_dq8ca_q4gsw);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams", build_linear_dq8ca_q4gsw_qparams);
+ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_q4gsw_qparams_multi);
 ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_dq8ca_q4gsw.default");
 

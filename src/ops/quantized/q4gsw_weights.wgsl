@@ -6,6 +6,10 @@
 struct Params {
   m: u32, n: u32, k: u32, gs: u32, wrow: u32, srow: u32, has_bias: u32, pad: u32,
   n0: u32, n1: u32, pad1: u32, pad2: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
+#if DQ8CA
+  // 8da4w (q4gsw_gemv_rows.wgsl): q8_row_qparams' arguments
+  mode: u32, sym_zp: i32, qmin: f32, qmax: f32, denom: f32, eps: f32, pad3: u32, pad4: u32,
+#endif
 #if EPILOGUE
   ep: Epilogue,
 #endif
@@ -35,7 +39,8 @@ fn store_out(m: u32, n: u32, v: f32) {
 #endif
 }
 
-// Weight row n holds wrow bytes.
+#if !WORD4
+// Weight row n holds wrow bytes (W as u32 words; q4gsw_gemv_rows reads it as vec4s under WORD4).
 // q4gsw: byte j = (q[2j+1] + 8) << 4 | (q[2j] + 8); scales [num_groups, srow], group k / gs.
 // QCS (linear_qcs4w): byte j = (q[2j] + 8) << 4 | (q[2j+1] + 8); one scale per output, SC[n].
 fn wq(n: u32, k: u32) -> f32 {
@@ -48,3 +53,4 @@ fn wq(n: u32, k: u32) -> f32 {
   return f32(i32(select(b & 15u, b >> 4u, odd)) - 8) * f32(SC[(k / P.gs) * P.srow + n]);
 #endif
 }
+#endif

@@ -1,6 +1,6 @@
 // Shared by torchao.choose_qparams_affine and the 8da4w linear that chooses its own activation
-// parameters (//!include q8_row_qparams): row r of X's min and max reduced over
-// the workgroup's first wg invocations (64 or 256), then torchao's _choose_qparams_affine in f32:
+// parameters (//!include q8_row_qparams): a row's min and max reduced over the workgroup's first
+// wg invocations (64 or 256, range_reduce), then torchao's _choose_qparams_affine in f32 (qparams_of):
 //   mn = min(min(x), 0), mx = max(max(x), 0)
 //   ASYMMETRIC (P.mode 0): scale = max((mx - mn) / (qmax - qmin), eps); zp = clamp(qmin - round(mn / scale), qmin, qmax)
 //   SYMMETRIC  (P.mode 1): scale = max(max(-mn, mx) / ((qmax - qmin) / 2), eps); zp = P.sym_zp
@@ -11,15 +11,8 @@
 var<workgroup> rmin: array<f32, 256>;
 var<workgroup> rmax: array<f32, 256>;
 
-// (scale, zero point) of row r; wg: the workgroup's size (a power of two up to 256).
-fn row_qparams(r: u32, lid: u32, wg: u32) -> vec2<f32> {
-  var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
-  var hi = 0.0;
-  for (var k = lid; k < P.k; k = k + wg) {
-    let v = f32(X[r * P.k + k]);
-    lo = min(lo, v);
-    hi = max(hi, v);
-  }
+// The workgroup's min and max of (lo, hi) over its first wg invocations (a power of two up to 256).
+fn range_reduce(lo: f32, hi: f32, lid: u32, wg: u32) -> vec2<f32> {
   rmin[lid] = lo;
   rmax[lid] = hi;
   workgroupBarrier();
@@ -30,9 +23,15 @@ fn row_qparams(r: u32, lid: u32, wg: u32) -> vec2<f32> {
     }
     workgroupBarrier();
   }
-  let mn = rmin[0];
-  let mx = rmax[0];
+  let r = vec2<f32>(rmin[0], rmax[0]);
   workgroupBarrier();
+  return r;
+}
+
+// (scale, zero point) of a row whose extremes, zero included, are range = (mn, mx).
+fn qparams_of(range: vec2<f32>) -> vec2<f32> {
+  let mn = range.x;
+  let mx = range.y;
   if (P.mode == 0u) {
     let scale = max(div_rn(mx - mn, P.denom), P.eps);
     return vec2<f32>(scale, clamp(P.qmin - round(div_rn(mn, scale)), P.qmin, P.qmax));

@@ -22,29 +22,26 @@
 #include "graph/index_check.h"
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
+#include "ops/quantized/q4gsw_gemv_rows.h"
 
 namespace etwebgpu::ops {
 namespace {
 
-struct LinParams {
-  uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
-  uint32_t n0, n1, pad1, pad2;
-};
-static_assert(sizeof(LinParams) == 48);
+using q4::LinParams;
 
 void require_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
 }
 
 // The kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the channel-wise packing):
-//   gemv        one workgroup per output, one weight at a time
-//   gemv_words  the same reading one packed word (8 weights) per step (q4gsw, K and group size
-//               multiples of 8)
+//   gemv_rows   one 256-wide workgroup per 8 or 16 outputs of a row, a chunk of packed words per
+//               step (q4gsw, K and group size multiples of 8: q4gsw_gemv_rows.h)
+//   gemv        one workgroup per output, one weight at a time (other shapes, qcs4w)
 //   gemm        16x16 tiles (a few rows, or shapes the large tiles do not take)
 //   gemm_large  the shared 128x128 register-blocked core (gemm_core.wgsl) dequantizing in its loads
 //               (q4gsw, K a multiple of 8, group size a multiple of 4; >= kLargeRows rows)
-// One row takes a GEMV. force_route: "gemv", "gemm" (tiled or large by rows), "gemm_tiled",
-// "gemm_large". `base` holds everything but the live row count m; `ep` is the fused epilogue.
+// One row takes a GEMV (gemv_rows where it fits). force_route: "gemv_rows", "gemv", "gemm" (tiled
+// or large by rows), "gemm_tiled", "gemm_large". `base` holds everything but the live row count m; `ep` is the fused epilogue.
 constexpr int64_t kLargeRows = 32;
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
@@ -53,9 +50,10 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   const auto& tx = g.tensor(x);
   std::string route = "";
   if (auto it = g.options().force_route.find(force_key); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "gemv" && route != "gemm" && route != "gemm_tiled" && route != "gemm_large")
+  if (!route.empty() && route != "gemv_rows" && route != "gemv" && route != "gemm" && route != "gemm_tiled" && route != "gemm_large")
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
-                                            " must be \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"" + route + "\"");
+                                            " must be \"gemv_rows\", \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"" +
+                                            route + "\"");
   int64_t K = base.k, N = base.n;
   int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
   uint32_t lim = g.ctx().info().max_workgroups_per_dim;
@@ -64,11 +62,14 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
   // vec4 reads of X need whole vec4 rows and a binding of at least one vec4.
   const bool x_vec4 = K % 8 == 0 && g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
-  const bool words = !qcs && x_vec4 && base.gs % 8 == 0 && base.wrow % 4 == 0;
+  const bool rows_ok = !qcs && q4::gemv_rows_fits(g, x, base);
   const bool large_ok = !qcs && x_vec4 && base.gs % 4 == 0 && base.wrow % 4 == 0;
   if (route == "gemm_large" && !large_ok)
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
                                             " = \"gemm_large\" needs q4gsw weights, K % 8 == 0 and group_size % 4 == 0");
+  if (route == "gemv_rows" && !rows_ok)
+    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
+                                            " = \"gemv_rows\" needs q4gsw weights, K % 8 == 0 and group_size % 8 == 0");
 
   for (size_t i = 0; i < outs.size(); ++i)
     oc.output(outs[i], [x, base, n = widths[i]](const kernel::Live& l) {
@@ -89,7 +90,9 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     return p;
   };
   auto rows = [x, base](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / base.k); };
-  auto gemv = [rows, route](const kernel::Live& l) { return route == "gemv" || (route.empty() && rows(l) == 1); };
+  auto gemv = [rows, route](const kernel::Live& l) {
+    return route == "gemv" || route == "gemv_rows" || (route.empty() && rows(l) == 1);
+  };
   auto large = [rows, route, large_ok](const kernel::Live& l) {
     return route == "gemm_large" || (large_ok && (route.empty() || route == "gemm") && rows(l) >= kLargeRows);
   };
@@ -106,10 +109,13 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     ep.apply<LinParams>(k, params);
     return k;
   };
-  auto gemv_k = words ? linear("q4gsw_gemv", true).define("WORDS") : linear("q4gsw_gemv", false);
-  oc.add(gemv_k.when(gemv)
-             .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
-             .variant(words ? "gemv_words" : "gemv"));
+  if (rows_ok && route != "gemv")
+    oc.add(q4::gemv_rows(g, x, w, sc, bias, outs, base, {}, ep).when(gemv).variant("gemv_rows"));
+  else
+    oc.add(linear("q4gsw_gemv", false)
+               .when(gemv)
+               .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
+               .variant("gemv"));
   oc.add(linear("q4gsw_gemm", false)
              .when([gemv, large](const kernel::Live& l) { return !gemv(l) && !large(l); })
              .groups([rows, base](const kernel::Live& l) {
@@ -223,67 +229,43 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
   for (size_t i = 0; i < n; ++i) {
     if (removed[i] || replacement[i] || !candidate(i)) continue;
     const auto& first = ir.chain[i];
-    size_t clone0 = n;
-    const int32_t src = graph::clone_source(ir, mentions, first.args[0], &clone0);
-    std::vector<size_t> group{i};
-    for (size_t j = i + 1; j < n && group.size() < 3; ++j) {
+    std::vector<size_t> clones;
+    const auto group = graph::projection_group(ir, mentions, pinned, i, 3, [&](size_t j) {
       const auto& c = ir.chain[j];
-      if (c.name == "aten.clone.default") continue;
-      if (!candidate(j)) break;
-      size_t cl = n;
-      if (graph::clone_source(ir, mentions, c.args[0], &cl) != src) break;
-      const auto& a = ir.values[first.args[1]].tensor, &b = ir.values[c.args[1]].tensor;
-      if (a.dims[1] != b.dims[1] || ir.values[c.args[3]].int_val != ir.values[first.args[3]].int_val ||
-          ir.values[c.args[2]].tensor.dims[0] != ir.values[first.args[2]].tensor.dims[0] ||
-          ir.values[c.args[0]].tensor.dims != ir.values[first.args[0]].tensor.dims)
-        break;
-      // Its input clone, read by this linear alone, can go; the first linear's input serves.
-      if (c.args[0] != first.args[0] && (cl == n || pinned.count(c.args[0]) || mentions[c.args[0]].size() != 2)) break;
-      group.push_back(j);
-    }
+      return candidate(j) && ir.values[first.args[1]].tensor.dims[1] == ir.values[c.args[1]].tensor.dims[1] &&
+             ir.values[c.args[3]].int_val == ir.values[first.args[3]].int_val &&
+             ir.values[c.args[2]].tensor.dims[0] == ir.values[first.args[2]].tensor.dims[0] &&
+             ir.values[c.args[0]].tensor.dims == ir.values[first.args[0]].tensor.dims;
+    }, &clones);
     if (group.size() < 2) continue;
-    if (!graph::only_clones_read_between(ir, mentions, src, i, group.back())) continue;
     // Stacked constants: weight rows one after another, scale columns side by side.
-    const int64_t wrow = ir.values[first.args[1]].tensor.dims[1], groups = ir.values[first.args[2]].tensor.dims[0];
+    std::vector<int32_t> ws, ss;
     std::vector<int64_t> widths;
-    int64_t N = 0;
-    for (size_t j : group) widths.push_back(ir.values[ir.chain[j].args[5]].tensor.dims.back()), N += widths.back();
-    auto wbytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(N * wrow));
-    auto sbytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(groups * N) * 4);
-    int64_t off = 0;
-    for (size_t t = 0; t < group.size(); ++t) {
-      const auto& c = ir.chain[group[t]];
-      const auto& wd = ir.constants[ir.values[c.args[1]].tensor.constant_id].data;
-      std::memcpy(wbytes->data() + off * wrow, wd.data(), static_cast<size_t>(widths[t] * wrow));
-      const auto& sv = ir.values[c.args[2]].tensor;
-      const uint8_t* sd = ir.constants[sv.constant_id].data.data();
-      for (int64_t gi = 0; gi < groups; ++gi)
-        std::memcpy(sbytes->data() + (gi * N + off) * 4, sd + gi * sv.dims[1] * 4, static_cast<size_t>(widths[t]) * 4);
-      off += widths[t];
+    format::VkValue ol;
+    ol.kind = VkValueKind::ValueList;
+    for (size_t j : group) {
+      const auto& c = ir.chain[j];
+      ws.push_back(c.args[1]);
+      ss.push_back(c.args[2]);
+      widths.push_back(ir.values[c.args[5]].tensor.dims.back());
+      ol.ids.push_back(c.args[5]);
     }
-    const int32_t w = graph::add_owned_constant(ir, wbytes, format::VkDType::UInt8, {N, wrow});
-    const int32_t s = graph::add_owned_constant(ir, sbytes, format::VkDType::Float32, {groups, N});
+    const int32_t w = graph::stack_rows(ir, ws, format::VkDType::UInt8, 1);
+    const int32_t sc = graph::stack_columns(ir, ss, widths, format::VkDType::Float32, 4);
     format::VkValue wl;
     wl.kind = VkValueKind::IntList;
     wl.ints = widths;
     ir.values.push_back(wl);
     const int32_t widths_id = static_cast<int32_t>(ir.values.size() - 1);
-    format::VkValue ol;
-    ol.kind = VkValueKind::ValueList;
-    for (size_t j : group) ol.ids.push_back(ir.chain[j].args[5]);
     ir.values.push_back(ol);
     const int32_t outs_id = static_cast<int32_t>(ir.values.size() - 1);
     format::VkOpCall call;
-    call.node_id = first.node_id;
+    call.node_id = ir.chain[i].node_id;
     call.name = "etwebgpu.linear_q4gsw_multi";
-    call.args = {first.args[0], w, s, first.args[3], widths_id, outs_id};
+    call.args = {ir.chain[i].args[0], w, sc, ir.chain[i].args[3], widths_id, outs_id};
     replacement[i] = std::move(call);
-    for (size_t t = 1; t < group.size(); ++t) {
-      const auto& c = ir.chain[group[t]];
-      removed[group[t]] = true;
-      size_t cl = n;
-      if (c.args[0] != first.args[0] && graph::clone_source(ir, mentions, c.args[0], &cl) == src && cl < n) removed[cl] = true;
-    }
+    for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
+    for (size_t cl : clones) removed[cl] = true;
     ++fused;
   }
   if (!fused) return 0;

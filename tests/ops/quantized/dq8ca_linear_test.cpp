@@ -233,7 +233,7 @@ void ref_qparams(const HostTensor& x, std::vector<float>* s, std::vector<int32_t
   ref::choose_qparams_rows(fvec(x), x.numel() / K, K, "ASYMMETRIC", -128, 127, FLT_EPSILON, s, z);
 }
 
-TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnBothRoutes) {
+TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnEveryRoute) {
   ETW_REQUIRE_GPU();
   Dq d(20, 128, 32, 1);  // N 20: sums padded to 24
   auto x = random_f32({1, 1, 128}, 2, -2.f, 3.f);
@@ -241,9 +241,17 @@ TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnBothRoutes) {
   std::vector<int32_t> z;
   ref_qparams(x, &s, &z);
   auto want = d.ref(x, s, z);
+  auto r = run_dq(d, x, s, z);
+  EXPECT_TRUE(Close(r.out, want, 1e-4, 1e-4));
+  EXPECT_EQ(r.variants, (std::vector<std::string>{"gemv_rows"}));
   auto p = run_dq(d, x, s, z, "portable");
   EXPECT_TRUE(Close(p.out, want, 1e-4, 1e-4));
   EXPECT_EQ(p.variants, (std::vector<std::string>{"quantize", "portable"}));
+  Dq odd(3, 45, 9, 2);
+  std::string e = load_error([&] { run_dq(odd, random_f32({1, 45}, 3), {0.1f}, {0}, "gemv_rows"); });
+  EXPECT_TRUE(has(e, "\"gemv_rows\" needs K and group_size multiples of 8")) << e;
+  e = load_error([&] { run_dq(d, x, s, z, "fast"); });
+  EXPECT_TRUE(has(e, "must be \"gemv_rows\", \"dot4\" or \"portable\", got \"fast\"")) << e;
   if (!have_dot4()) GTEST_SKIP() << "adapter without dot4I8Packed: the dot4 route is not available";
   auto q = run_dq(d, x, s, z, "dot4");
   EXPECT_TRUE(Close(q.out, want, 1e-4, 1e-4));
@@ -312,27 +320,78 @@ void build_8da4w(OpGraph& g, const Dq& d, const HostTensor& x, const HostTensor&
   g.gb.op("aten.add.Tensor", {y, ri, g.gb.int_(1), g.output(DType::Float32, od)});
 }
 
-TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBitOnBothRoutes) {
+TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBit) {
   ETW_REQUIRE_GPU();
   struct Case { int64_t N, K, gs; const char* mapping; };
-  // K 64: whole words; K 45 with groups of 9: one product at a time. N 20: the last workgroup's
-  // block of eight outputs is partial.
-  for (const Case& c : {Case{20, 64, 32, "ASYMMETRIC"}, Case{20, 45, 9, "ASYMMETRIC"}, Case{9, 64, 16, "SYMMETRIC"}}) {
+  // K 64: chunks of four words (group 32: a scale a chunk; 16: a scale a word); K 40: one word a
+  // step. N 20: the last workgroup's block of outputs is partial.
+  for (const Case& c : {Case{20, 64, 32, "ASYMMETRIC"}, Case{20, 40, 8, "ASYMMETRIC"}, Case{9, 64, 16, "SYMMETRIC"}}) {
     Dq d(c.N, c.K, c.gs, 12);
     auto x = rows_x(5, c.K, 13);
     auto res = random_f32({5, c.N}, 14);
     Cq q;
     q.mapping = c.mapping;
-    for (const char* route : {"portable", "dot4"}) {
-      if (std::string(route) == "dot4" && !have_dot4()) continue;
-      auto build = [&](OpGraph& g) { build_8da4w(g, d, x, res, q, false); };
-      std::map<std::string, std::string> routes{{"linear_dq8ca_q4gsw", route}};
-      auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
-      EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear_dq8ca_q4gsw+add]"}) << route << " K " << c.K;
-      EXPECT_EQ(fused.variants, std::vector<std::string>{std::string(route) + "_qparams"}) << route;
-      EXPECT_EQ(plain.ops.size(), 4u) << route;  // choose_qparams, the linear (two kernels), the add (clones alias)
-      EXPECT_TRUE(SameBits(fvec(fused.out[0]), fvec(plain.out[0]))) << route << " K " << c.K << " " << c.mapping;
-    }
+    auto build = [&](OpGraph& g) { build_8da4w(g, d, x, res, q, false); };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[linear_dq8ca_q4gsw+add]"}) << " K " << c.K;
+    EXPECT_EQ(fused.variants, std::vector<std::string>{"gemv_rows_qparams"});
+    EXPECT_EQ(plain.ops.size(), 3u);  // choose_qparams, the linear, the add (clones alias)
+    EXPECT_TRUE(SameBits(fvec(fused.out[0]), fvec(plain.out[0]))) << " K " << c.K << " " << c.mapping;
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref::choose_qparams_rows(fvec(x), 5, c.K, c.mapping, -128, 127, FLT_EPSILON, &rs, &rz);
+    auto want = d.ref(x, rs, rz);
+    for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
+    EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << " K " << c.K;
+  }
+}
+
+// Shapes gemv_rows does not take (groups of 9), and a route pinned to the unfused kernels, keep
+// the three kernels.
+TEST(OpLinearDq8caQ4gsw, OddGroupsAndPinnedRoutesKeepChooseQparams) {
+  ETW_REQUIRE_GPU();
+  auto res = random_f32({5, 20}, 14);
+  Dq odd(20, 45, 9, 12);
+  auto xo = rows_x(5, 45, 13);
+  auto r = load_graph([&](OpGraph& g) { build_8da4w(g, odd, xo, res, Cq{}, false); }, true);
+  EXPECT_EQ(std::count(r.ops.begin(), r.ops.end(), "torchao.choose_qparams_affine.default"), 1);
+  Dq d(20, 64, 32, 12);
+  auto x = rows_x(5, 64, 13);
+  r = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false); }, true, {{"linear_dq8ca_q4gsw", "portable"}});
+  EXPECT_EQ(std::count(r.ops.begin(), r.ops.end(), "torchao.choose_qparams_affine.default"), 1);
+  EXPECT_EQ(std::count(r.variants.begin(), r.variants.end(), "portable"), 1);
+}
+
+// q, k and v as the 8da4w export writes them: three choose_qparams + linear pairs, each call on
+// its own clone of one activation. At load they become one
+// etwebgpu.linear_dq8ca_q4gsw_qparams_multi over stacked weights, bit-identical to the unfused run.
+TEST(OpLinearDq8caQ4gsw, ProjectionsOfOneInputBecomeOneMultiOutputKernel) {
+  ETW_REQUIRE_GPU();
+  for (size_t outs : {size_t(3), size_t(2)}) {
+    std::vector<Dq> ds;
+    for (size_t i = 0; i < outs; ++i) ds.emplace_back(i == 0 ? 40 : 12 + 4 * i, 64, 32, 30 + i);
+    auto x = rows_x(3, 64, 40);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x);
+      std::vector<Id> ys;
+      for (const Dq& d : ds) {
+        Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
+        g.gb.op("aten.clone.default", {xi, g.gb.null(), a});
+        Id s, z;
+        add_cq(g, a, x.shape, Cq{}, &s, &z, false);
+        g.gb.op("aten.clone.default", {xi, g.gb.null(), b});
+        ys.push_back(g.tensor(DType::Float32, {3, d.N}));
+        d.add(g, b, s, z, ys.back());
+      }
+      for (size_t i = 0; i < ds.size(); ++i)
+        g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {ds[i].N, 3})});
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_dq8ca_q4gsw_qparams_multi"), 1) << outs;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 0) << outs;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows_qparams_multi"), 1) << outs;
+    ASSERT_EQ(fused.out.size(), ds.size());
+    for (size_t i = 0; i < ds.size(); ++i) EXPECT_TRUE(SameBits(fvec(fused.out[i]), fvec(plain.out[i]))) << outs << " output " << i;
   }
 }
 
@@ -343,11 +402,11 @@ TEST(OpLinearDq8caQ4gsw, ScalesSomeoneElseReadsKeepTheUnfusedKernels) {
   auto res = random_f32({3, 8}, 17);
   auto fused = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, true); }, true);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 1) << "scales are a graph output";
-  EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "quantize"), 1);
+  EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows"), 1);
 }
 
 // The rewrite's op called directly: its own argument checks.
-TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesLongRows) {
+TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesOddGroups) {
   ETW_REQUIRE_GPU();
   auto call = [](const Dq& d, const HostTensor& x, const Cq& c, const std::string& route = "") {
     OpGraph g;
@@ -371,11 +430,14 @@ TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesLongRow
   std::vector<float> s;
   std::vector<int32_t> z;
   ref_qparams(x, &s, &z);
-  EXPECT_TRUE(Close(call(d, x, Cq{}, "portable"), d.ref(x, s, z), 1e-4, 1e-4));
-  if (have_dot4()) EXPECT_TRUE(Close(call(d, x, Cq{}, "dot4"), d.ref(x, s, z), 1e-4, 1e-4));
-  Dq wide(2, 12296, 8, 20);  // 3074 activation words > 3072
-  std::string e = load_error([&] { call(wide, random_f32({1, 12296}, 21), Cq{}); });
-  EXPECT_TRUE(has(e, "K = 12296: one workgroup quantizes at most 12288 activations")) << e;
+  EXPECT_TRUE(Close(call(d, x, Cq{}), d.ref(x, s, z), 1e-4, 1e-4));
+  Dq wide(2, 12296, 8, 20);  // past the 12288 activations the old kernel's workgroup memory held
+  auto xw = rows_x(1, 12296, 21);
+  ref_qparams(xw, &s, &z);
+  EXPECT_TRUE(Close(call(wide, xw, Cq{}), wide.ref(xw, s, z), 1e-4, 1e-4));
+  Dq odd(3, 45, 9, 22);
+  std::string e = load_error([&] { call(odd, random_f32({1, 45}, 23), Cq{}); });
+  EXPECT_TRUE(has(e, "K = 45 and group_size = 9: the kernel that chooses its own activation parameters needs both multiples of 8")) << e;
   Cq bad;
   bad.qmin = 0;
   bad.qmax = 255;

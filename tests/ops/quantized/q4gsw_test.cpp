@@ -77,11 +77,15 @@ TEST(OpQ4gswLinear, GemvOneTokenWithPaddedKAndNAndBias) {
   EXPECT_EQ(r.variants, std::vector<std::string>{"gemv"});
 }
 
-// 38 rows x 37 outputs: partial tiles on both edges of the 128x128 and 16x16 GEMMs.
+// 38 rows x 37 outputs: partial tiles on both edges of the 128x128 and 16x16 GEMMs, a partial
+// block of gemv_rows outputs and its chunk forms: K 64 reads four words a step (group 32: one
+// scale a chunk; 16 and 8: a scale per word), K 40 one word a step.
 TEST(OpQ4gswLinear, EveryRouteAgreesWithTheReferenceOnPrefill) {
   ETW_REQUIRE_GPU();
   struct Case { int64_t K, gs; bool bias; const char* route; const char* variant; };
-  for (const Case& c : {Case{64, 16, false, "", "gemm_large"}, Case{64, 16, true, "gemv", "gemv_words"},
+  for (const Case& c : {Case{64, 16, false, "", "gemm_large"}, Case{64, 16, true, "gemv_rows", "gemv_rows"},
+                        Case{64, 32, false, "gemv_rows", "gemv_rows"},                        Case{64, 8, true, "gemv_rows", "gemv_rows"}, Case{40, 8, false, "gemv_rows", "gemv_rows"},
+                        Case{64, 32, false, "gemv", "gemv"},
                         Case{64, 16, false, "gemm_tiled", "gemm"}, Case{64, 32, true, "gemm", "gemm_large"},
                         Case{48, 12, true, "gemm_large", "gemm_large"}, Case{48, 12, false, "gemv", "gemv"}}) {
     Lin l(37, c.K, c.gs, c.bias, 3);
@@ -103,15 +107,17 @@ TEST(OpQ4gswLinear, FewRowsTakeTheTiledGemmAndOddKCannotBeForcedLarge) {
   std::string e = load_error([&] { run_lin(odd, random_f32({4, 36}, 8), "gemm_large"); });
   EXPECT_NE(e.find("\"gemm_large\" needs q4gsw weights, K % 8 == 0"), std::string::npos) << e;
   e = load_error([&] { run_lin(odd, random_f32({4, 36}, 8), "tiles"); });
-  EXPECT_NE(e.find("must be \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"tiles\""), std::string::npos) << e;
+  EXPECT_NE(e.find("must be \"gemv_rows\", \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"tiles\""), std::string::npos) << e;
+  e = load_error([&] { run_lin(odd, random_f32({1, 36}, 8), "gemv_rows"); });
+  EXPECT_NE(e.find("\"gemv_rows\" needs q4gsw weights, K % 8 == 0 and group_size % 8 == 0"), std::string::npos) << e;
 }
 
 // A residual add after the projection runs in the linear's store on every route.
 TEST(OpQ4gswLinear, ResidualAddFusesIntoEveryRoute) {
   ETW_REQUIRE_GPU();
   Lin l(40, 64, 32, true, 9);
-  for (auto [rows, route, variant] : {std::tuple<int64_t, const char*, const char*>{1, "", "gemv_words"},
-                                      {1, "gemv", "gemv_words"},
+  for (auto [rows, route, variant] : {std::tuple<int64_t, const char*, const char*>{1, "", "gemv_rows"},
+                                      {1, "gemv", "gemv"},
                                       {33, "", "gemm_large"},
                                       {33, "gemm_tiled", "gemm"}}) {
     auto x = random_f32({rows, 64}, 10), res = random_f32({rows, 40}, 11);
@@ -139,7 +145,7 @@ TEST(OpQ4gswLinear, ResidualAddFusesIntoEveryRoute) {
 TEST(OpQ4gswLinear, ProjectionsOfOneInputBecomeOneMultiOutputKernelOnEveryRoute) {
   ETW_REQUIRE_GPU();
   struct Case { int64_t rows, K, gs; size_t outs; const char* variant; };
-  for (const Case& c : {Case{1, 64, 32, 3, "gemv_words"}, Case{5, 64, 32, 3, "gemm"}, Case{33, 64, 16, 3, "gemm_large"},
+  for (const Case& c : {Case{1, 64, 32, 3, "gemv_rows"}, Case{5, 64, 32, 3, "gemm"}, Case{33, 64, 16, 3, "gemm_large"},
                         Case{1, 48, 12, 2, "gemv"}}) {
     std::vector<Lin> lins;
     for (size_t i = 0; i < c.outs; ++i) lins.emplace_back(i == 0 ? 40 : 12 + 4 * i, c.K, c.gs, false, 30 + i);

@@ -1,0 +1,111 @@
+// The 4-bit linears' GEMV (route "gemv_rows": linear_q4gsw, its multi-output form and, with DQ8CA,
+// the 8da4w linears). A workgroup of 256 computes RG * RPT outputs of one row m: KT invocations
+// along K times RG row groups, each invocation RPT outputs (weight rows) over the same
+// activations, so every weight byte is read once and a row group reads an activation once for
+// RPT outputs; one reduction per workgroup, at the end. Flat workgroup index with 2D folding.
+// Weights are read a chunk at a time: WORD4 one vec4<u32> (32 weights, row n's bytes whole
+// vec4s), else one u32 (8 weights). K and the group size are multiples of 8; GS_CHUNK: the group
+// size is a multiple of the chunk's weights, one scale per chunk.
+// DQ8CA (8da4w): each activation is quantized as torchao.quantize_affine does, x_q =
+// clamp(round(x * (1 / scale)) + zp, -128, 127), and a chunk's sum of (x_q - zp) * q_w is an exact
+// integer held in f32 (|sum| <= 32 * 255 * 8 < 2^24) before its group scale multiplies it:
+//   out[m, n] = scale_m * sum_g ws[g, n] * sum_{k in g} (x_q[m, k] - zp_m) * q_w[n, k]
+// DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams); otherwise
+// they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
+//!include q4gsw_weights
+#if DQ8CA
+//!include q8_int_math
+#endif
+#if DQ8CA_SELF
+//!include q8_row_qparams
+#endif
+
+override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
+override KT: u32 = 64u;  // invocations along K: 32 or 64
+var<workgroup> part: array<vec4<f32>, 256>;
+
+#if WORD4
+const CW: u32 = 4u;  // words per chunk
+fn chunk(n: u32, c: u32) -> vec4<u32> { return W[n * (P.wrow / 16u) + c]; }
+#else
+const CW: u32 = 1u;
+fn chunk(n: u32, c: u32) -> vec4<u32> { return vec4<u32>(W[n * (P.wrow / 4u) + c], 0u, 0u, 0u); }
+#endif
+
+// Sum over one word's eight weights (k in natural nibble order) of a[k] * q_w[k].
+fn word_dot(w: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
+  let lo = vec4<f32>(vec4<i32>(vec4<u32>(w, w >> 4u, w >> 8u, w >> 12u) & vec4<u32>(15u)) - vec4<i32>(8));
+  let hi = vec4<f32>(vec4<i32>(vec4<u32>(w >> 16u, w >> 20u, w >> 24u, w >> 28u) & vec4<u32>(15u)) - vec4<i32>(8));
+  return dot(a, lo) + dot(b, hi);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let per = (256u / KT) * RPT;
+  let blocks = (P.n + per - 1u) / per;
+  let gi = wid.x + wid.y * nwg.x;
+  if (gi >= P.m * blocks) { return; }  // uniform: depends on the workgroup only
+  let m = gi / blocks;
+  let kt = lid % KT;
+  let nbase = (gi % blocks) * per + (lid / KT) * RPT;
+  let xrow = m * (P.k / 4u);
+#if DQ8CA
+#if DQ8CA_SELF
+  var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
+  var hi = 0.0;
+  for (var j = lid; j < P.k / 4u; j = j + 256u) {
+    let v = vec4<f32>(X[xrow + j]);
+    lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
+    hi = max(hi, max(max(v.x, v.y), max(v.z, v.w)));
+  }
+  let q = qparams_of(range_reduce(lo, hi, lid, 256u));
+#else
+  let q = vec2<f32>(f32(load_ISC(m)), f32(load_IZP(m)));
+#endif
+  let inv = div_rn(1.0, q.x);
+#endif
+  var acc = vec4<f32>(0.0);
+  let chunks = P.k / (8u * CW);
+  for (var c = kt; c < chunks; c = c + KT) {
+    var xs: array<vec4<f32>, 8>;
+    for (var t = 0u; t < 2u * CW; t = t + 1u) {
+      var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
+#if DQ8CA
+      v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
+#endif
+      xs[t] = v;
+    }
+    for (var i = 0u; i < RPT; i = i + 1u) {
+      let n = nbase + i;
+      if (n < P.n) {
+        let w = chunk(n, c);
+#if GS_CHUNK
+        var d = 0.0;
+        for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
+        acc[i] = acc[i] + d * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+#else
+        for (var t = 0u; t < CW; t = t + 1u) {
+          let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
+          acc[i] = acc[i] + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]) * s;
+        }
+#endif
+      }
+    }
+  }
+  part[lid] = acc;
+  workgroupBarrier();
+  for (var s = KT / 2u; s > 0u; s = s / 2u) {
+    if (kt < s) { part[lid] = part[lid] + part[lid + s]; }
+    workgroupBarrier();
+  }
+  let n = nbase + kt;
+  if (kt < RPT && n < P.n) {
+    var r = part[lid - kt][kt];
+#if DQ8CA
+    r = q.x * r;
+#endif
+    if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
+    store_out(m, n, r);
+  }
+}
