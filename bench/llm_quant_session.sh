@@ -10,7 +10,7 @@
 #   2. the CNNs timed by etwebgpu, the upstream runner, PyTorch eager and a CUDA graph, and the
 #      int8 goldens' own noise (bench/q8_golden_noise.py);
 #   3. `etwebgpu generate --json` on the three recipe exports (512-token prompt, 128 new tokens),
-#      a profiled decode step of each (`etwebgpu bench -i`), and PyTorch eager / CUDA-graph replay
+#      a profiled decode step of each (`etwebgpu bench -i`, with a Chrome trace), and PyTorch eager / CUDA-graph replay
 #      of the fp32 module (bench/llm/torch_decode.py, 512-token chunks);
 # PARTS (default "cnn fixtures recipe torch"; "noise": the int8 golden noise without the CNN
 # timings) picks the parts; RECIPE_QUANTS (default "q4 8da4w fp32") the recipe exports and
@@ -81,7 +81,8 @@ work() {
       > $R/gen2_recipe_$q.json 2> $R/gen2_recipe_$q.err
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
-    timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet > $R/decode_profile_$q.txt 2>&1
+    timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet --trace $R/decode_trace_$q.json \
+      > $R/decode_profile_$q.txt 2>&1
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
     say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
     [ $q = fp32 ] || rm -rf $W/r_$q
