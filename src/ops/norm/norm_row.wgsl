@@ -13,7 +13,24 @@ override HAS_B: u32 = 0u;
 const WG: u32 = 256u;
 
 var<workgroup> red: array<f32, 256>;
+#if SUBGROUPS
+var<private> sg_lane: u32;
+var<private> sg_size: u32;
+#endif
 
+#if SUBGROUPS
+// One partial per subgroup (subgroup k: invocations [k * sgs, (k + 1) * sgs)) added in order: one
+// barrier instead of eight.
+fn wg_sum(v: f32, lid: u32) -> f32 {
+  let r = subgroupAdd(v);
+  if (sg_lane == 0u) { red[lid / sg_size] = r; }
+  workgroupBarrier();
+  var t = red[0];
+  for (var i = 1u; i < WG / sg_size; i = i + 1u) { t = t + red[i]; }
+  workgroupBarrier();  // red is reused by the next reduction
+  return t;
+}
+#else
 fn wg_sum(v: f32, lid: u32) -> f32 {
   red[lid] = v;
   workgroupBarrier();
@@ -25,6 +42,7 @@ fn wg_sum(v: f32, lid: u32) -> f32 {
   workgroupBarrier();
   return r;
 }
+#endif
 
 // Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
 fn from_bits(b: u32) -> f32 {
@@ -60,7 +78,15 @@ fn widx(r: u32, k: u32) -> u32 {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32
+#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
+#endif
+        ) {
+#if SUBGROUPS
+  sg_lane = sgi;
+  sg_size = sgs;
+#endif
   let r = wid.x + wid.y * nwg.x;
   if (r >= P.rows) { return; }  // workgroup-uniform
   let base = (r / P.inner) * P.len * P.inner + r % P.inner;

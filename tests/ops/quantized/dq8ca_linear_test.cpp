@@ -258,6 +258,27 @@ TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnEveryRoute) {
   EXPECT_EQ(q.variants, (std::vector<std::string>{"quantize", "dot4"}));
 }
 
+// A vocabulary-wide 8da4w head: eight blocks of outputs a workgroup after one choice of the row's
+// parameters (and with them given, the unfused form).
+TEST(OpLinearDq8caQ4gsw, VocabularyWideHeadTakesSeveralBlocksAWorkgroup) {
+  ETW_REQUIRE_GPU();
+  Dq d(65536 + 200, 64, 32, 52);
+  auto x = rows_x(2, 64, 53);
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  auto r = run_dq(d, x, s, z);
+  EXPECT_EQ(r.variants, std::vector<std::string>{"gemv_rows"});
+  EXPECT_TRUE(Close(r.out, d.ref(x, s, z), 1e-4, 1e-4));
+  OpGraph g;
+  Id xi = g.input(x);
+  Id sc, zp;
+  add_cq(g, xi, x.shape, Cq{}, &sc, &zp, false);
+  d.add(g, xi, sc, zp, g.output(DType::Float32, {2, d.N}));
+  EXPECT_TRUE(Close(g.run()[0], d.ref(x, s, z), 1e-4, 1e-4));
+  EXPECT_EQ(g.variants(), std::vector<std::string>{"gemv_rows_qparams"});
+}
+
 TEST(OpLinearDq8caQ4gsw, SeveralRowsWithOddKAndOddGroupSize) {
   ETW_REQUIRE_GPU();
   Dq d(7, 45, 9, 3);  // K 45 packs to 48; groups of 9 straddle the weight words

@@ -219,6 +219,17 @@ TEST(OpQ4gswLinear, MultiOpDirectCallSplitsTheStackedOutputs) {
   EXPECT_NE(e.find("weight has 24 rows, the widths add up to 20"), std::string::npos) << e;
 }
 
+// A vocabulary-wide head (N >= 65536): each gemv_rows workgroup takes eight blocks of outputs one
+// after another; the last workgroup's blocks end past N.
+TEST(OpQ4gswLinear, VocabularyWideHeadTakesSeveralBlocksAWorkgroup) {
+  ETW_REQUIRE_GPU();
+  Lin l(65536 + 200, 64, 32, false, 50);
+  auto x = random_f32({1, 64}, 51);
+  auto r = run_lin_v(l, x);
+  EXPECT_EQ(r.variants, std::vector<std::string>{"gemv_rows"});
+  EXPECT_TRUE(Close(r.out, l.ref(x), 1e-4, 1e-4));
+}
+
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
   ETW_REQUIRE_GPU();
   Lin l(24, 32, 32, true, 5);
