@@ -43,7 +43,10 @@ kernel::Kernel gemv_rows(Graph& g, int32_t x, int32_t w, int32_t sc, int32_t bia
       .input("SC", sc)
       .input("BIAS", bias);
   if (aq.source == ActQuant::Source::Tensors) k.define("DQ8CA").input("ISC", aq.scales).input("IZP", aq.zero_points);
-  if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
+  if (aq.source == ActQuant::Source::Self) {
+    k.define("DQ8CA").define("DQ8CA_SELF");
+    if (g.ctx().info().subgroups) k.define("SUBGROUPS");  // the row's range by subgroup
+  }
   k.output("O", outs[0]);
   if (outs.size() > 1) k.define("MULTI").output("O1", outs[1]);
   if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);

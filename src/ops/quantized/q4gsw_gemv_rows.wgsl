@@ -11,8 +11,8 @@
 // clamp(round(x * (1 / scale)) + zp, -128, 127), and a chunk's sum of (x_q - zp) * q_w is an exact
 // integer held in f32 (|sum| <= 32 * 255 * 8 < 2^24) before its group scale multiplies it:
 //   out[m, n] = scale_m * sum_g ws[g, n] * sum_{k in g} (x_q[m, k] - zp_m) * q_w[n, k]
-// DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams); otherwise
-// they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
+// DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
+// under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -43,7 +43,15 @@ fn word_dot(w: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32
+#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
+#endif
+        ) {
+#if SUBGROUPS
+  sg_lane = sgi;
+  sg_size = sgs;
+#endif
   let per = (256u / KT) * RPT;
   let blocks = (P.n + per - 1u) / per;
   let row_wgs = (blocks + BPW - 1u) / BPW;

@@ -12,6 +12,25 @@ var<workgroup> rmin: array<f32, 256>;
 var<workgroup> rmax: array<f32, 256>;
 
 // The workgroup's min and max of (lo, hi) over its first wg invocations (a power of two up to 256).
+#if SUBGROUPS
+// By subgroup (subgroup k: invocations [k * sgs, (k + 1) * sgs) of a one-dimensional workgroup,
+// wg a multiple of sgs): one barrier instead of eight. Needs sg_lane and sg_size set by main.
+var<private> sg_lane: u32;
+var<private> sg_size: u32;
+fn range_reduce(lo: f32, hi: f32, lid: u32, wg: u32) -> vec2<f32> {
+  let a = subgroupMin(lo);
+  let b = subgroupMax(hi);
+  if (sg_lane == 0u) {
+    rmin[lid / sg_size] = a;
+    rmax[lid / sg_size] = b;
+  }
+  workgroupBarrier();
+  var r = vec2<f32>(rmin[0], rmax[0]);
+  for (var i = 1u; i < wg / sg_size; i = i + 1u) { r = vec2<f32>(min(r.x, rmin[i]), max(r.y, rmax[i])); }
+  workgroupBarrier();
+  return r;
+}
+#else
 fn range_reduce(lo: f32, hi: f32, lid: u32, wg: u32) -> vec2<f32> {
   rmin[lid] = lo;
   rmax[lid] = hi;
@@ -27,6 +46,7 @@ fn range_reduce(lo: f32, hi: f32, lid: u32, wg: u32) -> vec2<f32> {
   workgroupBarrier();
   return r;
 }
+#endif
 
 // (scale, zero point) of a row whose extremes, zero included, are range = (mn, mx).
 fn qparams_of(range: vec2<f32>) -> vec2<f32> {
