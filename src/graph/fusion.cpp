@@ -163,6 +163,29 @@ int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, 
   return add_owned_constant(ir, std::move(bytes), dtype, {rows, cols});
 }
 
+int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::IntList;
+  v.ints = std::move(ints);
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
+int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::ValueList;
+  v.ids = std::move(ids);
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
+void replace_calls(format::VkGraphIR& ir, std::vector<std::optional<format::VkOpCall>>& replacement,
+                   const std::vector<bool>& removed) {
+  for (size_t i = 0; i < replacement.size() && i < ir.chain.size(); ++i)
+    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
+  drop_calls(ir, removed);
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

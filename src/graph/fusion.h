@@ -100,6 +100,12 @@ int32_t stack_rows(format::VkGraphIR& ir, const std::vector<int32_t>& parts, for
 // A new constant [R, sum w_k] of the first w_k columns of each part ([R, >= w_k]) side by side.
 int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, const std::vector<int64_t>& widths,
                       format::VkDType dtype, size_t elem);
+// New IntList / ValueList values; return their ids.
+int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
+int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
+// A rewrite's result: each call with a replacement takes it, then the calls `removed` marks go.
+void replace_calls(format::VkGraphIR& ir, std::vector<std::optional<format::VkOpCall>>& replacement,
+                   const std::vector<bool>& removed);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).

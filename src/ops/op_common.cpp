@@ -88,4 +88,19 @@ SplitK choose_split_k(const SplitPolicy& pol, uint64_t tiles, uint64_t K, bool f
   return {static_cast<uint32_t>(ceil_div(K, chunk)), static_cast<uint32_t>(chunk)};
 }
 
+bool use_subgroups(const OpContext& oc, uint32_t max_size) {
+  const auto& fr = oc.g.options().force_route;
+  auto it = fr.find("reduce");
+  const std::string r = it == fr.end() ? "" : it->second;
+  if (!r.empty() && r != "workgroup" && r != "subgroup")
+    oc.fail(ErrorKind::InvalidArgument, "force_route reduce must be \"workgroup\" or \"subgroup\", got \"" + r + "\"");
+  const auto& info = oc.g.ctx().info();
+  const bool fit = info.subgroups && info.subgroup_min >= 1 && info.subgroup_max <= max_size;
+  if (r == "subgroup" && !fit)
+    oc.fail(ErrorKind::Unsupported, "force_route reduce = \"subgroup\" needs subgroups of at most " + std::to_string(max_size) +
+                                        " invocations; the device has " +
+                                        (info.subgroups ? std::to_string(info.subgroup_min) + ".." + std::to_string(info.subgroup_max) : std::string("none")));
+  return fit && r != "workgroup";
+}
+
 }  // namespace etwebgpu::ops

@@ -63,6 +63,10 @@ bool is_int(VkDType t);
 bool is_boolish(VkDType t);
 // Throws naming the op when the tensor's dtype is not one of `allowed`.
 void require_dtype(const OpContext& oc, int32_t id, std::initializer_list<VkDType> allowed, const char* what);
+// Whether a kernel reduces by subgroup (define SUBGROUPS): the device has subgroups of at most
+// `max_size` invocations, unless force_route["reduce"] = "workgroup" (a tree in workgroup memory;
+// "subgroup" where they cannot be used is an error naming the device's sizes).
+bool use_subgroups(const OpContext& oc, uint32_t max_size);
 void require_same_numel(const OpContext& oc, int32_t a, int32_t b);
 
 }  // namespace etwebgpu::ops

@@ -119,7 +119,7 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   };
   kernel::Kernel k = row_kernel("norm_row");
   // Sums over the workgroup by subgroup (one barrier instead of eight: a decode step's RMSNorm).
-  if (g.ctx().info().subgroups) k.define("SUBGROUPS");
+  if (use_subgroups(oc, 256)) k.define("SUBGROUPS");
   oc.add(k.params<RowParams>(params)
              .groups([st, vec4_run, lanes_run](const kernel::Live&) {
                return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() ? 0 : st->p.rows);

@@ -167,7 +167,7 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
     aq.source = q4::ActQuant::Source::Tensors;
     aq.scales = isc;
     aq.zero_points = izp;
-    oc.add(q4::gemv_rows(g, x, w, ws, -1, {out}, lin, aq, ep).variant("gemv_rows"));
+    oc.add(q4::gemv_rows(oc, x, w, ws, -1, {out}, lin, aq, ep).variant("gemv_rows"));
     return;
   }
   const bool dot4 = q8::use_dot4(oc, "linear_dq8ca_q4gsw");
@@ -225,7 +225,7 @@ void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const s
     lin.n0 = static_cast<uint32_t>(widths[0]);
     lin.n1 = static_cast<uint32_t>(widths[1]);
   }
-  oc.add(q4::gemv_rows(g, x, w, ws, -1, outs, lin, aq, ep).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+  oc.add(q4::gemv_rows(oc, x, w, ws, -1, outs, lin, aq, ep).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
@@ -304,43 +304,34 @@ size_t fuse_qparams_projections(format::VkGraphIR& ir) {
       return true;
     }, &clones);
     if (group.size() < 2) continue;
-    std::vector<int32_t> ws, sums, scales;
+    std::vector<int32_t> ws, sums, scales, outs;
     std::vector<int64_t> widths;
-    format::VkValue ol;
-    ol.kind = VkValueKind::ValueList;
     for (size_t j : group) {
       const auto& c = ir.chain[j];
       ws.push_back(c.args[10]);
       sums.push_back(c.args[11]);
       scales.push_back(c.args[12]);
       widths.push_back(ir.values[c.args[15]].tensor.dims.back());
-      ol.ids.push_back(c.args[15]);
+      outs.push_back(c.args[15]);
     }
     format::VkOpCall call;
     call.node_id = first.node_id;
     call.name = "etwebgpu.linear_dq8ca_q4gsw_qparams_multi";
     call.args.assign(first.args.begin(), first.args.begin() + 10);
+    const int32_t gs = first.args[13], bias = first.args[14];
     call.args.push_back(graph::stack_rows(ir, ws, format::VkDType::UInt8, 1));
     call.args.push_back(graph::stack_columns(ir, sums, widths, format::VkDType::Int32, 4));
     call.args.push_back(graph::stack_columns(ir, scales, widths, format::VkDType::Float32, 4));
-    call.args.push_back(ir.chain[i].args[13]);
-    call.args.push_back(ir.chain[i].args[14]);
-    format::VkValue wl;
-    wl.kind = VkValueKind::IntList;
-    wl.ints = widths;
-    ir.values.push_back(wl);
-    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
-    ir.values.push_back(ol);
-    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
+    call.args.push_back(gs);
+    call.args.push_back(bias);
+    call.args.push_back(graph::add_int_list(ir, widths));
+    call.args.push_back(graph::add_value_list(ir, outs));
     replacement[i] = std::move(call);
     for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
     for (size_t cl : clones) removed[cl] = true;
     ++fused;
   }
-  if (!fused) return 0;
-  for (size_t i = 0; i < n; ++i)
-    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
-  graph::drop_calls(ir, removed);
+  if (fused) graph::replace_calls(ir, replacement, removed);
   return fused;
 }
 

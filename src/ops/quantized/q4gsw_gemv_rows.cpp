@@ -23,8 +23,9 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
          g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
 }
 
-kernel::Kernel gemv_rows(Graph& g, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
+kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                          const LinParams& base, const ActQuant& aq, const Epilogue& ep) {
+  Graph& g = oc.g;
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
@@ -43,10 +44,10 @@ kernel::Kernel gemv_rows(Graph& g, int32_t x, int32_t w, int32_t sc, int32_t bia
       .input("SC", sc)
       .input("BIAS", bias);
   if (aq.source == ActQuant::Source::Tensors) k.define("DQ8CA").input("ISC", aq.scales).input("IZP", aq.zero_points);
-  if (aq.source == ActQuant::Source::Self) {
-    k.define("DQ8CA").define("DQ8CA_SELF");
-    if (g.ctx().info().subgroups) k.define("SUBGROUPS");  // the row's range by subgroup
-  }
+  if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
+  // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
+  // most KT invocations.
+  if (use_subgroups(oc, kt)) k.define("SUBGROUPS");
   k.output("O", outs[0]);
   if (outs.size() > 1) k.define("MULTI").output("O1", outs[1]);
   if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);

@@ -30,8 +30,9 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
 
 // The gemv_rows kernel over any row count: x [..., K] times the packed weights w (scales sc
 // [groups, >= N], bias -1 = none) into outs (widths base.n0, base.n1, then the rest, for more than
-// one), the epilogue `ep` applied to a single output. Runs when `when` says so.
-kernel::Kernel gemv_rows(Graph& g, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
+// one), the epilogue `ep` applied to a single output; reductions by subgroup where
+// use_subgroups allows.
+kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                          const LinParams& base, const ActQuant& aq, const Epilogue& ep);
 
 }  // namespace etwebgpu::ops::q4

@@ -25,6 +25,10 @@ override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of parti
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 override BPW: u32 = 1u;  // blocks of RG * RPT outputs per workgroup (a wide output: the row's parameters chosen once for several)
 var<workgroup> part: array<vec4<f32>, 256>;
+#if SUBGROUPS
+var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
+var<private> sg_size: u32;
+#endif
 
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
@@ -116,15 +120,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
       }
     }
+#if SUBGROUPS
+    // By subgroup (sgs dividing KT: a row group is whole subgroups), then its KT / sgs partials in order.
+    let sub = subgroupAdd(acc);
+    if (sg_lane == 0u) { part[lid / sg_size] = sub; }
+    workgroupBarrier();
+    var tot = vec4<f32>(0.0);
+    let first = (lid - kt) / sg_size;
+    for (var j = 0u; j < KT / sg_size; j = j + 1u) { tot = tot + part[first + j]; }
+#else
     part[lid] = acc;
     workgroupBarrier();
     for (var s = KT / 2u; s > 0u; s = s / 2u) {
       if (kt < s) { part[lid] = part[lid] + part[lid + s]; }
       workgroupBarrier();
     }
+    let tot = part[lid - kt];
+#endif
     let n = nbase + kt;
     if (kt < RPT && n < P.n) {
-      var r = part[lid - kt][kt];
+      var r = tot[kt];
 #if DQ8CA
       r = q.x * r;
 #endif

@@ -14,9 +14,8 @@ var<workgroup> rmax: array<f32, 256>;
 // The workgroup's min and max of (lo, hi) over its first wg invocations (a power of two up to 256).
 #if SUBGROUPS
 // By subgroup (subgroup k: invocations [k * sgs, (k + 1) * sgs) of a one-dimensional workgroup,
-// wg a multiple of sgs): one barrier instead of eight. Needs sg_lane and sg_size set by main.
-var<private> sg_lane: u32;
-var<private> sg_size: u32;
+// wg a multiple of sgs): one barrier instead of eight. The includer declares sg_lane and sg_size
+// (private) and main sets them.
 fn range_reduce(lo: f32, hi: f32, lid: u32, wg: u32) -> vec2<f32> {
   let a = subgroupMin(lo);
   let b = subgroupMax(hi);

@@ -110,7 +110,7 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     return k;
   };
   if (rows_ok && route != "gemv")
-    oc.add(q4::gemv_rows(g, x, w, sc, bias, outs, base, {}, ep).when(gemv).variant("gemv_rows"));
+    oc.add(q4::gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep).when(gemv).variant("gemv_rows"));
   else
     oc.add(linear("q4gsw_gemv", false)
                .when(gemv)
@@ -239,39 +239,27 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
     }, &clones);
     if (group.size() < 2) continue;
     // Stacked constants: weight rows one after another, scale columns side by side.
-    std::vector<int32_t> ws, ss;
+    std::vector<int32_t> ws, ss, outs;
     std::vector<int64_t> widths;
-    format::VkValue ol;
-    ol.kind = VkValueKind::ValueList;
     for (size_t j : group) {
       const auto& c = ir.chain[j];
       ws.push_back(c.args[1]);
       ss.push_back(c.args[2]);
       widths.push_back(ir.values[c.args[5]].tensor.dims.back());
-      ol.ids.push_back(c.args[5]);
+      outs.push_back(c.args[5]);
     }
-    const int32_t w = graph::stack_rows(ir, ws, format::VkDType::UInt8, 1);
-    const int32_t sc = graph::stack_columns(ir, ss, widths, format::VkDType::Float32, 4);
-    format::VkValue wl;
-    wl.kind = VkValueKind::IntList;
-    wl.ints = widths;
-    ir.values.push_back(wl);
-    const int32_t widths_id = static_cast<int32_t>(ir.values.size() - 1);
-    ir.values.push_back(ol);
-    const int32_t outs_id = static_cast<int32_t>(ir.values.size() - 1);
     format::VkOpCall call;
     call.node_id = ir.chain[i].node_id;
     call.name = "etwebgpu.linear_q4gsw_multi";
-    call.args = {ir.chain[i].args[0], w, sc, ir.chain[i].args[3], widths_id, outs_id};
+    call.args = {ir.chain[i].args[0], graph::stack_rows(ir, ws, format::VkDType::UInt8, 1),
+                 graph::stack_columns(ir, ss, widths, format::VkDType::Float32, 4), ir.chain[i].args[3],
+                 graph::add_int_list(ir, widths), graph::add_value_list(ir, outs)};
     replacement[i] = std::move(call);
     for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
     for (size_t cl : clones) removed[cl] = true;
     ++fused;
   }
-  if (!fused) return 0;
-  for (size_t i = 0; i < n; ++i)
-    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
-  graph::drop_calls(ir, removed);
+  if (fused) graph::replace_calls(ir, replacement, removed);
   return fused;
 }
 

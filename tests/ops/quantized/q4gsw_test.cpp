@@ -230,6 +230,30 @@ TEST(OpQ4gswLinear, VocabularyWideHeadTakesSeveralBlocksAWorkgroup) {
   EXPECT_TRUE(Close(r.out, l.ref(x), 1e-4, 1e-4));
 }
 
+// gemv_rows' sums by subgroup (where the device has them) and by a tree in workgroup memory
+// (force_route reduce = workgroup) agree with the reference, for q4gsw and the 8da4w row ranges.
+TEST(OpQ4gswLinear, GemvRowsReducesBySubgroupAndByWorkgroupTree) {
+  ETW_REQUIRE_GPU();
+  Lin l(37, 2048, 32, true, 60);  // 64 chunks of 32 weights: every one of the 64 lanes along K has a share
+  auto x = random_f32({1, 2048}, 61);
+  for (const char* reduce : {"workgroup", "subgroup"}) {
+    if (std::string(reduce) == "subgroup" && !gpu::Context::get()->info().subgroups) continue;
+    OpGraph g;
+    Id xi = g.input(x);
+    l.add(g, xi, g.output(DType::Float32, {1, 37}));
+    LoadOptions o;
+    o.force_route["reduce"] = reduce;
+    EXPECT_TRUE(Close(g.run(o)[0], l.ref(x), 1e-4, 1e-4)) << reduce;
+  }
+  OpGraph g;
+  Id xi = g.input(x);
+  l.add(g, xi, g.output(DType::Float32, {1, 37}));
+  LoadOptions o;
+  o.force_route["reduce"] = "lanes";
+  std::string e = load_error([&] { g.run(o); });
+  EXPECT_NE(e.find("force_route reduce must be \"workgroup\" or \"subgroup\", got \"lanes\""), std::string::npos) << e;
+}
+
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
   ETW_REQUIRE_GPU();
   Lin l(24, 32, 32, true, 5);
