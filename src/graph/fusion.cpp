@@ -179,11 +179,31 @@ int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids) {
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
-void replace_calls(format::VkGraphIR& ir, std::vector<std::optional<format::VkOpCall>>& replacement,
-                   const std::vector<bool>& removed) {
-  for (size_t i = 0; i < replacement.size() && i < ir.chain.size(); ++i)
+size_t rewrite_projection_groups(format::VkGraphIR& ir, size_t max, const std::function<bool(size_t)>& candidate,
+                                 const std::function<bool(size_t, size_t)>& compatible,
+                                 const std::function<format::VkOpCall(const std::vector<size_t>&)>& build) {
+  const size_t n = ir.chain.size();
+  const auto mentions = tensor_mentions(ir);
+  const std::set<int32_t> pinned = pinned_values(ir);
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  size_t fused = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (removed[i] || replacement[i] || !candidate(i)) continue;
+    std::vector<size_t> clones;
+    const auto group = projection_group(ir, mentions, pinned, i, max,
+                                        [&](size_t j) { return candidate(j) && compatible(i, j); }, &clones);
+    if (group.size() < 2) continue;
+    replacement[i] = build(group);
+    for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
+    for (size_t cl : clones) removed[cl] = true;
+    ++fused;
+  }
+  if (!fused) return 0;
+  for (size_t i = 0; i < n; ++i)
     if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
   drop_calls(ir, removed);
+  return fused;
 }
 
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {

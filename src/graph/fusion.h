@@ -94,6 +94,13 @@ int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<ui
 std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions,
                                      const std::set<int32_t>& pinned, size_t i, size_t max,
                                      const std::function<bool(size_t)>& accept, std::vector<size_t>* drop);
+// The projection rewrites' loop: every call i that `candidate` takes and the calls after it that
+// `compatible(i, j)` (and candidate) take form a projection_group of up to `max`; `build(group)`
+// makes the call that replaces call i, the group's other calls and their input clones go.
+// Returns the groups rewritten.
+size_t rewrite_projection_groups(format::VkGraphIR& ir, size_t max, const std::function<bool(size_t)>& candidate,
+                                 const std::function<bool(size_t, size_t)>& compatible,
+                                 const std::function<format::VkOpCall(const std::vector<size_t>&)>& build);
 // A new constant of the constants `parts` ([r_k, C], `elem` bytes an element) one after another:
 // [sum r_k, C].
 int32_t stack_rows(format::VkGraphIR& ir, const std::vector<int32_t>& parts, format::VkDType dtype, size_t elem);
@@ -103,9 +110,6 @@ int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, 
 // New IntList / ValueList values; return their ids.
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
-// A rewrite's result: each call with a replacement takes it, then the calls `removed` marks go.
-void replace_calls(format::VkGraphIR& ir, std::vector<std::optional<format::VkOpCall>>& replacement,
-                   const std::vector<bool>& removed);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).

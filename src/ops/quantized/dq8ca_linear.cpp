@@ -263,8 +263,6 @@ bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
 // weight sums and scales: one dispatch instead of three.
 size_t fuse_qparams_projections(format::VkGraphIR& ir) {
   using format::VkValueKind;
-  const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
   const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto constant = [&](int32_t id, format::VkDType dt, size_t elem) {
     const auto& v = ir.values[id];
@@ -285,25 +283,16 @@ size_t fuse_qparams_projections(format::VkGraphIR& ir) {
     return ir.values[c.args[10]].tensor.dims[0] == width && ir.values[c.args[11]].tensor.dims[1] >= width &&
            ir.values[c.args[12]].tensor.dims[1] >= width;
   };
-  std::vector<bool> removed(n, false);
-  std::vector<std::optional<format::VkOpCall>> replacement(n);
-  size_t fused = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (removed[i] || replacement[i] || !candidate(i)) continue;
-    const auto& first = ir.chain[i];
-    std::vector<size_t> clones;
-    const auto group = graph::projection_group(ir, mentions, pinned, i, 3, [&](size_t j) {
-      const auto& c = ir.chain[j];
-      if (!candidate(j) || ir.values[c.args[0]].tensor.dims != ir.values[first.args[0]].tensor.dims ||
-          !same_scalar(ir, c.args[13], first.args[13]))
-        return false;
-      for (size_t a = 1; a <= 9; ++a)
-        if (!same_scalar(ir, c.args[a], first.args[a])) return false;
-      for (size_t a = 10; a <= 12; ++a)
-        if (ir.values[c.args[a]].tensor.dims[a == 10 ? 1 : 0] != ir.values[first.args[a]].tensor.dims[a == 10 ? 1 : 0]) return false;
-      return true;
-    }, &clones);
-    if (group.size() < 2) continue;
+  auto compatible = [&](size_t i, size_t j) {
+    const auto &f = ir.chain[i], &c = ir.chain[j];
+    if (ir.values[c.args[0]].tensor.dims != ir.values[f.args[0]].tensor.dims || !same_scalar(ir, c.args[13], f.args[13])) return false;
+    for (size_t a = 1; a <= 9; ++a)
+      if (!same_scalar(ir, c.args[a], f.args[a])) return false;
+    return ir.values[c.args[10]].tensor.dims[1] == ir.values[f.args[10]].tensor.dims[1] &&
+           ir.values[c.args[11]].tensor.dims[0] == ir.values[f.args[11]].tensor.dims[0] &&
+           ir.values[c.args[12]].tensor.dims[0] == ir.values[f.args[12]].tensor.dims[0];
+  };
+  return graph::rewrite_projection_groups(ir, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
     std::vector<int32_t> ws, sums, scales, outs;
     std::vector<int64_t> widths;
     for (size_t j : group) {
@@ -315,10 +304,10 @@ size_t fuse_qparams_projections(format::VkGraphIR& ir) {
       outs.push_back(c.args[15]);
     }
     format::VkOpCall call;
-    call.node_id = first.node_id;
+    call.node_id = ir.chain[group[0]].node_id;
     call.name = "etwebgpu.linear_dq8ca_q4gsw_qparams_multi";
-    call.args.assign(first.args.begin(), first.args.begin() + 10);
-    const int32_t gs = first.args[13], bias = first.args[14];
+    call.args.assign(ir.chain[group[0]].args.begin(), ir.chain[group[0]].args.begin() + 10);
+    const int32_t gs = ir.chain[group[0]].args[13], bias = ir.chain[group[0]].args[14];
     call.args.push_back(graph::stack_rows(ir, ws, format::VkDType::UInt8, 1));
     call.args.push_back(graph::stack_columns(ir, sums, widths, format::VkDType::Int32, 4));
     call.args.push_back(graph::stack_columns(ir, scales, widths, format::VkDType::Float32, 4));
@@ -326,13 +315,8 @@ size_t fuse_qparams_projections(format::VkGraphIR& ir) {
     call.args.push_back(bias);
     call.args.push_back(graph::add_int_list(ir, widths));
     call.args.push_back(graph::add_value_list(ir, outs));
-    replacement[i] = std::move(call);
-    for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
-    for (size_t cl : clones) removed[cl] = true;
-    ++fused;
-  }
-  if (fused) graph::replace_calls(ir, replacement, removed);
-  return fused;
+    return call;
+  });
 }
 
 // choose_qparams_affine(x) -> (scale, zp) read by one linear_dq8ca_q4gsw of x alone (the export

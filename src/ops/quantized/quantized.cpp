@@ -208,8 +208,6 @@ void build_linear_q4gsw_multi(OpContext& oc) {
 // other than clones, and each input clone must be read by its linear alone.
 size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
   using format::VkValueKind;
-  const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
   const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto candidate = [&](size_t i) {
     const auto& c = ir.chain[i];
@@ -223,21 +221,14 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
            ir.constants[w.tensor.constant_id].data.size() >= static_cast<size_t>(w.tensor.dims[0] * w.tensor.dims[1]) &&
            ir.constants[s.tensor.constant_id].data.size() >= static_cast<size_t>(s.tensor.dims[0] * s.tensor.dims[1]) * 4;
   };
-  std::vector<bool> removed(n, false);
-  std::vector<std::optional<format::VkOpCall>> replacement(n);
-  size_t fused = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (removed[i] || replacement[i] || !candidate(i)) continue;
-    const auto& first = ir.chain[i];
-    std::vector<size_t> clones;
-    const auto group = graph::projection_group(ir, mentions, pinned, i, 3, [&](size_t j) {
-      const auto& c = ir.chain[j];
-      return candidate(j) && ir.values[first.args[1]].tensor.dims[1] == ir.values[c.args[1]].tensor.dims[1] &&
-             ir.values[c.args[3]].int_val == ir.values[first.args[3]].int_val &&
-             ir.values[c.args[2]].tensor.dims[0] == ir.values[first.args[2]].tensor.dims[0] &&
-             ir.values[c.args[0]].tensor.dims == ir.values[first.args[0]].tensor.dims;
-    }, &clones);
-    if (group.size() < 2) continue;
+  auto compatible = [&](size_t i, size_t j) {
+    const auto &f = ir.chain[i], &c = ir.chain[j];
+    return ir.values[f.args[1]].tensor.dims[1] == ir.values[c.args[1]].tensor.dims[1] &&
+           ir.values[c.args[3]].int_val == ir.values[f.args[3]].int_val &&
+           ir.values[c.args[2]].tensor.dims[0] == ir.values[f.args[2]].tensor.dims[0] &&
+           ir.values[c.args[0]].tensor.dims == ir.values[f.args[0]].tensor.dims;
+  };
+  return graph::rewrite_projection_groups(ir, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
     // Stacked constants: weight rows one after another, scale columns side by side.
     std::vector<int32_t> ws, ss, outs;
     std::vector<int64_t> widths;
@@ -248,19 +239,15 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
       widths.push_back(ir.values[c.args[5]].tensor.dims.back());
       outs.push_back(c.args[5]);
     }
+    const auto& first = ir.chain[group[0]];
     format::VkOpCall call;
-    call.node_id = ir.chain[i].node_id;
+    call.node_id = first.node_id;
     call.name = "etwebgpu.linear_q4gsw_multi";
-    call.args = {ir.chain[i].args[0], graph::stack_rows(ir, ws, format::VkDType::UInt8, 1),
-                 graph::stack_columns(ir, ss, widths, format::VkDType::Float32, 4), ir.chain[i].args[3],
+    call.args = {first.args[0], graph::stack_rows(ir, ws, format::VkDType::UInt8, 1),
+                 graph::stack_columns(ir, ss, widths, format::VkDType::Float32, 4), first.args[3],
                  graph::add_int_list(ir, widths), graph::add_value_list(ir, outs)};
-    replacement[i] = std::move(call);
-    for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
-    for (size_t cl : clones) removed[cl] = true;
-    ++fused;
-  }
-  if (fused) graph::replace_calls(ir, replacement, removed);
-  return fused;
+    return call;
+  });
 }
 
 // et_vk.linear_qcs4w [input, weight, scales, out]: weight uint8 [N, ceil(K/2)] packed as
