@@ -466,6 +466,39 @@ TEST(OpLinearDq8caQ4gsw, QparamsOpDirectCallMatchesTheReferenceAndRefusesOddGrou
   EXPECT_TRUE(has(e, "etwebgpu.linear_dq8ca_q4gsw_qparams") && has(e, "does not fit the zero_point dtype")) << e;
 }
 
+// The multi-output op called directly: one [24, 64] 8da4w linear read as outputs of 16 and 8;
+// widths that do not add up to the weight's rows are a Format error naming them.
+TEST(OpLinearDq8caQ4gsw, QparamsMultiOpDirectCallSplitsTheStackedOutputs) {
+  ETW_REQUIRE_GPU();
+  Dq d(24, 64, 32, 70);
+  auto x = rows_x(3, 64, 71);
+  auto run = [&](std::vector<int64_t> widths) {
+    OpGraph g;
+    Id xi = g.input(x);
+    auto packed = ref::pack_q4_linear(d.q, d.N, d.K, 8);
+    Id o0 = g.output(DType::Float32, {3, widths[0]}), o1 = g.output(DType::Float32, {3, widths[1]});
+    g.gb.op("etwebgpu.linear_dq8ca_q4gsw_qparams_multi",
+            {xi, g.gb.str("ASYMMETRIC"), g.gb.int_list({1, 64}), g.gb.null(), g.gb.int_(-128), g.gb.int_(127), g.gb.null(),
+             g.gb.null(), g.gb.null(), g.gb.boolean(false), g.gb.constant(DType::UInt8, {d.N, d.kpad / 2}, packed),
+             g.gb.constant_i32({d.G, d.npad}, d.sums), g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(),
+             g.gb.int_list(widths), g.gb.value_list({o0, o1})});
+    return g.run();
+  };
+  auto out = run({16, 8});
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  auto ref = d.ref(x, s, z);
+  HostTensor r0(DType::Float64, {3, 16}), r1(DType::Float64, {3, 8});
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t n = 0; n < 24; ++n)
+      (n < 16 ? r0.as<double>()[m * 16 + n] : r1.as<double>()[m * 8 + n - 16]) = ref.as<double>()[m * 24 + n];
+  EXPECT_TRUE(Close(out[0], r0, 1e-4, 1e-4));
+  EXPECT_TRUE(Close(out[1], r1, 1e-4, 1e-4));
+  std::string e = load_error([&] { run({16, 4}); });
+  EXPECT_TRUE(has(e, "etwebgpu.linear_dq8ca_q4gsw_qparams_multi") && has(e, "weights must be [20, 32]")) << e;
+}
+
 std::string dq_error(Dq d, int64_t gs_arg, std::vector<int64_t> wdims = {}) {
   OpGraph g;
   auto x = random_f32({2, d.K}, 9);
