@@ -32,13 +32,11 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup.
   const uint32_t rpt = base.n >= 8192 ? 4 : 2, kt = 64;
   const uint64_t per = (256 / kt) * rpt;
-  // A vocabulary-wide head: eight blocks a workgroup, so an 8da4w row's parameters are chosen by
-  // 1,000 workgroups instead of 8,000.
-  const uint32_t bpw = base.n >= 65536 ? 8 : 1;
+
   kernel::Kernel k("q4gsw_gemv_rows");
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
-  k.constant("RPT", rpt).constant("KT", kt).constant("BPW", bpw);
+  k.constant("RPT", rpt).constant("KT", kt);
   k.input("X", x, true)
       .buffer("W", g.raw_constant_buffer(w), word4 ? "vec4<u32>" : "u32", kernel::Access::Read)
       .input("SC", sc)
@@ -73,9 +71,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
       return p;
     });
   }
-  k.groups([rows, n = base.n, per, bpw](const kernel::Live& l) {
-    return kernel::Groups::linear(rows(l) * kernel::ceil_div(kernel::ceil_div(n, per), bpw));
-  });
+  k.groups([rows, n = base.n, per](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * kernel::ceil_div(n, per)); });
   return k;
 }
 

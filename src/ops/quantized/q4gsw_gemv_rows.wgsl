@@ -2,8 +2,7 @@
 // the 8da4w linears). A workgroup of 256 computes RG * RPT outputs of one row m: KT invocations
 // along K times RG row groups, each invocation RPT outputs (weight rows) over the same
 // activations, so every weight byte is read once and a row group reads an activation once for
-// RPT outputs; one reduction per block of outputs, at its end; BPW blocks one after another.
-// Flat workgroup index with 2D folding.
+// RPT outputs; one reduction per workgroup, at the end. Flat workgroup index with 2D folding.
 // Weights are read a chunk at a time: WORD4 one vec4<u32> (32 weights, row n's bytes whole
 // vec4s), else one u32 (8 weights). K and the group size are multiples of 8; GS_CHUNK: the group
 // size is a multiple of the chunk's weights, one scale per chunk.
@@ -23,7 +22,6 @@
 
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
 override KT: u32 = 64u;  // invocations along K: 32 or 64
-override BPW: u32 = 1u;  // blocks of RG * RPT outputs per workgroup (a wide output: the row's parameters chosen once for several)
 var<workgroup> part: array<vec4<f32>, 256>;
 #if SUBGROUPS
 var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
@@ -58,19 +56,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   let per = (256u / KT) * RPT;
   let blocks = (P.n + per - 1u) / per;
-  let row_wgs = (blocks + BPW - 1u) / BPW;
   let gi = wid.x + wid.y * nwg.x;
-  if (gi >= P.m * row_wgs) { return; }  // uniform: depends on the workgroup only
-  let m = gi / row_wgs;
-  let b0 = (gi % row_wgs) * BPW;
+  if (gi >= P.m * blocks) { return; }  // uniform: depends on the workgroup only
+  let m = gi / blocks;
   let kt = lid % KT;
+  let nbase = (gi % blocks) * per + (lid / KT) * RPT;
   let xrow = m * (P.k / 4u);
   let chunks = P.k / (8u * CW);
   // The first chunk's weights are requested before the activation parameters are chosen, so the
   // two memory latencies overlap.
   var wpre: array<vec4<u32>, 4>;
   for (var i = 0u; i < RPT; i = i + 1u) {
-    let n = b0 * per + (lid / KT) * RPT + i;
+    let n = nbase + i;
     if (n < P.n && kt < chunks) { wpre[i] = chunk(n, kt); }
   }
 #if DQ8CA
@@ -88,64 +85,58 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   let inv = div_rn(1.0, q.x);
 #endif
-  for (var bi = 0u; bi < BPW; bi = bi + 1u) {
-    let block = b0 + bi;
-    if (block >= blocks) { break; }  // uniform
-    let nbase = block * per + (lid / KT) * RPT;
-    var acc = vec4<f32>(0.0);
-    for (var c = kt; c < chunks; c = c + KT) {
-      var xs: array<vec4<f32>, 8>;
-      for (var t = 0u; t < 2u * CW; t = t + 1u) {
-        var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
+  var acc = vec4<f32>(0.0);
+  for (var c = kt; c < chunks; c = c + KT) {
+    var xs: array<vec4<f32>, 8>;
+    for (var t = 0u; t < 2u * CW; t = t + 1u) {
+      var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
 #if DQ8CA
-        v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
+      v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif
-        xs[t] = v;
-      }
-      for (var i = 0u; i < RPT; i = i + 1u) {
-        let n = nbase + i;
-        if (n < P.n) {
-          var w = wpre[i];
-          if (bi > 0u || c != kt) { w = chunk(n, c); }
+      xs[t] = v;
+    }
+    for (var i = 0u; i < RPT; i = i + 1u) {
+      let n = nbase + i;
+      if (n < P.n) {
+        var w = wpre[i];
+        if (c != kt) { w = chunk(n, c); }
 #if GS_CHUNK
-          var d = 0.0;
-          for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
-          acc[i] = acc[i] + d * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+        var d = 0.0;
+        for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
+        acc[i] = acc[i] + d * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
 #else
-          for (var t = 0u; t < CW; t = t + 1u) {
-            let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
-            acc[i] = acc[i] + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]) * s;
-          }
-#endif
+        for (var t = 0u; t < CW; t = t + 1u) {
+          let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
+          acc[i] = acc[i] + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]) * s;
         }
+#endif
       }
     }
+  }
 #if SUBGROUPS
-    // By subgroup (sgs dividing KT: a row group is whole subgroups), then its KT / sgs partials in order.
-    let sub = subgroupAdd(acc);
-    if (sg_lane == 0u) { part[lid / sg_size] = sub; }
-    workgroupBarrier();
-    var tot = vec4<f32>(0.0);
-    let first = (lid - kt) / sg_size;
-    for (var j = 0u; j < KT / sg_size; j = j + 1u) { tot = tot + part[first + j]; }
+  // By subgroup (sgs dividing KT: a row group is whole subgroups), then its KT / sgs partials in order.
+  let sub = subgroupAdd(acc);
+  if (sg_lane == 0u) { part[lid / sg_size] = sub; }
+  workgroupBarrier();
+  var tot = vec4<f32>(0.0);
+  let first = (lid - kt) / sg_size;
+  for (var j = 0u; j < KT / sg_size; j = j + 1u) { tot = tot + part[first + j]; }
 #else
-    part[lid] = acc;
+  part[lid] = acc;
+  workgroupBarrier();
+  for (var s = KT / 2u; s > 0u; s = s / 2u) {
+    if (kt < s) { part[lid] = part[lid] + part[lid + s]; }
     workgroupBarrier();
-    for (var s = KT / 2u; s > 0u; s = s / 2u) {
-      if (kt < s) { part[lid] = part[lid] + part[lid + s]; }
-      workgroupBarrier();
-    }
-    let tot = part[lid - kt];
+  }
+  let tot = part[lid - kt];
 #endif
-    let n = nbase + kt;
-    if (kt < RPT && n < P.n) {
-      var r = tot[kt];
+  let n = nbase + kt;
+  if (kt < RPT && n < P.n) {
+    var r = tot[kt];
 #if DQ8CA
-      r = q.x * r;
+    r = q.x * r;
 #endif
-      if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
-      store_out(m, n, r);
-    }
-    workgroupBarrier();  // part is the next block's
+    if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
+    store_out(m, n, r);
   }
 }

@@ -258,9 +258,8 @@ TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnEveryRoute) {
   EXPECT_EQ(q.variants, (std::vector<std::string>{"quantize", "dot4"}));
 }
 
-// A vocabulary-wide 8da4w head: eight blocks of outputs a workgroup after one choice of the row's
-// parameters (and with them given, the unfused form).
-TEST(OpLinearDq8caQ4gsw, VocabularyWideHeadTakesSeveralBlocksAWorkgroup) {
+// A vocabulary-wide 8da4w head (N >= 65536), with the row's parameters given and chosen in the kernel.
+TEST(OpLinearDq8caQ4gsw, VocabularyWideHeadMatchesTheReference) {
   ETW_REQUIRE_GPU();
   Dq d(65536 + 200, 64, 32, 52);
   auto x = rows_x(2, 64, 53);
