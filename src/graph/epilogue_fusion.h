@@ -44,22 +44,27 @@ inline constexpr size_t kMaxEpilogueInputs = 3;
 // Pattern rewrites an op family registers (ETW_REGISTER_LOAD_REWRITE): each runs after the
 // epilogue pass when fusion is on, rewrites `ir.chain` in place and returns how many groups it
 // fused. They use the same rules as the passes here: pinned tensors stay, inputs read later than
-// before must not be touched in between.
+// before must not be touched in between. They run by phase, then in registration order: phase 0
+// (ETW_REGISTER_LOAD_REWRITE) makes the calls that phase 1 (ETW_REGISTER_LOAD_REWRITE_LATE) takes
+// as they are, such as the multi-output projections a folded norm then feeds.
 using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
 class LoadRewrites {
  public:
   static LoadRewrites& global();
-  void add(LoadRewrite r) { rewrites_.push_back(r); }
-  const std::vector<LoadRewrite>& all() const { return rewrites_; }
+  void add(LoadRewrite r, int phase);
+  // In the order they run.
+  std::vector<LoadRewrite> all() const;
 
  private:
-  std::vector<LoadRewrite> rewrites_;
+  std::vector<std::pair<int, LoadRewrite>> rewrites_;
 };
 struct LoadRewriteRegistration {
-  explicit LoadRewriteRegistration(LoadRewrite r) { LoadRewrites::global().add(r); }
+  LoadRewriteRegistration(LoadRewrite r, int phase) { LoadRewrites::global().add(r, phase); }
 };
 #define ETW_REGISTER_LOAD_REWRITE(fn) \
-  static ::etwebgpu::graph::LoadRewriteRegistration ETW_CONCAT(etw_rewrite_reg_, __COUNTER__)(fn)
+  static ::etwebgpu::graph::LoadRewriteRegistration ETW_CONCAT(etw_rewrite_reg_, __COUNTER__)(fn, 0)
+#define ETW_REGISTER_LOAD_REWRITE_LATE(fn) \
+  static ::etwebgpu::graph::LoadRewriteRegistration ETW_CONCAT(etw_rewrite_reg_, __COUNTER__)(fn, 1)
 
 struct EpilogueStats {
   size_t fused = 0;  // producers that took a consumer

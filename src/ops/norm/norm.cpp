@@ -9,6 +9,7 @@
 #include <memory>
 #include <numeric>
 
+#include "ops/norm/rms_norm_kernels.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -58,7 +59,9 @@ struct RowSetup {
 // dims; throws when the live input no longer fits the op's arguments.
 using RowShape = std::function<RowParams(const std::vector<int64_t>& in, std::vector<int64_t>* stat_dims)>;
 
-void build_row(OpContext& oc, RowSetup s, RowShape shape) {
+// `when` (kernels of another op's node, add_rms_norm_kernels): the kernels run only when it
+// holds, and that op declares the output.
+void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(const kernel::Live&)> when = {}) {
   Graph& g = oc.g;
   bool stats = s.mean >= 0 && s.rstd >= 0;
   struct State {
@@ -71,7 +74,7 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
     st->p = shape(l.dims(s.x), &st->sd);
     st->p.eps = static_cast<float>(s.eps);
   });
-  oc.output_like(s.out, s.x);
+  if (!when) oc.output_like(s.out, s.x);
   if (stats) {
     oc.output(s.mean, [st](const kernel::Live&) { return st->sd; });
     oc.output(s.rstd, [st](const kernel::Live&) { return st->sd; });
@@ -117,10 +120,14 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
     if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
     return k;
   };
+  auto add = [&oc, &when](kernel::Kernel k) {
+    if (when) k.when(when);
+    oc.add(k);
+  };
   kernel::Kernel k = row_kernel("norm_row");
   // Sums over the workgroup by subgroup (one barrier instead of eight: a decode step's RMSNorm).
   if (use_subgroups(oc, 256)) k.define("SUBGROUPS");
-  oc.add(k.params<RowParams>(params)
+  add(k.params<RowParams>(params)
              .groups([st, vec4_run, lanes_run](const kernel::Live&) {
                return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() ? 0 : st->p.rows);
              })
@@ -128,14 +135,14 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   if (lanes_vpl > 0) {
     kernel::Kernel lk = row_kernel("norm_row_lanes");
     lk.constant("VPL", lanes_vpl);
-    oc.add(lk.params<RowParams>(params)
+    add(lk.params<RowParams>(params)
                .groups([st, lanes_run](const kernel::Live&) {
                  return kernel::Groups::linear(st->p.len == 0 || !lanes_run() ? 0 : (st->p.rows + 7) / 8);
                })
                .variant("row_lanes"));
   }
   if (has_vec4)
-    oc.add(kernel::Kernel("softmax_row_vec4")
+    add(kernel::Kernel("softmax_row_vec4")
                .constant("MODE", s.mode)
                .input("X", s.x, true)
                .output("O", s.out, true)
@@ -225,16 +232,15 @@ void build_layer_norm(OpContext& oc) {
   });
 }
 
-void build_rms_norm(OpContext& oc) {
+void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out, std::function<bool(const kernel::Live&)> when) {
   Graph& g = oc.g;
-  int32_t x = oc.arg(0), out = oc.out();
   require_float_io(oc, x, out);
   auto& md = g.tensor(x).max_dims;
   if (md.empty()) oc.fail(ErrorKind::InvalidArgument, "input must have at least one dim");
   int64_t len = md.back();
   RowSetup s{kRmsNorm, x, -1, -1, out};
-  if (opt_param(oc, oc.arg(1), len, "weight")) s.w = oc.arg(1);
-  s.eps = g.number(oc.arg(2));
+  if (weight >= 0 && opt_param(oc, weight, len, "weight")) s.w = weight;
+  s.eps = eps;
   // Without a weight the rows may be shorter at run time (graph/decoder_fusion.h makes such calls).
   build_row(oc, s, [len, weighted = s.w >= 0](const std::vector<int64_t>& in, std::vector<int64_t>*) {
     if (weighted && in.back() != len)
@@ -244,7 +250,11 @@ void build_rms_norm(OpContext& oc) {
     p.len = kernel::u32(in.back(), "row length");
     p.rows = kernel::u32(numel(in) / std::max<int64_t>(in.back(), 1), "row count");
     return p;
-  });
+  }, std::move(when));
+}
+
+void build_rms_norm(OpContext& oc) {
+  rms_norm_rows(oc, oc.arg(0), oc.g.is_null(oc.arg(1)) ? -1 : oc.arg(1), oc.g.number(oc.arg(2)), oc.out(), {});
 }
 
 void build_group_norm(OpContext& oc) {
@@ -402,4 +412,10 @@ ETW_REGISTER_OP("aten._softmax.default", [](OpContext& oc) { build_softmax(oc, k
 ETW_REGISTER_OP("aten._log_softmax.default", [](OpContext& oc) { build_softmax(oc, kLogSoftmax); });
 
 }  // namespace
+
+void add_rms_norm_kernels(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out,
+                          std::function<bool(const kernel::Live&)> when) {
+  rms_norm_rows(oc, x, weight, eps, out, std::move(when));
+}
+
 }  // namespace etwebgpu::ops

@@ -213,7 +213,8 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 // stacked (q, k and v), one kernel writing each output.
 void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep) {
   Graph& g = oc.g;
-  int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12);
+  q4::NormIn norm;
+  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(10), ws = oc.arg(12);
   q4::ActQuant aq;
   aq.source = q4::ActQuant::Source::Self;
   aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
@@ -225,7 +226,7 @@ void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const s
     lin.n0 = static_cast<uint32_t>(widths[0]);
     lin.n1 = static_cast<uint32_t>(widths[1]);
   }
-  oc.add(q4::gemv_rows(oc, x, w, ws, -1, outs, lin, aq, ep).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+  oc.add(q4::gemv_rows(oc, x, w, ws, -1, outs, lin, aq, ep, norm).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {

@@ -12,6 +12,9 @@
 //   out[m, n] = scale_m * sum_g ws[g, n] * sum_{k in g} (x_q[m, k] - zp_m) * q_w[n, k]
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
 // under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
+// NORM_IN: X is the input of an et_vk.rms_norm folded in (q4gsw_norm_fusion.cpp): the workgroup
+// computes row m's rstd = inverseSqrt(sum(x^2) / K + eps) and reads each activation as
+// (x * rstd) * NW[k] (NORM_W; x * rstd without a weight), the expression norm_row stores.
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -27,6 +30,22 @@ var<workgroup> part: array<vec4<f32>, 256>;
 var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
 var<private> sg_size: u32;
 #endif
+#if NORM_IN
+var<private> rstd: f32;
+#endif
+
+// Activations j .. j + 3 of the row starting at vec4 `row`, as the product reads them.
+fn load_x(row: u32, j: u32) -> vec4<f32> {
+#if NORM_IN
+#if NORM_W
+  return (vec4<f32>(X[row + j]) * rstd) * vec4<f32>(NW[j]);
+#else
+  return vec4<f32>(X[row + j]) * rstd;
+#endif
+#else
+  return vec4<f32>(X[row + j]);
+#endif
+}
 
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
@@ -70,12 +89,38 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = nbase + i;
     if (n < P.n && kt < chunks) { wpre[i] = chunk(n, kt); }
   }
+#if NORM_IN
+  {
+    var ss = 0.0;
+    for (var j = lid; j < P.k / 4u; j = j + 256u) {
+      let v = vec4<f32>(X[xrow + j]);
+      ss = ss + dot(v, v);
+    }
+#if SUBGROUPS
+    let sub = subgroupAdd(ss);
+    if (sg_lane == 0u) { part[lid / sg_size].x = sub; }
+    workgroupBarrier();
+    var tot = part[0].x;
+    for (var j = 1u; j < 256u / sg_size; j = j + 1u) { tot = tot + part[j].x; }
+#else
+    part[lid].x = ss;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s / 2u) {
+      if (lid < s) { part[lid].x = part[lid].x + part[lid + s].x; }
+      workgroupBarrier();
+    }
+    let tot = part[0].x;
+#endif
+    workgroupBarrier();  // part is reused by the final reduction
+    rstd = inverseSqrt(tot / f32(P.k) + P.norm_eps);
+  }
+#endif
 #if DQ8CA
 #if DQ8CA_SELF
   var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
   var hi = 0.0;
   for (var j = lid; j < P.k / 4u; j = j + 256u) {
-    let v = vec4<f32>(X[xrow + j]);
+    let v = load_x(xrow, j);
     lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
     hi = max(hi, max(max(v.x, v.y), max(v.z, v.w)));
   }
@@ -89,7 +134,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var c = kt; c < chunks; c = c + KT) {
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
-      var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
+      var v = load_x(xrow, 2u * CW * c + t);
 #if DQ8CA
       v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif

@@ -5,7 +5,8 @@
 // chain (ops/epilogue.h, linear_q4gsw only) that every store applies.
 struct Params {
   m: u32, n: u32, k: u32, gs: u32, wrow: u32, srow: u32, has_bias: u32, pad: u32,
-  n0: u32, n1: u32, pad1: u32, pad2: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
+  n0: u32, n1: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
+  norm_eps: f32, pad2: u32,  // NORM_IN (q4gsw_gemv_rows.wgsl): the folded RMSNorm's eps
 #if DQ8CA
   // 8da4w (q4gsw_gemv_rows.wgsl): q8_row_qparams' arguments
   mode: u32, sym_zp: i32, qmin: f32, qmax: f32, denom: f32, eps: f32, pad3: u32, pad4: u32,

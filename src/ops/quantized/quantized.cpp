@@ -45,7 +45,8 @@ void require_constant(const OpContext& oc, int32_t id, const char* what) {
 constexpr int64_t kLargeRows = 32;
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
-                        const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep) {
+                        const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
+                        const q4::NormIn& norm = {}) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   std::string route = "";
@@ -109,8 +110,13 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     ep.apply<LinParams>(k, params);
     return k;
   };
-  if (rows_ok && route != "gemv")
-    oc.add(q4::gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep).when(gemv).variant("gemv_rows"));
+  // A folded norm: gemv_rows normalizes as it reads; every other kernel reads y, which the
+  // norm's own kernel writes first.
+  const bool takes_norm = rows_ok && route != "gemv";
+  if (norm.active())
+    q4::add_norm_kernel(oc, norm, [gemv, takes_norm](const kernel::Live& l) { return !(takes_norm && gemv(l)); });
+  if (takes_norm)
+    oc.add(q4::gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep, norm).when(gemv).variant("gemv_rows"));
   else
     oc.add(linear("q4gsw_gemv", false)
                .when(gemv)
@@ -168,11 +174,12 @@ LinParams check_q4gsw(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t g
 
 void build_linear_q4gsw(OpContext& oc) {
   Graph& g = oc.g;
-  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
+  q4::NormIn norm;
+  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   const int64_t N = g.tensor(out).max_dims.back();
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), bias, N, g.tensor(out).rank());
-  add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
+  add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"), norm);
 }
 
 // etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
@@ -181,7 +188,8 @@ void build_linear_q4gsw(OpContext& oc) {
 void build_linear_q4gsw_multi(OpContext& oc) {
   Graph& g = oc.g;
   if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
-  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  q4::NormIn norm;
+  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(1), sc = oc.arg(2);
   const auto outs = g.value_list(oc.out());
   const auto widths = g.int_list(oc.arg(4));
   if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
@@ -198,7 +206,7 @@ void build_linear_q4gsw_multi(OpContext& oc) {
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
-  add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue());
+  add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), norm);
 }
 
 // linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
