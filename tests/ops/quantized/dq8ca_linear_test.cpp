@@ -10,6 +10,7 @@
 #include <random>
 
 #include "gpu/context.h"
+#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "reference/quantized/q8_linear_ref.h"
 #include "support/op_harness.h"
@@ -363,6 +364,41 @@ TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBit) {
     auto want = d.ref(x, rs, rz);
     for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << " K " << c.K;
+  }
+}
+
+// The export's 8da4w layer input: an RMSNorm, then choose_qparams_affine and the linear on clones
+// of its output. At load the three become one kernel that normalizes each row, chooses its
+// parameters from the normalized values and quantizes them as it reads them. Rows near 1e-3: the
+// norm's eps matters. The reference quantizes the float32 normalized rows.
+TEST(OpLinearDq8caQ4gsw, RmsNormFoldsIntoTheLinearThatChoosesItsParameters) {
+  ETW_REQUIRE_GPU();
+  for (float scale : {1.f, 2e-3f}) {
+    const int64_t K = 256;
+    Dq d(20, K, 32, 15);
+    auto x = random_f32({3, K}, 16, -scale, scale);
+    auto w = random_f32({K}, 17, 0.5f, 1.5f);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x), y = g.tensor(DType::Float32, x.shape);
+      g.gb.op("et_vk.rms_norm.default", {xi, g.constant(w), g.gb.dbl(1e-5), y});
+      Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
+      g.gb.op("aten.clone.default", {y, g.gb.null(), a});
+      Id s, z;
+      add_cq(g, a, x.shape, Cq{}, &s, &z, false);
+      g.gb.op("aten.clone.default", {y, g.gb.null(), b});
+      d.add(g, b, s, z, g.output(DType::Float32, {3, d.N}));
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.linear_dq8ca_q4gsw_qparams"}) << scale;
+    EXPECT_EQ(fused.variants, std::vector<std::string>{"gemv_rows_qparams"}) << scale;
+    auto n64 = ref::rms_norm(x, std::vector<double>(w.as<float>(), w.as<float>() + K), 1e-5);
+    std::vector<float> n32(n64.as<double>(), n64.as<double>() + n64.numel());
+    auto normed = HostTensor::from<float>(DType::Float32, x.shape, n32);
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(normed, &rs, &rz);
+    EXPECT_TRUE(Close(fused.out[0], d.ref(normed, rs, rz), 1e-3, 1e-3)) << scale;
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-3, 1e-3)) << scale;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "gpu/context.h"
+#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "support/op_harness.h"
 
@@ -173,6 +174,119 @@ TEST(OpQ4gswLinear, ProjectionsOfOneInputBecomeOneMultiOutputKernelOnEveryRoute)
           << c.variant << " output " << i;
     }
   }
+}
+
+// An RMSNorm whose output only 4-bit linears read (directly or through a clone, as the export's
+// gate and up read it) folds into them: gemv_rows normalizes as it reads, the GEMM routes run the
+// norm's kernel first. Rows of values near 1e-3 have a mean square near eps, so a kernel that drops
+// or misplaces eps is off by far more than the tolerance on them.
+std::vector<double> fvec64(const HostTensor& t) { return std::vector<double>(t.as<float>(), t.as<float>() + t.numel()); }
+
+TEST(OpQ4gswLinear, RmsNormFoldsIntoTheGemvsThatReadItOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  // K 2048: two vec4 a lane in the sum of squares; reduce "workgroup": its tree instead of subgroups.
+  struct Case { int64_t rows, K; float scale; const char* variant; size_t gemv_rows; const char* reduce; };
+  for (const Case& c : {Case{1, 64, 1.f, "gemv_rows", 2, ""}, Case{1, 2048, 2e-3f, "gemv_rows", 2, ""},
+                        Case{1, 2048, 2e-3f, "gemv_rows", 2, "workgroup"}, Case{5, 64, 2e-3f, "gemm", 0, ""},
+                        Case{33, 64, 1.f, "gemm_large", 0, ""}}) {
+    const int64_t K = c.K;
+    Lin gate(40, K, 32, false, 60), up(24, K, 32, false, 61);
+    auto w = random_f32({K}, 62, 0.5f, 1.5f);
+    auto x = random_f32({c.rows, K}, 63, -c.scale, c.scale);
+    const double eps = 1e-5;
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x), y = g.tensor(DType::Float32, {c.rows, K}), yc = g.tensor(DType::Float32, {c.rows, K});
+      g.gb.op("et_vk.rms_norm.default", {xi, g.constant(w), g.gb.dbl(eps), y});
+      g.gb.op("aten.clone.default", {y, g.gb.null(), yc});
+      gate.add(g, yc, g.output(DType::Float32, {c.rows, gate.N}));
+      up.add(g, y, g.output(DType::Float32, {c.rows, up.N}));
+    };
+    std::map<std::string, std::string> routes;
+    if (*c.reduce) routes["reduce"] = c.reduce;
+    auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
+    const std::string at = std::string(c.variant) + " K " + std::to_string(K) + " scale " + std::to_string(c.scale) + " " + c.reduce;
+    // Every dispatch is a linear's: gemv_rows alone, or (GEMM routes) the norm's kernel, then the GEMM.
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), c.gemv_rows ? 2 : 4) << at;
+    EXPECT_EQ(fused.ops.size(), c.gemv_rows ? 2u : 4u) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 2) << at;
+    EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "et_vk.rms_norm.default"), 1) << at;
+    auto normed = ref::rms_norm(x, fvec64(w), eps);
+    EXPECT_TRUE(Close(fused.out[0], gate.ref(normed), 1e-4, 1e-4)) << at;
+    EXPECT_TRUE(Close(fused.out[1], up.ref(normed), 1e-4, 1e-4)) << at;
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-4)) << at;
+  }
+}
+
+TEST(OpQ4gswLinear, RmsNormWithoutWeightFoldsIntoTheMultiOutputProjection) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64;
+  std::vector<Lin> lins{Lin(32, K, 32, false, 70), Lin(16, K, 32, false, 71), Lin(16, K, 32, false, 72)};
+  auto x = random_f32({1, K}, 73, -3.f, 3.f);
+  auto build = [&](OpGraph& g) {
+    Id xi = g.input(x), y = g.tensor(DType::Float32, {1, K});
+    g.gb.op("et_vk.rms_norm.default", {xi, g.gb.null(), g.gb.dbl(1e-6), y});
+    std::vector<Id> os;
+    for (const Lin& l : lins) {
+      Id yc = g.tensor(DType::Float32, {1, K});
+      g.gb.op("aten.clone.default", {y, g.gb.null(), yc});
+      os.push_back(g.tensor(DType::Float32, {1, l.N}));  // not graph outputs: the projections may stack
+      l.add(g, yc, os.back());
+    }
+    for (size_t i = 0; i < lins.size(); ++i)
+      g.gb.op("aten.permute_copy.default", {os[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {lins[i].N, 1})});
+  };
+  auto fused = load_graph(build, true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.rms_norm.default"), 0);
+  EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows"), 1);
+  auto normed = ref::rms_norm(x, {}, 1e-6);
+  for (size_t i = 0; i < lins.size(); ++i) {
+    auto want = lins[i].ref(normed);
+    want.shape = {lins[i].N, 1};  // [1, N] permuted: the same values
+    EXPECT_TRUE(Close(fused.out[i], want, 1e-4, 1e-4)) << i;
+  }
+}
+
+// The norm stays where its output is a graph output or feeds anything but a linear's input.
+TEST(OpQ4gswLinear, RmsNormStaysWhenItsOutputIsReadOtherwise) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64;
+  Lin l(16, K, 32, false, 80);
+  auto x = random_f32({1, K}, 81);
+  for (bool as_output : {true, false}) {
+    auto fused = load_graph([&](OpGraph& g) {
+      Id xi = g.input(x);
+      Id y = as_output ? g.output(DType::Float32, {1, K}) : g.tensor(DType::Float32, {1, K});
+      g.gb.op("et_vk.rms_norm.default", {xi, g.gb.null(), g.gb.dbl(1e-6), y});
+      l.add(g, y, g.output(DType::Float32, {1, l.N}));
+      if (!as_output) g.gb.op("aten.add.Tensor", {y, xi, g.gb.int_(1), g.output(DType::Float32, {1, K})});
+    }, true);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.rms_norm.default"), 1) << as_output;
+    auto normed = ref::rms_norm(x, {}, 1e-6);
+    EXPECT_TRUE(Close(fused.out[as_output ? 1 : 0], l.ref(normed), 1e-4, 1e-4)) << as_output;
+  }
+}
+
+// The folded form called directly with a malformed input list is a Format error naming it.
+TEST(OpQ4gswLinear, MalformedFoldedNormInputIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64;
+  Lin l(16, K, 32, false, 90);
+  auto x = random_f32({1, K}, 91);
+  auto run_with = [&](const std::function<Id(OpGraph&, Id, Id)>& list) {
+    OpGraph g;
+    Id xi = g.input(x), y = g.tensor(DType::Float32, {1, K});
+    l.add(g, list(g, xi, y), g.output(DType::Float32, {1, l.N}));
+    g.run();
+  };
+  std::string e = load_error([&] { run_with([](OpGraph& g, Id xi, Id) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(1e-6)}); }); });
+  EXPECT_NE(e.find("a folded norm's input list must hold [x, weight, eps, y], got 3 values"), std::string::npos) << e;
+  e = load_error([&] { run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(-1.0), y}); }); });
+  EXPECT_NE(e.find("norm eps must be finite and not negative"), std::string::npos) << e;
+  e = load_error([&] {
+    run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.constant(random_f32({K + 4}, 92)), g.gb.dbl(1e-6), y}); });
+  });
+  EXPECT_NE(e.find("norm weight [68] must hold K = 64 values"), std::string::npos) << e;
 }
 
 TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
