@@ -17,7 +17,11 @@
 # RECIPE_LONG which of them takes the long-context steps (default q4; "none": all the benchmark
 # steps); EXPORT_THREADS the CPU threads of each 1B export (default 4). Whatever finished by
 # SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz. GEN_TWICE=1 runs each
-# `generate` a second time in a new process (pipelines from the disk cache).
+# `generate` a second time in a new process (pipelines from the disk cache). BASE_BIN=PATH (another
+# build of the CLI, e.g. the tree before a change) runs every `generate` with it too, alternating
+# with ours twice, side by side. The part "plain" exports the static one-token Llamas
+# (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
+# (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison.
 set -uo pipefail
 START=$(date +%s)
 say() { echo "[$(($(date +%s) - START)) s] $*" | tee -a $R/log.txt; }
@@ -38,6 +42,10 @@ work() {
     steps=bench; [ $q = "$LONG" ] && steps=long
     ( LLAMA_SIZE=1b LLAMA_CONTEXT=4096 RECIPE_STEPS=$steps RECIPE_QUANT=$q OMP_NUM_THREADS=${EXPORT_THREADS:-4} timeout 400 python3 $EX/export_pte.py bench/llm/llama_recipe_spec.py \
         $W/r_$q --name recipe_$q --no-ref64 > $R/export_recipe_$q.log 2>&1; echo $? > $W/r_$q.rc ) &
+  done
+  part plain && for q in q4 8da4w; do
+    ( LLAMA_SIZE=1b OMP_NUM_THREADS=${EXPORT_THREADS:-4} timeout 400 python3 $EX/export_pte.py tests/fixtures/specs/llama_${q}_kv_decode.py \
+        $W/p_$q --name plain_$q --no-ref64 > $R/export_plain_$q.log 2>&1; echo $? > $W/p_$q.rc ) &
   done
   part fixtures && ( OMP_NUM_THREADS=1 timeout 300 bash tests/fixtures/export_fixtures.sh $EX $W/fixtures > $R/fixtures_export.log 2>&1
     timeout 60 $BIN conformance $W/fixtures > $R/conf_fixtures.txt 2>&1
@@ -67,6 +75,15 @@ work() {
   part torch && { timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
       > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)"; }
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
+  # `generate --json` with ours (gen_NAME.json) and, with BASE_BIN, alternately with the base build
+  # (gen_base_NAME.json, then gen_NAME_2 / gen_base_NAME_2).
+  gen_pair() {
+    timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1.json 2> $R/gen_$1.err
+    [ -n "${BASE_BIN:-}" ] || return 0
+    timeout 120 $BASE_BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_base_$1.json 2> $R/gen_base_$1.err
+    timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1_2.json 2> $R/gen_$1_2.err
+    timeout 120 $BASE_BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_base_$1_2.json 2> $R/gen_base_$1_2.err
+  }
   python3 -c "import numpy as np; np.save('$W/p512_tok.npy', np.random.default_rng(1).integers(0, 128256, (1, 512))); np.save('$W/p512_pos.npy', np.zeros(1, np.int64))"
   for q in q4 8da4w fp32; do
     while [ ! -f $W/r_$q.rc ]; do sleep 2; done
@@ -74,8 +91,7 @@ work() {
     c=$W/r_$q/recipe_$q
     [ -f $c/model.pte ] || continue
     ls -la $c/model.pte >> $R/export_recipe_$q.log
-    timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
-      > $R/gen_recipe_$q.json 2> $R/gen_recipe_$q.err
+    gen_pair recipe_$q $c/model.pte "$prompt" 128
     # GEN_TWICE=1: again in a new process, its pipelines in the disk cache (is the first run compile?)
     [ "${GEN_TWICE:-0}" = 1 ] && timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen2_recipe_$q.json 2> $R/gen2_recipe_$q.err
@@ -87,6 +103,20 @@ work() {
     say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
     [ $q = fp32 ] || rm -rf $W/r_$q
   done
+  if part plain; then
+    prompt128=$(python3 -c "import random; random.seed(2); print(','.join(str(random.randrange(128256)) for _ in range(128)))")
+    for q in q4 8da4w; do
+      while [ ! -f $W/p_$q.rc ]; do sleep 2; done
+      say "plain $q export rc=$(cat $W/p_$q.rc)"
+      c=$W/p_$q/plain_$q
+      [ -f $c/model.pte ] || continue
+      gen_pair plain_$q $c/model.pte "$prompt128" 64
+      timeout 60 $BIN conformance $W/p_$q > $R/conf_plain_$q.txt 2>&1
+      timeout 60 $BIN bench $c/model.pte -i $c/step1_input_0.npy $c/step1_input_1.npy --iters 20 --quiet > $R/decode_profile_plain_$q.txt 2>&1
+      say "plain $q: $(tail -1 $R/conf_plain_$q.txt) $(head -c 300 $R/gen_plain_$q.json)"
+      rm -rf $W/p_$q
+    done
+  fi
   wait
   say "all done"
 }
