@@ -17,9 +17,9 @@
 # RECIPE_LONG which of them takes the long-context steps (default q4; "none": all the benchmark
 # steps); EXPORT_THREADS the CPU threads of each 1B export (default 4). Whatever finished by
 # SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz. GEN_TWICE=1 runs each
-# `generate` a second time in a new process (pipelines from the disk cache). BASE_BIN=PATH (another
-# build of the CLI, e.g. the tree before a change) runs every `generate` with it too, alternating
-# with ours twice, side by side. The part "plain" exports the static one-token Llamas
+# `generate` a second time in a new process (pipelines from the disk cache). BASE_BINS="LABEL=PATH
+# ..." (other builds of the CLI, e.g. the tree before a change) runs every `generate` with each
+# too, alternating with ours twice, side by side. The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison.
 set -uo pipefail
@@ -75,14 +75,18 @@ work() {
   part torch && { timeout 200 python3 bench/llm/torch_decode.py bench/llm/llama_1b_spec.py --prompt 512 --new 128 --chunk 512 \
       > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)"; }
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
-  # `generate --json` with ours (gen_NAME.json) and, with BASE_BIN, alternately with the base build
-  # (gen_base_NAME.json, then gen_NAME_2 / gen_base_NAME_2).
+  # `generate --json` with ours (gen_NAME.json) and, with BASE_BINS, alternately with each base
+  # build (gen_LABEL_NAME.json), then all once more (gen_NAME_2.json, gen_LABEL_NAME_2.json).
   gen_pair() {
     timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1.json 2> $R/gen_$1.err
-    [ -n "${BASE_BIN:-}" ] || return 0
-    timeout 120 $BASE_BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_base_$1.json 2> $R/gen_base_$1.err
-    timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1_2.json 2> $R/gen_$1_2.err
-    timeout 120 $BASE_BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_base_$1_2.json 2> $R/gen_base_$1_2.err
+    [ -n "${BASE_BINS:-}" ] || return 0
+    for round in 1 2; do
+      sfx=""; [ $round = 2 ] && sfx=_2
+      [ $round = 2 ] && timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1$sfx.json 2> $R/gen_$1$sfx.err
+      for b in $BASE_BINS; do
+        timeout 120 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_${b%%=*}_$1$sfx.json 2> $R/gen_${b%%=*}_$1$sfx.err
+      done
+    done
   }
   python3 -c "import numpy as np; np.save('$W/p512_tok.npy', np.random.default_rng(1).integers(0, 128256, (1, 512))); np.save('$W/p512_pos.npy', np.zeros(1, np.int64))"
   for q in q4 8da4w fp32; do

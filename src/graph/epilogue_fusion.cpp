@@ -24,7 +24,7 @@ LoadRewrites& LoadRewrites::global() {
   return r;
 }
 
-void LoadRewrites::add(LoadRewrite r, int phase) { rewrites_.emplace_back(phase, r); }
+void LoadRewrites::add(LoadRewrite r, RewritePhase phase) { rewrites_.emplace_back(phase, r); }
 
 std::vector<LoadRewrite> LoadRewrites::all() const {
   auto sorted = rewrites_;

@@ -290,7 +290,7 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
   return fused;
 }
 
-ETW_REGISTER_LOAD_REWRITE(fuse_squeeze_excite);
+ETW_REGISTER_LOAD_REWRITE(fuse_squeeze_excite, Patterns);
 
 }  // namespace
 }  // namespace etwebgpu::ops

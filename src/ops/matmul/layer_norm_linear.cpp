@@ -128,7 +128,7 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
   return fused;
 }
 
-ETW_REGISTER_LOAD_REWRITE(fuse_layer_norm_linear);
+ETW_REGISTER_LOAD_REWRITE(fuse_layer_norm_linear, Patterns);
 
 }  // namespace
 }  // namespace etwebgpu::ops

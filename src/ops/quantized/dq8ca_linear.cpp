@@ -212,21 +212,13 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 // ValueList of 2 or 3 tensors]: such linears of one input with their weights, sums and scales
 // stacked (q, k and v), one kernel writing each output.
 void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep) {
-  Graph& g = oc.g;
-  q4::NormIn norm;
-  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(10), ws = oc.arg(12);
+  q4::FoldedInput fold;
+  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(10), ws = oc.arg(12);
   q4::ActQuant aq;
   aq.source = q4::ActQuant::Source::Self;
   aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
-  q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
-  if (!q4::gemv_rows_fits(g, x, lin))
-    oc.fail(ErrorKind::Unsupported, "K = " + std::to_string(lin.k) + " and group_size = " + std::to_string(lin.gs) +
-                                        ": the kernel that chooses its own activation parameters needs both multiples of 8");
-  if (outs.size() > 1) {
-    lin.n0 = static_cast<uint32_t>(widths[0]);
-    lin.n1 = static_cast<uint32_t>(widths[1]);
-  }
-  oc.add(q4::gemv_rows(oc, x, w, ws, -1, outs, lin, aq, ep, norm).variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+  const q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
+  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, fold, aq);
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
@@ -262,7 +254,7 @@ bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
 // tensor: the export's q, k and v), without epilogue, with the same activation arguments, K and
 // group size, become one etwebgpu.linear_dq8ca_q4gsw_qparams_multi over their stacked weights,
 // weight sums and scales: one dispatch instead of three.
-size_t fuse_qparams_projections(format::VkGraphIR& ir) {
+size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
   using format::VkValueKind;
   const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto constant = [&](int32_t id, format::VkDType dt, size_t elem) {
@@ -373,13 +365,14 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
   }
   if (!fused) return 0;
   graph::drop_calls(ir, removed);
-  return fused + fuse_qparams_projections(ir);
+  return fused;
 }
 
 ETW_REGISTER_OP("et_vk.linear_dq8ca_q4gsw.default", build_linear_dq8ca_q4gsw);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams", build_linear_dq8ca_q4gsw_qparams);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_q4gsw_qparams_multi);
-ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams);
+ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams, Patterns);
+ETW_REGISTER_LOAD_REWRITE(fuse_qparams_projections, Projections);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_dq8ca_q4gsw.default");
 
 }  // namespace

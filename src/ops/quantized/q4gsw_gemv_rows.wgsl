@@ -15,6 +15,8 @@
 // NORM_IN: X is the input of an et_vk.rms_norm folded in (q4gsw_norm_fusion.cpp): the workgroup
 // computes row m's rstd = inverseSqrt(sum(x^2) / K + eps) and reads each activation as
 // (x * rstd) * NW[k] (NORM_W; x * rstd without a weight), the expression norm_row stores.
+// SWIGLU_IN: X is the gate of a SwiGLU folded in (q4gsw_swiglu_fusion.cpp) and UP its up
+// projection: each activation is read as silu(x) * up, as q4gsw_swiglu_input.wgsl stores it.
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -41,6 +43,13 @@ fn load_x(row: u32, j: u32) -> vec4<f32> {
   return (vec4<f32>(X[row + j]) * rstd) * vec4<f32>(NW[j]);
 #else
   return vec4<f32>(X[row + j]) * rstd;
+#endif
+#elif SWIGLU_IN
+  let g = vec4<f32>(X[row + j]);
+#if SIGMOID_FORM
+  return (g * (vec4<f32>(1.0) / (vec4<f32>(1.0) + exp(-g)))) * vec4<f32>(UP[row + j]);
+#else
+  return (g / (vec4<f32>(1.0) + exp(-g))) * vec4<f32>(UP[row + j]);
 #endif
 #else
   return vec4<f32>(X[row + j]);

@@ -1,5 +1,5 @@
 // The load rewrite that folds an RMSNorm into the 4-bit linears reading it (q4gsw_gemv_rows.h
-// NormIn): et_vk.rms_norm(x, weight, eps) -> y, where y is read only as the input of linears that
+// FoldedInput::Norm): et_vk.rms_norm(x, weight, eps) -> y, where y is read only as the input of linears that
 // take a folded norm (linear_q4gsw, its multi-output form, the 8da4w linears that choose their own
 // activation parameters), goes; each of those linears reads ValueList [x, weight, eps, y] instead
 // and normalizes x's row as its GEMV reads it. A decode step of a Llama loses one dispatch per
@@ -17,16 +17,12 @@
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "ops/op_common.h"
+#include "ops/quantized/q4gsw_gemv_rows.h"
 
 namespace etwebgpu::ops {
 namespace {
 
 using format::VkValueKind;
-
-bool takes_folded_norm(const std::string& name) {
-  return name == "et_vk.linear_q4gsw.default" || name == "etwebgpu.linear_q4gsw_multi" ||
-         name == "etwebgpu.linear_dq8ca_q4gsw_qparams" || name == "etwebgpu.linear_dq8ca_q4gsw_qparams_multi";
-}
 
 size_t fold_rms_norm_into_linears(Graph&, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
@@ -54,7 +50,7 @@ size_t fold_rms_norm_into_linears(Graph&, format::VkGraphIR& ir) {
     std::vector<size_t> clones;
     auto taker = [&](size_t at, int32_t v) {
       const auto& c = ir.chain[at];
-      if (removed[at] || !takes_folded_norm(c.name) || c.args[0] != v) return false;
+      if (removed[at] || !q4::takes_folded_input(c.name) || c.args[0] != v) return false;
       graph::tensors_of(ir, c, ts);
       return std::count(ts.begin(), ts.end(), v) == 1;
     };
@@ -103,7 +99,7 @@ size_t fold_rms_norm_into_linears(Graph&, format::VkGraphIR& ir) {
   return fused;
 }
 
-ETW_REGISTER_LOAD_REWRITE_LATE(fold_rms_norm_into_linears);
+ETW_REGISTER_LOAD_REWRITE(fold_rms_norm_into_linears, Norms);
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -126,7 +126,7 @@ size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir) {
   return fused + fuse_conv_clamp(ir);
 }
 
-ETW_REGISTER_LOAD_REWRITE(fuse_q8_requant_clamp);
+ETW_REGISTER_LOAD_REWRITE(fuse_q8_requant_clamp, Patterns);
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -33,24 +33,37 @@ void require_constant(const OpContext& oc, int32_t id, const char* what) {
   if (oc.g.tensor(id).constant_id < 0) oc.fail(ErrorKind::Unsupported, std::string(what) + " must be a constant tensor");
 }
 
-// The kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the channel-wise packing):
-//   gemv_rows   one 256-wide workgroup per 8 or 16 outputs of a row, a chunk of packed words per
-//               step (q4gsw, K and group size multiples of 8: q4gsw_gemv_rows.h)
-//   gemv        one workgroup per output, one weight at a time (other shapes, qcs4w)
-//   gemm        16x16 tiles (a few rows, or shapes the large tiles do not take)
-//   gemm_large  the shared 128x128 register-blocked core (gemm_core.wgsl) dequantizing in its loads
-//               (q4gsw, K a multiple of 8, group size a multiple of 4; >= kLargeRows rows)
-// One row takes a GEMV (gemv_rows where it fits). force_route: "gemv_rows", "gemv", "gemm" (tiled
-// or large by rows), "gemm_tiled", "gemm_large". `base` holds everything but the live row count m; `ep` is the fused epilogue.
+}  // namespace
+
+namespace q4 {
+
+namespace {
+
 constexpr int64_t kLargeRows = 32;
+
+// = Params of dq8ca_dequant_rows.wgsl.
+struct DequantRowsParams {
+  uint32_t m, k, pad0, pad1;
+  uint32_t mode;
+  int32_t sym_zp;
+  float qmin, qmax, denom, eps;
+  uint32_t pad2, pad3;
+};
+static_assert(sizeof(DequantRowsParams) == 48);
+
+}  // namespace
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const q4::NormIn& norm = {}) {
+                        const FoldedInput& fold, const ActQuant& aq) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
+  const bool self_quant = aq.source == ActQuant::Source::Self;
   std::string route = "";
   if (auto it = g.options().force_route.find(force_key); it != g.options().force_route.end()) route = it->second;
+  // The 8da4w kernels that choose their own parameters exist only where the route is free or
+  // gemv_rows (dq8ca_linear.cpp): gemv_rows pins every row count to it.
+  if (self_quant && route != "gemv_rows") route = "";
   if (!route.empty() && route != "gemv_rows" && route != "gemv" && route != "gemm" && route != "gemm_tiled" && route != "gemm_large")
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
                                             " must be \"gemv_rows\", \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"" +
@@ -63,7 +76,10 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
   // vec4 reads of X need whole vec4 rows and a binding of at least one vec4.
   const bool x_vec4 = K % 8 == 0 && g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
-  const bool rows_ok = !qcs && q4::gemv_rows_fits(g, x, base);
+  const bool rows_ok = !qcs && gemv_rows_fits(g, x, base);
+  if (self_quant && !rows_ok)
+    oc.fail(ErrorKind::Unsupported, "K = " + std::to_string(base.k) + " and group_size = " + std::to_string(base.gs) +
+                                        ": the kernel that chooses its own activation parameters needs both multiples of 8");
   const bool large_ok = !qcs && x_vec4 && base.gs % 4 == 0 && base.wrow % 4 == 0;
   if (route == "gemm_large" && !large_ok)
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
@@ -72,7 +88,8 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
                                             " = \"gemv_rows\" needs q4gsw weights, K % 8 == 0 and group_size % 8 == 0");
 
-  for (size_t i = 0; i < outs.size(); ++i)
+  // (The 8da4w linears' checks declared their outputs.)
+  for (size_t i = 0; i < outs.size() && !self_quant; ++i)
     oc.output(outs[i], [x, base, n = widths[i]](const kernel::Live& l) {
       const auto& dx = l.dims(x);
       if (dx.back() != base.k)
@@ -91,43 +108,68 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     return p;
   };
   auto rows = [x, base](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / base.k); };
-  auto gemv = [rows, route](const kernel::Live& l) {
+  // 8da4w: gemv_rows up to kLargeRows rows (bit-identical to choose_qparams_affine and the
+  // unfused kernel), the large GEMM from there.
+  auto gemv = [rows, route, self_quant, large_ok](const kernel::Live& l) {
+    if (self_quant) return route == "gemv_rows" || !large_ok || rows(l) < kLargeRows;
     return route == "gemv" || route == "gemv_rows" || (route.empty() && rows(l) == 1);
   };
   auto large = [rows, route, large_ok](const kernel::Live& l) {
     return route == "gemm_large" || (large_ok && (route.empty() || route == "gemm") && rows(l) >= kLargeRows);
   };
+  // 8da4w on many rows: the rows fake-quantized into scratch (dq8ca_dequant_rows), which the large
+  // GEMM reads as its X.
+  const gpu::Buffer* xd = self_quant && large_ok ? &g.shared_scratch(static_cast<uint64_t>(max_m * K) * 4) : nullptr;
   auto linear = [&](const char* shader, bool vec4_x) {
     kernel::Kernel k(shader);
     if (qcs) k.define("QCS");
-    k.input("X", x, vec4_x)
-        .buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read)
-        .input("SC", sc)
-        .input("BIAS", bias)
-        .output("O", outs[0]);
+    if (xd) k.buffer("X", *xd, "vec4<f32>", kernel::Access::Read);
+    else k.input("X", x, vec4_x);
+    k.buffer("W", g.raw_constant_buffer(w), "u32", kernel::Access::Read).input("SC", sc).input("BIAS", bias).output("O", outs[0]);
     if (outs.size() > 1) k.define("MULTI").output("O1", outs[1]);
     if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);
     ep.apply<LinParams>(k, params);
     return k;
   };
-  // A folded norm: gemv_rows normalizes as it reads; every other kernel reads y, which the
-  // norm's own kernel writes first.
-  const bool takes_norm = rows_ok && route != "gemv";
-  if (norm.active())
-    q4::add_norm_kernel(oc, norm, [gemv, takes_norm](const kernel::Live& l) { return !(takes_norm && gemv(l)); });
-  if (takes_norm)
-    oc.add(q4::gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep, norm).when(gemv).variant("gemv_rows"));
-  else
+  // A folded input: gemv_rows computes it as it reads; every other kernel reads y, which the
+  // fold's own kernel writes first.
+  const bool takes_fold = rows_ok && route != "gemv";
+  if (fold.active())
+    add_fold_kernel(oc, fold, [gemv, takes_fold](const kernel::Live& l) { return !(takes_fold && gemv(l)); });
+  if (self_quant) {
+    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, fold)
+               .when(gemv)
+               .variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+    if (xd) {
+      const DequantRowsParams dp{0, base.k, 0, 0, aq.args.mode, aq.args.sym_zp, aq.args.qmin, aq.args.qmax, aq.args.denom, aq.args.eps, 0, 0};
+      kernel::Kernel dk("dq8ca_dequant_rows");
+      if (use_subgroups(oc, 256)) dk.define("SUBGROUPS");
+      oc.add(dk.input("X", x)
+                 .buffer("XD", *xd, kernel::Storage::F32, kernel::Access::ReadWrite)
+                 .params<DequantRowsParams>([rows, dp](const kernel::Live& l) {
+                   DequantRowsParams p = dp;
+                   p.m = kernel::u32(rows(l), "rows");
+                   return p;
+                 })
+                 .groups([rows](const kernel::Live& l) { return kernel::Groups::linear(rows(l)); })
+                 .when([gemv](const kernel::Live& l) { return !gemv(l); })
+                 .variant("dequant_rows"));
+    }
+  } else if (takes_fold) {
+    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep, fold).when(gemv).variant("gemv_rows"));
+  } else {
     oc.add(linear("q4gsw_gemv", false)
                .when(gemv)
                .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
                .variant("gemv"));
-  oc.add(linear("q4gsw_gemm", false)
-             .when([gemv, large](const kernel::Live& l) { return !gemv(l) && !large(l); })
-             .groups([rows, base](const kernel::Live& l) {
-               return kernel::Groups::grid(ceil_div(base.n, 16), ceil_div(rows(l), 16));
-             })
-             .variant("gemm"));
+  }
+  if (!self_quant)
+    oc.add(linear("q4gsw_gemm", false)
+               .when([gemv, large](const kernel::Live& l) { return !gemv(l) && !large(l); })
+               .groups([rows, base](const kernel::Live& l) {
+                 return kernel::Groups::grid(ceil_div(base.n, 16), ceil_div(rows(l), 16));
+               })
+               .variant("gemm"));
   if (large_ok)
     oc.add(linear("q4gsw_gemm_large", true)
                .define("NESTED_TILES")
@@ -138,6 +180,10 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
                })
                .variant("gemm_large"));
 }
+
+}  // namespace q4
+
+namespace {
 
 // The checks of a q4gsw linear's input x, weight w, scales sc, group size (argument gs_arg) and
 // bias (-1: none) for N outputs of output rank `out_rank`; returns the uniform without m.
@@ -174,12 +220,12 @@ LinParams check_q4gsw(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t g
 
 void build_linear_q4gsw(OpContext& oc) {
   Graph& g = oc.g;
-  q4::NormIn norm;
-  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
+  q4::FoldedInput fold;
+  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   const int64_t N = g.tensor(out).max_dims.back();
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), bias, N, g.tensor(out).rank());
-  add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"), norm);
+  q4::add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"), fold);
 }
 
 // etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
@@ -188,8 +234,8 @@ void build_linear_q4gsw(OpContext& oc) {
 void build_linear_q4gsw_multi(OpContext& oc) {
   Graph& g = oc.g;
   if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
-  q4::NormIn norm;
-  int32_t x = q4::read_input(oc, 0, &norm), w = oc.arg(1), sc = oc.arg(2);
+  q4::FoldedInput fold;
+  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(1), sc = oc.arg(2);
   const auto outs = g.value_list(oc.out());
   const auto widths = g.int_list(oc.arg(4));
   if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
@@ -206,7 +252,7 @@ void build_linear_q4gsw_multi(OpContext& oc) {
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
-  add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), norm);
+  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), fold);
 }
 
 // linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
@@ -288,7 +334,7 @@ void build_linear_qcs4w(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "scales must be [" + std::to_string(N) + "], got " + shape_str(ts.max_dims));
   LinParams base{0, static_cast<uint32_t>(N), static_cast<uint32_t>(K), static_cast<uint32_t>(K),
                  static_cast<uint32_t>(tw.max_dims[1]), 0, 0, 0, 0, 0, 0, 0};
-  add_linear_kernels(oc, x, w, sc, -1, {out}, {N}, base, true, "linear_qcs4w", Epilogue());
+  q4::add_linear_kernels(oc, x, w, sc, -1, {out}, {N}, base, true, "linear_qcs4w", Epilogue());
 }
 
 struct EmbParams {
@@ -350,7 +396,7 @@ void build_embedding_q4gsw(OpContext& oc) {
 ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
-ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections);
+ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);
 

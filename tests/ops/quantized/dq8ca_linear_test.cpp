@@ -367,6 +367,33 @@ TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBit) {
   }
 }
 
+// A prefill chunk (32 rows and more) of the fused linear takes the large 4-bit GEMM over its rows
+// fake-quantized as torchao computes them (dequant_rows: (x_q - zp) * scale); fewer rows, or the
+// route pinned to gemv_rows, stay on the per-row kernel. The rows include all-positive,
+// all-negative, all-zero and tiny-range ones (scale clamped at eps).
+TEST(OpLinearDq8caQ4gsw, ManyRowsTakeTheLargeGemmOverFakeQuantizedRows) {
+  ETW_REQUIRE_GPU();
+  Dq d(20, 64, 32, 140);
+  for (int64_t rows : {31, 40, 130}) {
+    auto x = rows_x(rows, 64, 141);
+    auto res = random_f32({rows, 20}, 142);
+    auto build = [&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false); };
+    auto fused = load_graph(build, true), pinned = load_graph(build, true, {{"linear_dq8ca_q4gsw", "gemv_rows"}});
+    const bool gemm = rows >= 32;
+    const std::vector<std::string> want_variants =
+        gemm ? std::vector<std::string>{"dequant_rows", "gemm_large"} : std::vector<std::string>{"gemv_rows_qparams"};
+    EXPECT_EQ(fused.variants, want_variants) << rows;
+    EXPECT_EQ(pinned.variants, std::vector<std::string>{"gemv_rows_qparams"}) << rows;
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(x, &rs, &rz);
+    auto want = d.ref(x, rs, rz);
+    for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
+    EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << rows;
+    EXPECT_TRUE(Close(pinned.out[0], want, 1e-4, 1e-4)) << rows;
+  }
+}
+
 // The export's 8da4w layer input: an RMSNorm, then choose_qparams_affine and the linear on clones
 // of its output. At load the three become one kernel that normalizes each row, chooses its
 // parameters from the normalized values and quantizes them as it reads them. Rows near 1e-3: the
@@ -399,6 +426,74 @@ TEST(OpLinearDq8caQ4gsw, RmsNormFoldsIntoTheLinearThatChoosesItsParameters) {
     ref_qparams(normed, &rs, &rz);
     EXPECT_TRUE(Close(fused.out[0], d.ref(normed, rs, rz), 1e-3, 1e-3)) << scale;
     EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-3, 1e-3)) << scale;
+  }
+}
+
+// An 8da4w Llama MLP as the export writes it: each of gate, up and down quantizes its input with
+// choose_qparams_affine on a clone; silu(gate) * up in between. At load: gate and up become one
+// kernel choosing their parameters, down computes silu(gate) * up as it reads it and chooses its
+// parameters from those values: two dispatches. Bit-identical to the unfused kernels (the fold
+// computes the product with the elementwise kernels' operations).
+TEST(OpLinearDq8caQ4gsw, SwigluFoldsIntoTheDownProjectionThatChoosesItsParameters) {
+  ETW_REQUIRE_GPU();
+  // Two rows: the per-row kernels, bit-identical; 40: the fold's kernel, then the large GEMMs.
+  for (auto [sigmoid_form, rows] : {std::pair<bool, int64_t>{false, 2}, {true, 2}, {false, 40}}) {
+    const int64_t K = 64, F = 96;
+    Dq gate(F, K, 32, 130), up(F, K, 32, 131), down(24, F, 32, 132);
+    auto x = random_f32({rows, K}, 133, -2.f, 2.f);
+    auto quantized = [](OpGraph& g, const Dq& d, Id in, std::vector<int64_t> dims, Id out) {
+      Id a = g.tensor(DType::Float32, dims), b = g.tensor(DType::Float32, dims);
+      g.gb.op("aten.clone.default", {in, g.gb.null(), a});
+      Id s, z;
+      add_cq(g, a, dims, Cq{}, &s, &z, false);
+      g.gb.op("aten.clone.default", {in, g.gb.null(), b});
+      d.add(g, b, s, z, out);
+    };
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x);
+      Id gv = g.tensor(DType::Float32, {rows, F}), uv = g.tensor(DType::Float32, {rows, F});
+      quantized(g, gate, xi, x.shape, gv);
+      quantized(g, up, xi, x.shape, uv);
+      Id s = g.tensor(DType::Float32, {rows, F}), h = g.tensor(DType::Float32, {rows, F});
+      if (sigmoid_form) {
+        Id sg = g.tensor(DType::Float32, {rows, F});
+        g.gb.op("aten.sigmoid.default", {gv, sg});
+        g.gb.op("aten.mul.Tensor", {gv, sg, s});
+      } else {
+        g.gb.op("aten.silu.default", {gv, s});
+      }
+      g.gb.op("aten.mul.Tensor", {s, uv, h});
+      quantized(g, down, h, {rows, F}, g.output(DType::Float32, {rows, down.N}));
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    if (rows < 32) {
+      EXPECT_EQ(fused.ops, (std::vector<std::string>{"etwebgpu.linear_dq8ca_q4gsw_qparams_multi", "etwebgpu.linear_dq8ca_q4gsw_qparams"}))
+          << sigmoid_form;
+      EXPECT_TRUE(SameBits(fvec(fused.out[0]), fvec(plain.out[0]))) << sigmoid_form;
+    } else {
+      EXPECT_EQ(fused.variants, (std::vector<std::string>{"dequant_rows", "gemm_large", "swiglu", "dequant_rows", "gemm_large"}));
+    }
+    // Against the float reference of each step (float32 between the steps, as the kernels store).
+    auto step = [](const Dq& d, const HostTensor& in) {
+      std::vector<float> rs;
+      std::vector<int32_t> rz;
+      ref_qparams(in, &rs, &rz);
+      auto o = d.ref(in, rs, rz);
+      std::vector<float> f(o.numel());
+      for (int64_t i = 0; i < o.numel(); ++i) f[i] = static_cast<float>(o.as<double>()[i]);
+      return HostTensor::from<float>(DType::Float32, o.shape, f);
+    };
+    auto g32 = step(gate, x), u32 = step(up, x);
+    std::vector<float> h(g32.numel());
+    for (int64_t i = 0; i < g32.numel(); ++i) {
+      const float a = g32.as<float>()[i];
+      h[i] = a / (1.0f + std::exp(-a)) * u32.as<float>()[i];
+    }
+    auto h32 = HostTensor::from<float>(DType::Float32, g32.shape, h);
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(h32, &rs, &rz);
+    EXPECT_TRUE(Close(fused.out[0], down.ref(h32, rs, rz), 1e-2, 1e-2)) << sigmoid_form << " rows " << rows;
   }
 }
 

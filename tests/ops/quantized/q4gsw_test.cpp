@@ -1,6 +1,7 @@
 // et_vk.linear_q4gsw / et_vk.embedding_q4gsw / et_vk.linear_qcs4w against fp64 references
 // (tests/reference/quantized), with weights packed as ExecuTorch's Vulkan quantizer packs them.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <random>
@@ -267,6 +268,81 @@ TEST(OpQ4gswLinear, RmsNormStaysWhenItsOutputIsReadOtherwise) {
   }
 }
 
+// A Llama MLP as the export writes it: gate and up of one activation (each through its own clone),
+// silu(gate) * up (aten.silu, or the decomposed gate * sigmoid(gate)), then down. At load up loses
+// the epilogue the product became, gate and up become one multi-output kernel and down computes
+// silu(gate) * up as its GEMV reads it: two dispatches for one token instead of three. The GEMM
+// routes run the fold's kernel into down's input first (three, as before).
+HostTensor swiglu_ref(const HostTensor& g, const HostTensor& u) {
+  const auto gv = g.to_f64(), uv = u.to_f64();
+  HostTensor h(DType::Float64, g.shape);
+  for (int64_t i = 0; i < g.numel(); ++i) h.as<double>()[i] = gv[i] / (1.0 + std::exp(-gv[i])) * uv[i];
+  return h;
+}
+
+void build_mlp(OpGraph& g, const Lin& gate, const Lin& up, const Lin& down, const HostTensor& x, bool sigmoid_form, bool keep_product) {
+  const int64_t rows = x.shape[0];
+  Id xi = g.input(x);
+  Id xg = g.tensor(DType::Float32, x.shape), xu = g.tensor(DType::Float32, x.shape);
+  Id gv = g.tensor(DType::Float32, {rows, gate.N}), uv = g.tensor(DType::Float32, {rows, up.N});
+  g.gb.op("aten.clone.default", {xi, g.gb.null(), xg});
+  gate.add(g, xg, gv);
+  g.gb.op("aten.clone.default", {xi, g.gb.null(), xu});
+  up.add(g, xu, uv);
+  Id s = g.tensor(DType::Float32, {rows, gate.N});
+  if (sigmoid_form) {
+    Id sg = g.tensor(DType::Float32, {rows, gate.N});
+    g.gb.op("aten.sigmoid.default", {gv, sg});
+    g.gb.op("aten.mul.Tensor", {gv, sg, s});
+  } else {
+    g.gb.op("aten.silu.default", {gv, s});
+  }
+  Id h = keep_product ? g.output(DType::Float32, {rows, up.N}) : g.tensor(DType::Float32, {rows, up.N});
+  g.gb.op("aten.mul.Tensor", {s, uv, h});
+  down.add(g, h, g.output(DType::Float32, {rows, down.N}));
+}
+
+TEST(OpQ4gswLinear, SwigluFoldsIntoTheDownProjectionOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t rows; bool sigmoid_form; const char* variant; const char* route; };
+  for (const Case& c : {Case{1, false, "gemv_rows", ""}, Case{1, true, "gemv_rows", ""}, Case{5, true, "gemm", ""},
+                        Case{33, false, "gemm_large", ""}, Case{1, false, "gemv", "gemv"}}) {
+    const int64_t K = 64, F = 96;
+    Lin gate(F, K, 32, false, 100), up(F, K, 32, false, 101), down(40, F, 32, false, 102);
+    auto x = random_f32({c.rows, K}, 103, -2.f, 2.f);
+    auto build = [&](OpGraph& g) { build_mlp(g, gate, up, down, x, c.sigmoid_form, false); };
+    std::map<std::string, std::string> routes;
+    if (*c.route) routes["linear_q4gsw"] = c.route;
+    auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
+    const std::string at = std::string(c.variant) + (c.sigmoid_form ? " sigmoid form" : " silu") + " rows " + std::to_string(c.rows);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 2) << at;
+    // One token on gemv_rows: the multi-output GEMV and down's, nothing else.
+    const bool folded_in_gemv = std::string(c.variant) == "gemv_rows";
+    EXPECT_EQ(fused.ops.size(), folded_in_gemv ? 2u : 3u) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "swiglu"), folded_in_gemv ? 0 : 1) << at;
+    auto want = down.ref(swiglu_ref(gate.ref(x), up.ref(x)));
+    EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << at;
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5)) << at;
+  }
+}
+
+// The product stays (and up keeps its epilogue) where it is read otherwise, here as a graph
+// output, or where gate and up cannot stack (a bias on gate).
+TEST(OpQ4gswLinear, SwigluStaysWhenTheProductIsReadOtherwiseOrGateHasABias) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64, F = 64;
+  auto x = random_f32({1, K}, 110, -2.f, 2.f);
+  for (bool keep_product : {true, false}) {
+    Lin gate(F, K, 32, !keep_product, 111), up(F, K, 32, false, 112), down(24, F, 32, false, 113);
+    auto fused = load_graph([&](OpGraph& g) { build_mlp(g, gate, up, down, x, false, keep_product); }, true);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 0) << keep_product;
+    EXPECT_EQ(fused.ops.size(), 3u) << keep_product;
+    auto h = swiglu_ref(gate.ref(x), up.ref(x));
+    EXPECT_TRUE(Close(fused.out[keep_product ? 1 : 0], down.ref(h), 1e-4, 1e-4)) << keep_product;
+  }
+}
+
 // The folded form called directly with a malformed input list is a Format error naming it.
 TEST(OpQ4gswLinear, MalformedFoldedNormInputIsAFormatError) {
   ETW_REQUIRE_GPU();
@@ -280,13 +356,36 @@ TEST(OpQ4gswLinear, MalformedFoldedNormInputIsAFormatError) {
     g.run();
   };
   std::string e = load_error([&] { run_with([](OpGraph& g, Id xi, Id) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(1e-6)}); }); });
-  EXPECT_NE(e.find("a folded norm's input list must hold [x, weight, eps, y], got 3 values"), std::string::npos) << e;
+  EXPECT_NE(e.find("a folded input list must hold [x, weight, eps, y] (an RMSNorm) or [gate, up, y, form] (SwiGLU), got 3 values"),
+            std::string::npos) << e;
   e = load_error([&] { run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(-1.0), y}); }); });
   EXPECT_NE(e.find("norm eps must be finite and not negative"), std::string::npos) << e;
   e = load_error([&] {
     run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.constant(random_f32({K + 4}, 92)), g.gb.dbl(1e-6), y}); });
   });
   EXPECT_NE(e.find("norm weight [68] must hold K = 64 values"), std::string::npos) << e;
+}
+
+// A folded SwiGLU list called directly: an unknown form or members of other shapes are Format
+// errors naming them.
+TEST(OpQ4gswLinear, MalformedFoldedSwigluInputIsAFormatError) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64;
+  Lin l(16, K, 32, false, 120);
+  auto gx = random_f32({1, K}, 121), ux = random_f32({1, K}, 122);
+  auto run_with = [&](const char* form, int64_t up_k) {
+    OpGraph g;
+    Id gi = g.input(gx), ui = g.input(up_k == K ? ux : random_f32({1, up_k}, 123)), y = g.tensor(DType::Float32, {1, K});
+    l.add(g, g.gb.value_list({gi, ui, y, g.gb.str(form)}), g.output(DType::Float32, {1, l.N}));
+    return g.run();
+  };
+  std::string e = load_error([&] { run_with("tanh", K); });
+  EXPECT_NE(e.find("a folded SwiGLU's form must be \"silu\" or \"sigmoid\", got \"tanh\""), std::string::npos) << e;
+  e = load_error([&] { run_with("silu", K + 8); });
+  EXPECT_NE(e.find("SwiGLU up [1, 72] must have the gate's shape [1, 64]"), std::string::npos) << e;
+  // Well formed, it computes silu(gate) * up as it reads it.
+  auto out = run_with("silu", K);
+  EXPECT_TRUE(Close(out[0], l.ref(swiglu_ref(gx, ux)), 1e-4, 1e-4));
 }
 
 TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
