@@ -19,7 +19,7 @@
 # SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz. GEN_TWICE=1 runs each
 # `generate` a second time in a new process (pipelines from the disk cache). BASE_BINS="LABEL=PATH
 # ..." (other builds of the CLI, e.g. the tree before a change) runs every `generate` with each
-# too, alternating with ours twice, side by side. The part "plain" exports the static one-token Llamas
+# too, alternating with ours ROUNDS times (default 2), side by side. The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison.
 set -uo pipefail
@@ -76,13 +76,13 @@ work() {
       > $R/torch_llm.json 2> $R/torch_llm.err; say "torch llm: $(cat $R/torch_llm.json)"; }
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
   # `generate --json` with ours (gen_NAME.json) and, with BASE_BINS, alternately with each base
-  # build (gen_LABEL_NAME.json), then all once more (gen_NAME_2.json, gen_LABEL_NAME_2.json).
+  # build (gen_LABEL_NAME.json), then all again (gen_NAME_R.json, gen_LABEL_NAME_R.json, round R).
   gen_pair() {
     timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1.json 2> $R/gen_$1.err
     [ -n "${BASE_BINS:-}" ] || return 0
-    for round in 1 2; do
-      sfx=""; [ $round = 2 ] && sfx=_2
-      [ $round = 2 ] && timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1$sfx.json 2> $R/gen_$1$sfx.err
+    for round in $(seq 1 ${ROUNDS:-2}); do
+      sfx=""; [ $round -gt 1 ] && sfx=_$round
+      [ $round -gt 1 ] && timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1$sfx.json 2> $R/gen_$1$sfx.err
       for b in $BASE_BINS; do
         timeout 120 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_${b%%=*}_$1$sfx.json 2> $R/gen_${b%%=*}_$1$sfx.err
       done
@@ -100,6 +100,7 @@ work() {
     [ "${GEN_TWICE:-0}" = 1 ] && timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen2_recipe_$q.json 2> $R/gen2_recipe_$q.err
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
+    for b in ${BASE_BINS:-}; do timeout 60 ${b#*=} conformance $W/r_$q > $R/conf_${b%%=*}_recipe_$q.txt 2>&1; done
     last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
     timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet --trace $R/decode_trace_$q.json \
       > $R/decode_profile_$q.txt 2>&1

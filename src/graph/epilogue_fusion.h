@@ -48,9 +48,8 @@ inline constexpr size_t kMaxEpilogueInputs = 3;
 // takes the calls the phases before it made as they are.
 enum class RewritePhase : int {
   Patterns = 0,     // patterns over the passes' calls (8da4w qparams, int8 clamps, squeeze-excite)
-  Activations = 1,  // activations folded into the input reads of the linears after them (SwiGLU)
+  Activations = 1,  // activations taken into the linears before them (SwiGLU: gate and up paired)
   Projections = 2,  // linears of one input become one multi-output call
-  Norms = 3,        // norms folded into the linears, single or multi-output, that read them
 };
 using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
 class LoadRewrites {

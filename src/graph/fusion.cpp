@@ -163,6 +163,33 @@ int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, 
   return add_owned_constant(ir, std::move(bytes), dtype, {rows, cols});
 }
 
+int32_t interleave_rows(format::VkGraphIR& ir, int32_t a, int32_t b, format::VkDType dtype, size_t elem) {
+  const int64_t rows = ir.values[a].tensor.dims[0], cols = ir.values[a].tensor.dims[1];
+  const size_t row = static_cast<size_t>(cols) * elem;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(2 * rows) * row);
+  const uint8_t* pa = ir.constants[ir.values[a].tensor.constant_id].data.data();
+  const uint8_t* pb = ir.constants[ir.values[b].tensor.constant_id].data.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(bytes->data() + static_cast<size_t>(2 * r) * row, pa + static_cast<size_t>(r) * row, row);
+    std::memcpy(bytes->data() + static_cast<size_t>(2 * r + 1) * row, pb + static_cast<size_t>(r) * row, row);
+  }
+  return add_owned_constant(ir, std::move(bytes), dtype, {2 * rows, cols});
+}
+
+int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t width, format::VkDType dtype, size_t elem) {
+  const int64_t rows = ir.values[a].tensor.dims[0];
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * 2 * width) * elem);
+  const uint8_t* src[2] = {ir.constants[ir.values[a].tensor.constant_id].data.data(),
+                           ir.constants[ir.values[b].tensor.constant_id].data.data()};
+  const int64_t stride[2] = {ir.values[a].tensor.dims[1], ir.values[b].tensor.dims[1]};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < width; ++c)
+      for (int k = 0; k < 2; ++k)
+        std::memcpy(bytes->data() + static_cast<size_t>(r * 2 * width + 2 * c + k) * elem,
+                    src[k] + static_cast<size_t>(r * stride[k] + c) * elem, elem);
+  return add_owned_constant(ir, std::move(bytes), dtype, {rows, 2 * width});
+}
+
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints) {
   format::VkValue v;
   v.kind = format::VkValueKind::IntList;

@@ -107,6 +107,12 @@ int32_t stack_rows(format::VkGraphIR& ir, const std::vector<int32_t>& parts, for
 // A new constant [R, sum w_k] of the first w_k columns of each part ([R, >= w_k]) side by side.
 int32_t stack_columns(format::VkGraphIR& ir, const std::vector<int32_t>& parts, const std::vector<int64_t>& widths,
                       format::VkDType dtype, size_t elem);
+// A new constant of the rows of constants a and b ([R, C] each) taken in turn: [2R, C], row 2r
+// = a's row r, row 2r + 1 = b's.
+int32_t interleave_rows(format::VkGraphIR& ir, int32_t a, int32_t b, format::VkDType dtype, size_t elem);
+// A new constant [R, 2 width] of the first `width` columns of a and b ([R, >= width]) taken in
+// turn: column 2c = a's column c, 2c + 1 = b's.
+int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t width, format::VkDType dtype, size_t elem);
 // New IntList / ValueList values; return their ids.
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);

@@ -211,14 +211,14 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 // etwebgpu.linear_dq8ca_q4gsw_qparams_multi [the same up to bias, widths (IntList), out =
 // ValueList of 2 or 3 tensors]: such linears of one input with their weights, sums and scales
 // stacked (q, k and v), one kernel writing each output.
-void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep) {
-  q4::FoldedInput fold;
-  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(10), ws = oc.arg(12);
+void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep,
+                        const q4::SwigluOut& glu = {}) {
+  int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12);
   q4::ActQuant aq;
   aq.source = q4::ActQuant::Source::Self;
   aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
   const q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
-  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, fold, aq);
+  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, aq, glu);
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
@@ -240,6 +240,16 @@ void build_linear_dq8ca_q4gsw_qparams_multi(OpContext& oc) {
       oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
                                      std::to_string(widths[i]));
   add_qparams_kernel(oc, outs, widths, Epilogue());
+}
+
+// etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu [the same 15 arguments up to bias, form (String),
+// out = ValueList[h, pairs]]: an 8da4w Llama MLP's gate and up with their weights, sums and scales
+// interleaved (row 2j gate j, 2j + 1 up j) and silu(gate) * up on the output
+// (q4gsw_swiglu_fusion.cpp).
+void build_linear_dq8ca_q4gsw_qparams_swiglu(OpContext& oc) {
+  if (oc.nargs() != 17) oc.fail(ErrorKind::Format, "expects 17 arguments, got " + std::to_string(oc.nargs()));
+  const q4::SwigluOut glu = q4::read_swiglu_out(oc, 15);
+  add_qparams_kernel(oc, {glu.pairs}, {oc.g.tensor(glu.pairs).max_dims.back()}, Epilogue(), glu);
 }
 
 // Two scalar arguments with the same value.
@@ -371,6 +381,7 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
 ETW_REGISTER_OP("et_vk.linear_dq8ca_q4gsw.default", build_linear_dq8ca_q4gsw);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams", build_linear_dq8ca_q4gsw_qparams);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_q4gsw_qparams_multi);
+ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", build_linear_dq8ca_q4gsw_qparams_swiglu);
 ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams, Patterns);
 ETW_REGISTER_LOAD_REWRITE(fuse_qparams_projections, Projections);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_dq8ca_q4gsw.default");

@@ -12,11 +12,9 @@
 //   out[m, n] = scale_m * sum_g ws[g, n] * sum_{k in g} (x_q[m, k] - zp_m) * q_w[n, k]
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
 // under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
-// NORM_IN: X is the input of an et_vk.rms_norm folded in (q4gsw_norm_fusion.cpp): the workgroup
-// computes row m's rstd = inverseSqrt(sum(x^2) / K + eps) and reads each activation as
-// (x * rstd) * NW[k] (NORM_W; x * rstd without a weight), the expression norm_row stores.
-// SWIGLU_IN: X is the gate of a SwiGLU folded in (q4gsw_swiglu_fusion.cpp) and UP its up
-// projection: each activation is read as silu(x) * up, as q4gsw_swiglu_input.wgsl stores it.
+// SWIGLU_OUT: the weight rows are (gate, up) pairs (q4gsw_swiglu_fusion.cpp), and the invocation
+// holding rows 2j and 2j + 1 stores O[m, j] = silu(gate) * up, with the operations of the
+// elementwise kernels it replaced (SIGMOID_FORM: gate * sigmoid(gate)).
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -32,29 +30,9 @@ var<workgroup> part: array<vec4<f32>, 256>;
 var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
 var<private> sg_size: u32;
 #endif
-#if NORM_IN
-var<private> rstd: f32;
-#endif
 
-// Activations j .. j + 3 of the row starting at vec4 `row`, as the product reads them.
-fn load_x(row: u32, j: u32) -> vec4<f32> {
-#if NORM_IN
-#if NORM_W
-  return (vec4<f32>(X[row + j]) * rstd) * vec4<f32>(NW[j]);
-#else
-  return vec4<f32>(X[row + j]) * rstd;
-#endif
-#elif SWIGLU_IN
-  let g = vec4<f32>(X[row + j]);
-#if SIGMOID_FORM
-  return (g * (vec4<f32>(1.0) / (vec4<f32>(1.0) + exp(-g)))) * vec4<f32>(UP[row + j]);
-#else
-  return (g / (vec4<f32>(1.0) + exp(-g))) * vec4<f32>(UP[row + j]);
-#endif
-#else
-  return vec4<f32>(X[row + j]);
-#endif
-}
+// Activations j .. j + 3 of the row starting at vec4 `row`.
+fn load_x(row: u32, j: u32) -> vec4<f32> { return vec4<f32>(X[row + j]); }
 
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
@@ -98,32 +76,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = nbase + i;
     if (n < P.n && kt < chunks) { wpre[i] = chunk(n, kt); }
   }
-#if NORM_IN
-  {
-    var ss = 0.0;
-    for (var j = lid; j < P.k / 4u; j = j + 256u) {
-      let v = vec4<f32>(X[xrow + j]);
-      ss = ss + dot(v, v);
-    }
-#if SUBGROUPS
-    let sub = subgroupAdd(ss);
-    if (sg_lane == 0u) { part[lid / sg_size].x = sub; }
-    workgroupBarrier();
-    var tot = part[0].x;
-    for (var j = 1u; j < 256u / sg_size; j = j + 1u) { tot = tot + part[j].x; }
-#else
-    part[lid].x = ss;
-    workgroupBarrier();
-    for (var s = 128u; s > 0u; s = s / 2u) {
-      if (lid < s) { part[lid].x = part[lid].x + part[lid + s].x; }
-      workgroupBarrier();
-    }
-    let tot = part[0].x;
-#endif
-    workgroupBarrier();  // part is reused by the final reduction
-    rstd = inverseSqrt(tot / f32(P.k) + P.norm_eps);
-  }
-#endif
 #if DQ8CA
 #if DQ8CA_SELF
   var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
@@ -184,6 +136,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let tot = part[lid - kt];
 #endif
+#if SWIGLU_OUT
+  // RPT is even and nbase a multiple of it: invocation kt < RPT / 2 holds pair kt whole.
+  if (kt < RPT / 2u && nbase + 2u * kt + 1u < P.n) {
+    var g = tot[2u * kt];
+    var u = tot[2u * kt + 1u];
+#if DQ8CA
+    g = q.x * g;
+    u = q.x * u;
+#endif
+    if (P.has_bias == 1u) {
+      g = g + f32(BIAS[nbase + 2u * kt]);
+      u = u + f32(BIAS[nbase + 2u * kt + 1u]);
+    }
+#if SIGMOID_FORM
+    let s = g * (1.0 / (1.0 + exp(-g)));
+#else
+    let s = g / (1.0 + exp(-g));
+#endif
+    O[m * (P.n / 2u) + nbase / 2u + kt] = O_T(s * u);
+  }
+#else
   let n = nbase + kt;
   if (kt < RPT && n < P.n) {
     var r = tot[kt];
@@ -193,4 +166,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
     store_out(m, n, r);
   }
+#endif
 }

@@ -1,16 +1,18 @@
-// The load rewrite that folds a SwiGLU into the 4-bit linear after it (q4gsw_gemv_rows.h
-// FoldedInput::Swiglu). The epilogue pass made a Llama MLP's
-//   g = gate(x);  h = up(x) with the epilogue silu(g) * up;  down(h)
+// The load rewrite that makes a Llama MLP's gate and up projections one kernel with SwiGLU on its
+// output (q4gsw_gemv_rows.h SwigluOut). The epilogue pass made
+//   g = gate(x);  h = up(x) with the epilogue silu(g) * up
 // where gate and up are linear_q4gsw (or the 8da4w linears that choose their own parameters) of
-// one input, g possibly through a view to its own shape. Here up loses its epilogue and writes its own output u, and down reads ValueList
-// [g, u, h, form] instead of h (or of its clone or same-shape view, which goes), computing silu(g) * u as its GEMV reads it. Gate and up, now
-// alike, then become one multi-output call (RewritePhase::Projections): a decode step loses one
-// dispatch per layer. On the GEMM routes (prefill) down runs the fold's own kernel into h first,
-// so a prefill chunk keeps its three dispatches.
+// one input, g possibly through a view to its own shape. Both become one etwebgpu.*_swiglu call at
+// up's place over their weights interleaved row by row (scales and weight sums column by column):
+// the invocation of gemv_rows that holds gate row j holds up row j too and stores h[j] =
+// silu(gate_j) * up_j, each silu computed once. A decode step loses one dispatch per layer; on
+// the GEMM routes (prefill) the products go through `pairs` and one elementwise kernel, as many
+// dispatches as before.
 //
-// Taken only where gate and up can stack (one input or clones of one tensor, one K and group
-// size, no bias) and down's GEMV takes the fold (K and group size multiples of 8). g and h are
-// no graph output or state; nothing between up and down may name g but those calls.
+// Taken where gate and up stack: one input or clones of one tensor that nothing between them
+// changes, one K and group size (the 8da4w ones: equal activation arguments), no bias, F (the
+// width) a multiple of 4 and gemv_rows' shapes (K and group size multiples of 8). g and h are no
+// graph output or state, g read by up alone.
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -19,21 +21,25 @@
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "ops/op_common.h"
-#include "ops/quantized/q4gsw_gemv_rows.h"
 
 namespace etwebgpu::ops {
 namespace {
 
 using format::VkValueKind;
 
-// A linear family whose calls take a folded input: its single-output name, the count of its own
-// arguments before an epilogue, and where its bias and group size are.
+// A linear family whose gate and up can pair: its single-output name, the count of its own
+// arguments before an epilogue, where its weights, weight sums (-1: none), scales, group size and
+// bias are, the name of the paired call and whether that keeps the bias argument (Null).
 struct Family {
   const char* name;
-  size_t fixed, bias, group_size;
+  size_t fixed;
+  int weights, sums, scales, group_size, bias;
+  const char* paired;
+  bool paired_bias;
 };
-constexpr Family kFamilies[] = {{"et_vk.linear_q4gsw.default", 5, 4, 3},
-                                {"etwebgpu.linear_dq8ca_q4gsw_qparams", 15, 14, 13}};
+constexpr Family kFamilies[] = {
+    {"et_vk.linear_q4gsw.default", 5, 1, -1, 2, 3, 4, "etwebgpu.linear_q4gsw_swiglu", false},
+    {"etwebgpu.linear_dq8ca_q4gsw_qparams", 15, 10, 11, 12, 13, 14, "etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", true}};
 
 const Family* family_of(const std::string& name) {
   for (const Family& f : kFamilies)
@@ -75,110 +81,129 @@ std::string swiglu_form(const std::string& text) {
   return "";
 }
 
-size_t fold_swiglu_into_linears(Graph&, format::VkGraphIR& ir) {
+// Two non-tensor arguments with one value.
+bool same_value(const format::VkGraphIR& ir, int32_t a, int32_t b) {
+  const auto &u = ir.values[a], &v = ir.values[b];
+  return a == b || (u.kind == v.kind && u.kind != VkValueKind::Tensor && u.kind != VkValueKind::ValueList && u.int_val == v.int_val &&
+                    u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints && u.doubles == v.doubles &&
+                    u.bools == v.bools && u.str == v.str);
+}
+
+// A 2D constant of `dtype` with at least `elem` bytes per element of its dims in its data.
+bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem) {
+  const auto& v = ir.values[id];
+  if (v.kind != VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dtype != dtype || v.tensor.dims.size() != 2 ||
+      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size())
+    return false;
+  return ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
+}
+
+size_t pair_swiglu_projections(Graph&, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
   const auto mentions = graph::tensor_mentions(ir);
   const std::set<int32_t> pinned = graph::pinned_values(ir);
-  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
   int32_t next_mem = 0;
   for (const auto& v : ir.values)
     if (v.kind == VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
-  auto int_arg = [&](const format::VkOpCall& c, size_t a) {
+  auto int_arg = [&](const format::VkOpCall& c, int a) {
     return ir.values[c.args[a]].kind == VkValueKind::Int ? ir.values[c.args[a]].int_val : -1;
   };
-  // Only the call `at` names tensor t, besides the one that writes it.
-  auto read_only_by = [&](int32_t t, size_t writer, size_t at) {
-    return !pinned.count(t) && mentions[t].size() == 2 && mentions[t][0] == writer && mentions[t][1] == at;
-  };
-  std::vector<int32_t> ts;
   std::vector<bool> removed(n, false);
   size_t fused = 0;
   for (size_t u = 0; u < n; ++u) {
-    auto& up = ir.chain[u];
+    const auto& up = ir.chain[u];
     const Family* fam = family_of(up.name);
     // The epilogue: [own arguments..., String, g, h].
     if (!fam || up.args.size() != fam->fixed + 3 || ir.values[up.args[fam->fixed]].kind != VkValueKind::String) continue;
     const std::string form = swiglu_form(ir.values[up.args[fam->fixed]].str);
     const int32_t gv = up.args[fam->fixed + 1], h = up.args.back();
-    if (form.empty() || !graph::float_tensor(ir, gv) || !graph::float_tensor(ir, h) || ir.values[gv].tensor.dims != ir.values[h].tensor.dims ||
-        ir.values[gv].tensor.dtype != ir.values[h].tensor.dtype || ir.values[h].tensor.dims.empty() ||
-        ir.values[up.args[fam->bias]].kind != VkValueKind::Null)
+    if (form.empty() || !graph::float_tensor(ir, gv) || !graph::float_tensor(ir, h) || ir.values[h].tensor.dims.empty() ||
+        ir.values[gv].tensor.dims != ir.values[h].tensor.dims || ir.values[gv].tensor.dtype != ir.values[h].tensor.dtype ||
+        pinned.count(h) || pinned.count(gv) || mentions[gv].size() != 2 || mentions[gv][1] != u)
       continue;
-    // g: the gate's output, or a view_copy of it to the same shape that only up reads (the recipe
-    // views it), which goes: it would stand between gate and up, which must stack.
-    if (mentions[gv].size() != 2 || mentions[gv][1] != u || pinned.count(gv)) continue;
+    // g: the gate's output, or a view_copy of it to the same shape that only up reads.
     size_t gi = mentions[gv][0], gview = n;
     int32_t graw = gv;
     if (ir.chain[gi].name == "aten.view_copy.default" && ir.chain[gi].args.size() == 3 && ir.chain[gi].args.back() == gv) {
       graw = ir.chain[gi].args[0];
       if (!graph::float_tensor(ir, graw) || ir.values[graw].tensor.dims != ir.values[gv].tensor.dims ||
-          ir.values[graw].tensor.dtype != ir.values[gv].tensor.dtype || mentions[graw].size() != 2 ||
-          !read_only_by(graw, mentions[graw][0], gi))
+          ir.values[graw].tensor.dtype != ir.values[gv].tensor.dtype || pinned.count(graw) || mentions[graw].size() != 2 ||
+          mentions[graw][1] != gi)
         continue;
       gview = gi;
       gi = mentions[graw][0];
     }
     const auto& gate = ir.chain[gi];
-    if (gate.name != up.name || gate.args.size() != fam->fixed + 1 || gate.args.back() != graw || gi >= u ||
-        ir.values[gate.args[fam->bias]].kind != VkValueKind::Null || int_arg(gate, fam->group_size) != int_arg(up, fam->group_size))
-      continue;
-    // Gate and up read one tensor, or clones of one source.
-    size_t at = n;
-    if (graph::clone_source(ir, mentions, gate.args[0], &at) != graph::clone_source(ir, mentions, up.args[0], &at)) continue;
-    // h: read by one linear that takes a folded input, as its input alone (directly, or through a
-    // contiguous clone or a view_copy to the same shape that only it reads, which goes: the 8da4w
-    // export clones each linear's input, the recipe views it), whose GEMV takes it.
-    if (pinned.count(h) || mentions[h].size() != 2 || mentions[h][0] != u) continue;
-    size_t d = mentions[h][1], clone = n;
-    int32_t y = h;
-    if (const auto& c = ir.chain[d]; c.args.size() == 3 && c.args[0] == h && graph::float_tensor(ir, c.args[2]) &&
-                                     ((c.name == "aten.clone.default" && ir.values[c.args[1]].kind == VkValueKind::Null) ||
-                                      c.name == "aten.view_copy.default") &&
-                                     ir.values[c.args[2]].tensor.dims == ir.values[h].tensor.dims &&
-                                     ir.values[c.args[2]].tensor.dtype == ir.values[h].tensor.dtype) {
-      y = c.args[2];
-      if (pinned.count(y) || mentions[y].size() != 2 || mentions[y][0] != d) continue;
-      clone = d;
-      d = mentions[y][1];
+    if (removed[gi] || gate.name != up.name || gate.args.size() != fam->fixed + 1 || gate.args.back() != graw || gi >= u) continue;
+    // Stackable: no bias, one group size and K, weights of F rows, scales (and sums) of one group
+    // count and at least F columns; the 8da4w ones with equal activation arguments.
+    const int64_t F = ir.values[h].tensor.dims.back();
+    const int64_t gs = int_arg(up, fam->group_size);
+    bool ok = F % 4 == 0 && gs > 0 && gs % 8 == 0 && gs == int_arg(gate, fam->group_size) &&
+              ir.values[up.args[fam->bias]].kind == VkValueKind::Null && ir.values[gate.args[fam->bias]].kind == VkValueKind::Null;
+    for (const auto* c : {&gate, &up}) {
+      if (!ok) break;
+      ok = constant_2d(ir, c->args[fam->weights], format::VkDType::UInt8, 1) &&
+           constant_2d(ir, c->args[fam->scales], format::VkDType::Float32, 4) &&
+           (fam->sums < 0 || constant_2d(ir, c->args[fam->sums], format::VkDType::Int32, 4)) &&
+           ir.values[c->args[fam->weights]].tensor.dims[0] == F && ir.values[c->args[fam->scales]].tensor.dims[1] >= F &&
+           (fam->sums < 0 || ir.values[c->args[fam->sums]].tensor.dims[1] >= F);
     }
-    auto& down = ir.chain[d];
-    const Family* dfam = family_of(down.name);
-    if (!q4::takes_folded_input(down.name) || down.args[0] != y || ir.values[h].tensor.dims.back() % 8 != 0 ||
-        (dfam && int_arg(down, dfam->group_size) % 8 != 0))
+    if (!ok) continue;
+    const auto &wg = ir.values[gate.args[fam->weights]].tensor, &wu = ir.values[up.args[fam->weights]].tensor;
+    const auto &sg = ir.values[gate.args[fam->scales]].tensor, &su = ir.values[up.args[fam->scales]].tensor;
+    if (wg.dims[1] != wu.dims[1] || sg.dims[0] != su.dims[0]) continue;
+    if (fam->sums >= 0 && ir.values[gate.args[fam->sums]].tensor.dims[0] != ir.values[up.args[fam->sums]].tensor.dims[0]) continue;
+    for (size_t a = 1; a < static_cast<size_t>(fam->weights) && ok; ++a) ok = same_value(ir, gate.args[a], up.args[a]);
+    if (!ok) continue;
+    // The pair runs at up's place over up's input: gate's input must hold the same values there
+    // (one tensor, or clones of one source that nothing between the two reads changes).
+    const int32_t xg = gate.args[0], xu = up.args[0];
+    if (!graph::float_tensor(ir, xg) || !graph::float_tensor(ir, xu) || ir.values[xg].tensor.dims != ir.values[xu].tensor.dims ||
+        ir.values[xu].tensor.dims.back() % 8 != 0)
       continue;
-    graph::tensors_of(ir, down, ts);
-    if (std::count(ts.begin(), ts.end(), y) != 1) continue;
-    // The gate's output now lives until down: nothing in between may name it or share its storage.
-    bool safe = true;
-    for (size_t q = u + 1; q < d && safe; ++q) {
-      if (q == clone) continue;
-      graph::tensors_of(ir, ir.chain[q], ts);
-      for (int32_t t : ts)
-        if (t == graw || (mem(graw) >= 0 && mem(t) == mem(graw))) safe = false;
-    }
-    if (!safe) continue;
-    // u: up's own output, like h, in storage of its own.
-    format::VkValue uval = ir.values[h];
-    uval.tensor.mem_obj_id = next_mem++;
-    ir.values.push_back(std::move(uval));
-    const int32_t uid = static_cast<int32_t>(ir.values.size() - 1);
+    size_t cg = n, cu = n;
+    const int32_t src = graph::clone_source(ir, mentions, xg, &cg);
+    if (graph::clone_source(ir, mentions, xu, &cu) != src) continue;
+    const size_t lo = xg == src ? gi : cg, hi = xu == src ? u : cu;
+    if (!graph::only_clones_read_between(ir, mentions, src, std::min(lo, hi), std::max(lo, hi))) continue;
+    // pairs: the products on the GEMM routes, [..., 2F], in storage of its own.
+    format::VkValue pv = ir.values[h];
+    pv.tensor.dims.back() = 2 * F;
+    pv.tensor.mem_obj_id = next_mem++;
+    ir.values.push_back(std::move(pv));
+    const int32_t pairs = static_cast<int32_t>(ir.values.size() - 1);
     format::VkValue fv;
     fv.kind = VkValueKind::String;
     fv.str = form;
     ir.values.push_back(std::move(fv));
     const int32_t form_id = static_cast<int32_t>(ir.values.size() - 1);
-    up.args.resize(fam->fixed);
-    up.args.push_back(uid);
-    down.args[0] = graph::add_value_list(ir, {graw, uid, y, form_id});
-    if (clone < n) removed[clone] = true;
+    format::VkOpCall call;
+    call.node_id = ir.chain[u].node_id;
+    call.name = fam->paired;
+    call.args.assign(ir.chain[u].args.begin(), ir.chain[u].args.begin() + fam->weights);
+    const int32_t gw = ir.chain[gi].args[fam->weights], uw = ir.chain[u].args[fam->weights];
+    const int32_t gsc = ir.chain[gi].args[fam->scales], usc = ir.chain[u].args[fam->scales];
+    call.args.push_back(graph::interleave_rows(ir, gw, uw, format::VkDType::UInt8, 1));
+    if (fam->sums >= 0)
+      call.args.push_back(graph::interleave_columns(ir, ir.chain[gi].args[fam->sums], ir.chain[u].args[fam->sums], F, format::VkDType::Int32, 4));
+    call.args.push_back(graph::interleave_columns(ir, gsc, usc, F, format::VkDType::Float32, 4));
+    call.args.push_back(ir.chain[u].args[fam->group_size]);
+    if (fam->paired_bias) call.args.push_back(ir.chain[u].args[fam->bias]);
+    call.args.push_back(form_id);
+    call.args.push_back(graph::add_value_list(ir, {h, pairs}));
+    ir.chain[u] = std::move(call);
+    removed[gi] = true;
     if (gview < n) removed[gview] = true;
+    // Gate's own input clone, read by nothing else now.
+    if (xg != xu && cg < n && !pinned.count(xg) && mentions[xg].size() == 2 && mentions[xg][1] == gi) removed[cg] = true;
     ++fused;
   }
   if (fused) graph::drop_calls(ir, removed);
   return fused;
 }
 
-ETW_REGISTER_LOAD_REWRITE(fold_swiglu_into_linears, Activations);
+ETW_REGISTER_LOAD_REWRITE(pair_swiglu_projections, Activations);
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -51,11 +51,15 @@ struct DequantRowsParams {
 };
 static_assert(sizeof(DequantRowsParams) == 48);
 
+struct SwigluPairsParams {
+  uint32_t n, pad0, pad1, pad2;
+};
+
 }  // namespace
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const FoldedInput& fold, const ActQuant& aq) {
+                        const ActQuant& aq, const SwigluOut& glu) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   const bool self_quant = aq.source == ActQuant::Source::Self;
@@ -98,6 +102,12 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
       od.back() = n;
       return od;
     });
+  if (glu.active())
+    oc.output(glu.h, [x, f = base.n / 2](const kernel::Live& l) {
+      std::vector<int64_t> od = l.dims(x);
+      od.back() = f;
+      return od;
+    });
   if (outs.size() > 1) {
     base.n0 = static_cast<uint32_t>(widths[0]);
     base.n1 = static_cast<uint32_t>(widths[1]);
@@ -131,37 +141,33 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     ep.apply<LinParams>(k, params);
     return k;
   };
-  // A folded input: gemv_rows computes it as it reads; every other kernel reads y, which the
-  // fold's own kernel writes first.
-  const bool takes_fold = rows_ok && route != "gemv";
-  if (fold.active())
-    add_fold_kernel(oc, fold, [gemv, takes_fold](const kernel::Live& l) { return !(takes_fold && gemv(l)); });
-  if (self_quant) {
-    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, fold)
+  // The one-row GEMV is gemv_rows where it fits, unless route "gemv" pins the simple one.
+  const bool rows_gemv = self_quant || (rows_ok && route != "gemv");
+  auto takes_rows = [gemv, rows_gemv](const kernel::Live& l) { return rows_gemv && gemv(l); };
+  if (rows_gemv) {
+    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, glu)
                .when(gemv)
-               .variant(outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
-    if (xd) {
-      const DequantRowsParams dp{0, base.k, 0, 0, aq.args.mode, aq.args.sym_zp, aq.args.qmin, aq.args.qmax, aq.args.denom, aq.args.eps, 0, 0};
-      kernel::Kernel dk("dq8ca_dequant_rows");
-      if (use_subgroups(oc, 256)) dk.define("SUBGROUPS");
-      oc.add(dk.input("X", x)
-                 .buffer("XD", *xd, kernel::Storage::F32, kernel::Access::ReadWrite)
-                 .params<DequantRowsParams>([rows, dp](const kernel::Live& l) {
-                   DequantRowsParams p = dp;
-                   p.m = kernel::u32(rows(l), "rows");
-                   return p;
-                 })
-                 .groups([rows](const kernel::Live& l) { return kernel::Groups::linear(rows(l)); })
-                 .when([gemv](const kernel::Live& l) { return !gemv(l); })
-                 .variant("dequant_rows"));
-    }
-  } else if (takes_fold) {
-    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, {}, ep, fold).when(gemv).variant("gemv_rows"));
+               .variant(!self_quant ? "gemv_rows" : outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
   } else {
     oc.add(linear("q4gsw_gemv", false)
                .when(gemv)
                .groups([rows, base](const kernel::Live& l) { return kernel::Groups::linear(rows(l) * base.n); })
                .variant("gemv"));
+  }
+  if (xd) {
+    const DequantRowsParams dp{0, base.k, 0, 0, aq.args.mode, aq.args.sym_zp, aq.args.qmin, aq.args.qmax, aq.args.denom, aq.args.eps, 0, 0};
+    kernel::Kernel dk("dq8ca_dequant_rows");
+    if (use_subgroups(oc, 256)) dk.define("SUBGROUPS");
+    oc.add(dk.input("X", x)
+               .buffer("XD", *xd, kernel::Storage::F32, kernel::Access::ReadWrite)
+               .params<DequantRowsParams>([rows, dp](const kernel::Live& l) {
+                 DequantRowsParams p = dp;
+                 p.m = kernel::u32(rows(l), "rows");
+                 return p;
+               })
+               .groups([rows](const kernel::Live& l) { return kernel::Groups::linear(rows(l)); })
+               .when([gemv](const kernel::Live& l) { return !gemv(l); })
+               .variant("dequant_rows"));
   }
   if (!self_quant)
     oc.add(linear("q4gsw_gemm", false)
@@ -179,6 +185,17 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
                  return kernel::Groups::grid(ceil_div(base.n, 128), ceil_div(rows(l), 128));
                })
                .variant("gemm_large"));
+  // A SwiGLU output off gemv_rows: the kernels above stored the pairs; h from them.
+  if (glu.active()) {
+    kernel::Kernel pk("q4gsw_swiglu_pairs");
+    if (glu.sigmoid) pk.define("SIGMOID_FORM");
+    oc.add(pk.input("PAIRS", glu.pairs)
+               .output("H", glu.h)
+               .params<SwigluPairsParams>([h = glu.h](const kernel::Live& l) { return SwigluPairsParams{kernel::u32(l.numel(h), "SwiGLU outputs"), 0, 0, 0}; })
+               .flat(glu.h)
+               .when([takes_rows](const kernel::Live& l) { return !takes_rows(l); })
+               .variant("swiglu_pairs"));
+  }
 }
 
 }  // namespace q4
@@ -220,12 +237,11 @@ LinParams check_q4gsw(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t g
 
 void build_linear_q4gsw(OpContext& oc) {
   Graph& g = oc.g;
-  q4::FoldedInput fold;
-  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2), bias = g.is_null(oc.arg(4)) ? -1 : oc.arg(4), out = oc.out();
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   const int64_t N = g.tensor(out).max_dims.back();
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), bias, N, g.tensor(out).rank());
-  q4::add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"), fold);
+  q4::add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
 }
 
 // etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
@@ -234,8 +250,7 @@ void build_linear_q4gsw(OpContext& oc) {
 void build_linear_q4gsw_multi(OpContext& oc) {
   Graph& g = oc.g;
   if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
-  q4::FoldedInput fold;
-  int32_t x = q4::read_input(oc, 0, &fold), w = oc.arg(1), sc = oc.arg(2);
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
   const auto outs = g.value_list(oc.out());
   const auto widths = g.int_list(oc.arg(4));
   if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
@@ -252,7 +267,24 @@ void build_linear_q4gsw_multi(OpContext& oc) {
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
-  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), fold);
+  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue());
+}
+
+// etwebgpu.linear_q4gsw_swiglu [input, weight, weight_scales, group_size, form (String), out =
+// ValueList[h, pairs]]: a Llama MLP's gate and up linear_q4gsw with their weight rows and scale
+// columns interleaved (row 2j gate j, 2j + 1 up j) and silu(gate) * up on the output
+// (q4gsw_swiglu_fusion.cpp, q4gsw_gemv_rows.h SwigluOut); pairs [..., 2F] holds the products on
+// the GEMM routes.
+void build_linear_q4gsw_swiglu(OpContext& oc) {
+  Graph& g = oc.g;
+  if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  const q4::SwigluOut glu = q4::read_swiglu_out(oc, 4);
+  const int64_t N = g.tensor(glu.pairs).max_dims.back();
+  if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
+    oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, pairs needs " + std::to_string(N));
+  LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(glu.pairs).rank());
+  q4::add_linear_kernels(oc, x, w, sc, -1, {glu.pairs}, {N}, base, false, "linear_q4gsw", Epilogue(), {}, glu);
 }
 
 // linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
@@ -396,6 +428,7 @@ void build_embedding_q4gsw(OpContext& oc) {
 ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
+ETW_REGISTER_OP("etwebgpu.linear_q4gsw_swiglu", build_linear_q4gsw_swiglu);
 ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);

@@ -10,7 +10,6 @@
 #include <random>
 
 #include "gpu/context.h"
-#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "reference/quantized/q8_linear_ref.h"
 #include "support/op_harness.h"
@@ -394,49 +393,13 @@ TEST(OpLinearDq8caQ4gsw, ManyRowsTakeTheLargeGemmOverFakeQuantizedRows) {
   }
 }
 
-// The export's 8da4w layer input: an RMSNorm, then choose_qparams_affine and the linear on clones
-// of its output. At load the three become one kernel that normalizes each row, chooses its
-// parameters from the normalized values and quantizes them as it reads them. Rows near 1e-3: the
-// norm's eps matters. The reference quantizes the float32 normalized rows.
-TEST(OpLinearDq8caQ4gsw, RmsNormFoldsIntoTheLinearThatChoosesItsParameters) {
-  ETW_REQUIRE_GPU();
-  for (float scale : {1.f, 2e-3f}) {
-    const int64_t K = 256;
-    Dq d(20, K, 32, 15);
-    auto x = random_f32({3, K}, 16, -scale, scale);
-    auto w = random_f32({K}, 17, 0.5f, 1.5f);
-    auto build = [&](OpGraph& g) {
-      Id xi = g.input(x), y = g.tensor(DType::Float32, x.shape);
-      g.gb.op("et_vk.rms_norm.default", {xi, g.constant(w), g.gb.dbl(1e-5), y});
-      Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
-      g.gb.op("aten.clone.default", {y, g.gb.null(), a});
-      Id s, z;
-      add_cq(g, a, x.shape, Cq{}, &s, &z, false);
-      g.gb.op("aten.clone.default", {y, g.gb.null(), b});
-      d.add(g, b, s, z, g.output(DType::Float32, {3, d.N}));
-    };
-    auto fused = load_graph(build, true), plain = load_graph(build, false);
-    EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.linear_dq8ca_q4gsw_qparams"}) << scale;
-    EXPECT_EQ(fused.variants, std::vector<std::string>{"gemv_rows_qparams"}) << scale;
-    auto n64 = ref::rms_norm(x, std::vector<double>(w.as<float>(), w.as<float>() + K), 1e-5);
-    std::vector<float> n32(n64.as<double>(), n64.as<double>() + n64.numel());
-    auto normed = HostTensor::from<float>(DType::Float32, x.shape, n32);
-    std::vector<float> rs;
-    std::vector<int32_t> rz;
-    ref_qparams(normed, &rs, &rz);
-    EXPECT_TRUE(Close(fused.out[0], d.ref(normed, rs, rz), 1e-3, 1e-3)) << scale;
-    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-3, 1e-3)) << scale;
-  }
-}
-
 // An 8da4w Llama MLP as the export writes it: each of gate, up and down quantizes its input with
-// choose_qparams_affine on a clone; silu(gate) * up in between. At load: gate and up become one
-// kernel choosing their parameters, down computes silu(gate) * up as it reads it and chooses its
-// parameters from those values: two dispatches. Bit-identical to the unfused kernels (the fold
-// computes the product with the elementwise kernels' operations).
-TEST(OpLinearDq8caQ4gsw, SwigluFoldsIntoTheDownProjectionThatChoosesItsParameters) {
+// choose_qparams_affine on a clone; silu(gate) * up in between. At load gate and up become one
+// kernel choosing their parameters and storing silu(gate) * up; down chooses its own: two
+// dispatches, bit-identical to the unfused kernels (the product with the elementwise kernels'
+// operations). A prefill chunk: the pairs through the large GEMM, then swiglu_pairs.
+TEST(OpLinearDq8caQ4gsw, GateAndUpPairIntoOneSwigluKernelChoosingItsParameters) {
   ETW_REQUIRE_GPU();
-  // Two rows: the per-row kernels, bit-identical; 40: the fold's kernel, then the large GEMMs.
   for (auto [sigmoid_form, rows] : {std::pair<bool, int64_t>{false, 2}, {true, 2}, {false, 40}}) {
     const int64_t K = 64, F = 96;
     Dq gate(F, K, 32, 130), up(F, K, 32, 131), down(24, F, 32, 132);
@@ -467,11 +430,11 @@ TEST(OpLinearDq8caQ4gsw, SwigluFoldsIntoTheDownProjectionThatChoosesItsParameter
     };
     auto fused = load_graph(build, true), plain = load_graph(build, false);
     if (rows < 32) {
-      EXPECT_EQ(fused.ops, (std::vector<std::string>{"etwebgpu.linear_dq8ca_q4gsw_qparams_multi", "etwebgpu.linear_dq8ca_q4gsw_qparams"}))
+      EXPECT_EQ(fused.ops, (std::vector<std::string>{"etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", "etwebgpu.linear_dq8ca_q4gsw_qparams"}))
           << sigmoid_form;
       EXPECT_TRUE(SameBits(fvec(fused.out[0]), fvec(plain.out[0]))) << sigmoid_form;
     } else {
-      EXPECT_EQ(fused.variants, (std::vector<std::string>{"dequant_rows", "gemm_large", "swiglu", "dequant_rows", "gemm_large"}));
+      EXPECT_EQ(fused.variants, (std::vector<std::string>{"dequant_rows", "gemm_large", "swiglu_pairs", "dequant_rows", "gemm_large"}));
     }
     // Against the float reference of each step (float32 between the steps, as the kernels store).
     auto step = [](const Dq& d, const HostTensor& in) {
@@ -497,6 +460,49 @@ TEST(OpLinearDq8caQ4gsw, SwigluFoldsIntoTheDownProjectionThatChoosesItsParameter
   }
 }
 
+// The 8da4w pair called directly with interleaved weights, sums and scales: h on two rows (the
+// per-row kernel) against the fake-quant reference of gate and up.
+TEST(OpLinearDq8caQ4gsw, QparamsSwigluOpDirectCallStoresSiluOfGateTimesUp) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64, F = 16;
+  Dq gate(F, K, 32, 150), up(F, K, 32, 151);
+  auto x = rows_x(2, K, 152);
+  std::vector<int8_t> q(2 * F * K);
+  std::vector<int32_t> sums(gate.G * 2 * F);
+  std::vector<float> ws(gate.G * 2 * F);
+  for (int64_t j = 0; j < F; ++j) {
+    for (int64_t k = 0; k < K; ++k) {
+      q[(2 * j) * K + k] = gate.q[j * K + k];
+      q[(2 * j + 1) * K + k] = up.q[j * K + k];
+    }
+    for (int64_t gi = 0; gi < gate.G; ++gi) {
+      sums[gi * 2 * F + 2 * j] = gate.sums[gi * gate.npad + j];
+      sums[gi * 2 * F + 2 * j + 1] = up.sums[gi * up.npad + j];
+      ws[gi * 2 * F + 2 * j] = gate.ws[gi * F + j];
+      ws[gi * 2 * F + 2 * j + 1] = up.ws[gi * F + j];
+    }
+  }
+  OpGraph g;
+  Id xi = g.input(x);
+  Id h = g.output(DType::Float32, {2, F}), pairs = g.tensor(DType::Float32, {2, 2 * F});
+  g.gb.op("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu",
+          {xi, g.gb.str("ASYMMETRIC"), g.gb.int_list({1, K}), g.gb.null(), g.gb.int_(-128), g.gb.int_(127), g.gb.null(), g.gb.null(),
+           g.gb.null(), g.gb.boolean(false), g.gb.constant(DType::UInt8, {2 * F, K / 2}, ref::pack_q4_linear(q, 2 * F, K, 8)),
+           g.gb.constant_i32({gate.G, 2 * F}, sums), g.gb.constant_f32({gate.G, 2 * F}, ws), g.gb.int_(32), g.gb.null(), g.gb.str("silu"),
+           g.gb.value_list({h, pairs})});
+  auto out = g.run();
+  std::vector<float> rs;
+  std::vector<int32_t> rz;
+  ref_qparams(x, &rs, &rz);
+  auto gr = gate.ref(x, rs, rz), ur = up.ref(x, rs, rz);
+  HostTensor want(DType::Float64, {2, F});
+  for (int64_t i = 0; i < 2 * F; ++i) {
+    const double a = gr.as<double>()[i];
+    want.as<double>()[i] = a / (1.0 + std::exp(-a)) * ur.as<double>()[i];
+  }
+  EXPECT_TRUE(Close(out[0], want, 1e-4, 1e-4));
+}
+
 // Shapes gemv_rows does not take (groups of 9), and a route pinned to the unfused kernels, keep
 // the three kernels.
 TEST(OpLinearDq8caQ4gsw, OddGroupsAndPinnedRoutesKeepChooseQparams) {
@@ -518,10 +524,12 @@ TEST(OpLinearDq8caQ4gsw, OddGroupsAndPinnedRoutesKeepChooseQparams) {
 // etwebgpu.linear_dq8ca_q4gsw_qparams_multi over stacked weights, bit-identical to the unfused run.
 TEST(OpLinearDq8caQ4gsw, ProjectionsOfOneInputBecomeOneMultiOutputKernel) {
   ETW_REQUIRE_GPU();
-  for (size_t outs : {size_t(3), size_t(2)}) {
+  // Three rows: the per-row kernel, bit-identical; 40 (a prefill chunk): dequant_rows and the large
+  // GEMM, against the fake-quant reference.
+  for (auto [outs, rows] : {std::pair<size_t, int64_t>{3, 3}, {2, 3}, {3, 40}}) {
     std::vector<Dq> ds;
     for (size_t i = 0; i < outs; ++i) ds.emplace_back(i == 0 ? 40 : 12 + 4 * i, 64, 32, 30 + i);
-    auto x = rows_x(3, 64, 40);
+    auto x = rows_x(rows, 64, 40);
     auto build = [&](OpGraph& g) {
       Id xi = g.input(x);
       std::vector<Id> ys;
@@ -531,18 +539,34 @@ TEST(OpLinearDq8caQ4gsw, ProjectionsOfOneInputBecomeOneMultiOutputKernel) {
         Id s, z;
         add_cq(g, a, x.shape, Cq{}, &s, &z, false);
         g.gb.op("aten.clone.default", {xi, g.gb.null(), b});
-        ys.push_back(g.tensor(DType::Float32, {3, d.N}));
+        ys.push_back(g.tensor(DType::Float32, {rows, d.N}));
         d.add(g, b, s, z, ys.back());
       }
       for (size_t i = 0; i < ds.size(); ++i)
-        g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {ds[i].N, 3})});
+        g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {ds[i].N, rows})});
     };
     auto fused = load_graph(build, true), plain = load_graph(build, false);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_dq8ca_q4gsw_qparams_multi"), 1) << outs;
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 0) << outs;
-    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows_qparams_multi"), 1) << outs;
+    const std::string at = std::to_string(outs) + " outputs, " + std::to_string(rows) + " rows";
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 0) << at;
     ASSERT_EQ(fused.out.size(), ds.size());
-    for (size_t i = 0; i < ds.size(); ++i) EXPECT_TRUE(SameBits(fvec(fused.out[i]), fvec(plain.out[i]))) << outs << " output " << i;
+    if (rows < 32) {
+      EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_dq8ca_q4gsw_qparams_multi"), 1) << at;
+      EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows_qparams_multi"), 1) << at;
+      for (size_t i = 0; i < ds.size(); ++i) EXPECT_TRUE(SameBits(fvec(fused.out[i]), fvec(plain.out[i]))) << at << " output " << i;
+      continue;
+    }
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "dequant_rows"), 1) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemm_large"), 1) << at;
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(x, &rs, &rz);
+    for (size_t i = 0; i < ds.size(); ++i) {
+      auto want = ds[i].ref(x, rs, rz);
+      HostTensor t(DType::Float64, {ds[i].N, rows});  // permuted
+      for (int64_t m = 0; m < rows; ++m)
+        for (int64_t n = 0; n < ds[i].N; ++n) t.as<double>()[n * rows + m] = want.as<double>()[m * ds[i].N + n];
+      EXPECT_TRUE(Close(fused.out[i], t, 1e-4, 1e-4)) << at << " output " << i;
+    }
   }
 }
 

@@ -8,7 +8,6 @@
 #include <tuple>
 
 #include "gpu/context.h"
-#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "support/op_harness.h"
 
@@ -177,102 +176,11 @@ TEST(OpQ4gswLinear, ProjectionsOfOneInputBecomeOneMultiOutputKernelOnEveryRoute)
   }
 }
 
-// An RMSNorm whose output only 4-bit linears read (directly or through a clone, as the export's
-// gate and up read it) folds into them: gemv_rows normalizes as it reads, the GEMM routes run the
-// norm's kernel first. Rows of values near 1e-3 have a mean square near eps, so a kernel that drops
-// or misplaces eps is off by far more than the tolerance on them.
-std::vector<double> fvec64(const HostTensor& t) { return std::vector<double>(t.as<float>(), t.as<float>() + t.numel()); }
-
-TEST(OpQ4gswLinear, RmsNormFoldsIntoTheGemvsThatReadItOnEveryRoute) {
-  ETW_REQUIRE_GPU();
-  // K 2048: two vec4 a lane in the sum of squares; reduce "workgroup": its tree instead of subgroups.
-  struct Case { int64_t rows, K; float scale; const char* variant; size_t gemv_rows; const char* reduce; };
-  for (const Case& c : {Case{1, 64, 1.f, "gemv_rows", 2, ""}, Case{1, 2048, 2e-3f, "gemv_rows", 2, ""},
-                        Case{1, 2048, 2e-3f, "gemv_rows", 2, "workgroup"}, Case{5, 64, 2e-3f, "gemm", 0, ""},
-                        Case{33, 64, 1.f, "gemm_large", 0, ""}}) {
-    const int64_t K = c.K;
-    Lin gate(40, K, 32, false, 60), up(24, K, 32, false, 61);
-    auto w = random_f32({K}, 62, 0.5f, 1.5f);
-    auto x = random_f32({c.rows, K}, 63, -c.scale, c.scale);
-    const double eps = 1e-5;
-    auto build = [&](OpGraph& g) {
-      Id xi = g.input(x), y = g.tensor(DType::Float32, {c.rows, K}), yc = g.tensor(DType::Float32, {c.rows, K});
-      g.gb.op("et_vk.rms_norm.default", {xi, g.constant(w), g.gb.dbl(eps), y});
-      g.gb.op("aten.clone.default", {y, g.gb.null(), yc});
-      gate.add(g, yc, g.output(DType::Float32, {c.rows, gate.N}));
-      up.add(g, y, g.output(DType::Float32, {c.rows, up.N}));
-    };
-    std::map<std::string, std::string> routes;
-    if (*c.reduce) routes["reduce"] = c.reduce;
-    auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
-    const std::string at = std::string(c.variant) + " K " + std::to_string(K) + " scale " + std::to_string(c.scale) + " " + c.reduce;
-    // Every dispatch is a linear's: gemv_rows alone, or (GEMM routes) the norm's kernel, then the GEMM.
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), c.gemv_rows ? 2 : 4) << at;
-    EXPECT_EQ(fused.ops.size(), c.gemv_rows ? 2u : 4u) << at;
-    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 2) << at;
-    EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "et_vk.rms_norm.default"), 1) << at;
-    auto normed = ref::rms_norm(x, fvec64(w), eps);
-    EXPECT_TRUE(Close(fused.out[0], gate.ref(normed), 1e-4, 1e-4)) << at;
-    EXPECT_TRUE(Close(fused.out[1], up.ref(normed), 1e-4, 1e-4)) << at;
-    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-4)) << at;
-  }
-}
-
-TEST(OpQ4gswLinear, RmsNormWithoutWeightFoldsIntoTheMultiOutputProjection) {
-  ETW_REQUIRE_GPU();
-  const int64_t K = 64;
-  std::vector<Lin> lins{Lin(32, K, 32, false, 70), Lin(16, K, 32, false, 71), Lin(16, K, 32, false, 72)};
-  auto x = random_f32({1, K}, 73, -3.f, 3.f);
-  auto build = [&](OpGraph& g) {
-    Id xi = g.input(x), y = g.tensor(DType::Float32, {1, K});
-    g.gb.op("et_vk.rms_norm.default", {xi, g.gb.null(), g.gb.dbl(1e-6), y});
-    std::vector<Id> os;
-    for (const Lin& l : lins) {
-      Id yc = g.tensor(DType::Float32, {1, K});
-      g.gb.op("aten.clone.default", {y, g.gb.null(), yc});
-      os.push_back(g.tensor(DType::Float32, {1, l.N}));  // not graph outputs: the projections may stack
-      l.add(g, yc, os.back());
-    }
-    for (size_t i = 0; i < lins.size(); ++i)
-      g.gb.op("aten.permute_copy.default", {os[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {lins[i].N, 1})});
-  };
-  auto fused = load_graph(build, true);
-  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
-  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.rms_norm.default"), 0);
-  EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "gemv_rows"), 1);
-  auto normed = ref::rms_norm(x, {}, 1e-6);
-  for (size_t i = 0; i < lins.size(); ++i) {
-    auto want = lins[i].ref(normed);
-    want.shape = {lins[i].N, 1};  // [1, N] permuted: the same values
-    EXPECT_TRUE(Close(fused.out[i], want, 1e-4, 1e-4)) << i;
-  }
-}
-
-// The norm stays where its output is a graph output or feeds anything but a linear's input.
-TEST(OpQ4gswLinear, RmsNormStaysWhenItsOutputIsReadOtherwise) {
-  ETW_REQUIRE_GPU();
-  const int64_t K = 64;
-  Lin l(16, K, 32, false, 80);
-  auto x = random_f32({1, K}, 81);
-  for (bool as_output : {true, false}) {
-    auto fused = load_graph([&](OpGraph& g) {
-      Id xi = g.input(x);
-      Id y = as_output ? g.output(DType::Float32, {1, K}) : g.tensor(DType::Float32, {1, K});
-      g.gb.op("et_vk.rms_norm.default", {xi, g.gb.null(), g.gb.dbl(1e-6), y});
-      l.add(g, y, g.output(DType::Float32, {1, l.N}));
-      if (!as_output) g.gb.op("aten.add.Tensor", {y, xi, g.gb.int_(1), g.output(DType::Float32, {1, K})});
-    }, true);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.rms_norm.default"), 1) << as_output;
-    auto normed = ref::rms_norm(x, {}, 1e-6);
-    EXPECT_TRUE(Close(fused.out[as_output ? 1 : 0], l.ref(normed), 1e-4, 1e-4)) << as_output;
-  }
-}
-
 // A Llama MLP as the export writes it: gate and up of one activation (each through its own clone),
-// silu(gate) * up (aten.silu, or the decomposed gate * sigmoid(gate)), then down. At load up loses
-// the epilogue the product became, gate and up become one multi-output kernel and down computes
-// silu(gate) * up as its GEMV reads it: two dispatches for one token instead of three. The GEMM
-// routes run the fold's kernel into down's input first (three, as before).
+// silu(gate) * up (aten.silu, or the decomposed gate * sigmoid(gate)), then down. At load gate and
+// up become one etwebgpu.linear_q4gsw_swiglu over their interleaved weights storing silu(gate) *
+// up: two dispatches for one token instead of three. The GEMM routes store the pairs, then one
+// elementwise kernel (three, as before).
 HostTensor swiglu_ref(const HostTensor& g, const HostTensor& u) {
   const auto gv = g.to_f64(), uv = u.to_f64();
   HostTensor h(DType::Float64, g.shape);
@@ -302,7 +210,7 @@ void build_mlp(OpGraph& g, const Lin& gate, const Lin& up, const Lin& down, cons
   down.add(g, h, g.output(DType::Float32, {rows, down.N}));
 }
 
-TEST(OpQ4gswLinear, SwigluFoldsIntoTheDownProjectionOnEveryRoute) {
+TEST(OpQ4gswLinear, GateAndUpPairIntoOneSwigluKernelOnEveryRoute) {
   ETW_REQUIRE_GPU();
   struct Case { int64_t rows; bool sigmoid_form; const char* variant; const char* route; };
   for (const Case& c : {Case{1, false, "gemv_rows", ""}, Case{1, true, "gemv_rows", ""}, Case{5, true, "gemm", ""},
@@ -315,20 +223,21 @@ TEST(OpQ4gswLinear, SwigluFoldsIntoTheDownProjectionOnEveryRoute) {
     if (*c.route) routes["linear_q4gsw"] = c.route;
     auto fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
     const std::string at = std::string(c.variant) + (c.sigmoid_form ? " sigmoid form" : " silu") + " rows " + std::to_string(c.rows);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1) << at;
+    const bool in_gemv = std::string(c.variant) == "gemv_rows";
+    // gemv_rows: the pair's GEMV storing h, and down's. Other routes: the pair's kernel storing the
+    // products, swiglu_pairs, down's.
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_swiglu"), in_gemv ? 1 : 2) << at;
+    EXPECT_EQ(fused.ops.size(), in_gemv ? 2u : 3u) << at;
     EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 2) << at;
-    // One token on gemv_rows: the multi-output GEMV and down's, nothing else.
-    const bool folded_in_gemv = std::string(c.variant) == "gemv_rows";
-    EXPECT_EQ(fused.ops.size(), folded_in_gemv ? 2u : 3u) << at;
-    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "swiglu"), folded_in_gemv ? 0 : 1) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "swiglu_pairs"), in_gemv ? 0 : 1) << at;
     auto want = down.ref(swiglu_ref(gate.ref(x), up.ref(x)));
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << at;
     EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5)) << at;
   }
 }
 
-// The product stays (and up keeps its epilogue) where it is read otherwise, here as a graph
-// output, or where gate and up cannot stack (a bias on gate).
+// Gate and up stay apart (up keeps its epilogue) where the product is read otherwise, here as a
+// graph output, or where they cannot stack (a bias on gate).
 TEST(OpQ4gswLinear, SwigluStaysWhenTheProductIsReadOtherwiseOrGateHasABias) {
   ETW_REQUIRE_GPU();
   const int64_t K = 64, F = 64;
@@ -336,56 +245,53 @@ TEST(OpQ4gswLinear, SwigluStaysWhenTheProductIsReadOtherwiseOrGateHasABias) {
   for (bool keep_product : {true, false}) {
     Lin gate(F, K, 32, !keep_product, 111), up(F, K, 32, false, 112), down(24, F, 32, false, 113);
     auto fused = load_graph([&](OpGraph& g) { build_mlp(g, gate, up, down, x, false, keep_product); }, true);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 0) << keep_product;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_swiglu"), 0) << keep_product;
     EXPECT_EQ(fused.ops.size(), 3u) << keep_product;
     auto h = swiglu_ref(gate.ref(x), up.ref(x));
     EXPECT_TRUE(Close(fused.out[keep_product ? 1 : 0], down.ref(h), 1e-4, 1e-4)) << keep_product;
   }
 }
 
-// The folded form called directly with a malformed input list is a Format error naming it.
-TEST(OpQ4gswLinear, MalformedFoldedNormInputIsAFormatError) {
-  ETW_REQUIRE_GPU();
-  const int64_t K = 64;
-  Lin l(16, K, 32, false, 90);
-  auto x = random_f32({1, K}, 91);
-  auto run_with = [&](const std::function<Id(OpGraph&, Id, Id)>& list) {
-    OpGraph g;
-    Id xi = g.input(x), y = g.tensor(DType::Float32, {1, K});
-    l.add(g, list(g, xi, y), g.output(DType::Float32, {1, l.N}));
-    g.run();
-  };
-  std::string e = load_error([&] { run_with([](OpGraph& g, Id xi, Id) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(1e-6)}); }); });
-  EXPECT_NE(e.find("a folded input list must hold [x, weight, eps, y] (an RMSNorm) or [gate, up, y, form] (SwiGLU), got 3 values"),
-            std::string::npos) << e;
-  e = load_error([&] { run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.gb.null(), g.gb.dbl(-1.0), y}); }); });
-  EXPECT_NE(e.find("norm eps must be finite and not negative"), std::string::npos) << e;
-  e = load_error([&] {
-    run_with([](OpGraph& g, Id xi, Id y) { return g.gb.value_list({xi, g.constant(random_f32({K + 4}, 92)), g.gb.dbl(1e-6), y}); });
-  });
-  EXPECT_NE(e.find("norm weight [68] must hold K = 64 values"), std::string::npos) << e;
-}
-
-// A folded SwiGLU list called directly: an unknown form or members of other shapes are Format
+// The op called directly with interleaved weights: h on one row (gemv_rows) and on several (the
+// pairs, then swiglu_pairs); a bad form, pairs not twice h, or weights of other rows are Format
 // errors naming them.
-TEST(OpQ4gswLinear, MalformedFoldedSwigluInputIsAFormatError) {
+TEST(OpQ4gswLinear, SwigluOpDirectCallStoresSiluOfGateTimesUp) {
   ETW_REQUIRE_GPU();
-  const int64_t K = 64;
-  Lin l(16, K, 32, false, 120);
-  auto gx = random_f32({1, K}, 121), ux = random_f32({1, K}, 122);
-  auto run_with = [&](const char* form, int64_t up_k) {
+  const int64_t K = 64, F = 16;
+  Lin gate(F, K, 32, false, 120), up(F, K, 32, false, 121);
+  auto run = [&](const HostTensor& x, const char* form, int64_t pairs_width, int64_t weight_rows) {
     OpGraph g;
-    Id gi = g.input(gx), ui = g.input(up_k == K ? ux : random_f32({1, up_k}, 123)), y = g.tensor(DType::Float32, {1, K});
-    l.add(g, g.gb.value_list({gi, ui, y, g.gb.str(form)}), g.output(DType::Float32, {1, l.N}));
+    Id xi = g.input(x);
+    std::vector<int8_t> q(weight_rows * K, 0);
+    std::vector<float> sc((K / 32) * 2 * F);
+    for (int64_t j = 0; j < F && 2 * j + 1 < weight_rows; ++j)
+      for (int64_t k = 0; k < K; ++k) {
+        q[(2 * j) * K + k] = gate.q[j * K + k];
+        q[(2 * j + 1) * K + k] = up.q[j * K + k];
+      }
+    for (int64_t gi = 0; gi < K / 32; ++gi)
+      for (int64_t j = 0; j < F; ++j) {
+        sc[gi * 2 * F + 2 * j] = gate.scales[gi * gate.npad + j];
+        sc[gi * 2 * F + 2 * j + 1] = up.scales[gi * up.npad + j];
+      }
+    Id w = g.gb.constant(DType::UInt8, {weight_rows, K / 2}, ref::pack_q4_linear(q, weight_rows, K, 8));
+    Id s = g.gb.constant_f32({K / 32, 2 * F}, sc);
+    const int64_t rows = x.shape[0];
+    Id h = g.output(DType::Float32, {rows, F}), pairs = g.tensor(DType::Float32, {rows, pairs_width});
+    g.gb.op("etwebgpu.linear_q4gsw_swiglu", {xi, w, s, g.gb.int_(32), g.gb.str(form), g.gb.value_list({h, pairs})});
     return g.run();
   };
-  std::string e = load_error([&] { run_with("tanh", K); });
-  EXPECT_NE(e.find("a folded SwiGLU's form must be \"silu\" or \"sigmoid\", got \"tanh\""), std::string::npos) << e;
-  e = load_error([&] { run_with("silu", K + 8); });
-  EXPECT_NE(e.find("SwiGLU up [1, 72] must have the gate's shape [1, 64]"), std::string::npos) << e;
-  // Well formed, it computes silu(gate) * up as it reads it.
-  auto out = run_with("silu", K);
-  EXPECT_TRUE(Close(out[0], l.ref(swiglu_ref(gx, ux)), 1e-4, 1e-4));
+  for (int64_t rows : {1, 3}) {
+    auto x = random_f32({rows, K}, 122, -2.f, 2.f);
+    EXPECT_TRUE(Close(run(x, "silu", 2 * F, 2 * F)[0], swiglu_ref(gate.ref(x), up.ref(x)), 1e-4, 1e-4)) << rows;
+  }
+  auto x = random_f32({1, K}, 123);
+  std::string e = load_error([&] { run(x, "tanh", 2 * F, 2 * F); });
+  EXPECT_NE(e.find("the SwiGLU form must be \"silu\" or \"sigmoid\", got \"tanh\""), std::string::npos) << e;
+  e = load_error([&] { run(x, "silu", 2 * F + 2, 2 * F); });
+  EXPECT_NE(e.find("h [1, 16] and pairs [1, 34] must have one rank, pairs twice h's last dim"), std::string::npos) << e;
+  e = load_error([&] { run(x, "silu", 2 * F, 2 * F - 2); });
+  EXPECT_NE(e.find("weight has 30 rows, pairs needs 32"), std::string::npos) << e;
 }
 
 TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
