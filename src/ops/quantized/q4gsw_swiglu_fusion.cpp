@@ -15,11 +15,11 @@
 // graph output or state, g read by up alone.
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
+#include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -47,36 +47,26 @@ const Family* family_of(const std::string& name) {
   return nullptr;
 }
 
-// The form of an epilogue's term list (graph/fusion.h) when it is silu(x1) * x0: "silu" for
-// [silu(x1), x0 * t0], "sigmoid" for [sigmoid(x1), x1 * t0, x0 * t1] (the export's decomposed
-// silu; operands of a product in either order); "" otherwise.
-std::string swiglu_form(const std::string& text) {
-  struct Term {
-    bool binary;
-    std::string a, b, label;
-  };
-  std::istringstream in(text);
-  std::vector<std::string> tok;
-  for (std::string t; in >> t;) tok.push_back(t);
-  std::vector<Term> terms;
-  for (size_t i = 0; i < tok.size();) {
-    if (tok[i] == "u" && i + 8 <= tok.size()) {
-      terms.push_back({false, tok[i + 2], "", tok[i + 7]});
-      i += 8;
-    } else if (tok[i] == "b" && i + 7 <= tok.size()) {
-      terms.push_back({true, tok[i + 2], tok[i + 3], tok[i + 6]});
-      i += 7;
-    } else {
-      return "";
-    }
+// The form of up's epilogue (its term list read as the epilogue reads it, ops/elementwise/
+// fused_terms.h) when it is silu(x1) * x0: "silu" for [silu(x1), x0 * t0], "sigmoid" for
+// [sigmoid(x1), x1 * t0, x0 * t1] (the export's decomposed silu; operands of a product in either
+// order); "" otherwise, or when the list is malformed (left to the linear's builder to report).
+std::string swiglu_form(Graph& g, const format::VkOpCall& up, const std::string& text) {
+  std::vector<FusedTermSpec> terms;
+  graph::Node scratch;
+  try {
+    terms = parse_fused_terms(graph::OpContext{g, up, scratch}, text, 2);
+  } catch (const Error&) {
+    return "";
   }
-  auto product_of = [](const Term& t, const char* p, const char* q) {
-    return t.binary && t.label == "mul" && ((t.a == p && t.b == q) || (t.a == q && t.b == p));
+  auto is = [](const FusedOperand& o, char kind, size_t index) { return o.kind == kind && o.index == index; };
+  auto silu_of_x1 = [&](const FusedTermSpec& t, const char* label) { return !t.binary && t.label == label && is(t.a, 'x', 1); };
+  // t: a product of tensor operands (p, q) in either order.
+  auto product = [&](const FusedTermSpec& t, char pk, size_t pi, char qk, size_t qi) {
+    return t.binary && t.label == "mul" && ((is(t.a, pk, pi) && is(t.b, qk, qi)) || (is(t.a, qk, qi) && is(t.b, pk, pi)));
   };
-  if (terms.size() == 2 && !terms[0].binary && terms[0].label == "silu" && terms[0].a == "x1" && product_of(terms[1], "x0", "t0"))
-    return "silu";
-  if (terms.size() == 3 && !terms[0].binary && terms[0].label == "sigmoid" && terms[0].a == "x1" && product_of(terms[1], "x1", "t0") &&
-      product_of(terms[2], "x0", "t1"))
+  if (terms.size() == 2 && silu_of_x1(terms[0], "silu") && product(terms[1], 'x', 0, 't', 0)) return "silu";
+  if (terms.size() == 3 && silu_of_x1(terms[0], "sigmoid") && product(terms[1], 'x', 1, 't', 0) && product(terms[2], 'x', 0, 't', 1))
     return "sigmoid";
   return "";
 }
@@ -98,7 +88,7 @@ bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype,
   return ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
 }
 
-size_t pair_swiglu_projections(Graph&, format::VkGraphIR& ir) {
+size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
   const auto mentions = graph::tensor_mentions(ir);
   const std::set<int32_t> pinned = graph::pinned_values(ir);
@@ -115,7 +105,7 @@ size_t pair_swiglu_projections(Graph&, format::VkGraphIR& ir) {
     const Family* fam = family_of(up.name);
     // The epilogue: [own arguments..., String, g, h].
     if (!fam || up.args.size() != fam->fixed + 3 || ir.values[up.args[fam->fixed]].kind != VkValueKind::String) continue;
-    const std::string form = swiglu_form(ir.values[up.args[fam->fixed]].str);
+    const std::string form = swiglu_form(g, up, ir.values[up.args[fam->fixed]].str);
     const int32_t gv = up.args[fam->fixed + 1], h = up.args.back();
     if (form.empty() || !graph::float_tensor(ir, gv) || !graph::float_tensor(ir, h) || ir.values[h].tensor.dims.empty() ||
         ir.values[gv].tensor.dims != ir.values[h].tensor.dims || ir.values[gv].tensor.dtype != ir.values[h].tensor.dtype ||
