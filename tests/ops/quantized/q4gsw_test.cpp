@@ -236,6 +236,33 @@ TEST(OpQ4gswLinear, GateAndUpPairIntoOneSwigluKernelOnEveryRoute) {
   }
 }
 
+// Gate and up stay apart (up keeps its epilogue) where up's epilogue is more than silu(gate) * up
+// (here a residual add after the product).
+TEST(OpQ4gswLinear, SwigluStaysWhenUpsEpilogueIsMoreThanTheProduct) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64, F = 64;
+  Lin gate(F, K, 32, false, 114), up(F, K, 32, false, 115), down(24, F, 32, false, 116);
+  auto x = random_f32({1, K}, 117, -2.f, 2.f), r = random_f32({1, F}, 118);
+  auto fused = load_graph(
+      [&](OpGraph& g) {
+        Id xi = g.input(x), ri = g.input(r);
+        Id gv = g.tensor(DType::Float32, {1, F}), uv = g.tensor(DType::Float32, {1, F}), s = g.tensor(DType::Float32, {1, F});
+        Id h = g.tensor(DType::Float32, {1, F}), h2 = g.tensor(DType::Float32, {1, F});
+        gate.add(g, xi, gv);
+        up.add(g, xi, uv);
+        g.gb.op("aten.silu.default", {gv, s});
+        g.gb.op("aten.mul.Tensor", {s, uv, h});
+        g.gb.op("aten.add.Tensor", {h, ri, g.gb.int_(1), h2});
+        down.add(g, h2, g.output(DType::Float32, {1, down.N}));
+      },
+      true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_swiglu"), 0);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "fused[linear_q4gsw+silu+mul+add]"), 1);  // up's whole epilogue
+  auto h = swiglu_ref(gate.ref(x), up.ref(x));
+  for (int64_t i = 0; i < F; ++i) h.as<double>()[i] += r.as<float>()[i];
+  EXPECT_TRUE(Close(fused.out[0], down.ref(h), 1e-4, 1e-4));
+}
+
 // Gate and up stay apart (up keeps its epilogue) where the product is read otherwise, here as a
 // graph output, or where they cannot stack (a bias on gate).
 TEST(OpQ4gswLinear, SwigluStaysWhenTheProductIsReadOtherwiseOrGateHasABias) {
