@@ -190,6 +190,21 @@ int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t 
   return add_owned_constant(ir, std::move(bytes), dtype, {rows, 2 * width});
 }
 
+bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem) {
+  const auto& v = ir.values[id];
+  if (v.kind != format::VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dtype != dtype || v.tensor.dims.size() != 2 ||
+      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size())
+    return false;
+  return ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
+}
+
+bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
+  const auto &u = ir.values[a], &v = ir.values[b];
+  return a == b || (u.kind == v.kind && u.kind != format::VkValueKind::Tensor && u.kind != format::VkValueKind::ValueList &&
+                    u.int_val == v.int_val && u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints &&
+                    u.doubles == v.doubles && u.bools == v.bools && u.str == v.str);
+}
+
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints) {
   format::VkValue v;
   v.kind = format::VkValueKind::IntList;

@@ -113,6 +113,10 @@ int32_t interleave_rows(format::VkGraphIR& ir, int32_t a, int32_t b, format::VkD
 // A new constant [R, 2 width] of the first `width` columns of a and b ([R, >= width]) taken in
 // turn: column 2c = a's column c, 2c + 1 = b's.
 int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t width, format::VkDType dtype, size_t elem);
+// A 2D constant of `dtype` whose data holds at least `elem` bytes per element of its dims.
+bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem);
+// Two non-tensor arguments with one value (the same id, or equal scalars, lists or strings).
+bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b);
 // New IntList / ValueList values; return their ids.
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);

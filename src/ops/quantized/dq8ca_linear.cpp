@@ -252,14 +252,6 @@ void build_linear_dq8ca_q4gsw_qparams_swiglu(OpContext& oc) {
   add_qparams_kernel(oc, {glu.pairs}, {oc.g.tensor(glu.pairs).max_dims.back()}, Epilogue(), glu);
 }
 
-// Two scalar arguments with the same value.
-bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
-  const auto &u = ir.values[a], &v = ir.values[b];
-  return a == b || (u.kind == v.kind && u.kind != format::VkValueKind::Tensor && u.kind != format::VkValueKind::ValueList &&
-                    u.int_val == v.int_val && u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints &&
-                    u.doubles == v.doubles && u.bools == v.bools && u.str == v.str);
-}
-
 // Up to three consecutive etwebgpu.linear_dq8ca_q4gsw_qparams of one input (or clones of one
 // tensor: the export's q, k and v), without epilogue, with the same activation arguments, K and
 // group size, become one etwebgpu.linear_dq8ca_q4gsw_qparams_multi over their stacked weights,
@@ -267,19 +259,13 @@ bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
 size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
   using format::VkValueKind;
   const std::set<int32_t> pinned = graph::pinned_values(ir);
-  auto constant = [&](int32_t id, format::VkDType dt, size_t elem) {
-    const auto& v = ir.values[id];
-    return v.kind == VkValueKind::Tensor && v.tensor.is_constant() && v.tensor.dtype == dt && v.tensor.dims.size() == 2 &&
-           static_cast<size_t>(v.tensor.constant_id) < ir.constants.size() &&
-           ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
-  };
   auto candidate = [&](size_t i) {
     const auto& c = ir.chain[i];
     if (c.name != "etwebgpu.linear_dq8ca_q4gsw_qparams" || c.args.size() != 16) return false;
     const auto& y = ir.values[c.args[15]];
     if (y.kind != VkValueKind::Tensor || y.tensor.dims.empty() || pinned.count(c.args[15]) ||
-        !constant(c.args[10], format::VkDType::UInt8, 1) || !constant(c.args[11], format::VkDType::Int32, 4) ||
-        !constant(c.args[12], format::VkDType::Float32, 4) || ir.values[c.args[13]].kind != VkValueKind::Int ||
+        !graph::constant_2d(ir, c.args[10], format::VkDType::UInt8, 1) || !graph::constant_2d(ir, c.args[11], format::VkDType::Int32, 4) ||
+        !graph::constant_2d(ir, c.args[12], format::VkDType::Float32, 4) || ir.values[c.args[13]].kind != VkValueKind::Int ||
         ir.values[c.args[14]].kind != VkValueKind::Null)
       return false;
     const int64_t width = y.tensor.dims.back();
@@ -288,9 +274,9 @@ size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
   };
   auto compatible = [&](size_t i, size_t j) {
     const auto &f = ir.chain[i], &c = ir.chain[j];
-    if (ir.values[c.args[0]].tensor.dims != ir.values[f.args[0]].tensor.dims || !same_scalar(ir, c.args[13], f.args[13])) return false;
+    if (ir.values[c.args[0]].tensor.dims != ir.values[f.args[0]].tensor.dims || !graph::same_scalar(ir, c.args[13], f.args[13])) return false;
     for (size_t a = 1; a <= 9; ++a)
-      if (!same_scalar(ir, c.args[a], f.args[a])) return false;
+      if (!graph::same_scalar(ir, c.args[a], f.args[a])) return false;
     return ir.values[c.args[10]].tensor.dims[1] == ir.values[f.args[10]].tensor.dims[1] &&
            ir.values[c.args[11]].tensor.dims[0] == ir.values[f.args[11]].tensor.dims[0] &&
            ir.values[c.args[12]].tensor.dims[0] == ir.values[f.args[12]].tensor.dims[0];

@@ -31,9 +31,6 @@ var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subg
 var<private> sg_size: u32;
 #endif
 
-// Activations j .. j + 3 of the row starting at vec4 `row`.
-fn load_x(row: u32, j: u32) -> vec4<f32> { return vec4<f32>(X[row + j]); }
-
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
 fn chunk(n: u32, c: u32) -> vec4<u32> { return W[n * (P.wrow / 16u) + c]; }
@@ -81,7 +78,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
   var hi = 0.0;
   for (var j = lid; j < P.k / 4u; j = j + 256u) {
-    let v = load_x(xrow, j);
+    let v = vec4<f32>(X[xrow + j]);
     lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
     hi = max(hi, max(max(v.x, v.y), max(v.z, v.w)));
   }
@@ -95,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var c = kt; c < chunks; c = c + KT) {
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
-      var v = load_x(xrow, 2u * CW * c + t);
+      var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
 #if DQ8CA
       v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif

@@ -71,23 +71,6 @@ std::string swiglu_form(Graph& g, const format::VkOpCall& up, const std::string&
   return "";
 }
 
-// Two non-tensor arguments with one value.
-bool same_value(const format::VkGraphIR& ir, int32_t a, int32_t b) {
-  const auto &u = ir.values[a], &v = ir.values[b];
-  return a == b || (u.kind == v.kind && u.kind != VkValueKind::Tensor && u.kind != VkValueKind::ValueList && u.int_val == v.int_val &&
-                    u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints && u.doubles == v.doubles &&
-                    u.bools == v.bools && u.str == v.str);
-}
-
-// A 2D constant of `dtype` with at least `elem` bytes per element of its dims in its data.
-bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem) {
-  const auto& v = ir.values[id];
-  if (v.kind != VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dtype != dtype || v.tensor.dims.size() != 2 ||
-      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size())
-    return false;
-  return ir.constants[v.tensor.constant_id].data.size() >= static_cast<size_t>(v.tensor.dims[0] * v.tensor.dims[1]) * elem;
-}
-
 size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
   const auto mentions = graph::tensor_mentions(ir);
@@ -133,9 +116,9 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
               ir.values[up.args[fam->bias]].kind == VkValueKind::Null && ir.values[gate.args[fam->bias]].kind == VkValueKind::Null;
     for (const auto* c : {&gate, &up}) {
       if (!ok) break;
-      ok = constant_2d(ir, c->args[fam->weights], format::VkDType::UInt8, 1) &&
-           constant_2d(ir, c->args[fam->scales], format::VkDType::Float32, 4) &&
-           (fam->sums < 0 || constant_2d(ir, c->args[fam->sums], format::VkDType::Int32, 4)) &&
+      ok = graph::constant_2d(ir, c->args[fam->weights], format::VkDType::UInt8, 1) &&
+           graph::constant_2d(ir, c->args[fam->scales], format::VkDType::Float32, 4) &&
+           (fam->sums < 0 || graph::constant_2d(ir, c->args[fam->sums], format::VkDType::Int32, 4)) &&
            ir.values[c->args[fam->weights]].tensor.dims[0] == F && ir.values[c->args[fam->scales]].tensor.dims[1] >= F &&
            (fam->sums < 0 || ir.values[c->args[fam->sums]].tensor.dims[1] >= F);
     }
@@ -144,7 +127,7 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
     const auto &sg = ir.values[gate.args[fam->scales]].tensor, &su = ir.values[up.args[fam->scales]].tensor;
     if (wg.dims[1] != wu.dims[1] || sg.dims[0] != su.dims[0]) continue;
     if (fam->sums >= 0 && ir.values[gate.args[fam->sums]].tensor.dims[0] != ir.values[up.args[fam->sums]].tensor.dims[0]) continue;
-    for (size_t a = 1; a < static_cast<size_t>(fam->weights) && ok; ++a) ok = same_value(ir, gate.args[a], up.args[a]);
+    for (size_t a = 1; a < static_cast<size_t>(fam->weights) && ok; ++a) ok = graph::same_scalar(ir, gate.args[a], up.args[a]);
     if (!ok) continue;
     // The pair runs at up's place over up's input: gate's input must hold the same values there
     // (one tensor, or clones of one source that nothing between the two reads changes).

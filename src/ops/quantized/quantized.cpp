@@ -299,13 +299,9 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
     const auto& c = ir.chain[i];
     if (c.name != "et_vk.linear_q4gsw.default" || c.args.size() != 6 || ir.values[c.args[4]].kind != VkValueKind::Null) return false;
     const auto& w = ir.values[c.args[1]], &s = ir.values[c.args[2]], &y = ir.values[c.args[5]];
-    return w.kind == VkValueKind::Tensor && w.tensor.is_constant() && w.tensor.dtype == format::VkDType::UInt8 && w.tensor.dims.size() == 2 &&
-           s.kind == VkValueKind::Tensor && s.tensor.is_constant() && s.tensor.dtype == format::VkDType::Float32 && s.tensor.dims.size() == 2 &&
+    return graph::constant_2d(ir, c.args[1], format::VkDType::UInt8, 1) && graph::constant_2d(ir, c.args[2], format::VkDType::Float32, 4) &&
            ir.values[c.args[3]].kind == VkValueKind::Int && y.kind == VkValueKind::Tensor && !pinned.count(c.args[5]) &&
-           !y.tensor.dims.empty() && s.tensor.dims[1] >= y.tensor.dims.back() && w.tensor.dims[0] == y.tensor.dims.back() &&
-           static_cast<size_t>(w.tensor.constant_id) < ir.constants.size() && static_cast<size_t>(s.tensor.constant_id) < ir.constants.size() &&
-           ir.constants[w.tensor.constant_id].data.size() >= static_cast<size_t>(w.tensor.dims[0] * w.tensor.dims[1]) &&
-           ir.constants[s.tensor.constant_id].data.size() >= static_cast<size_t>(s.tensor.dims[0] * s.tensor.dims[1]) * 4;
+           !y.tensor.dims.empty() && s.tensor.dims[1] >= y.tensor.dims.back() && w.tensor.dims[0] == y.tensor.dims.back();
   };
   auto compatible = [&](size_t i, size_t j) {
     const auto &f = ir.chain[i], &c = ir.chain[j];
