@@ -102,40 +102,45 @@ Case make_case(const std::string& name, bool small) {
     // dq8ca_N_K: the same weights as ExecuTorch's 8da4w export runs them (choose_qparams_affine on
     // the token, then et_vk.linear_dq8ca_q4gsw, int8 x int4). Decode-speed comparison.
     const bool dq = name[0] == 'd';
-    int64_t N = 0, K = 0;
-    if (std::sscanf(name.c_str() + (dq ? 6 : 6), "%" SCNd64 "_%" SCNd64, &N, &K) != 2 || N < 1 || K < 32 || K % 32 != 0)
-      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected q4lin_N_K / dq8ca_N_K with K a multiple of 32");
+    int64_t N = 0, K = 0, L = 1;
+    if (std::sscanf(name.c_str() + 6, "%" SCNd64 "_%" SCNd64 "_x%" SCNd64, &N, &K, &L) < 2 || N < 1 || K < 32 || K % 32 != 0 || L < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected q4lin_N_K[_xL] / dq8ca_N_K[_xL] with K a multiple of 32");
+    // _xL: L linears of their own weights reading one token, so the weights of a run (L times
+    // the bytes of one) exceed the GPU's L2 as a model's do: each streams from memory.
     const int64_t gs = 32, G = K / gs, npad = (N + 7) / 8 * 8;
     std::mt19937_64 r(21);
-    std::vector<uint8_t> packed(N * K / 2);
-    std::vector<int32_t> sums(G * npad, 0);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t j = 0; j < K / 2; ++j) {
-        uint8_t b = static_cast<uint8_t>(r() & 0xff);
-        packed[n * K / 2 + j] = b;
-        sums[(2 * j / gs) * npad + n] += (b & 15) - 8 + (b >> 4) - 8;
+    for (int64_t l = 0; l < L; ++l) {
+      // An input of its own each, so the load rewrites do not join them into one multi-output linear.
+      c.inputs.push_back(rnd({1, 1, K}, 23));
+      Id x = g.input(DType::Float32, {1, 1, K});
+      std::vector<uint8_t> packed(N * K / 2);
+      std::vector<int32_t> sums(G * npad, 0);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t j = 0; j < K / 2; ++j) {
+          uint8_t b = static_cast<uint8_t>(r() & 0xff);
+          packed[n * K / 2 + j] = b;
+          sums[(2 * j / gs) * npad + n] += (b & 15) - 8 + (b >> 4) - 8;
+        }
+      std::vector<float> scv = vec(rnd({G, N}, 22 + static_cast<uint64_t>(l), 0.01f));
+      for (auto& v : scv) v = std::abs(v) + 1e-3f;
+      Id w = g.constant(DType::UInt8, {N, K / 2}, packed);
+      if (!dq) {
+        std::vector<float> st(G * npad, 0.f);
+        for (int64_t gi = 0; gi < G; ++gi)
+          for (int64_t n = 0; n < N; ++n) st[gi * npad + n] = scv[gi * N + n];
+        g.op("et_vk.linear_q4gsw.default", {x, w, g.constant_f32({G, npad}, st), g.int_(gs), g.null(), out({1, 1, N})});
+        c.op = "linear_q4gsw";
+      } else {
+        Id s = g.tensor(DType::Float32, {1, 1}), z = g.tensor(DType::Int8, {1, 1});
+        g.op("torchao.choose_qparams_affine.default",
+             {x, g.str("ASYMMETRIC"), g.int_list({1, 1, K}), g.null(), g.int_(-128), g.int_(127), g.null(), g.null(), g.null(),
+              g.boolean(false), g.value_list({s, z})});
+        g.op("et_vk.linear_dq8ca_q4gsw.default",
+             {x, s, z, w, g.constant_i32({G, npad}, sums), g.constant_f32({G, N}, scv), g.int_(gs), g.null(), out({1, 1, N})});
+        c.op = "linear_dq8ca_q4gsw";
       }
-    std::vector<float> scv = vec(rnd({G, N}, 22, 0.01f));
-    for (auto& v : scv) v = std::abs(v) + 1e-3f;
-    c.inputs = {rnd({1, 1, K}, 23)};
-    Id x = g.input(DType::Float32, {1, 1, K});
-    Id w = g.constant(DType::UInt8, {N, K / 2}, packed);
-    if (!dq) {
-      std::vector<float> st(G * npad, 0.f);
-      for (int64_t gi = 0; gi < G; ++gi)
-        for (int64_t n = 0; n < N; ++n) st[gi * npad + n] = scv[gi * N + n];
-      g.op("et_vk.linear_q4gsw.default", {x, w, g.constant_f32({G, npad}, st), g.int_(gs), g.null(), out({1, 1, N})});
-      c.op = "linear_q4gsw";
-    } else {
-      Id s = g.tensor(DType::Float32, {1, 1}), z = g.tensor(DType::Int8, {1, 1});
-      g.op("torchao.choose_qparams_affine.default",
-           {x, g.str("ASYMMETRIC"), g.int_list({1, 1, K}), g.null(), g.int_(-128), g.int_(127), g.null(), g.null(), g.null(),
-            g.boolean(false), g.value_list({s, z})});
-      g.op("et_vk.linear_dq8ca_q4gsw.default",
-           {x, s, z, w, g.constant_i32({G, npad}, sums), g.constant_f32({G, N}, scv), g.int_(gs), g.null(), out({1, 1, N})});
-      c.op = "linear_dq8ca_q4gsw";
     }
-    c.bytes = N * K / 2.0;
+    c.bytes = static_cast<double>(L) * (N * K / 2.0 + G * N * 4.0);  // packed weights and their scales
   } else if (name.rfind("conv_", 0) == 0 && name != "conv_stem") {
     // conv_C_OC_HW_KS: a stride-1, same-padded KSxKS conv of C -> OC channels at HWxHW, batch 1.
     int64_t ic = 0, oc = 0, hw = 0, ks = 0;

@@ -50,6 +50,7 @@ enum class RewritePhase : int {
   Patterns = 0,     // patterns over the passes' calls (8da4w qparams, int8 clamps, squeeze-excite)
   Activations = 1,  // activations taken into the linears before them (SwiGLU: gate and up paired)
   Projections = 2,  // linears of one input become one multi-output call
+  Rotary = 3,       // rotary embeddings taken into the multi-output q/k/v linear before them
 };
 using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
 class LoadRewrites {

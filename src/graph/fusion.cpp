@@ -125,7 +125,14 @@ std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vec
     }
     group.push_back(j);
   }
-  if (group.size() < 2 || !only_clones_read_between(ir, mentions, src, i, group.back())) return {i};
+  if (group.size() < 2) return {i};
+  // Between the first and the last, s is named only by clones and by the group's own calls, which
+  // read it (the export's q, k and v may read one tensor directly): it holds one value throughout.
+  for (size_t m : mentions[src]) {
+    if (m <= i || m >= group.back() || std::find(group.begin(), group.end(), m) != group.end()) continue;
+    const auto& c = ir.chain[m];
+    if (c.name != "aten.clone.default" || c.args.front() != src || c.args.back() == src) return {i};
+  }
   if (drop) *drop = std::move(clones);
   return group;
 }

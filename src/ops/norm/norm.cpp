@@ -19,6 +19,9 @@ enum RowMode : uint32_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNor
 
 // Longest row norm_row_lanes.wgsl holds in registers (32 lanes x VMAX values).
 constexpr uint32_t kLanesMaxLen = 32 * 32;
+// norm_row_split.wgsl: elements per workgroup (its CH), and the row counts below which rows of
+// two chunks or more are split (one workgroup a row would leave most of a GPU idle).
+constexpr uint32_t kSplitChunk = 4096, kSplitMaxRows = 256;
 
 struct RowParams {
   uint32_t rows = 0, len = 1, inner = 1, groups = 1, hw = 1, cpg = 1;
@@ -98,16 +101,27 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
   if (s.mode == kLayerNorm || s.mode == kRmsNorm) {
     std::string forced;
     if (auto it = g.options().force_route.find("norm"); it != g.options().force_route.end()) forced = it->second;
-    if (!forced.empty() && forced != "lanes" && forced != "workgroup")
-      oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\" or \"workgroup\", got \"" + forced + "\"");
+    if (!forced.empty() && forced != "lanes" && forced != "workgroup" && forced != "split")
+      oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\", \"workgroup\" or \"split\", got \"" + forced + "\"");
     std::vector<int64_t> unused;
     RowParams maxp = shape(g.tensor(s.x).max_dims, &unused);
-    if (forced != "workgroup" && maxp.len <= kLanesMaxLen) lanes_vpl = std::max<uint32_t>(1, (maxp.len + 31) / 32);
+    if (forced != "workgroup" && forced != "split" && maxp.len <= kLanesMaxLen) lanes_vpl = std::max<uint32_t>(1, (maxp.len + 31) / 32);
   }
-  auto lanes_run = [st, lanes_vpl] { return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl; };
+  // Long contiguous rows of the norms, fewer than a GPU has cores to give one each:
+  // norm_row_split over chunks of kSplitChunk (force_route norm = "split": any contiguous row).
+  std::string norm_forced;
+  if (auto it = g.options().force_route.find("norm"); it != g.options().force_route.end()) norm_forced = it->second;
+  const bool split_mode = s.mode == kLayerNorm || s.mode == kRmsNorm || s.mode == kGroupNorm;
+  std::vector<int64_t> max_sd;
+  const RowParams maxp = shape(g.tensor(s.x).max_dims, &max_sd);
+  const bool split_ok = split_mode && (norm_forced == "split" || (norm_forced.empty() && maxp.len >= 2 * kSplitChunk));
+  auto split_run = [st, split_ok, forced = norm_forced == "split"] {
+    return split_ok && st->p.inner == 1 && (forced || (st->p.len >= 2 * kSplitChunk && st->p.rows < kSplitMaxRows));
+  };
+  auto lanes_run = [st, lanes_vpl, split_run] { return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl && !split_run(); };
   auto vec4_run = [st, has_vec4] { return has_vec4 && st->p.inner == 1 && st->p.len % 4 == 0; };
   auto params = [st](const kernel::Live&) { return st->p; };
-  // norm_row and norm_row_lanes bind the same tensors, constants and stats.
+  // norm_row, norm_row_lanes and norm_row_split (APPLY) bind the same tensors, constants and stats.
   auto row_kernel = [&](const char* shader) {
     kernel::Kernel k(shader);
     k.constant("MODE", s.mode)
@@ -128,10 +142,24 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
   // Sums over the workgroup by subgroup (one barrier instead of eight: a decode step's RMSNorm).
   if (use_subgroups(oc, 256)) k.define("SUBGROUPS");
   add(k.params<RowParams>(params)
-             .groups([st, vec4_run, lanes_run](const kernel::Live&) {
-               return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() ? 0 : st->p.rows);
+             .groups([st, vec4_run, lanes_run, split_run](const kernel::Live&) {
+               return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() || split_run() ? 0 : st->p.rows);
              })
              .variant("row"));
+  if (split_ok) {
+    const uint64_t max_parts = static_cast<uint64_t>(maxp.rows) * ceil_div(std::max<uint32_t>(maxp.len, 1), kSplitChunk);
+    const gpu::Buffer& parts = g.make_scratch(max_parts * 16, "norm partials");
+    auto split_groups = [st, split_run](const kernel::Live&) {
+      return kernel::Groups::linear(st->p.len == 0 || !split_run() ? 0 : st->p.rows * ceil_div(st->p.len, kSplitChunk));
+    };
+    for (bool apply : {false, true}) {
+      kernel::Kernel sk = apply ? row_kernel("norm_row_split") : kernel::Kernel("norm_row_split");
+      if (!apply) sk.constant("MODE", s.mode).input("X", s.x);
+      sk.define(apply ? "APPLY" : "PARTIALS").buffer("PART", parts, "vec4<f32>", apply ? kernel::Access::Read : kernel::Access::ReadWrite);
+      if (use_subgroups(oc, 256)) sk.define("SUBGROUPS");
+      add(sk.params<RowParams>(params).groups(split_groups).variant(apply ? "split_apply" : "split_partials"));
+    }
+  }
   if (lanes_vpl > 0) {
     kernel::Kernel lk = row_kernel("norm_row_lanes");
     lk.constant("VPL", lanes_vpl);

@@ -212,13 +212,13 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 // ValueList of 2 or 3 tensors]: such linears of one input with their weights, sums and scales
 // stacked (q, k and v), one kernel writing each output.
 void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep,
-                        const q4::SwigluOut& glu = {}) {
+                        const q4::SwigluOut& glu = {}, const q4::RopeOut& rope = {}) {
   int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12);
   q4::ActQuant aq;
   aq.source = q4::ActQuant::Source::Self;
   aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
   const q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
-  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, aq, glu);
+  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, aq, glu, rope);
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
@@ -227,20 +227,32 @@ void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
   add_qparams_kernel(oc, {oc.out()}, {oc.g.tensor(oc.out()).max_dims.back()}, ep);
 }
 
-void build_linear_dq8ca_q4gsw_qparams_multi(OpContext& oc) {
+// The multi-output call's outputs (the first widths.size() values of its ValueList; `extra` more
+// after them) checked against its widths; the same with rotary embeddings
+// (etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope: freqs_cos and freqs_sin after the widths, the
+// rotated q and k after the outputs, q4gsw_gemv_rows.h RopeOut).
+void build_qparams_multi(OpContext& oc, bool with_rope) {
   Graph& g = oc.g;
-  if (oc.nargs() != 17) oc.fail(ErrorKind::Format, "expects 17 arguments, got " + std::to_string(oc.nargs()));
-  const auto outs = g.value_list(oc.out());
+  const size_t nargs = with_rope ? 19 : 17;
+  if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
+  const auto all = g.value_list(oc.out());
   const auto widths = g.int_list(oc.arg(15));
-  if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
-    oc.fail(ErrorKind::Format, "expects 2 or 3 outputs and as many widths, got " + std::to_string(outs.size()) + " and " +
-                                   std::to_string(widths.size()));
+  const size_t extra = with_rope ? 2 : 0;
+  if (widths.size() < 2 || widths.size() > 3 || all.size() != widths.size() + extra)
+    oc.fail(ErrorKind::Format, "expects 2 or 3 widths and " + std::string(with_rope ? "as many outputs plus the rotated q and k" : "as many outputs") +
+                                   ", got " + std::to_string(widths.size()) + " and " + std::to_string(all.size()));
+  const std::vector<int32_t> outs(all.begin(), all.begin() + widths.size());
   for (size_t i = 0; i < outs.size(); ++i)
     if (g.tensor(outs[i]).rank() < 1 || g.tensor(outs[i]).max_dims.back() != widths[i])
       oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
                                      std::to_string(widths[i]));
-  add_qparams_kernel(oc, outs, widths, Epilogue());
+  q4::RopeOut rope;
+  if (with_rope) rope = q4::read_rope_out(oc, 16, outs, {all.end() - 2, all.end()}, widths);
+  add_qparams_kernel(oc, outs, widths, Epilogue(), {}, rope);
 }
+
+void build_linear_dq8ca_q4gsw_qparams_multi(OpContext& oc) { build_qparams_multi(oc, false); }
+void build_linear_dq8ca_q4gsw_qparams_multi_rope(OpContext& oc) { build_qparams_multi(oc, true); }
 
 // etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu [the same 15 arguments up to bias, form (String),
 // out = ValueList[h, pairs]]: an 8da4w Llama MLP's gate and up with their weights, sums and scales
@@ -367,6 +379,7 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
 ETW_REGISTER_OP("et_vk.linear_dq8ca_q4gsw.default", build_linear_dq8ca_q4gsw);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams", build_linear_dq8ca_q4gsw_qparams);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_q4gsw_qparams_multi);
+ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", build_linear_dq8ca_q4gsw_qparams_multi_rope);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", build_linear_dq8ca_q4gsw_qparams_swiglu);
 ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams, Patterns);
 ETW_REGISTER_LOAD_REWRITE(fuse_qparams_projections, Projections);

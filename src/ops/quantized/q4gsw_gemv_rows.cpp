@@ -1,5 +1,6 @@
 #include "ops/quantized/q4gsw_gemv_rows.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/escape.h"
@@ -40,6 +41,38 @@ SwigluOut read_swiglu_out(OpContext& oc, size_t form_arg) {
   return glu;
 }
 
+RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>& raw, const std::vector<int32_t>& rotated,
+                      const std::vector<int64_t>& widths) {
+  Graph& g = oc.g;
+  RopeOut rope;
+  rope.cos = oc.arg(cos_arg);
+  rope.sin = oc.arg(cos_arg + 1);
+  for (int32_t t : {rope.cos, rope.sin}) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16}, "freqs_cos/freqs_sin");
+  if (raw.size() < 2 || rotated.size() != 2)
+    oc.fail(ErrorKind::Format, "expects the rotated q and k after the linear's outputs, got " + std::to_string(rotated.size()) + " values");
+  const auto& tc = g.tensor(rope.cos);
+  if (tc.rank() != 2 || g.tensor(rope.sin).max_dims != tc.max_dims)
+    oc.fail(ErrorKind::Format, "freqs_cos " + shape_str(tc.max_dims) + " and freqs_sin " + shape_str(g.tensor(rope.sin).max_dims) +
+                                   " must be one [S, head_dim / 2] shape");
+  const int64_t D = 2 * tc.max_dims[1];
+  for (int64_t w : widths)
+    if (w % 2) oc.fail(ErrorKind::Format, "the widths must be even (whole pairs), got " + std::to_string(w));
+  rope.q = rotated[0];
+  rope.k = rotated[1];
+  for (size_t i = 0; i < 2; ++i) {
+    require_dtype(oc, rotated[i], {VkDType::Float32, VkDType::Float16}, i ? "k" : "q");
+    const auto& r = g.tensor(rotated[i]).max_dims;
+    const auto& w = g.tensor(raw[i]).max_dims;
+    // [..., H, D] over the linear's [..., H * D].
+    if (D < 2 || r.size() != w.size() + 1 || r.back() != D || widths[i] % D != 0 || r.end()[-2] * D != widths[i] ||
+        !std::equal(w.begin(), w.end() - 1, r.begin()))
+      oc.fail(ErrorKind::Format, std::string(i ? "k " : "q ") + shape_str(r) + " must be the linear's " + shape_str(w) +
+                                     " split into heads of freqs_cos's head_dim " + std::to_string(D));
+  }
+  rope.head_dim = static_cast<uint32_t>(D);
+  return rope;
+}
+
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
   const auto& tx = g.tensor(x);
   return base.k % 8 == 0 && base.gs % 8 == 0 && base.wrow % 4 == 0 && base.wrow * 2 >= base.k &&
@@ -47,15 +80,19 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
-                         const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu) {
+                         const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu,
+                         const RopeOut& rope) {
   Graph& g = oc.g;
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  // Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup.
+  // Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup
+  // (an even count: a SwiGLU or rotary pair is one invocation's).
   const uint32_t rpt = base.n >= 8192 ? 4 : 2, kt = 64;
   const uint64_t per = (256 / kt) * rpt;
 
+  LinParams lin = base;
+  lin.hd = rope.head_dim;
   kernel::Kernel k("q4gsw_gemv_rows");
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
@@ -72,21 +109,26 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (glu.active()) {
     k.define("SWIGLU_OUT").output("O", glu.h);
     if (glu.sigmoid) k.define("SIGMOID_FORM");
-  } else {
+  } else if (!rope.active()) {
     k.output("O", outs[0]);
   }
-  if (outs.size() > 1) k.define("MULTI").output("O1", outs[1]);
+  if (rope.active()) {
+    k.define("ROPE_OUT").input("COS", rope.cos).input("SIN", rope.sin).output("O", rope.q).output("O1", rope.k);
+  } else if (outs.size() > 1) {
+    k.output("O1", outs[1]);
+  }
+  if (outs.size() > 1) k.define("MULTI");
   if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);
   auto rows = [x, K = base.k](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / K); };
   if (aq.source == ActQuant::Source::None) {
-    ep.apply<LinParams>(k, [rows, base](const kernel::Live& l) {
-      LinParams p = base;
+    ep.apply<LinParams>(k, [rows, lin](const kernel::Live& l) {
+      LinParams p = lin;
       p.m = kernel::u32(rows(l), "rows");
       return p;
     });
   } else {
     DqLinParams dq{};
-    dq.lin = base;
+    dq.lin = lin;
     dq.mode = aq.args.mode;
     dq.sym_zp = aq.args.sym_zp;
     dq.qmin = aq.args.qmin;

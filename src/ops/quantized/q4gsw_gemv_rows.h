@@ -17,7 +17,8 @@ namespace etwebgpu::ops::q4 {
 struct LinParams {
   uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
   uint32_t n0, n1;  // several outputs: the first two widths
-  uint32_t pad2, pad3;
+  uint32_t hd;      // RopeOut: the head dim
+  uint32_t pad3;
 };
 static_assert(sizeof(LinParams) == 48);
 
@@ -40,6 +41,24 @@ struct SwigluOut {
   bool active() const { return h >= 0; }
 };
 
+// Rotary embeddings on the output (q4gsw_rope_fusion.cpp): the first two outputs of a multi-output
+// linear are q and k, [..., Hq * D] and [..., Hk * D], and the linear stores them rotated as
+// et_vk.apply_rotary_emb rotates them (interleaved pairs (2i, 2i + 1) of each head by row m's
+// cos[m, i] and sin[m, i], the same float operations) into q and k [..., H, D]; a third output
+// (v) is stored as it is. gemv_rows rotates in the invocation that holds both rows of a pair; the
+// other routes store the raw products into the linear's outputs and rope_rotary rotates them.
+struct RopeOut {
+  int32_t q = -1, k = -1, cos = -1, sin = -1;
+  uint32_t head_dim = 0;
+  bool active() const { return q >= 0; }
+};
+
+// Reads the rotary output of a `*_multi_rope` call: cos and sin at `cos_arg`, `cos_arg + 1`, the
+// rotated outputs q and k after `raw` outputs of the linear ([q, k, v?] widths `widths`); Format
+// errors name the value.
+RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>& raw, const std::vector<int32_t>& rotated,
+                      const std::vector<int64_t>& widths);
+
 // Reads the SwiGLU output of a `*_swiglu` call: the form String at `form_arg` and its output
 // ValueList [h, pairs] (h [..., F] and pairs [..., 2F] of one rank, f32/f16); Format errors name
 // the value.
@@ -54,7 +73,8 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
 // one), the epilogue `ep` applied to a single output; reductions by subgroup where
 // use_subgroups allows.
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
-                         const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu = {});
+                         const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu = {},
+                         const RopeOut& rope = {});
 
 // The kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the channel-wise packing):
 //   gemv_rows   one 256-wide workgroup per 8 or 16 outputs of a row, a chunk of packed words per
@@ -66,13 +86,13 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
 // One row takes a GEMV (gemv_rows where it fits). force_route[force_key]: "gemv_rows", "gemv",
 // "gemm" (tiled or large by rows), "gemm_tiled", "gemm_large". `base` holds everything but the
 // live row count m; `ep` is the fused epilogue, `glu` a SwiGLU on the output (outs then
-// {glu.pairs}, widths {2F}). An 8da4w linear choosing its
+// {glu.pairs}, widths {2F}), `rope` rotary embeddings on the first two outputs. An 8da4w linear choosing its
 // own activation parameters (aq Self; needs gemv_rows' shapes) takes gemv_rows on one row (or
 // every row count, forced "gemv_rows") and on several the GEMM kernels over its rows fake-quantized
 // into scratch (dq8ca_dequant_rows.wgsl, route "dequant_rows"), as torchao's quantize_affine /
 // dequantize_affine compute them.
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const ActQuant& aq = {}, const SwigluOut& glu = {});
+                        const ActQuant& aq = {}, const SwigluOut& glu = {}, const RopeOut& rope = {});
 
 }  // namespace etwebgpu::ops::q4

@@ -15,6 +15,8 @@
 // SWIGLU_OUT: the weight rows are (gate, up) pairs (q4gsw_swiglu_fusion.cpp), and the invocation
 // holding rows 2j and 2j + 1 stores O[m, j] = silu(gate) * up, with the operations of the
 // elementwise kernels it replaced (SIGMOID_FORM: gate * sigmoid(gate)).
+// ROPE_OUT (MULTI: outputs q, k and maybe v): the invocation holding rows 2j and 2j + 1 rotates
+// q's and k's pairs by COS and SIN [M, P.hd / 2] at row m, as rope_rotary.wgsl does.
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -152,6 +154,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let s = g / (1.0 + exp(-g));
 #endif
     O[m * (P.n / 2u) + nbase / 2u + kt] = O_T(s * u);
+  }
+#elif ROPE_OUT
+  // RPT is even and nbase a multiple of it; q's and k's widths are multiples of the head dim.
+  let n = nbase + 2u * kt;
+  if (kt < RPT / 2u && n + 1u < P.n) {
+    var a = tot[2u * kt];
+    var b = tot[2u * kt + 1u];
+#if DQ8CA
+    a = q.x * a;
+    b = q.x * b;
+#endif
+    if (P.has_bias == 1u) {
+      a = a + f32(BIAS[n]);
+      b = b + f32(BIAS[n + 1u]);
+    }
+    if (n < P.n0 + P.n1) {
+      let t = m * (P.hd / 2u) + (n % P.hd) / 2u;
+      let c = f32(COS[t]);
+      let s = f32(SIN[t]);
+      let r = vec2<f32>(a * c - b * s, a * s + b * c);
+      a = r.x;
+      b = r.y;
+    }
+    store_out(m, n, a);
+    store_out(m, n + 1u, b);
   }
 #else
   let n = nbase + kt;

@@ -23,6 +23,7 @@
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
 #include "ops/quantized/q4gsw_gemv_rows.h"
+#include "ops/rope/rope.h"
 
 namespace etwebgpu::ops {
 namespace {
@@ -59,7 +60,7 @@ struct SwigluPairsParams {
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const ActQuant& aq, const SwigluOut& glu) {
+                        const ActQuant& aq, const SwigluOut& glu, const RopeOut& rope) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   const bool self_quant = aq.source == ActQuant::Source::Self;
@@ -108,6 +109,23 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
       od.back() = f;
       return od;
     });
+  if (rope.active()) {
+    // q and k [..., H, D]: the linear's outputs split into heads; the tables one row per row.
+    for (size_t i = 0; i < 2; ++i)
+      oc.output(i ? rope.k : rope.q, [x, d = static_cast<int64_t>(rope.head_dim), w = widths[i]](const kernel::Live& l) {
+        std::vector<int64_t> od = l.dims(x);
+        od.back() = w / d;
+        od.push_back(d);
+        return od;
+      });
+    oc.prepare([x, base, fc = rope.cos, fs = rope.sin](const kernel::Live& l) {
+      const int64_t m = l.numel(x) / base.k;
+      const auto& dc = l.dims(fc);
+      if (dc.size() != 2 || l.dims(fs) != dc || dc[0] != m)
+        throw Error(ErrorKind::InvalidArgument, "freqs_cos " + shape_str(dc) + " and freqs_sin " + shape_str(l.dims(fs)) +
+                                                    " must hold one row per input row (" + std::to_string(m) + ")");
+    });
+  }
   if (outs.size() > 1) {
     base.n0 = static_cast<uint32_t>(widths[0]);
     base.n1 = static_cast<uint32_t>(widths[1]);
@@ -145,7 +163,7 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   const bool rows_gemv = self_quant || (rows_ok && route != "gemv");
   auto takes_rows = [gemv, rows_gemv](const kernel::Live& l) { return rows_gemv && gemv(l); };
   if (rows_gemv) {
-    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, glu)
+    oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, glu, rope)
                .when(gemv)
                .variant(!self_quant ? "gemv_rows" : outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
   } else {
@@ -185,6 +203,11 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
                  return kernel::Groups::grid(ceil_div(base.n, 128), ceil_div(rows(l), 128));
                })
                .variant("gemm_large"));
+  // Rotary embeddings off gemv_rows: the kernels above stored q and k as they are.
+  if (rope.active())
+    oc.add(rope::interleaved_rows(outs[0], outs[1], rope.cos, rope.sin, rope.q, rope.k, rope.head_dim)
+               .when([takes_rows](const kernel::Live& l) { return !takes_rows(l); })
+               .variant("rope_rows"));
   // A SwiGLU output off gemv_rows: the kernels above stored the pairs; h from them.
   if (glu.active()) {
     kernel::Kernel pk("q4gsw_swiglu_pairs");
@@ -268,6 +291,35 @@ void build_linear_q4gsw_multi(OpContext& oc) {
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
   q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue());
+}
+
+// etwebgpu.linear_q4gsw_multi_rope [input, weight, weight_scales, group_size, widths, freqs_cos,
+// freqs_sin, out = ValueList[q, k, (v,) q_rot, k_rot]]: the multi-output linear of q, k (and v)
+// with et_vk.apply_rotary_emb on q and k (q4gsw_rope_fusion.cpp, q4gsw_gemv_rows.h RopeOut):
+// q_rot and k_rot [..., H, D] hold the rotated heads; q and k the products on the GEMM routes.
+void build_linear_q4gsw_multi_rope(OpContext& oc) {
+  Graph& g = oc.g;
+  if (oc.nargs() != 8) oc.fail(ErrorKind::Format, "expects 8 arguments, got " + std::to_string(oc.nargs()));
+  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  const auto all = g.value_list(oc.out());
+  const auto widths = g.int_list(oc.arg(4));
+  if (widths.size() < 2 || widths.size() > 3 || all.size() != widths.size() + 2)
+    oc.fail(ErrorKind::Format, "expects 2 or 3 widths and as many outputs plus the rotated q and k, got " + std::to_string(widths.size()) +
+                                   " and " + std::to_string(all.size()));
+  const std::vector<int32_t> outs(all.begin(), all.begin() + widths.size()), rotated(all.end() - 2, all.end());
+  int64_t N = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    require_dtype(oc, outs[i], {VkDType::Float32, VkDType::Float16}, "out");
+    if (widths[i] < 1 || g.tensor(outs[i]).max_dims.back() != widths[i] || g.tensor(outs[i]).rank() != g.tensor(outs[0]).rank())
+      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
+                                     std::to_string(widths[i]));
+    N += widths[i];
+  }
+  const q4::RopeOut rope = q4::read_rope_out(oc, 5, outs, rotated, widths);
+  if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
+    oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
+  LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
+  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), {}, {}, rope);
 }
 
 // etwebgpu.linear_q4gsw_swiglu [input, weight, weight_scales, group_size, form (String), out =
@@ -425,6 +477,7 @@ ETW_REGISTER_OP("et_vk.linear_q4gsw.default", build_linear_q4gsw);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_swiglu", build_linear_q4gsw_swiglu);
+ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi_rope", build_linear_q4gsw_multi_rope);
 ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);

@@ -1,7 +1,7 @@
 // et_vk.apply_rotary_emb (interleaved, Llama), et_vk.apply_rotary_emb_hf (rotate-half, HF) and
 // etwebgpu.rope_interleaved (the interleaved one as load-time fusion finds it, one tensor).
 // xq [..., S, Hq, D], xk [..., S, Hk, D]: both in one flat dispatch (2D-folded grid).
-#include "ops/op_common.h"
+#include "ops/rope/rope.h"
 
 namespace etwebgpu::ops {
 namespace {
@@ -9,6 +9,36 @@ namespace {
 struct Params {
   uint32_t pairs, d, h, s, start, width, pairs2, h2;
 };
+
+}  // namespace
+
+namespace rope {
+
+kernel::Kernel interleaved_rows(int32_t q, int32_t k, int32_t fc, int32_t fs, int32_t yq, int32_t yk, uint32_t head_dim) {
+  return kernel::Kernel("rope_rotary")
+      .define("PAIR")
+      .constant("HF", 0.0)
+      .input("X", q)
+      .input("X2", k)
+      .input("COS", fc)
+      .input("SIN", fs)
+      .output("Y", yq)
+      .output("Y2", yk)
+      .params<Params>([q, k, head_dim](const kernel::Live& l) {
+        // Row m of [M, H * D] is sequence position m of the table: s = M, H = width / D.
+        const int64_t wq = l.dims(q).back(), wk = l.dims(k).back();
+        return Params{kernel::u32(l.numel(q) / 2, "pair count"), head_dim, kernel::u32(wq / head_dim, "heads"),
+                      kernel::u32(l.numel(q) / wq, "rows"), 0, head_dim / 2, kernel::u32(l.numel(k) / 2, "pair count"),
+                      kernel::u32(wk / head_dim, "heads")};
+      })
+      .groups([q, k](const kernel::Live& l) {
+        return kernel::Groups::linear(ceil_div(static_cast<uint64_t>(l.numel(q) / 2 + l.numel(k) / 2), 256));
+      });
+}
+
+}  // namespace rope
+
+namespace {
 
 void build_rope(OpContext& oc, bool hf) {
   Graph& g = oc.g;

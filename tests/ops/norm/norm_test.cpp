@@ -239,6 +239,33 @@ TEST(OpLayerNorm, LanesAndWorkgroupRoutesMatchReferenceAcrossRowLengthsAndPartia
   }
 }
 
+// force_route norm = "split": short rows too (one chunk, a partial one, several) through
+// norm_row_split, layer_norm and rms_norm, against the references.
+TEST(OpLayerNorm, SplitRouteMatchesReferenceOnOneChunkAndMany) {
+  ETW_REQUIRE_GPU();
+  for (auto [rows, len] : std::vector<std::pair<int64_t, int64_t>>{{3, 7}, {2, 4096}, {2, 4097}, {1, 20000}}) {
+    auto x = random_f32({rows, len}, 80 + len, 999, 1001), w = random_f32({len}, 81), b = random_f32({len}, 82);
+    std::vector<double> rm, rr;
+    auto ref = ref::layer_norm(x, 1, vec(w), vec(b), 1e-5, &rm, &rr);
+    std::vector<std::string> variants;
+    auto out = run_layer_norm_route(x, w, b, "split", &variants);
+    const std::string at = std::to_string(rows) + "x" + std::to_string(len);
+    EXPECT_EQ(std::count(variants.begin(), variants.end(), "split_apply"), 1) << at;
+    EXPECT_TRUE(Close(out[0], ref, 5e-4, 1e-3)) << at;
+    EXPECT_TRUE(Close(out[1], ref_tensor({rows, 1}, rm), 1e-6, 1e-6)) << at;
+    EXPECT_TRUE(Close(out[2], ref_tensor({rows, 1}, rr), 1e-5, 1e-3)) << at;
+  }
+  // A 20,000-wide row of rms_norm: split by default (one row, five chunks).
+  auto x = random_f32({1, 20000}, 83, -2, 2), w = random_f32({20000}, 84);
+  OpGraph g;
+  Id in = g.input(x);
+  g.gb.op("et_vk.rms_norm.default", {in, g.constant(w), g.gb.dbl(1e-6), g.output(DType::Float32, {1, 20000})});
+  auto out = g.run();
+  auto v = g.variants();
+  EXPECT_EQ(std::count(v.begin(), v.end(), "split_apply"), 1);
+  EXPECT_TRUE(Close(out[0], ref::rms_norm(x, vec(w), 1e-6), 1e-5, 1e-4));
+}
+
 TEST(OpLayerNorm, RowsPast1024TakeTheWorkgroupKernelEvenWhenLanesAreForced) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({3, 1025}, 63, -2, 2), w = random_f32({1025}, 64), b = random_f32({1025}, 65);
@@ -270,7 +297,7 @@ TEST(OpLayerNorm, NormalizedShapeMustBeTheTrailingShape) {
 }
 
 HostTensor run_group_norm(const HostTensor& x, int64_t groups, const HostTensor* w, const HostTensor* b, double eps,
-                          std::vector<HostTensor>* stats = nullptr) {
+                          std::vector<HostTensor>* stats = nullptr, std::vector<std::string>* variants = nullptr) {
   OpGraph g;
   Id in = g.input(x);
   Id o = g.output(DType::Float32, x.shape);
@@ -282,7 +309,36 @@ HostTensor run_group_norm(const HostTensor& x, int64_t groups, const HostTensor*
            g.gb.int_(x.shape[1]), g.gb.int_(hw), g.gb.int_(groups), g.gb.dbl(eps), g.gb.value_list({o, m, r})});
   auto out = g.run();
   if (stats) *stats = {out[1], out[2]};
+  if (variants) *variants = g.variants();
   return out[0];
+}
+
+// PoolFormer's GroupNorm of one group over C x H x W (a row of 64 x 40 x 40 = 102,400) splits
+// over chunks of 4,096 (norm_row_split: partials, then the merge and the normalization), with an
+// offset of 1000 that a one-pass variance would lose and channel means that differ; rows whose last chunk is partial and two
+// groups over a batch of two take it too; the stats match.
+TEST(OpGroupNorm, LongGroupsSplitOverWorkgroupsAndMatchTheReference) {
+  ETW_REQUIRE_GPU();
+  struct Case { std::vector<int64_t> shape; int64_t groups; };
+  for (const Case& c : {Case{{1, 64, 40, 40}, 1}, Case{{2, 8, 48, 48}, 2}, Case{{1, 3, 91, 91}, 1}}) {
+    const int64_t C = c.shape[1];
+    auto x = random_f32(c.shape, 70, 999, 1001), w = random_f32({C}, 71), b = random_f32({C}, 72);
+    // Channel c offset by c / 4: chunks of different means, whose spread the merge must add.
+    const int64_t hw = x.numel() / (c.shape[0] * C);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] += static_cast<float>((i / hw) % C) / 4.f;
+    std::vector<HostTensor> st;
+    std::vector<double> rm, rr;
+    std::vector<std::string> variants;
+    auto ref = ref::group_norm(x, c.groups, vec(w), vec(b), 1e-5, &rm, &rr);
+    auto out = run_group_norm(x, c.groups, &w, &b, 1e-5, &st, &variants);
+    const std::string at = shape_str(c.shape) + " groups " + std::to_string(c.groups);
+    EXPECT_EQ(std::count(variants.begin(), variants.end(), "split_partials"), 1) << at;
+    EXPECT_EQ(std::count(variants.begin(), variants.end(), "split_apply"), 1) << at;
+    EXPECT_EQ(std::count(variants.begin(), variants.end(), "row"), 0) << at;
+    EXPECT_TRUE(Close(out, ref, 5e-4, 1e-3)) << at;
+    EXPECT_TRUE(Close(st[0], ref_tensor({c.shape[0], c.groups}, rm), 1e-6, 1e-6)) << at;
+    EXPECT_TRUE(Close(st[1], ref_tensor({c.shape[0], c.groups}, rr), 1e-5, 1e-3)) << at;
+  }
 }
 
 TEST(OpGroupNorm, AffineWithStatsMatchesReference) {

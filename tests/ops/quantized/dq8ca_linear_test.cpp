@@ -12,6 +12,7 @@
 #include "gpu/context.h"
 #include "reference/quantized/q4_ref.h"
 #include "reference/quantized/q8_linear_ref.h"
+#include "reference/rope/rope_ref.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -567,6 +568,63 @@ TEST(OpLinearDq8caQ4gsw, ProjectionsOfOneInputBecomeOneMultiOutputKernel) {
         for (int64_t n = 0; n < ds[i].N; ++n) t.as<double>()[n * rows + m] = want.as<double>()[m * ds[i].N + n];
       EXPECT_TRUE(Close(fused.out[i], t, 1e-4, 1e-4)) << at << " output " << i;
     }
+  }
+}
+
+// An 8da4w attention's q, k and v as the recipe's export writes them (each projection through
+// choose_qparams_affine on its own clone of the input), q and k split into heads by views and
+// rotated by et_vk.apply_rotary_emb: at load one
+// etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope storing q and k rotated. Three rows: the per-row
+// kernel rotating as it stores; 40: dequant_rows, the large GEMM, then rope_rows.
+TEST(OpLinearDq8caQ4gsw, RotaryEmbeddingFoldsIntoTheQkvKernelChoosingItsParameters) {
+  ETW_REQUIRE_GPU();
+  constexpr int64_t K = 64, D = 8, Hq = 4, Hk = 2;
+  for (int64_t rows : {3, 40}) {
+    std::vector<Dq> ds;
+    ds.emplace_back(Hq * D, K, 32, 140);
+    ds.emplace_back(Hk * D, K, 32, 141);
+    ds.emplace_back(Hk * D, K, 32, 142);
+    auto x = rows_x(rows, K, 143);
+    auto cos = random_f32({rows, D / 2}, 144), sin = random_f32({rows, D / 2}, 145);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
+      std::vector<Id> ys;
+      for (const Dq& d : ds) {
+        Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
+        g.gb.op("aten.clone.default", {xi, g.gb.null(), a});
+        Id sc, zp;
+        add_cq(g, a, x.shape, Cq{}, &sc, &zp, false);
+        g.gb.op("aten.clone.default", {xi, g.gb.null(), b});
+        ys.push_back(g.tensor(DType::Float32, {rows, d.N}));
+        d.add(g, b, sc, zp, ys.back());
+      }
+      Id q1 = g.tensor(DType::Float32, {rows, Hq, D}), k1 = g.tensor(DType::Float32, {rows, Hk, D});
+      g.gb.op("aten.view_copy.default", {ys[0], g.gb.int_list({rows, Hq, D}), q1});
+      g.gb.op("aten.view_copy.default", {ys[1], g.gb.int_list({rows, Hk, D}), k1});
+      Id qr = g.output(DType::Float32, {rows, Hq, D}), kr = g.output(DType::Float32, {rows, Hk, D});
+      g.gb.op("et_vk.apply_rotary_emb.default", {q1, k1, fc, fs, g.gb.value_list({qr, kr})});
+      g.gb.op("aten.permute_copy.default", {ys[2], g.gb.int_list({1, 0}), g.output(DType::Float32, {ds[2].N, rows})});
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    const std::string at = std::to_string(rows) + " rows";
+    const bool in_gemv = rows < 32;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.apply_rotary_emb.default"), 0) << at;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "torchao.choose_qparams_affine.default"), 0) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), in_gemv ? "gemv_rows_qparams_multi" : "gemm_large"), 1) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "rope_rows"), in_gemv ? 0 : 1) << at;
+    // The kernel and v's transpose; dequant_rows, the GEMM, rope_rows and the transpose.
+    EXPECT_EQ(fused.ops.size(), in_gemv ? 2u : 4u) << at;
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(x, &rs, &rz);
+    auto heads = [&](HostTensor t, int64_t h) {
+      t.shape = {rows, h, D};
+      return ref::rope_interleaved(t, cos, sin);
+    };
+    ASSERT_EQ(fused.out.size(), 3u);
+    EXPECT_TRUE(Close(fused.out[0], heads(ds[0].ref(x, rs, rz), Hq), 1e-4, 1e-4)) << at;
+    EXPECT_TRUE(Close(fused.out[1], heads(ds[1].ref(x, rs, rz), Hk), 1e-4, 1e-4)) << at;
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(Close(fused.out[i], plain.out[i], 1e-5, 1e-5)) << at << " output " << i;
   }
 }
 

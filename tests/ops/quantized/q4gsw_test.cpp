@@ -9,6 +9,7 @@
 
 #include "gpu/context.h"
 #include "reference/quantized/q4_ref.h"
+#include "reference/rope/rope_ref.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -319,6 +320,188 @@ TEST(OpQ4gswLinear, SwigluOpDirectCallStoresSiluOfGateTimesUp) {
   EXPECT_NE(e.find("h [1, 16] and pairs [1, 34] must have one rank, pairs twice h's last dim"), std::string::npos) << e;
   e = load_error([&] { run(x, "silu", 2 * F, 2 * F - 2); });
   EXPECT_NE(e.find("weight has 30 rows, pairs needs 32"), std::string::npos) << e;
+}
+
+// A Llama attention's q, k and v as the recipe's export writes them: three projections of one
+// input (each through its own clone), q and k split into heads [rows, H, D] by views (q through
+// two), et_vk.apply_rotary_emb of both with tables [rows, D / 2]; v read on (here a graph output
+// through a transpose, `q_out`: q read otherwise too). At load the projections become one
+// etwebgpu.linear_q4gsw_multi_rope storing q and k rotated.
+struct Qkv {
+  static constexpr int64_t K = 64, D = 8, Hq = 4, Hk = 2;
+  Lin q{Hq * D, K, 32, false, 130}, k{Hk * D, K, 32, false, 131}, v{Hk * D, K, 32, false, 132};
+  HostTensor x, cos, sin;
+  explicit Qkv(int64_t rows)
+      : x(random_f32({rows, K}, 133, -2.f, 2.f)), cos(random_f32({rows, D / 2}, 134)), sin(random_f32({rows, D / 2}, 135)) {}
+  void build(OpGraph& g, bool q_out) const {
+    const int64_t rows = x.shape[0];
+    Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
+    std::vector<Id> ys;
+    for (const Lin* l : {&q, &k, &v}) {
+      Id xc = g.tensor(DType::Float32, x.shape);
+      g.gb.op("aten.clone.default", {xi, g.gb.null(), xc});
+      ys.push_back(q_out && l == &q ? g.output(DType::Float32, {rows, l->N}) : g.tensor(DType::Float32, {rows, l->N}));
+      l->add(g, xc, ys.back());
+    }
+    Id q1 = g.tensor(DType::Float32, {rows, Hq, D}), q2 = g.tensor(DType::Float32, {rows, Hq, D});
+    Id k1 = g.tensor(DType::Float32, {rows, Hk, D});
+    g.gb.op("aten.view_copy.default", {ys[0], g.gb.int_list({rows, Hq, D}), q1});
+    g.gb.op("aten.view_copy.default", {q1, g.gb.int_list({rows, Hq, D}), q2});
+    g.gb.op("aten.view_copy.default", {ys[1], g.gb.int_list({rows, Hk, D}), k1});
+    Id qr = g.output(DType::Float32, {rows, Hq, D}), kr = g.output(DType::Float32, {rows, Hk, D});
+    g.gb.op("et_vk.apply_rotary_emb.default", {q2, k1, fc, fs, g.gb.value_list({qr, kr})});
+    g.gb.op("aten.permute_copy.default", {ys[2], g.gb.int_list({1, 0}), g.output(DType::Float32, {v.N, rows})});
+  }
+  // q and k rotated, v transposed, in fp64.
+  std::vector<HostTensor> ref() const {
+    const int64_t rows = x.shape[0];
+    auto heads = [&](HostTensor t, int64_t h) {
+      t.shape = {rows, h, D};
+      return ref::rope_interleaved(t, cos, sin);
+    };
+    auto vr = v.ref(x);
+    HostTensor vt(DType::Float64, {v.N, rows});
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t n = 0; n < v.N; ++n) vt.as<double>()[n * rows + m] = vr.as<double>()[m * v.N + n];
+    return {heads(q.ref(x), Hq), heads(k.ref(x), Hk), vt};
+  }
+};
+
+TEST(OpQ4gswLinear, RotaryEmbeddingFoldsIntoTheQkvKernelOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t rows; const char* variant; const char* route; };
+  for (const Case& c : {Case{1, "gemv_rows", ""}, Case{3, "gemv_rows", "gemv_rows"}, Case{5, "gemm", ""}, Case{33, "gemm_large", ""}}) {
+    Qkv a(c.rows);
+    std::map<std::string, std::string> routes;
+    if (*c.route) routes["linear_q4gsw"] = c.route;
+    auto fused = load_graph([&](OpGraph& g) { a.build(g, false); }, true, routes);
+    auto plain = load_graph([&](OpGraph& g) { a.build(g, false); }, false, routes);
+    const std::string at = std::string(c.variant) + " rows " + std::to_string(c.rows);
+    const bool in_gemv = std::string(c.variant) == "gemv_rows";
+    // gemv_rows rotates as it stores; the other routes store q and k, then rope_rows rotates them.
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi_rope"), in_gemv ? 1 : 2) << at;
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.apply_rotary_emb.default"), 0) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), c.variant), 1) << at;
+    EXPECT_EQ(std::count(fused.variants.begin(), fused.variants.end(), "rope_rows"), in_gemv ? 0 : 1) << at;
+    auto want = a.ref();
+    ASSERT_EQ(fused.out.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_TRUE(Close(fused.out[i], want[i], 1e-4, 1e-4)) << at << " output " << i;
+      EXPECT_TRUE(Close(fused.out[i], plain.out[i], 1e-5, 1e-5)) << at << " output " << i;
+    }
+  }
+}
+
+// The rotation stays a kernel of its own where the linear's q is read otherwise too (here a graph
+// output), and where a table is written after the projections.
+TEST(OpQ4gswLinear, RotaryStaysWhenQIsReadOtherwiseOrATableComesLater) {
+  ETW_REQUIRE_GPU();
+  Qkv a(1);
+  auto fused = load_graph([&](OpGraph& g) { a.build(g, true); }, true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.apply_rotary_emb.default"), 1);
+  auto want = a.ref();
+  EXPECT_TRUE(Close(fused.out[1], want[0], 1e-4, 1e-4));
+  // The same with cos negated (aten.neg) after the projections.
+  auto later_build = [&](OpGraph& g) {
+    const int64_t rows = 1;
+    Id xi = g.input(a.x), fc0 = g.input(a.cos), fs = g.input(a.sin);
+    std::vector<Id> ys;
+    for (const Lin* l : {&a.q, &a.k, &a.v}) {
+      ys.push_back(g.tensor(DType::Float32, {rows, l->N}));
+      l->add(g, xi, ys.back());
+    }
+    Id fc = g.tensor(DType::Float32, a.cos.shape);
+    g.gb.op("aten.neg.default", {fc0, fc});
+    Id q1 = g.tensor(DType::Float32, {rows, Qkv::Hq, Qkv::D}), k1 = g.tensor(DType::Float32, {rows, Qkv::Hk, Qkv::D});
+    g.gb.op("aten.view_copy.default", {ys[0], g.gb.int_list({rows, Qkv::Hq, Qkv::D}), q1});
+    g.gb.op("aten.view_copy.default", {ys[1], g.gb.int_list({rows, Qkv::Hk, Qkv::D}), k1});
+    Id qr = g.output(DType::Float32, {rows, Qkv::Hq, Qkv::D}), kr = g.output(DType::Float32, {rows, Qkv::Hk, Qkv::D});
+    g.gb.op("et_vk.apply_rotary_emb.default", {q1, k1, fc, fs, g.gb.value_list({qr, kr})});
+    g.gb.op("aten.permute_copy.default", {ys[2], g.gb.int_list({1, 0}), g.output(DType::Float32, {a.v.N, rows})});
+  };
+  auto later = load_graph(later_build, true), later_plain = load_graph(later_build, false);
+  EXPECT_EQ(std::count(later.ops.begin(), later.ops.end(), "et_vk.apply_rotary_emb.default"), 1);
+  EXPECT_EQ(std::count(later.ops.begin(), later.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(Close(later.out[i], later_plain.out[i], 1e-6, 1e-6)) << i;
+}
+
+// The op called directly: q and k rotated on one row and on several; tables of another row count
+// are an InvalidArgument error at run time; odd widths, rotated outputs that are not the
+// linear's split into heads and tables of two shapes are Format errors naming them.
+TEST(OpQ4gswLinear, MultiRopeOpDirectCallRotatesQAndK) {
+  ETW_REQUIRE_GPU();
+  auto run = [&](const Qkv& a, std::vector<int64_t> widths, std::vector<int64_t> qrot, std::vector<int64_t> sin_shape,
+                 int64_t table_rows) {
+    OpGraph g;
+    const int64_t rows = a.x.shape[0];
+    Id xi = g.input(a.x);
+    std::vector<int8_t> q(a.q.q);
+    q.insert(q.end(), a.k.q.begin(), a.k.q.end());
+    q.insert(q.end(), a.v.q.begin(), a.v.q.end());
+    const int64_t N = a.q.N + a.k.N + a.v.N;
+    std::vector<float> sc(2 * N);
+    for (int64_t gi = 0; gi < 2; ++gi) {
+      int64_t n0 = 0;
+      for (const Lin* l : {&a.q, &a.k, &a.v}) {
+        for (int64_t n = 0; n < l->N; ++n) sc[gi * N + n0 + n] = l->scales[gi * l->npad + n];
+        n0 += l->N;
+      }
+    }
+    Id w = g.gb.constant(DType::UInt8, {N, Qkv::K / 2}, ref::pack_q4_linear(q, N, Qkv::K, 8));
+    Id s = g.gb.constant_f32({2, N}, sc);
+    Id fc = g.input(random_f32({table_rows, Qkv::D / 2}, 134)), fs = g.input(random_f32(sin_shape, 135));
+    std::vector<Id> outs;
+    for (int64_t wd : widths) outs.push_back(g.output(DType::Float32, {rows, wd}));
+    outs.push_back(g.output(DType::Float32, qrot));
+    outs.push_back(g.output(DType::Float32, {rows, Qkv::Hk, Qkv::D}));
+    g.gb.op("etwebgpu.linear_q4gsw_multi_rope",
+            {xi, w, s, g.gb.int_(32), g.gb.int_list(widths), fc, fs, g.gb.value_list(outs)});
+    return g.run();
+  };
+  for (int64_t rows : {1, 3}) {
+    Qkv a(rows);
+    auto out = run(a, {Qkv::Hq * Qkv::D, Qkv::Hk * Qkv::D, Qkv::Hk * Qkv::D}, {rows, Qkv::Hq, Qkv::D}, {rows, Qkv::D / 2}, rows);
+    auto want = a.ref();
+    EXPECT_TRUE(Close(out[3], want[0], 1e-4, 1e-4)) << rows;
+    EXPECT_TRUE(Close(out[4], want[1], 1e-4, 1e-4)) << rows;
+  }
+  Qkv a(1);
+  const std::vector<int64_t> widths{32, 16, 16};
+  std::string e = load_error([&] { run(a, widths, {1, 4, 8}, {2, 4}, 2); });
+  EXPECT_NE(e.find("freqs_cos [2, 4] and freqs_sin [2, 4] must hold one row per input row (1)"), std::string::npos) << e;
+  e = load_error([&] { run(a, {32, 16, 15}, {1, 4, 8}, {1, 4}, 1); });
+  EXPECT_NE(e.find("the widths must be even (whole pairs), got 15"), std::string::npos) << e;
+  e = load_error([&] { run(a, widths, {1, 8, 4}, {1, 4}, 1); });
+  EXPECT_NE(e.find("q [1, 8, 4] must be the linear's [1, 32] split into heads of freqs_cos's head_dim 8"), std::string::npos) << e;
+  e = load_error([&] { run(a, widths, {1, 4, 8}, {1, 3}, 1); });
+  EXPECT_NE(e.find("freqs_cos [1, 4] and freqs_sin [1, 3] must be one [S, head_dim / 2] shape"), std::string::npos) << e;
+}
+
+// q, k and v reading one tensor directly (no clones between): all three become one kernel (the
+// calls of the group itself read the input between the first and the last).
+TEST(OpQ4gswLinear, ProjectionsReadingOneTensorDirectlyBecomeOneKernel) {
+  ETW_REQUIRE_GPU();
+  Lin a(32, 64, 32, false, 150), b(16, 64, 32, false, 151), c(16, 64, 32, false, 152);
+  auto x = random_f32({1, 64}, 153);
+  auto fused = load_graph([&](OpGraph& g) {
+    Id xi = g.input(x);
+    std::vector<Id> ys;
+    for (const Lin* l : {&a, &b, &c}) {
+      ys.push_back(g.tensor(DType::Float32, {1, l->N}));
+      l->add(g, xi, ys.back());
+    }
+    for (size_t i = 0; i < ys.size(); ++i)
+      g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {i == 0 ? a.N : b.N, 1})});
+  }, true);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), 0);
+  const Lin* ls[] = {&a, &b, &c};
+  for (size_t i = 0; i < 3; ++i) {
+    auto want = ls[i]->ref(x);
+    want.shape = {ls[i]->N, 1};  // one row: its transpose holds the same values
+    EXPECT_TRUE(Close(fused.out[i], want, 1e-4, 1e-4)) << i;
+  }
 }
 
 TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
