@@ -711,6 +711,49 @@ TEST(OpLinearDq8caQ4gsw, QparamsMultiOpDirectCallSplitsTheStackedOutputs) {
   EXPECT_TRUE(has(e, "etwebgpu.linear_dq8ca_q4gsw_qparams_multi") && has(e, "weights must be [20, 32]")) << e;
 }
 
+// The rotary form called directly: one [24, 64] linear read as q (16 = 2 heads of 8) and k (8 = 1
+// head), rotated on three rows against the reference; outputs missing the rotated pair and an
+// argument count off by one are Format errors.
+TEST(OpLinearDq8caQ4gsw, QparamsMultiRopeOpDirectCallRotatesQAndK) {
+  ETW_REQUIRE_GPU();
+  Dq d(24, 64, 32, 72);
+  auto x = rows_x(3, 64, 73);
+  auto cos = random_f32({3, 4}, 74), sin = random_f32({3, 4}, 75);
+  auto run = [&](bool rotated_outputs, bool extra_arg) {
+    OpGraph g;
+    Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
+    auto packed = ref::pack_q4_linear(d.q, d.N, d.K, 8);
+    std::vector<Id> outs = {g.output(DType::Float32, {3, 16}), g.output(DType::Float32, {3, 8})};
+    if (rotated_outputs) {
+      outs.push_back(g.output(DType::Float32, {3, 2, 8}));
+      outs.push_back(g.output(DType::Float32, {3, 1, 8}));
+    }
+    std::vector<Id> args = {xi, g.gb.str("ASYMMETRIC"), g.gb.int_list({1, 64}), g.gb.null(), g.gb.int_(-128), g.gb.int_(127),
+                            g.gb.null(), g.gb.null(), g.gb.null(), g.gb.boolean(false),
+                            g.gb.constant(DType::UInt8, {d.N, d.kpad / 2}, packed), g.gb.constant_i32({d.G, d.npad}, d.sums),
+                            g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(), g.gb.int_list({16, 8}), fc, fs};
+    if (extra_arg) args.push_back(g.gb.null());
+    args.push_back(g.gb.value_list(outs));
+    g.gb.op("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", args);
+    return g.run();
+  };
+  auto out = run(true, false);
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ref_qparams(x, &s, &z);
+  auto ref = d.ref(x, s, z);
+  HostTensor q(DType::Float64, {3, 2, 8}), k(DType::Float64, {3, 1, 8});
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t n = 0; n < 24; ++n)
+      (n < 16 ? q.as<double>()[m * 16 + n] : k.as<double>()[m * 8 + n - 16]) = ref.as<double>()[m * 24 + n];
+  EXPECT_TRUE(Close(out[2], ref::rope_interleaved(q, cos, sin), 1e-4, 1e-4));
+  EXPECT_TRUE(Close(out[3], ref::rope_interleaved(k, cos, sin), 1e-4, 1e-4));
+  std::string e = load_error([&] { run(false, false); });
+  EXPECT_TRUE(has(e, "expects 2 or 3 widths and as many outputs plus the rotated q and k, got 2 and 2")) << e;
+  e = load_error([&] { run(true, true); });
+  EXPECT_TRUE(has(e, "expects 19 arguments, got 20")) << e;
+}
+
 std::string dq_error(Dq d, int64_t gs_arg, std::vector<int64_t> wdims = {}) {
   OpGraph g;
   auto x = random_f32({2, d.K}, 9);
