@@ -1,0 +1,139 @@
+// The load rewrite that folds an inference BatchNorm into the linear before it (LeViT's and
+// EfficientFormer's "linear, then BatchNorm1d over its features"):
+//   y = aten.linear(x, W, b);  [f = view_copy(y) to [M, C]];
+//   out = aten._native_batch_norm_legit_no_training(f, gamma, beta, mean, var, momentum, eps)
+// becomes one linear of W'[c, :] = W[c, :] * s[c] and b'[c] = (b[c] - mean[c]) * s[c] + beta[c],
+// s = gamma / sqrt(var + eps) (computed in double, stored f32), whose output (or the view's) is
+// the BatchNorm's: one dispatch less per pair. ExecuTorch folds a BatchNorm into a conv at export, not into a linear.
+//
+// Taken where W, b (or Null), gamma, beta (or Null), mean and var are f32 constants of C values
+// (W [C, K]), the BatchNorm's input is [M, C] (its channels the linear's features), y and the view
+// are read once each and are no graph input, output or state, and the statistics outputs are read
+// by nothing.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "etwebgpu/tensor.h"
+#include "graph/epilogue_fusion.h"
+#include "graph/fusion.h"
+#include "graph/memory_plan.h"
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using format::VkDType;
+using format::VkValueKind;
+
+// An f32 constant of `count` elements (rank `rank`, or any rank when 0): its values, else empty.
+std::vector<double> f32_constant(const format::VkGraphIR& ir, int32_t id, int64_t count, size_t rank = 0) {
+  const auto& v = ir.values[id];
+  if (v.kind != VkValueKind::Tensor || v.tensor.dtype != VkDType::Float32 || !v.tensor.is_constant() ||
+      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size() || numel(v.tensor.dims) != count ||
+      (rank && v.tensor.dims.size() != rank))
+    return {};
+  const auto& data = ir.constants[v.tensor.constant_id].data;
+  if (data.size() < static_cast<size_t>(count) * 4) return {};
+  std::vector<double> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, data.data() + 4 * i, 4);
+    out[static_cast<size_t>(i)] = f;
+  }
+  return out;
+}
+
+int32_t f32_owned(format::VkGraphIR& ir, const std::vector<double>& values, std::vector<int64_t> dims) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float f = static_cast<float>(values[i]);
+    std::memcpy(bytes->data() + 4 * i, &f, 4);
+  }
+  return graph::add_owned_constant(ir, std::move(bytes), VkDType::Float32, std::move(dims));
+}
+
+size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
+  const size_t n = ir.chain.size();
+  const auto mentions = graph::tensor_mentions(ir);
+  const std::set<int32_t> pinned = graph::pinned_values(ir);
+  auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
+  std::vector<bool> removed(n, false);
+  size_t fused = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& bn = ir.chain[i];
+    if (bn.name != "aten._native_batch_norm_legit_no_training.default" || bn.args.size() != 8 || !is(bn.args[6], VkValueKind::Double))
+      continue;
+    const int32_t f = bn.args[0];
+    if (!graph::float_tensor(ir, f) || ir.values[f].tensor.dtype != VkDType::Float32 || ir.values[f].tensor.dims.size() != 2 ||
+        pinned.count(f) || mentions[f].size() != 2 || mentions[f][1] != i)
+      continue;
+    const int64_t C = ir.values[f].tensor.dims[1];
+    // The output: a tensor, or a ValueList whose statistics nothing reads.
+    int32_t out = bn.args.back();
+    if (is(out, VkValueKind::ValueList)) {
+      const auto ids = ir.values[out].ids;
+      bool unused = !ids.empty();
+      for (size_t k = 1; k < ids.size() && unused; ++k)
+        unused = !is(ids[k], VkValueKind::Tensor) || (!pinned.count(ids[k]) && mentions[ids[k]].size() == 1);
+      if (!unused) continue;
+      out = ids[0];
+    }
+    if (!graph::float_tensor(ir, out) || ir.values[out].tensor.dims != ir.values[f].tensor.dims ||
+        ir.values[out].tensor.dtype != VkDType::Float32)
+      continue;
+    // f: the linear's output, or a contiguous view of it read by nothing else.
+    size_t li = mentions[f][0];
+    int32_t y = f;
+    if (graph::is_contiguous_view(ir, ir.chain[li]) && ir.chain[li].args.back() == f) {
+      y = ir.chain[li].args.front();
+      if (!graph::float_tensor(ir, y) || pinned.count(y) || mentions[y].size() != 2 || mentions[y][1] != li ||
+          ir.values[y].tensor.dims.empty() || ir.values[y].tensor.dims.back() != C)
+        continue;
+      li = mentions[y][0];
+    }
+    auto& lin = ir.chain[li];
+    if (lin.name != "aten.linear.default" || lin.args.size() != 4 || lin.args.back() != y) continue;
+    const auto& wt = ir.values[lin.args[1]].tensor;
+    if (!is(lin.args[1], VkValueKind::Tensor) || wt.dims.size() != 2 || wt.dims[0] != C) continue;
+    const int64_t K = wt.dims[1];
+    const auto w = f32_constant(ir, lin.args[1], C * K, 2);
+    std::vector<double> b(static_cast<size_t>(C), 0.0), gamma(static_cast<size_t>(C), 1.0), beta(static_cast<size_t>(C), 0.0);
+    bool ok = !w.empty();
+    auto take = [&](int32_t id, std::vector<double>& into) {
+      if (!ok || is(id, VkValueKind::Null)) return;
+      into = f32_constant(ir, id, C);
+      ok = !into.empty();
+    };
+    take(lin.args[2], b);
+    take(bn.args[1], gamma);
+    take(bn.args[2], beta);
+    const auto mean = f32_constant(ir, bn.args[3], C), var = f32_constant(ir, bn.args[4], C);
+    if (!ok || mean.empty() || var.empty()) continue;
+    const double eps = ir.values[bn.args[6]].double_val;
+    std::vector<double> w2(w.size()), b2(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      const double s = gamma[c] / std::sqrt(var[c] + eps);
+      for (int64_t k = 0; k < K; ++k) w2[c * K + k] = w[c * K + k] * s;
+      b2[c] = (b[c] - mean[c]) * s + beta[c];
+    }
+    lin.args[1] = f32_owned(ir, w2, {C, K});
+    lin.args[2] = f32_owned(ir, b2, {C});
+    // f's writer (the view, or the linear) writes the BatchNorm's output instead, which now lives
+    // from there: storage of its own, not a memory object the export shared with tensors live
+    // between the two.
+    ir.chain[mentions[f][0]].args.back() = out;
+    if (!pinned.count(out)) ir.values[out].tensor.mem_obj_id = -1;
+    removed[i] = true;
+    ++fused;
+  }
+  if (fused) graph::drop_calls(ir, removed);
+  return fused;
+}
+
+ETW_REGISTER_LOAD_REWRITE(fold_batch_norm_into_linear, Patterns);
+
+}  // namespace
+}  // namespace etwebgpu::ops
