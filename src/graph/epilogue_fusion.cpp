@@ -19,21 +19,6 @@ bool EpilogueHosts::has(const std::string& name) const {
   return std::find(names_.begin(), names_.end(), name) != names_.end();
 }
 
-LoadRewrites& LoadRewrites::global() {
-  static LoadRewrites r;
-  return r;
-}
-
-void LoadRewrites::add(LoadRewrite r, RewritePhase phase) { rewrites_.emplace_back(phase, r); }
-
-std::vector<LoadRewrite> LoadRewrites::all() const {
-  auto sorted = rewrites_;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<LoadRewrite> out;
-  for (const auto& [phase, r] : sorted) out.push_back(r);
-  return out;
-}
-
 namespace {
 
 // A fused call's term list (fusion.h) with input k renamed x<order[k]>; "" when malformed (the

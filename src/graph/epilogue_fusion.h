@@ -41,34 +41,6 @@ struct EpilogueHostRegistration {
 // buffers per stage is the default limit.
 inline constexpr size_t kMaxEpilogueInputs = 3;
 
-// Pattern rewrites an op family registers (ETW_REGISTER_LOAD_REWRITE(fn, phase)): each runs after
-// the epilogue pass when fusion is on, rewrites `ir.chain` in place and returns how many groups it
-// fused. They use the same rules as the passes here: pinned tensors stay, inputs read later than
-// before must not be touched in between. They run by phase, then in registration order; a phase
-// takes the calls the phases before it made as they are.
-enum class RewritePhase : int {
-  Patterns = 0,     // patterns over the passes' calls (8da4w qparams, int8 clamps, squeeze-excite)
-  Activations = 1,  // activations taken into the linears before them (SwiGLU: gate and up paired)
-  Projections = 2,  // linears of one input become one multi-output call
-  Rotary = 3,       // rotary embeddings taken into the multi-output q/k/v linear before them
-};
-using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
-class LoadRewrites {
- public:
-  static LoadRewrites& global();
-  void add(LoadRewrite r, RewritePhase phase);
-  // In the order they run.
-  std::vector<LoadRewrite> all() const;
-
- private:
-  std::vector<std::pair<RewritePhase, LoadRewrite>> rewrites_;
-};
-struct LoadRewriteRegistration {
-  LoadRewriteRegistration(LoadRewrite r, RewritePhase phase) { LoadRewrites::global().add(r, phase); }
-};
-#define ETW_REGISTER_LOAD_REWRITE(fn, phase) \
-  static ::etwebgpu::graph::LoadRewriteRegistration ETW_CONCAT(etw_rewrite_reg_, __COUNTER__)(fn, ::etwebgpu::graph::RewritePhase::phase)
-
 struct EpilogueStats {
   size_t fused = 0;  // producers that took a consumer
 };

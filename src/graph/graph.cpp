@@ -7,13 +7,7 @@
 #include <set>
 
 #include "format/escape.h"
-#include "graph/attention_fusion.h"
-#include "graph/constant_folding.h"
-#include "graph/cse.h"
-#include "graph/permute_folding.h"
-#include "graph/projection_fusion.h"
-#include "graph/decoder_fusion.h"
-#include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "graph/op_registry.h"
@@ -373,33 +367,14 @@ void Graph::build() {
     for (int32_t a : call.args) kind(a);  // range check
   }
   // Rewrites at load, before any builder and before memory planning, which then sees the
-  // rewritten calls' lifetimes. First the delegate's packing is undone (only real aliasing
-  // blocks the passes below) and conversions of constants fold. Attention next: its pattern
-  // holds elementwise calls (the scale) and mask calls that CSE would merge across layers. Then
-  // common subexpressions, inverse permute pairs, projections sharing an input (once CSE made it one value), decoder
-  // patterns (graph/decoder_fusion.h), elementwise chains (which append their term lists), and
-  // epilogues last: that pass takes fused elementwise calls as consumers. Each pass may add values.
-  if (opts_.fuse) {
-    split_packed_memory_objects(ir_);
-    if (fold_constant_conversions(ir_).calls_removed)
+  // rewritten calls' lifetimes: one ordered pass list (graph/rewrite_pipeline.h). After each pass
+  // the values it added are described and constant ids refreshed (folded outputs became constants).
+  if (opts_.fuse)
+    run_rewrite_pipeline(*this, ir_, [&] {
+      grow();
       for (size_t i = 0; i < n; ++i)
         if (ir_.values[i].kind == VkValueKind::Tensor) tensors_[i].constant_id = ir_.values[i].tensor.constant_id;
-    fuse_attention(ir_, opts_.static_shapes);
-    eliminate_common_subexpressions(ir_);
-    fold_inverse_permutes(ir_);
-    fuse_projections(ir_);
-    grow();
-    fuse_decoder_patterns(ir_);
-    grow();
-    fuse_elementwise(*this, ir_);
-    grow();
-    fuse_epilogues(*this, ir_);
-    grow();
-    for (LoadRewrite r : LoadRewrites::global().all()) {
-      r(*this, ir_);
-      grow();
-    }
-  }
+    });
   std::vector<uint64_t> bytes(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (ir_.values[i].kind != VkValueKind::Tensor) continue;

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <set>
 
-#include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "kernel/wgsl.h"
 #include "ops/elementwise/fused_terms.h"

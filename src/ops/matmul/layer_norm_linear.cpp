@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "etwebgpu/tensor.h"
-#include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
 #include "ops/matmul/layer_norm_linear.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "etwebgpu/tensor.h"
-#include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
 #include "ops/op_common.h"

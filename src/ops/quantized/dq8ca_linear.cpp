@@ -17,6 +17,7 @@
 #include <set>
 
 #include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "ops/epilogue.h"
 #include "ops/quantized/choose_qparams.h"

@@ -17,7 +17,7 @@
 #include <set>
 #include <vector>
 
-#include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"

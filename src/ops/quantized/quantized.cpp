@@ -18,6 +18,7 @@
 #include <set>
 
 #include "graph/epilogue_fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "graph/index_check.h"
 #include "ops/epilogue.h"

@@ -1,0 +1,68 @@
+#include "graph/rewrite_pipeline.h"
+
+#include <algorithm>
+
+#include "graph/attention_fusion.h"
+#include "graph/constant_folding.h"
+#include "graph/cse.h"
+#include "graph/decoder_fusion.h"
+#include "graph/epilogue_fusion.h"
+#include "graph/fusion.h"
+#include "graph/graph.h"
+#include "graph/memory_plan.h"
+#include "graph/permute_folding.h"
+#include "graph/projection_fusion.h"
+
+namespace etwebgpu::graph {
+
+RewritePipeline& RewritePipeline::global() {
+  static RewritePipeline p;
+  return p;
+}
+
+void RewritePipeline::add(RewritePass p) { passes_.push_back(p); }
+
+std::vector<RewritePass> RewritePipeline::passes() const {
+  auto sorted = passes_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const RewritePass& a, const RewritePass& b) { return a.phase < b.phase; });
+  return sorted;
+}
+
+std::vector<std::pair<std::string, size_t>> run_rewrite_pipeline(Graph& g, format::VkGraphIR& ir,
+                                                                  const std::function<void()>& after_pass) {
+  std::vector<std::pair<std::string, size_t>> counts;
+  for (const RewritePass& p : RewritePipeline::global().passes()) {
+    counts.emplace_back(p.name, p.run(g, ir));
+    after_pass();
+  }
+  return counts;
+}
+
+namespace {
+
+// The graph-level passes (each in its own file under graph/), in the order they run.
+size_t split_packed_memory(Graph&, format::VkGraphIR& ir) { return split_packed_memory_objects(ir); }
+size_t fold_constants(Graph&, format::VkGraphIR& ir) { return fold_constant_conversions(ir).calls_removed; }
+size_t attention(Graph& g, format::VkGraphIR& ir) { return fuse_attention(ir, g.options().static_shapes).fused; }
+size_t common_subexpressions(Graph&, format::VkGraphIR& ir) { return eliminate_common_subexpressions(ir).calls_removed; }
+size_t inverse_permutes(Graph&, format::VkGraphIR& ir) { return fold_inverse_permutes(ir); }
+size_t linear_projections(Graph&, format::VkGraphIR& ir) { return fuse_projections(ir).groups; }
+size_t decoder_patterns(Graph&, format::VkGraphIR& ir) {
+  const auto s = fuse_decoder_patterns(ir);
+  return s.rms_norms + s.ropes;
+}
+size_t elementwise_chains(Graph& g, format::VkGraphIR& ir) { return fuse_elementwise(g, ir).groups; }
+size_t epilogues(Graph& g, format::VkGraphIR& ir) { return fuse_epilogues(g, ir).fused; }
+
+ETW_REGISTER_LOAD_REWRITE(split_packed_memory, Prepare);
+ETW_REGISTER_LOAD_REWRITE(fold_constants, Prepare);
+ETW_REGISTER_LOAD_REWRITE(attention, Attention);
+ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
+ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);
+ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
+ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);
+ETW_REGISTER_LOAD_REWRITE(elementwise_chains, Elementwise);
+ETW_REGISTER_LOAD_REWRITE(epilogues, Epilogues);
+
+}  // namespace
+}  // namespace etwebgpu::graph

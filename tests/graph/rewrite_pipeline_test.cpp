@@ -1,0 +1,39 @@
+// The load-time rewrites as one ordered pass list (graph/rewrite_pipeline.h, docs/REWRITES.md).
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "graph/rewrite_pipeline.h"
+
+using namespace etwebgpu::graph;
+
+namespace {
+
+// Every pass is listed once, phases never go back, and the graph passes and the op families'
+// passes run in the order their inputs need: attention before CSE (which would merge its scale
+// and mask calls across layers), the elementwise chains before the epilogues that take them, the
+// 8da4w qparams pattern before the SwiGLU pairing, the projections before the rotary fold.
+TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
+  const auto passes = RewritePipeline::global().passes();
+  std::set<std::string> names;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    EXPECT_TRUE(names.insert(passes[i].name).second) << passes[i].name << " is listed twice";
+    if (i) EXPECT_LE(static_cast<int>(passes[i - 1].phase), static_cast<int>(passes[i].phase)) << passes[i].name;
+  }
+  auto at = [&](const std::string& name) {
+    auto it = std::find_if(passes.begin(), passes.end(), [&](const RewritePass& p) { return name == p.name; });
+    EXPECT_NE(it, passes.end()) << name << " is not in the pipeline";
+    return it - passes.begin();
+  };
+  const char* order[] = {"split_packed_memory", "fold_constants", "attention", "common_subexpressions", "inverse_permutes",
+                         "linear_projections", "decoder_patterns", "elementwise_chains", "epilogues", "fuse_choose_qparams",
+                         "pair_swiglu_projections", "fuse_q4gsw_projections", "fold_rope_into_projections"};
+  for (size_t i = 1; i < std::size(order); ++i) EXPECT_LT(at(order[i - 1]), at(order[i])) << order[i - 1] << " before " << order[i];
+  for (const char* p : {"fuse_layer_norm_linear", "fold_batch_norm_into_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp",
+                        "fuse_qparams_projections"})
+    at(p);
+}
+
+}  // namespace
