@@ -383,13 +383,17 @@ TEST(EpilogueFusion, MobileNetBlockWithSqueezeExciteDropsFrom14To6Dispatches) {
 
 // The gate over many channels (more than one workgroup of the pooling) and a batch of 2; over
 // more than 1024 channels with a squeeze wider than the workgroup (W1's rows in several passes)
-// and a pool of 7x7.
+// and a pool of 7x7, which is wide enough for the three-kernel form (the squeezed vector once, in
+// a kernel of its own); each case on both forms (force_route squeeze_excite), a biased first conv
+// on the split one.
 TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
   ETW_REQUIRE_GPU();
-  struct Case { int64_t B, C, S, H; };
-  for (Case k : {Case{2, 300, 20, 3}, Case{1, 1152, 300, 7}}) {
+  struct Case { int64_t B, C, S, H; const char* route; bool split; };
+  for (Case k : {Case{2, 300, 20, 3, "", false}, Case{2, 300, 20, 3, "split", true}, Case{1, 1152, 300, 7, "", true},
+                 Case{1, 1152, 300, 7, "fused", false}}) {
     const int64_t B = k.B, C = k.C, S = k.S, H = k.H;
-    SCOPED_TRACE("C=" + std::to_string(C) + " S=" + std::to_string(S));
+    SCOPED_TRACE("C=" + std::to_string(C) + " S=" + std::to_string(S) + " route " + k.route);
+    auto b1 = random_f32({S}, 48);
     auto x = random_f32({B, C, H, H}, 41), w1 = random_f32({S, C, 1, 1}, 42, -0.2f, 0.2f),
          w2 = random_f32({C, S, 1, 1}, 43, -0.5f, 0.5f), b2 = random_f32({C}, 44);
     auto build = [&](OpGraph& g) {
@@ -397,21 +401,29 @@ TEST(EpilogueFusion, SqueezeExciteWideAndBatched) {
       Id m = g.tensor(DType::Float32, {B, C, 1, 1}), h = g.tensor(DType::Float32, {B, S, 1, 1});
       Id o = g.output(DType::Float32, {B, C, 1, 1});
       gb.op("aten.mean.dim", {g.input(x), gb.int_list({2, 3}), gb.boolean(true), m});
-      conv_call(g, m, g.constant(w1), gb.null(), {1, 1}, {0, 0}, 1, false, h);
+      conv_call(g, m, g.constant(w1), k.split ? g.constant(b1) : gb.null(), {1, 1}, {0, 0}, 1, false, h);
       conv_call(g, h, g.constant(w2), g.constant(b2), {1, 1}, {0, 0}, 1, false, o);
     };
-    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    std::map<std::string, std::string> routes;
+    if (*k.route) routes["squeeze_excite"] = k.route;
+    auto fused = load_graph(build, true, routes), plain = load_graph(build, false);
     // mean and two convs; a conv over K >= 256 with few tiles splits K (+ its reduce kernel).
     EXPECT_EQ(plain.ops.size(), C > 1024 ? 5u : 4u) << ::testing::PrintToString(plain.variants);
-    ASSERT_EQ(fused.ops, (std::vector<std::string>{"fused[mean+convolution+convolution]", "fused[mean+convolution+convolution]"}));
-    EXPECT_EQ(fused.variants, (std::vector<std::string>{"squeeze_excite_pool", "squeeze_excite"}));
+    const std::string op = "fused[mean+convolution+convolution]";
+    if (k.split) {
+      ASSERT_EQ(fused.ops, (std::vector<std::string>{op, op, op}));
+      EXPECT_EQ(fused.variants, (std::vector<std::string>{"squeeze_excite_pool", "squeeze_excite_fc1", "squeeze_excite"}));
+    } else {
+      ASSERT_EQ(fused.ops, (std::vector<std::string>{op, op}));
+      EXPECT_EQ(fused.variants, (std::vector<std::string>{"squeeze_excite_pool", "squeeze_excite"}));
+    }
     EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
     auto xv = f64(x);
     std::vector<double> mv(B * C, 0.0);
     for (int64_t i = 0; i < B * C; ++i)
       for (int64_t j = 0; j < H * H; ++j) mv[i] += xv[i * H * H + j] / (H * H);
     ref::ConvArgs one;
-    auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, nullptr, one), w2, &b2, one);
+    auto ref = ref::conv(ref::conv(ref_tensor({B, C, 1, 1}, mv), w1, k.split ? &b1 : nullptr, one), w2, &b2, one);
     EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
   }
 }

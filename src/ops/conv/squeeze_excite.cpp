@@ -5,7 +5,10 @@
 // (after graph/epilogue_fusion.h gave each conv its activation) and run as two kernels
 // (squeeze_excite.wgsl): the pooling spread over the GPU, then the two small matrix-vector
 // products, a workgroup per 64 output channels (each recomputes the squeezed vector, which keeps
-// every loop short); the gate's multiply with x stays the next dispatch. The call reads
+// every loop short); the gate's multiply with x stays the next dispatch. A wide gate (each
+// workgroup's W1 @ pooled more than kSplitRounds dependent rounds of loads: MobileNetV3-large's
+// 960 x 240) takes three: the squeezed vector once, spread over workgroups (FC1), then the gate
+// reading it. force_route "squeeze_excite" = "fused" | "split" pins one. The call reads
 // [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 a term list over x0 (ops/epilogue.h form, no
 // extra inputs) or Null.
 #include <algorithm>
@@ -23,6 +26,17 @@ namespace {
 
 constexpr const char* kSqueezeExcite = "etwebgpu.squeeze_excite";
 constexpr int64_t kMaxSqueeze = 1024;  // squeeze_excite.wgsl's workgroup array `hidden`
+// Dependent load rounds of the gate's own W1 @ pooled (passes of 256 / R rows, each C / (4 R)
+// vec4 steps) above which FC1 runs as a kernel of its own.
+constexpr uint64_t kSplitRounds = 128;
+
+// Threads per row of W1 in the gate: about 64 of its C columns per thread and pass (fewer passes,
+// each with a log2(R) tree).
+uint32_t gate_threads(uint64_t C) {
+  uint32_t r = 1;
+  while (r < 256 && r * 64 < C) r *= 2;
+  return r;
+}
 
 struct Params {
   uint32_t B, C, S, HW, G, R, pad, p2;  // pad: 0 (unary_math builds NaN from it)
@@ -99,10 +113,7 @@ void build_squeeze_excite(OpContext& oc) {
     q.HW = kernel::u32(d[2] * d[3], "H*W");
     kernel::u32(numel(d), "input numel");
     q.G = pool_threads(q.HW);
-    // Gate: threads per row of W1, about 64 of its C columns per thread and pass (fewer passes,
-    // each with a log2(R) tree).
-    q.R = 1;
-    while (q.R < 256 && q.R * 64 < q.C) q.R *= 2;
+    q.R = gate_threads(q.C);
     p.assign(bytes, 0);
     std::memcpy(p.data(), &q, sizeof q);
     if (!consts.empty()) std::memcpy(p.data() + sizeof q, consts.data(), consts.size() * 4);
@@ -119,14 +130,38 @@ void build_squeeze_excite(OpContext& oc) {
                                     static_cast<uint64_t>(d[0]));
       });
   oc.add(pool.variant("squeeze_excite_pool"));
+  std::string route;
+  if (auto it = g.options().force_route.find("squeeze_excite"); it != g.options().force_route.end()) route = it->second;
+  if (!route.empty() && route != "fused" && route != "split")
+    oc.fail(ErrorKind::InvalidArgument, "force_route squeeze_excite must be \"fused\" or \"split\", got \"" + route + "\"");
+  const uint64_t R = gate_threads(static_cast<uint64_t>(C));
+  const uint64_t rounds = kernel::ceil_div(static_cast<uint64_t>(S), 256 / R) * kernel::ceil_div(static_cast<uint64_t>(C), 4 * R);
+  const bool split = route == "split" || (route.empty() && rounds > kSplitRounds);
+  auto batch = [x](const kernel::Live& l) { return static_cast<uint64_t>(l.dims(x)[0]); };
+  const gpu::Buffer* hidden = nullptr;
+  if (split) {
+    // hidden[b, j] between FC1 and the gate.
+    hidden = &g.make_scratch(g.float_bytes(static_cast<uint64_t>(std::max<int64_t>(g.tensor(x).max_dims[0], 1)) * S),
+                             oc.node.op + " hidden");
+    auto fc1 = kernel::Kernel::generated("squeeze_excite_fc1", text);
+    fc1.define("FC1").constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0)
+        .buffer("POOLED", pooled, g.float_storage(), kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
+        .buffer("HIDDEN", *hidden, g.float_storage(), kernel::Access::ReadWrite)
+        .params_bytes(bytes, params)
+        .groups([batch, S](const kernel::Live& l) { return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(S), 8), batch(l)); });
+    oc.add(fc1.variant("squeeze_excite_fc1"));
+  }
   auto gate = kernel::Kernel::generated("squeeze_excite", text);
-  gate.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0)
-      .buffer("POOLED", pooled, g.float_storage(), kernel::Access::Read).input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1)
-      .input("W2", w2).input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
+  gate.constant("HAS_B2", g.is_null(b2) ? 0.0 : 1.0);
+  if (split) {
+    gate.define("HIDDEN_IN").buffer("HIDDEN", *hidden, g.float_storage(), kernel::Access::Read);
+  } else {
+    gate.constant("HAS_B1", g.is_null(b1) ? 0.0 : 1.0).buffer("POOLED", pooled, g.float_storage(), kernel::Access::Read)
+        .input("W1", w1).input("B1", g.is_null(b1) ? -1 : b1);
+  }
+  gate.input("W2", w2).input("B2", g.is_null(b2) ? -1 : b2).output("O", out)
       .params_bytes(bytes, params)
-      .groups([x, C](const kernel::Live& l) {
-        return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(C), 64), static_cast<uint64_t>(l.dims(x)[0]));
-      });
+      .groups([batch, C](const kernel::Live& l) { return kernel::Groups::grid(kernel::ceil_div(static_cast<uint64_t>(C), 64), batch(l)); });
   oc.add(gate.variant("squeeze_excite"));
 }
 

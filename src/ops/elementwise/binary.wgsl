@@ -12,8 +12,7 @@ override WG: u32 = 256u;
 
 //!include broadcast_offset
 
-// NaN tests on the bits: compilers may fold `x != x` to false (WGSL lets them assume no NaNs).
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+//!include float_bits
 // Truth value of a float operand of a logical op: nonzero, NaN included (PyTorch).
 fn truthy(x: f32) -> bool { return x != 0.0 || is_nan(x); }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }

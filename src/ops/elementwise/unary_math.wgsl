@@ -4,8 +4,7 @@
 // NaN/inf built at run time from P.pad (always 0): WGSL constant evaluation rejects them.
 fn nan() -> f32 { return bitcast<f32>(0x7fc00000u | P.pad); }
 fn inf(neg: bool) -> f32 { return bitcast<f32>(select(0x7f800000u, 0xff800000u, neg) | P.pad); }
-// NaN test on the bits: `x != x` may be folded away by shader compilers.
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+//!include float_bits
 
 // tanh without overflow in exp-based implementations: |x| >= 10 is +-1 in f32 anyway.
 fn safe_tanh(x: f32) -> f32 { return tanh(clamp(x, -10.0, 10.0)); }

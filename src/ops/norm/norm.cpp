@@ -2,9 +2,10 @@
 // softmax, log_softmax. Row-wise ops use one workgroup per row (norm_row.wgsl); softmax and
 // log_softmax over contiguous rows (inner == 1) whose length divides by 4 take the vec4 kernel
 // softmax_row_vec4.wgsl instead (online max/sum, one read pass + one write pass), chosen per run
-// from live shapes; force_route "softmax" = "vec4" | "general" pins it where both exist.
-// layer_norm and rms_norm over contiguous rows of at most 1024 take norm_row_lanes.wgsl (32 lanes
-// per row, the row in registers), also chosen per run; force_route "norm" = "lanes" | "workgroup".
+// from live shapes. Softmax (where vec4 does not take the row), layer_norm and rms_norm over
+// contiguous rows of at most 1024 take norm_row_lanes.wgsl (32 lanes per row, the row in
+// registers); the norms' long rows, when few, norm_row_split.wgsl. force_route "softmax" = "vec4"
+// | "lanes" | "general" and "norm" = "lanes" | "workgroup" | "split" pin them.
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -82,44 +83,45 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
     oc.output(s.mean, [st](const kernel::Live&) { return st->sd; });
     oc.output(s.rstd, [st](const kernel::Live&) { return st->sd; });
   }
+  // The route a test pins: force_route "softmax" = "vec4" | "lanes" | "general" (the softmax modes),
+  // "norm" = "lanes" | "workgroup" | "split" (the norms).
+  const bool softmax_mode = s.mode == kSoftmax || s.mode == kLogSoftmax;
+  std::string forced;
+  if (auto it = g.options().force_route.find(softmax_mode ? "softmax" : "norm"); it != g.options().force_route.end()) forced = it->second;
+  if (softmax_mode && !forced.empty() && forced != "vec4" && forced != "lanes" && forced != "general")
+    oc.fail(ErrorKind::InvalidArgument, "force_route softmax must be \"vec4\", \"lanes\" or \"general\", got \"" + forced + "\"");
+  if (!softmax_mode && !forced.empty() && forced != "lanes" && forced != "workgroup" && forced != "split")
+    oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\", \"workgroup\" or \"split\", got \"" + forced + "\"");
+  std::vector<int64_t> max_sd;
+  const RowParams maxp = shape(g.tensor(s.x).max_dims, &max_sd);
+  // Softmax over contiguous rows whose length divides by 4: softmax_row_vec4 (vec4 bindings need
+  // the buffers to hold a whole vec4 at the maximum shapes).
   bool has_vec4 = false;
-  if (s.mode == kSoftmax || s.mode == kLogSoftmax) {
-    std::string forced;
-    if (auto it = g.options().force_route.find("softmax"); it != g.options().force_route.end()) forced = it->second;
-    if (!forced.empty() && forced != "vec4" && forced != "general")
-      oc.fail(ErrorKind::InvalidArgument, "force_route softmax must be \"vec4\" or \"general\", got \"" + forced + "\"");
-    // vec4 bindings need the buffers to hold a whole vec4 at the maximum shapes.
+  if (softmax_mode) {
     auto holds_vec4 = [&g](int32_t id) {
       uint64_t eb = kernel::element_bytes(g.tensor(id).storage);
       return static_cast<uint64_t>(g.tensor(id).max_numel()) * eb >= 4 * eb;
     };
-    has_vec4 = forced != "general" && holds_vec4(s.x) && holds_vec4(s.out);
+    has_vec4 = forced != "general" && forced != "lanes" && holds_vec4(s.x) && holds_vec4(s.out);
   }
-  // Short contiguous rows of layer_norm / rms_norm: norm_row_lanes, VPL values per lane, sized
-  // from the row length at the maximum shapes (a live row may only be shorter).
+  // Short contiguous rows of softmax (where vec4 does not take them), layer_norm and rms_norm:
+  // norm_row_lanes, VPL values per lane, sized from the row length at the maximum shapes (a live
+  // row may only be shorter).
   uint32_t lanes_vpl = 0;
-  if (s.mode == kLayerNorm || s.mode == kRmsNorm) {
-    std::string forced;
-    if (auto it = g.options().force_route.find("norm"); it != g.options().force_route.end()) forced = it->second;
-    if (!forced.empty() && forced != "lanes" && forced != "workgroup" && forced != "split")
-      oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\", \"workgroup\" or \"split\", got \"" + forced + "\"");
-    std::vector<int64_t> unused;
-    RowParams maxp = shape(g.tensor(s.x).max_dims, &unused);
-    if (forced != "workgroup" && forced != "split" && maxp.len <= kLanesMaxLen) lanes_vpl = std::max<uint32_t>(1, (maxp.len + 31) / 32);
-  }
+  const bool lanes_mode = softmax_mode || s.mode == kLayerNorm || s.mode == kRmsNorm;
+  if (lanes_mode && forced != "workgroup" && forced != "split" && forced != "general" && forced != "vec4" && maxp.len <= kLanesMaxLen)
+    lanes_vpl = std::max<uint32_t>(1, (maxp.len + 31) / 32);
   // Long contiguous rows of the norms, fewer than a GPU has cores to give one each:
   // norm_row_split over chunks of kSplitChunk (force_route norm = "split": any contiguous row).
-  std::string norm_forced;
-  if (auto it = g.options().force_route.find("norm"); it != g.options().force_route.end()) norm_forced = it->second;
   const bool split_mode = s.mode == kLayerNorm || s.mode == kRmsNorm || s.mode == kGroupNorm;
-  std::vector<int64_t> max_sd;
-  const RowParams maxp = shape(g.tensor(s.x).max_dims, &max_sd);
-  const bool split_ok = split_mode && (norm_forced == "split" || (norm_forced.empty() && maxp.len >= 2 * kSplitChunk));
-  auto split_run = [st, split_ok, forced = norm_forced == "split"] {
-    return split_ok && st->p.inner == 1 && (forced || (st->p.len >= 2 * kSplitChunk && st->p.rows < kSplitMaxRows));
+  const bool split_ok = split_mode && (forced == "split" || (forced.empty() && maxp.len >= 2 * kSplitChunk));
+  auto split_run = [st, split_ok, pinned = forced == "split"] {
+    return split_ok && st->p.inner == 1 && (pinned || (st->p.len >= 2 * kSplitChunk && st->p.rows < kSplitMaxRows));
   };
-  auto lanes_run = [st, lanes_vpl, split_run] { return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl && !split_run(); };
   auto vec4_run = [st, has_vec4] { return has_vec4 && st->p.inner == 1 && st->p.len % 4 == 0; };
+  auto lanes_run = [st, lanes_vpl, split_run, vec4_run] {
+    return lanes_vpl > 0 && st->p.inner == 1 && st->p.len <= 32 * lanes_vpl && !split_run() && !vec4_run();
+  };
   auto params = [st](const kernel::Live&) { return st->p; };
   // norm_row, norm_row_lanes and norm_row_split (APPLY) bind the same tensors, constants and stats.
   auto row_kernel = [&](const char* shader) {

@@ -14,20 +14,7 @@ const WG: u32 = 256u;
 
 //!include norm_wg_sum
 
-// Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
-fn from_bits(b: u32) -> f32 {
-  var w = b;
-  return bitcast<f32>(w);
-}
-
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-
-// max that propagates NaN like torch.max.
-fn nmax(a: f32, b: f32) -> f32 {
-  if (is_nan(a)) { return a; }
-  if (is_nan(b)) { return b; }
-  return max(a, b);
-}
+//!include float_bits
 
 fn wg_max(v: f32, lid: u32) -> f32 {
   red[lid] = v;

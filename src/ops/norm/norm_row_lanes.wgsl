@@ -1,9 +1,11 @@
-// layer_norm (MODE 2) and rms_norm (MODE 3) of short contiguous rows (inner == 1, len <= 32 * VPL):
-// eight rows per workgroup, 32 invocations per row, the row held in registers (invocation `lane`
-// holds elements lane + 32 * i, i < VPL). One read of X, two reductions (the mean, then the
-// centred sum of squares: biased variance as PyTorch computes it), one write. norm_row.wgsl's
-// workgroup-per-row kernel reads a row three times and reduces over 256 lanes; for rows of a few
-// hundred elements (ViT, Whisper) that latency, not bandwidth, was its cost.
+// softmax (MODE 0), log_softmax (1), layer_norm (2) and rms_norm (3) of short contiguous rows
+// (inner == 1, len <= 32 * VPL): eight rows per workgroup, 32 invocations per row, the row held in
+// registers (invocation `lane` holds elements lane + 32 * i, i < VPL). One read of X, two
+// reductions (the norms: the mean, then the centred sum of squares, biased variance as PyTorch
+// computes it; softmax: the max, propagating NaN, then the sum of exp(x - max)), one write.
+// norm_row.wgsl's workgroup-per-row kernel reads a row three times and reduces over 256 lanes;
+// for rows of a few hundred elements (ViT, Whisper) or fewer (Swin's windows of 49) that latency,
+// and its idle lanes, were its cost.
 // Same Params as norm_row.wgsl. Computed in f32 whatever the storage.
 struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
 
@@ -16,6 +18,8 @@ const ROWS: u32 = 8u;
 
 var<workgroup> red: array<f32, 256>;
 
+//!include float_bits
+
 // Sum over the 32 lanes of one row: a five-level tree in the row's own 32 slots. Every invocation
 // of the workgroup calls it (the barriers are workgroup-wide).
 fn row_sum(v: f32, lid: u32, lane: u32) -> f32 {
@@ -23,6 +27,19 @@ fn row_sum(v: f32, lid: u32, lane: u32) -> f32 {
   workgroupBarrier();
   for (var s = 16u; s > 0u; s = s / 2u) {
     if (lane < s) { red[lid] = red[lid] + red[lid + s]; }
+    workgroupBarrier();
+  }
+  let r = red[lid - lane];
+  workgroupBarrier();
+  return r;
+}
+
+// Max (NaN first) over the 32 lanes of one row, as row_sum.
+fn row_max(v: f32, lid: u32, lane: u32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var s = 16u; s > 0u; s = s / 2u) {
+    if (lane < s) { red[lid] = nmax(red[lid], red[lid + s]); }
     workgroupBarrier();
   }
   let r = red[lid - lane];
@@ -45,6 +62,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     v[i] = 0.0;
     if (live && k < n) { v[i] = f32(X[base + k]); }
     s = s + v[i];
+  }
+  if (MODE <= 1u) {
+    var m = from_bits(0xff800000u);
+    for (var i = 0u; i < VPL; i = i + 1u) {
+      if (lane + 32u * i < n) { m = nmax(m, v[i]); }
+    }
+    m = row_max(m, lid, lane);
+    var e = 0.0;
+    for (var i = 0u; i < VPL; i = i + 1u) {
+      if (lane + 32u * i < n) { e = e + exp(v[i] - m); }
+    }
+    let total = row_sum(e, lid, lane);
+    let inv = 1.0 / total;
+    let ls = log(total);
+    for (var i = 0u; i < VPL; i = i + 1u) {
+      let k = lane + 32u * i;
+      if (live && k < n) {
+        if (MODE == 0u) {
+          O[base + k] = O_T(exp(v[i] - m) * inv);
+        } else {
+          O[base + k] = O_T(v[i] - m - ls);
+        }
+      }
+    }
+    return;
   }
   var mean = 0.0;
   var q = 0.0;

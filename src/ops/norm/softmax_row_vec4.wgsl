@@ -12,12 +12,7 @@ const WG: u32 = 256u;
 var<workgroup> red_m: array<f32, 256>;
 var<workgroup> red_s: array<f32, 256>;
 
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn nmax(a: f32, b: f32) -> f32 {
-  if (is_nan(a)) { return a; }
-  if (is_nan(b)) { return b; }
-  return max(a, b);
-}
+//!include float_bits
 
 // Merges running (max, sum) pairs; a pair whose max is -inf holds nothing (sum 0).
 fn merge(m: f32, s: f32, m2: f32, s2: f32, neg_inf: f32) -> vec2<f32> {

@@ -10,13 +10,7 @@ struct Params {
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
 
-// Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
-fn from_bits(b: u32) -> f32 {
-  var w = b;
-  return bitcast<f32>(w);
-}
-
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+//!include float_bits
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -29,13 +29,7 @@ fn offset(idx: u32, s: Shape) -> u32 {
   return off;
 }
 
-// Infinities from a runtime word: a constant bitcast to inf is rejected by the WGSL compiler.
-fn from_bits(b: u32) -> f32 {
-  var w = b;
-  return bitcast<f32>(w);
-}
-
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+//!include float_bits
 
 fn identity() -> Acc {
   let ninf = from_bits(0xff800000u);

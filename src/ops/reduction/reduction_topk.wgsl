@@ -8,7 +8,7 @@ struct Params { n: u32, len: u32, inner: u32, k: u32 };
 override LARGEST: u32 = 1u;
 override WG: u32 = 256u;
 
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+//!include float_bits
 
 // a > b in the value order (NaN above everything). Integers compare as i32 (exact).
 #if X_FLOAT

@@ -66,6 +66,41 @@ TEST(OpSoftmax, Vec4RouteHandlesMinusInfinityLikePyTorch) {
   for (int i = 8; i < 16; ++i) EXPECT_TRUE(std::isnan(fast.as<float>()[i])) << i;
 }
 
+// Short rows that vec4 does not take (Swin's windows of 49, ViT's 197 tokens) run norm_row_lanes
+// by default: eight rows a workgroup, row counts that leave the last one part-empty; forced
+// "lanes" on a length vec4 would take; both softmax and log_softmax against the reference and the
+// general route; a NaN in a row makes it NaN and a row of -inf NaN, as PyTorch (and norm_row).
+TEST(OpSoftmax, ShortRowsTakeTheLanesRouteAndMatchTheGeneralOne) {
+  ETW_REQUIRE_GPU();
+  struct Case { std::vector<int64_t> shape; const char* route; };
+  for (const Case& c : {Case{{3, 49}, ""}, Case{{9, 197}, ""}, Case{{13, 1}, ""}, Case{{2, 1023}, ""}, Case{{5, 64}, "lanes"}}) {
+    auto x = random_f32(c.shape, 11, -8, 8);
+    for (const char* op : {"aten._softmax.default", "aten._log_softmax.default"}) {
+      const bool log = op[6] == 'l';
+      OpGraph g;
+      Id in = g.input(x);
+      g.gb.op(op, {in, g.gb.int_(-1), g.gb.boolean(false), g.output(DType::Float32, x.shape)});
+      LoadOptions opts;
+      if (*c.route) opts.force_route["softmax"] = c.route;
+      auto got = g.run(opts)[0];
+      auto v = g.variants();
+      const std::string at = std::string(op) + shape_str(c.shape);
+      EXPECT_EQ(std::count(v.begin(), v.end(), "row_lanes"), 1) << at;
+      EXPECT_TRUE(Close(got, ref::softmax(x, -1, log), log ? 1e-5 : 1e-6, 1e-4)) << at;
+      EXPECT_TRUE(Close(got, run_softmax(op, x, -1, "general"), 1e-6, 1e-5)) << at;
+    }
+  }
+  auto x = random_f32({3, 49}, 12, -2, 2);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  x.as<float>()[10] = std::numeric_limits<float>::quiet_NaN();  // row 0
+  for (int i = 49; i < 98; ++i) x.as<float>()[i] = ninf;          // row 1
+  for (int i = 98; i < 100; ++i) x.as<float>()[i] = ninf;         // row 2: two leading -inf
+  auto got = run_softmax("aten._softmax.default", x, -1);
+  auto ref = ref::softmax(x, -1, false);
+  for (int i = 0; i < 98; ++i) EXPECT_TRUE(std::isnan(got.as<float>()[i])) << i;
+  for (int i = 98; i < 147; ++i) EXPECT_NEAR(got.as<float>()[i], ref.as<double>()[i], 1e-6) << i;
+}
+
 TEST(OpSoftmax, NonLastAndNegativeDimsMatchReference) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({4, 5, 6}, 3, -3, 3);
@@ -273,6 +308,12 @@ TEST(OpLayerNorm, RowsPast1024TakeTheWorkgroupKernelEvenWhenLanesAreForced) {
   auto out = run_layer_norm_route(x, w, b, "lanes", &variants);
   EXPECT_EQ(std::find(variants.begin(), variants.end(), "row_lanes"), variants.end());
   EXPECT_TRUE(Close(out[0], ref::layer_norm(x, 1, vec(w), vec(b), 1e-5), 1e-5, 1e-4));
+}
+
+TEST(OpSoftmax, UnknownSoftmaxRouteFailsAtLoad) {
+  ETW_REQUIRE_GPU();
+  auto e = load_error([] { run_softmax("aten._softmax.default", random_f32({2, 8}, 13), -1, "warp"); });
+  EXPECT_TRUE(has(e, "force_route softmax must be \"vec4\", \"lanes\" or \"general\", got \"warp\"")) << e;
 }
 
 TEST(OpLayerNorm, UnknownNormRouteFailsAtLoad) {
