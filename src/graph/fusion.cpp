@@ -80,9 +80,9 @@ int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<
 }
 
 bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
-                              size_t lo, size_t hi) {
+                              size_t lo, size_t hi, const std::vector<size_t>& readers) {
   for (size_t m : mentions[t]) {
-    if (m <= lo || m >= hi) continue;
+    if (m <= lo || m >= hi || std::find(readers.begin(), readers.end(), m) != readers.end()) continue;
     const auto& c = ir.chain[m];
     if (c.name != "aten.clone.default" || c.args.front() != t || c.args.back() == t) return false;
   }
@@ -125,14 +125,9 @@ std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vec
     }
     group.push_back(j);
   }
-  if (group.size() < 2) return {i};
   // Between the first and the last, s is named only by clones and by the group's own calls, which
-  // read it (the export's q, k and v may read one tensor directly): it holds one value throughout.
-  for (size_t m : mentions[src]) {
-    if (m <= i || m >= group.back() || std::find(group.begin(), group.end(), m) != group.end()) continue;
-    const auto& c = ir.chain[m];
-    if (c.name != "aten.clone.default" || c.args.front() != src || c.args.back() == src) return {i};
-  }
+  // read it (the export's q, k and v may read one tensor directly).
+  if (group.size() < 2 || !only_clones_read_between(ir, mentions, src, i, group.back(), group)) return {i};
   if (drop) *drop = std::move(clones);
   return group;
 }

@@ -80,9 +80,10 @@ std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
 // chain index in *at; `t` itself when no such call writes it.
 int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at);
 // Whether every call strictly between chain indices lo and hi that names `t` is a contiguous clone
-// reading it (so `t` holds at hi the value it held at lo).
+// reading it, or one of `readers` (calls known to read it only), so `t` holds at hi the value it
+// held at lo.
 bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
-                              size_t lo, size_t hi);
+                              size_t lo, size_t hi, const std::vector<size_t>& readers = {});
 // A new constant tensor value over `bytes` (kept alive by ir.owned_bytes); returns its id.
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims);

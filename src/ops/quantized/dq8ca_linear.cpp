@@ -228,27 +228,18 @@ void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
   add_qparams_kernel(oc, {oc.out()}, {oc.g.tensor(oc.out()).max_dims.back()}, ep);
 }
 
-// The multi-output call's outputs (the first widths.size() values of its ValueList; `extra` more
-// after them) checked against its widths; the same with rotary embeddings
-// (etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope: freqs_cos and freqs_sin after the widths, the
-// rotated q and k after the outputs, q4gsw_gemv_rows.h RopeOut).
+// The multi-output call, with rotary embeddings or not (etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope:
+// freqs_cos and freqs_sin after the widths, the rotated q and k after the outputs,
+// q4gsw_gemv_rows.h RopeOut).
 void build_qparams_multi(OpContext& oc, bool with_rope) {
-  Graph& g = oc.g;
   const size_t nargs = with_rope ? 19 : 17;
   if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
-  const auto all = g.value_list(oc.out());
-  const auto widths = g.int_list(oc.arg(15));
-  const size_t extra = with_rope ? 2 : 0;
-  if (widths.size() < 2 || widths.size() > 3 || all.size() != widths.size() + extra)
-    oc.fail(ErrorKind::Format, "expects 2 or 3 widths and " + std::string(with_rope ? "as many outputs plus the rotated q and k" : "as many outputs") +
-                                   ", got " + std::to_string(widths.size()) + " and " + std::to_string(all.size()));
-  const std::vector<int32_t> outs(all.begin(), all.begin() + widths.size());
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (g.tensor(outs[i]).rank() < 1 || g.tensor(outs[i]).max_dims.back() != widths[i])
-      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
-                                     std::to_string(widths[i]));
+  std::vector<int64_t> widths;
+  std::vector<int32_t> rotated;
+  int64_t N = 0;
+  const auto outs = q4::read_multi_outs(oc, 15, with_rope, &widths, &N, &rotated);
   q4::RopeOut rope;
-  if (with_rope) rope = q4::read_rope_out(oc, 16, outs, {all.end() - 2, all.end()}, widths);
+  if (with_rope) rope = q4::read_rope_out(oc, 16, outs, rotated, widths);
   add_qparams_kernel(oc, outs, widths, Epilogue(), {}, rope);
 }
 

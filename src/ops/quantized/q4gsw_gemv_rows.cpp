@@ -41,6 +41,31 @@ SwigluOut read_swiglu_out(OpContext& oc, size_t form_arg) {
   return glu;
 }
 
+std::vector<int32_t> read_multi_outs(OpContext& oc, size_t widths_arg, bool rotated, std::vector<int64_t>* widths, int64_t* n,
+                                     std::vector<int32_t>* rot) {
+  Graph& g = oc.g;
+  const auto all = g.value_list(oc.out());
+  *widths = g.int_list(oc.arg(widths_arg));
+  const size_t extra = rotated ? 2 : 0;
+  if (widths->size() < 2 || widths->size() > 3 || all.size() != widths->size() + extra)
+    oc.fail(ErrorKind::Format, rotated ? "expects 2 or 3 widths and as many outputs plus the rotated q and k, got " +
+                                             std::to_string(widths->size()) + " and " + std::to_string(all.size())
+                                       : "expects 2 or 3 outputs and as many widths, got " + std::to_string(all.size()) + " and " +
+                                             std::to_string(widths->size()));
+  const std::vector<int32_t> outs(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(widths->size()));
+  *n = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    require_dtype(oc, outs[i], {VkDType::Float32, VkDType::Float16}, "out");
+    const auto& t = g.tensor(outs[i]);
+    if ((*widths)[i] < 1 || t.rank() < 1 || t.max_dims.back() != (*widths)[i] || t.rank() != g.tensor(outs[0]).rank())
+      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(t.max_dims) + " does not end in its width " +
+                                     std::to_string((*widths)[i]));
+    *n += (*widths)[i];
+  }
+  rot->assign(all.end() - static_cast<std::ptrdiff_t>(extra), all.end());
+  return outs;
+}
+
 RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>& raw, const std::vector<int32_t>& rotated,
                       const std::vector<int64_t>& widths) {
   Graph& g = oc.g;

@@ -53,6 +53,13 @@ struct RopeOut {
   bool active() const { return q >= 0; }
 };
 
+// The outputs of a multi-output call: its ValueList holds the linear's outputs, one per width of
+// the IntList at `widths_arg` (2 or 3; each the last dim of its output, f32/f16, one rank), then,
+// `rotated`, the rotated q and k. Returns the linear's outputs with *widths and their sum *n, and
+// the rotated pair in *rot; Format errors name the value.
+std::vector<int32_t> read_multi_outs(OpContext& oc, size_t widths_arg, bool rotated, std::vector<int64_t>* widths, int64_t* n,
+                                     std::vector<int32_t>* rot);
+
 // Reads the rotary output of a `*_multi_rope` call: cos and sin at `cos_arg`, `cos_arg + 1`, the
 // rotated outputs q and k after `raw` outputs of the linear ([q, k, v?] widths `widths`); Format
 // errors name the value.

@@ -48,6 +48,13 @@ fn word_dot(w: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
   return dot(a, lo) + dot(b, hi);
 }
 
+// Output n's value from its sum t: times the row's scale (8da4w; 1 otherwise), plus its bias.
+fn output_value(t: f32, n: u32, scale: f32) -> f32 {
+  var r = scale * t;
+  if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
+  return r;
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32
@@ -135,40 +142,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let tot = part[lid - kt];
 #endif
-#if SWIGLU_OUT
-  // RPT is even and nbase a multiple of it: invocation kt < RPT / 2 holds pair kt whole.
-  if (kt < RPT / 2u && nbase + 2u * kt + 1u < P.n) {
-    var g = tot[2u * kt];
-    var u = tot[2u * kt + 1u];
 #if DQ8CA
-    g = q.x * g;
-    u = q.x * u;
-#endif
-    if (P.has_bias == 1u) {
-      g = g + f32(BIAS[nbase + 2u * kt]);
-      u = u + f32(BIAS[nbase + 2u * kt + 1u]);
-    }
-#if SIGMOID_FORM
-    let s = g * (1.0 / (1.0 + exp(-g)));
+  let scale = q.x;  // the row's activation scale
 #else
-    let s = g / (1.0 + exp(-g));
+  let scale = 1.0;
 #endif
-    O[m * (P.n / 2u) + nbase / 2u + kt] = O_T(s * u);
-  }
-#elif ROPE_OUT
-  // RPT is even and nbase a multiple of it; q's and k's widths are multiples of the head dim.
+#if SWIGLU_OUT || ROPE_OUT
+  // RPT is even and nbase a multiple of it: invocation kt < RPT / 2 holds pair kt (outputs n and
+  // n + 1) whole; under ROPE_OUT q's and k's widths are multiples of the head dim.
   let n = nbase + 2u * kt;
   if (kt < RPT / 2u && n + 1u < P.n) {
-    var a = tot[2u * kt];
-    var b = tot[2u * kt + 1u];
-#if DQ8CA
-    a = q.x * a;
-    b = q.x * b;
+    var a = output_value(tot[2u * kt], n, scale);
+    var b = output_value(tot[2u * kt + 1u], n + 1u, scale);
+#if SWIGLU_OUT
+    // a is gate j = n / 2, b up j.
+#if SIGMOID_FORM
+    let s = a * (1.0 / (1.0 + exp(-a)));
+#else
+    let s = a / (1.0 + exp(-a));
 #endif
-    if (P.has_bias == 1u) {
-      a = a + f32(BIAS[n]);
-      b = b + f32(BIAS[n + 1u]);
-    }
+    O[m * (P.n / 2u) + n / 2u] = O_T(s * b);
+#else
     if (n < P.n0 + P.n1) {
       let t = m * (P.hd / 2u) + (n % P.hd) / 2u;
       let c = f32(COS[t]);
@@ -179,16 +173,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     store_out(m, n, a);
     store_out(m, n + 1u, b);
+#endif
   }
 #else
   let n = nbase + kt;
-  if (kt < RPT && n < P.n) {
-    var r = tot[kt];
-#if DQ8CA
-    r = q.x * r;
-#endif
-    if (P.has_bias == 1u) { r = r + f32(BIAS[n]); }
-    store_out(m, n, r);
-  }
+  if (kt < RPT && n < P.n) { store_out(m, n, output_value(tot[kt], n, scale)); }
 #endif
 }

@@ -271,57 +271,29 @@ void build_linear_q4gsw(OpContext& oc) {
 // etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
 // ValueList[2 or 3 tensors]]: linear_q4gsw projections of one input with their weights stacked
 // row-wise and their scales column-wise (fuse_q4gsw_projections), one kernel writing each output.
-void build_linear_q4gsw_multi(OpContext& oc) {
-  Graph& g = oc.g;
-  if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
-  int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
-  const auto outs = g.value_list(oc.out());
-  const auto widths = g.int_list(oc.arg(4));
-  if (outs.size() < 2 || outs.size() > 3 || widths.size() != outs.size())
-    oc.fail(ErrorKind::Format, "expects 2 or 3 outputs and as many widths, got " + std::to_string(outs.size()) + " and " +
-                                   std::to_string(widths.size()));
-  int64_t N = 0;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    require_dtype(oc, outs[i], {VkDType::Float32, VkDType::Float16}, "out");
-    if (widths[i] < 1 || g.tensor(outs[i]).max_dims.back() != widths[i] || g.tensor(outs[i]).rank() != g.tensor(outs[0]).rank())
-      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
-                                     std::to_string(widths[i]));
-    N += widths[i];
-  }
-  if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
-    oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
-  LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
-  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue());
-}
-
 // etwebgpu.linear_q4gsw_multi_rope [input, weight, weight_scales, group_size, widths, freqs_cos,
 // freqs_sin, out = ValueList[q, k, (v,) q_rot, k_rot]]: the multi-output linear of q, k (and v)
 // with et_vk.apply_rotary_emb on q and k (q4gsw_rope_fusion.cpp, q4gsw_gemv_rows.h RopeOut):
 // q_rot and k_rot [..., H, D] hold the rotated heads; q and k the products on the GEMM routes.
-void build_linear_q4gsw_multi_rope(OpContext& oc) {
+void build_q4gsw_multi(OpContext& oc, bool with_rope) {
   Graph& g = oc.g;
-  if (oc.nargs() != 8) oc.fail(ErrorKind::Format, "expects 8 arguments, got " + std::to_string(oc.nargs()));
+  const size_t nargs = with_rope ? 8 : 6;
+  if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
-  const auto all = g.value_list(oc.out());
-  const auto widths = g.int_list(oc.arg(4));
-  if (widths.size() < 2 || widths.size() > 3 || all.size() != widths.size() + 2)
-    oc.fail(ErrorKind::Format, "expects 2 or 3 widths and as many outputs plus the rotated q and k, got " + std::to_string(widths.size()) +
-                                   " and " + std::to_string(all.size()));
-  const std::vector<int32_t> outs(all.begin(), all.begin() + widths.size()), rotated(all.end() - 2, all.end());
+  std::vector<int64_t> widths;
+  std::vector<int32_t> rotated;
   int64_t N = 0;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    require_dtype(oc, outs[i], {VkDType::Float32, VkDType::Float16}, "out");
-    if (widths[i] < 1 || g.tensor(outs[i]).max_dims.back() != widths[i] || g.tensor(outs[i]).rank() != g.tensor(outs[0]).rank())
-      oc.fail(ErrorKind::Format, "output " + std::to_string(i) + " " + shape_str(g.tensor(outs[i]).max_dims) + " does not end in its width " +
-                                     std::to_string(widths[i]));
-    N += widths[i];
-  }
-  const q4::RopeOut rope = q4::read_rope_out(oc, 5, outs, rotated, widths);
+  const auto outs = q4::read_multi_outs(oc, 4, with_rope, &widths, &N, &rotated);
+  q4::RopeOut rope;
+  if (with_rope) rope = q4::read_rope_out(oc, 5, outs, rotated, widths);
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
   q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), {}, {}, rope);
 }
+
+void build_linear_q4gsw_multi(OpContext& oc) { build_q4gsw_multi(oc, false); }
+void build_linear_q4gsw_multi_rope(OpContext& oc) { build_q4gsw_multi(oc, true); }
 
 // etwebgpu.linear_q4gsw_swiglu [input, weight, weight_scales, group_size, form (String), out =
 // ValueList[h, pairs]]: a Llama MLP's gate and up linear_q4gsw with their weight rows and scale
