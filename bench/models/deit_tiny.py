@@ -3,16 +3,17 @@
 
 Attention is timm's non-fused path, as in vit_tiny.py (which says why).
 """
-import timm
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timm import eager_attention  # noqa: E402
 
 
 def model():
-    m = timm.create_model("deit_tiny_patch16_224", pretrained=False)
-    for mod in m.modules():
-        if hasattr(mod, "fused_attn"):
-            mod.fused_attn = False
-    return m.eval()
+    return eager_attention("deit_tiny_patch16_224")
 
 
 def inputs():

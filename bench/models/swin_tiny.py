@@ -8,16 +8,17 @@ as a buffer. Still outside the delegate in both: torch.roll, which exports as ar
 index, and the relative-position-bias gather, so every shifted block is split between the
 delegate and a few CPU ops on the upstream runtime.
 """
-import timm
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timm import eager_attention  # noqa: E402
 
 
 def model():
-    m = timm.create_model("swin_tiny_patch4_window7_224", pretrained=False)
-    for mod in m.modules():
-        if hasattr(mod, "fused_attn"):
-            mod.fused_attn = False
-    return m.eval()
+    return eager_attention("swin_tiny_patch4_window7_224")
 
 
 def inputs():

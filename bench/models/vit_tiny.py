@@ -6,16 +6,17 @@ attention: F.scaled_dot_product_attention exports through a decomposition whose 
 check (eq / logical_not / any) stays outside the Vulkan delegate, which would split every layer
 into CPU and GPU parts on both runtimes and measure the export rather than the kernels.
 """
-import timm
+import os
+import sys
+
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timm import eager_attention  # noqa: E402
 
 
 def model():
-    m = timm.create_model("vit_tiny_patch16_224", pretrained=False)
-    for mod in m.modules():
-        if hasattr(mod, "fused_attn"):
-            mod.fused_attn = False
-    return m.eval()
+    return eager_attention("vit_tiny_patch16_224")
 
 
 def inputs():
