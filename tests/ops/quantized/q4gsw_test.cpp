@@ -325,15 +325,16 @@ TEST(OpQ4gswLinear, SwigluOpDirectCallStoresSiluOfGateTimesUp) {
 // A Llama attention's q, k and v as the recipe's export writes them: three projections of one
 // input (each through its own clone), q and k split into heads [rows, H, D] by views (q through
 // two), et_vk.apply_rotary_emb of both with tables [rows, D / 2]; v read on (here a graph output
-// through a transpose, `q_out`: q read otherwise too). At load the projections become one
-// etwebgpu.linear_q4gsw_multi_rope storing q and k rotated.
+// through a transpose, `q_out`: q read otherwise too; `cos_later`: cos negated by a call after the
+// projections). At load the projections become one etwebgpu.linear_q4gsw_multi_rope storing q and k
+// rotated.
 struct Qkv {
   static constexpr int64_t K = 64, D = 8, Hq = 4, Hk = 2;
   Lin q{Hq * D, K, 32, false, 130}, k{Hk * D, K, 32, false, 131}, v{Hk * D, K, 32, false, 132};
   HostTensor x, cos, sin;
   explicit Qkv(int64_t rows)
       : x(random_f32({rows, K}, 133, -2.f, 2.f)), cos(random_f32({rows, D / 2}, 134)), sin(random_f32({rows, D / 2}, 135)) {}
-  void build(OpGraph& g, bool q_out) const {
+  void build(OpGraph& g, bool q_out, bool cos_later = false) const {
     const int64_t rows = x.shape[0];
     Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
     std::vector<Id> ys;
@@ -342,6 +343,11 @@ struct Qkv {
       g.gb.op("aten.clone.default", {xi, g.gb.null(), xc});
       ys.push_back(q_out && l == &q ? g.output(DType::Float32, {rows, l->N}) : g.tensor(DType::Float32, {rows, l->N}));
       l->add(g, xc, ys.back());
+    }
+    if (cos_later) {
+      Id neg = g.tensor(DType::Float32, cos.shape);
+      g.gb.op("aten.neg.default", {fc, neg});
+      fc = neg;
     }
     Id q1 = g.tensor(DType::Float32, {rows, Hq, D}), q2 = g.tensor(DType::Float32, {rows, Hq, D});
     Id k1 = g.tensor(DType::Float32, {rows, Hk, D});
@@ -403,23 +409,7 @@ TEST(OpQ4gswLinear, RotaryStaysWhenQIsReadOtherwiseOrATableComesLater) {
   auto want = a.ref();
   EXPECT_TRUE(Close(fused.out[1], want[0], 1e-4, 1e-4));
   // The same with cos negated (aten.neg) after the projections.
-  auto later_build = [&](OpGraph& g) {
-    const int64_t rows = 1;
-    Id xi = g.input(a.x), fc0 = g.input(a.cos), fs = g.input(a.sin);
-    std::vector<Id> ys;
-    for (const Lin* l : {&a.q, &a.k, &a.v}) {
-      ys.push_back(g.tensor(DType::Float32, {rows, l->N}));
-      l->add(g, xi, ys.back());
-    }
-    Id fc = g.tensor(DType::Float32, a.cos.shape);
-    g.gb.op("aten.neg.default", {fc0, fc});
-    Id q1 = g.tensor(DType::Float32, {rows, Qkv::Hq, Qkv::D}), k1 = g.tensor(DType::Float32, {rows, Qkv::Hk, Qkv::D});
-    g.gb.op("aten.view_copy.default", {ys[0], g.gb.int_list({rows, Qkv::Hq, Qkv::D}), q1});
-    g.gb.op("aten.view_copy.default", {ys[1], g.gb.int_list({rows, Qkv::Hk, Qkv::D}), k1});
-    Id qr = g.output(DType::Float32, {rows, Qkv::Hq, Qkv::D}), kr = g.output(DType::Float32, {rows, Qkv::Hk, Qkv::D});
-    g.gb.op("et_vk.apply_rotary_emb.default", {q1, k1, fc, fs, g.gb.value_list({qr, kr})});
-    g.gb.op("aten.permute_copy.default", {ys[2], g.gb.int_list({1, 0}), g.output(DType::Float32, {a.v.N, rows})});
-  };
+  auto later_build = [&](OpGraph& g) { a.build(g, false, true); };
   auto later = load_graph(later_build, true), later_plain = load_graph(later_build, false);
   EXPECT_EQ(std::count(later.ops.begin(), later.ops.end(), "et_vk.apply_rotary_emb.default"), 1);
   EXPECT_EQ(std::count(later.ops.begin(), later.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
@@ -480,20 +470,24 @@ TEST(OpQ4gswLinear, MultiRopeOpDirectCallRotatesQAndK) {
 
 // q, k and v reading one tensor directly (no clones between): all three become one kernel (the
 // calls of the group itself read the input between the first and the last).
+// Linears of one row x, each reading x itself, their outputs transposed into the graph's outputs
+// (so that the linears' own outputs are no graph outputs).
+void build_projections(OpGraph& g, const HostTensor& x, const std::vector<const Lin*>& lins) {
+  Id xi = g.input(x);
+  std::vector<Id> ys;
+  for (const Lin* l : lins) {
+    ys.push_back(g.tensor(DType::Float32, {1, l->N}));
+    l->add(g, xi, ys.back());
+  }
+  for (size_t i = 0; i < ys.size(); ++i)
+    g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {lins[i]->N, 1})});
+}
+
 TEST(OpQ4gswLinear, ProjectionsReadingOneTensorDirectlyBecomeOneKernel) {
   ETW_REQUIRE_GPU();
   Lin a(32, 64, 32, false, 150), b(16, 64, 32, false, 151), c(16, 64, 32, false, 152);
   auto x = random_f32({1, 64}, 153);
-  auto fused = load_graph([&](OpGraph& g) {
-    Id xi = g.input(x);
-    std::vector<Id> ys;
-    for (const Lin* l : {&a, &b, &c}) {
-      ys.push_back(g.tensor(DType::Float32, {1, l->N}));
-      l->add(g, xi, ys.back());
-    }
-    for (size_t i = 0; i < ys.size(); ++i)
-      g.gb.op("aten.permute_copy.default", {ys[i], g.gb.int_list({1, 0}), g.output(DType::Float32, {i == 0 ? a.N : b.N, 1})});
-  }, true);
+  auto fused = load_graph([&](OpGraph& g) { build_projections(g, x, {&a, &b, &c}); }, true);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "etwebgpu.linear_q4gsw_multi"), 1);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), 0);
   const Lin* ls[] = {&a, &b, &c};
@@ -508,15 +502,7 @@ TEST(OpQ4gswLinear, ProjectionsWithABiasOrAnotherGroupSizeStaySeparate) {
   ETW_REQUIRE_GPU();
   Lin a(16, 64, 32, false, 50), b(16, 64, 32, true, 51), c(16, 64, 16, false, 52);
   auto x = random_f32({1, 64}, 53);
-  auto fused = load_graph([&](OpGraph& g) {
-    Id xi = g.input(x);
-    std::vector<Id> ys;
-    for (const Lin* l : {&a, &b, &c}) {
-      ys.push_back(g.tensor(DType::Float32, {1, 16}));
-      l->add(g, xi, ys.back());
-    }
-    for (Id y : ys) g.gb.op("aten.permute_copy.default", {y, g.gb.int_list({1, 0}), g.output(DType::Float32, {16, 1})});
-  }, true);
+  auto fused = load_graph([&](OpGraph& g) { build_projections(g, x, {&a, &b, &c}); }, true);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.linear_q4gsw.default"), 3);
 }
 
