@@ -71,26 +71,7 @@ bool reshape(Strided& s, const Dims& to) {
 
 class Matcher {
  public:
-  explicit Matcher(const format::VkGraphIR& ir) : ir_(ir) {
-    size_t n = ir.values.size();
-    producer_.assign(n, -1);
-    consumers_.assign(n, {});
-    for (size_t i = 0; i < ir.chain.size(); ++i) {
-      const auto& c = ir.chain[i];
-      for (size_t a = 0; a + 1 < c.args.size(); ++a) {
-        int32_t id = c.args[a];
-        if (kind(id) == VkValueKind::Tensor) consumers_[id].push_back(i);
-        else if (kind(id) == VkValueKind::ValueList)
-          for (int32_t e : ir.values[id].ids)
-            if (e >= 0 && static_cast<size_t>(e) < n && kind(e) == VkValueKind::Tensor) consumers_[e].push_back(i);
-      }
-      int32_t out = c.args.back();
-      if (kind(out) == VkValueKind::Tensor) producer_[out] = static_cast<int64_t>(i);
-    }
-    for (auto id : ir.input_ids) pinned_.insert(static_cast<int32_t>(id));
-    for (auto id : ir.output_ids) pinned_.insert(static_cast<int32_t>(id));
-    for (const auto& st : ir.state) pinned_.insert(st.value_id);
-  }
+  explicit Matcher(const UseDef& ix) : ix_(ix), ir_(ix.ir()) {}
 
   // The attention whose second bmm is chain[j], or nullopt.
   // `strided`: also absorb the layout calls around q, k, v and the output (static shapes only).
@@ -105,15 +86,10 @@ class Matcher {
     if (set.size() != m_.taken.size()) return std::nullopt;
     for (size_t t : m_.taken) {
       int32_t o = ir_.chain[t].args.back();
-      if (o == m_.out) continue;
-      if (pinned_.count(o)) return std::nullopt;
-      for (size_t c : consumers_[o])
-        if (!set.count(c)) return std::nullopt;
+      if (o != m_.out && !ix_.internal(o, m_.taken)) return std::nullopt;
     }
     return m_;
   }
-
-  const std::vector<size_t>& consumers(int32_t id) const { return consumers_[id]; }
 
  private:
   VkValueKind kind(int32_t id) const { return ir_.values[id].kind; }
@@ -124,17 +100,12 @@ class Matcher {
     return t == VkDType::Float32 || t == VkDType::Float16;
   }
   // The call producing tensor `id`, when it is named `name` and has `nargs` arguments.
-  const VkOpCall* made_by(int32_t id, const char* name, size_t nargs) const {
-    if (id < 0 || kind(id) != VkValueKind::Tensor || producer_[id] < 0) return nullptr;
-    const VkOpCall& c = ir_.chain[producer_[id]];
-    return c.name == name && c.args.size() == nargs ? &c : nullptr;
-  }
+  const VkOpCall* made_by(int32_t id, const char* name, size_t nargs) const { return ix_.made_by(id, name, nargs); }
   // A value only the pattern reads: produced in the chain, `n` consumers, not pinned.
   bool inner(int32_t id, size_t n = 1) const {
-    return id >= 0 && kind(id) == VkValueKind::Tensor && producer_[id] >= 0 && !pinned_.count(id) &&
-           consumers_[id].size() == n;
+    return passable(id) && ix_.readers(id).size() == n;
   }
-  void take(int32_t id) { m_.taken.push_back(static_cast<size_t>(producer_[id])); }
+  void take(int32_t id) { m_.taken.push_back(ix_.producer(id)); }
   std::optional<double> number(int32_t id) const {
     const auto& v = ir_.values[id];
     if (v.kind == VkValueKind::Int) return static_cast<double>(v.int_val);
@@ -316,8 +287,8 @@ class Matcher {
   }
   // The second bmm's output, reshaped to [B, H, S_q, D_v] by its only consumer: the fused output.
   bool output_4d(int32_t o3, const Dims& da, const Dims& dvm) {
-    if (!inner(o3) || consumers_[o3].size() != 1) return false;
-    const VkOpCall& ov = ir_.chain[consumers_[o3][0]];
+    if (!inner(o3)) return false;
+    const VkOpCall& ov = ir_.chain[ix_.readers(o3)[0]];
     if (ov.args.empty() || ov.args[0] != o3 || view_of(ov.args.back()) != &ov) return false;
     m_.out = ov.args.back();
     const Dims& dout = dims(m_.out);
@@ -330,7 +301,7 @@ class Matcher {
   // A value a layout walk may pass: produced in the chain and not pinned; its consumers are
   // checked by match() once the whole pattern is known.
   bool passable(int32_t id) const {
-    return id >= 0 && kind(id) == VkValueKind::Tensor && producer_[id] >= 0 && !pinned_.count(id);
+    return ix_.producer(id) != UseDef::npos && !ix_.pinned(id);
   }
   // The permutation of a permute_copy call over `rank` dims, or nullopt.
   std::optional<Dims> permutation(const VkOpCall& c, size_t rank) const {
@@ -402,7 +373,7 @@ class Matcher {
       int32_t next = c ? c->args[0] : -1;
       if (!c) {
         for (const char* name : {"aten.permute_copy.default", "aten.slice_copy.Tensor", "aten.select_copy.int"}) {
-          const VkOpCall& p = ir_.chain[producer_[id]];
+          const VkOpCall& p = ir_.chain[ix_.producer(id)];
           if (p.name == name && p.args.size() >= 3) c = &p, next = p.args[0];
         }
       }
@@ -410,7 +381,7 @@ class Matcher {
         std::optional<double> f = scaled(id, next);
         if (!f) break;
         m_.scale *= *f;
-        c = &ir_.chain[producer_[id]];
+        c = &ir_.chain[ix_.producer(id)];
       }
       if (!is_float(next)) return false;
       take(id);
@@ -430,8 +401,8 @@ class Matcher {
   bool output_layout(int32_t o3, Strided& view) {
     std::vector<const VkOpCall*> after;
     int32_t f = o3;
-    while (!pinned_.count(f) && consumers_[f].size() == 1) {
-      const VkOpCall& c = ir_.chain[consumers_[f][0]];
+    while (!ix_.pinned(f) && ix_.readers(f).size() == 1) {
+      const VkOpCall& c = ir_.chain[ix_.readers(f)[0]];
       int32_t o = c.args.back();
       if (c.args[0] != f || kind(o) != VkValueKind::Tensor || !is_float(o)) break;
       if (view_of(o) != &c && made_by(o, "aten.permute_copy.default", 3) != &c) break;
@@ -505,23 +476,20 @@ class Matcher {
     return is_float(src);
   }
 
+  const UseDef& ix_;
   const format::VkGraphIR& ir_;
-  std::vector<int64_t> producer_;
-  std::vector<std::vector<size_t>> consumers_;
-  std::set<int32_t> pinned_;
   Match m_;
   bool strided_ = false;
 };
 
 }  // namespace
 
-AttentionFusionStats fuse_attention(format::VkGraphIR& ir, bool static_shapes) {
+AttentionFusionStats fuse_attention(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes) {
   AttentionFusionStats stats;
   const size_t n = ir.chain.size();
-  Matcher matcher(ir);
+  Matcher matcher(ix);
   std::vector<bool> removed(n, false);
   std::vector<std::optional<VkOpCall>> replacement(n);
-  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
   for (size_t j = 0; j < n; ++j) {
     std::optional<Match> m = static_shapes ? matcher.match(j, true) : std::nullopt;
     if (!m) m = matcher.match(j, false);
@@ -530,22 +498,11 @@ AttentionFusionStats fuse_attention(format::VkGraphIR& ir, bool static_shapes) {
     std::set<size_t> taken(m->taken.begin(), m->taken.end());
     size_t last = *taken.rbegin();
     // The fused call reads q, k, v and the mask at the last removed call's place, later than the
-    // pattern did: no call in between may name them or storage they share (mem_obj_id), and the
-    // output must not share an input's storage.
+    // pattern did; the output must not share an input's storage.
     std::vector<int32_t> inputs{m->q, m->k, m->v};
     if (m->mask >= 0) inputs.push_back(m->mask);
-    bool safe = true;
-    for (int32_t e : inputs) {
-      if (mem(m->out) >= 0 && mem(m->out) == mem(e)) safe = false;
-      size_t first = last;
-      for (size_t c : matcher.consumers(e))
-        if (taken.count(c)) first = std::min(first, c);
-      for (size_t p = first + 1; p < last && safe; ++p) {
-        if (taken.count(p)) continue;
-        for (int32_t a : ir.chain[p].args)
-          if (ir.values[a].kind == VkValueKind::Tensor && (a == e || (mem(e) >= 0 && mem(a) == mem(e)))) safe = false;
-      }
-    }
+    bool safe = ix.reads_unchanged(taken, inputs);
+    for (int32_t e : inputs) safe = safe && !ix.share_memory(m->out, e);
     if (!safe) continue;
     auto add_value = [&](format::VkValue v) {
       ir.values.push_back(std::move(v));

@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -37,6 +38,6 @@ struct AttentionFusionStats {
 
 // Rewrites `ir.chain` in place (appending the new calls' scalar values to `ir.values`). Layout
 // calls are absorbed only under `static_shapes` (no program input is dynamic).
-AttentionFusionStats fuse_attention(format::VkGraphIR& ir, bool static_shapes);
+AttentionFusionStats fuse_attention(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
 }  // namespace etwebgpu::graph

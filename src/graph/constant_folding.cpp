@@ -75,23 +75,10 @@ std::optional<double> constant_element(const format::VkGraphIR& ir, int32_t valu
   return element(data.data(), i, v.tensor.dtype);
 }
 
-FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
+FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
   FoldStats stats;
   const size_t nv = ir.values.size();
-  auto tensor = [&](int32_t id) {
-    return id >= 0 && static_cast<size_t>(id) < nv && ir.values[id].kind == VkValueKind::Tensor;
-  };
-  std::vector<int> writes(nv, 0);
-  for (const auto& c : ir.chain)
-    if (!c.args.empty() && tensor(c.args.back())) ++writes[c.args.back()];
-  std::set<int32_t> pinned;  // also: tensors an operator writes in place (their data changes)
-  for (const auto& c : ir.chain)
-    if (auto it = in_place_args().find(c.name); it != in_place_args().end())
-      for (size_t k : it->second)
-        if (k + 1 < c.args.size()) pinned.insert(c.args[k]);
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
+  auto tensor = [&](int32_t id) { return ix.tensor(id); };
 
   // Constant data behind a tensor: its own, or a prepack's source of the same dtype.
   std::vector<int32_t> data_of(nv, -1);  // value id -> the constant value holding its data
@@ -105,7 +92,7 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir) {
     const auto& c = ir.chain[i];
     if (c.args.size() < 2) continue;
     int32_t in = c.args.front(), out = c.args.back();
-    if (!tensor(in) || !tensor(out) || writes[out] != 1 || pinned.count(out) || pinned.count(in) || data_of[in] < 0)
+    if (!tensor(in) || !tensor(out) || ix.producer(out) != i || ix.pinned(out) || ix.pinned(in) || data_of[in] < 0)
       continue;
     const auto& ti = ir.values[in].tensor;
     auto& to = ir.values[out].tensor;

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -26,7 +27,7 @@ struct FoldStats {
 
 // Rewrites `ir` in place: folded outputs become constants (their bytes owned by ir.owned_bytes)
 // and their calls leave the chain.
-FoldStats fold_constant_conversions(format::VkGraphIR& ir);
+FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix);
 
 // Element i of constant tensor `value_id` as a double; nullopt when the value is not a constant
 // tensor with that element or its dtype is not a number type.

@@ -7,46 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "graph/memory_plan.h"
+
 namespace etwebgpu::graph {
 
 namespace {
 
 using format::VkValueKind;
 
-// Operators that are not a pure function of their arguments: they write an argument in place
-// (argument positions listed) or draw random numbers.
-const std::map<std::string, std::vector<size_t>>& impure_ops() {
-  static const std::map<std::string, std::vector<size_t>> m = {
-      {"aten.copy_.default", {0}},
-      {"aten.index_put_.default", {0}},
-      {"update_cache.default", {1}},
-      {"sdpa_with_kv_cache.default", {3, 4}},
-      {"aten.native_dropout.default", {}},
-      {"aten.bernoulli.default", {}},
-      {"aten.rand.default", {}},
-      {"aten.randn.default", {}},
-      {"aten.rand_like.default", {}},
-      {"aten.randn_like.default", {}},
-      {"aten.normal.Tensor_Tensor", {}},
-      {"aten.uniform.default", {}},
-      {"aten.multinomial.default", {}},
+// Operators that draw random numbers: not a pure function of their arguments (nor are those that
+// write an argument in place, in_place_args).
+bool random_op(const std::string& op) {
+  static const std::set<std::string> m = {
+      "aten.native_dropout.default", "aten.bernoulli.default",  "aten.rand.default",
+      "aten.randn.default",          "aten.rand_like.default",  "aten.randn_like.default",
+      "aten.normal.Tensor_Tensor",   "aten.uniform.default",    "aten.multinomial.default",
   };
-  return m;
+  return m.count(op) > 0;
 }
 
 bool in_range(const format::VkGraphIR& ir, int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); }
-bool is_tensor(const format::VkGraphIR& ir, int32_t v) {
-  return in_range(ir, v) && ir.values[v].kind == VkValueKind::Tensor;
-}
-
-// Calls f on every tensor argument `a` names (itself, or a ValueList's tensors).
-template <class F>
-void each_tensor(const format::VkGraphIR& ir, int32_t a, F&& f) {
-  if (is_tensor(ir, a)) f(a);
-  else if (in_range(ir, a) && ir.values[a].kind == VkValueKind::ValueList)
-    for (int32_t e : ir.values[a].ids)
-      if (is_tensor(ir, e)) f(e);
-}
 
 std::string bits(double d) {
   uint64_t u;
@@ -56,31 +36,19 @@ std::string bits(double d) {
 
 }  // namespace
 
-CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
+CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix) {
   CseStats stats;
   const size_t n = ir.values.size();
-  const auto& impure = impure_ops();
-
-  std::vector<int> writes(n, 0);
-  std::vector<int64_t> producer(n, -1);
-  std::vector<char> pinned(n, 0), state(n, 0);
-  for (auto id : ir.input_ids)
-    if (id < n) pinned[id] = 1;
-  for (auto id : ir.output_ids)
-    if (id < n) pinned[id] = 1;
+  auto impure = [](const std::string& op) { return random_op(op) || in_place_args().count(op); };
+  std::vector<char> state(n, 0);
   for (const auto& st : ir.state)
-    if (in_range(ir, st.value_id)) pinned[st.value_id] = state[st.value_id] = 1;
+    if (in_range(ir, st.value_id)) state[st.value_id] = 1;
   std::vector<std::vector<size_t>> symint_writes(n);  // chain positions writing each SymInt
   for (size_t i = 0; i < ir.chain.size(); ++i) {
     const auto& c = ir.chain[i];
     if (c.args.empty()) continue;
     int32_t last = c.args.back();
     if (in_range(ir, last) && ir.values[last].kind == VkValueKind::SymInt) symint_writes[last].push_back(i);
-    each_tensor(ir, c.args.back(), [&](int32_t t) { ++writes[t], producer[t] = static_cast<int64_t>(i); });
-    auto it = impure.find(c.name);
-    if (it != impure.end())
-      for (size_t a : it->second)
-        if (a + 1 < c.args.size()) each_tensor(ir, c.args[a], [&](int32_t t) { ++writes[t]; });
   }
 
   // Constants with one dtype, dims and bytes are one value: keyed by their first tensor. The
@@ -97,7 +65,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
   };
   std::map<std::string, std::vector<int32_t>> buckets;
   for (size_t v = 0; v < n; ++v) {
-    if (!is_tensor(ir, static_cast<int32_t>(v))) continue;
+    if (!ix.tensor(static_cast<int32_t>(v))) continue;
     const auto& t = ir.values[v].tensor;
     if (!t.is_constant() || static_cast<size_t>(t.constant_id) >= ir.constants.size()) continue;
     const auto& data = ir.constants[t.constant_id].data;
@@ -157,15 +125,15 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
       case VkValueKind::Tensor: {
         // One value for the whole run: never written (an input or constant) or written once,
         // earlier; never program state.
-        if (state[a] || writes[a] > 1) return "";
-        if (writes[a] == 1 && (producer[a] < 0 || static_cast<size_t>(producer[a]) >= at)) return "";
+        const auto& w = ix.writers(a);
+        if (state[a] || w.size() > 1) return "";
+        if (w.size() == 1 && (ix.producer(a) == UseDef::npos || ix.producer(a) >= at)) return "";
         return "T" + std::to_string(canon[a]);
       }
     }
     return "";
   };
 
-  auto mem = [&](int32_t t) { return ir.values[t].tensor.is_constant() ? -1 : ir.values[t].tensor.mem_obj_id; };
   // Replaces every mention of `from` at chain positions after `at` with `to`.
   auto rename = [&](int32_t from, int32_t to, size_t at) {
     for (size_t p = at + 1; p < ir.chain.size(); ++p)
@@ -178,7 +146,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
   };
   auto mentions = [&](size_t p, int32_t t) {
     bool hit = false;
-    for (int32_t a : ir.chain[p].args) each_tensor(ir, a, [&](int32_t x) { hit = hit || x == t; });
+    for (int32_t a : ir.chain[p].args) ix.each_tensor(a, [&](int32_t x) { hit = hit || x == t; });
     return hit;
   };
 
@@ -186,14 +154,14 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
   std::vector<char> removed(ir.chain.size(), 0);
   for (size_t j = 0; j < ir.chain.size(); ++j) {
     const auto& c = ir.chain[j];
-    if (c.args.empty() || impure.count(c.name)) continue;
+    if (c.args.empty() || impure(c.name)) continue;
     int32_t out = c.args.back();
-    if (!is_tensor(ir, out) || pinned[out] || writes[out] != 1 || ir.values[out].tensor.is_constant()) continue;
+    if (ix.producer(out) != j || ix.pinned(out) || ir.values[out].tensor.is_constant()) continue;
     std::string key = c.name + "#" + std::to_string(c.args.size());
     bool ok = true;
     for (size_t k = 0; k + 1 < c.args.size() && ok; ++k) {
       bool reads_out = false;
-      each_tensor(ir, c.args[k], [&](int32_t t) { reads_out = reads_out || t == out; });
+      ix.each_tensor(c.args[k], [&](int32_t t) { reads_out = reads_out || t == out; });
       std::string a = reads_out ? "" : key_of(c.args[k], j, key_of);
       ok = !a.empty();
       key += "|" + a;
@@ -212,12 +180,12 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir) {
     for (size_t p = j + 1; p < ir.chain.size(); ++p)
       if (mentions(p, out)) last = p;
     bool clash = false;
-    if (mem(keep) >= 0)
+    if (ix.memory(keep) >= 0)
       for (size_t p = i + 1; p <= last && !clash; ++p) {
         if (removed[p]) continue;
         for (int32_t a : ir.chain[p].args)
-          each_tensor(ir, a, [&](int32_t t) {
-            if (t != keep && t != out && mem(t) == mem(keep)) clash = true;
+          ix.each_tensor(a, [&](int32_t t) {
+            if (t != keep && t != out && ix.memory(t) == ix.memory(keep)) clash = true;
           });
       }
     if (clash) continue;

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -20,6 +21,6 @@ struct CseStats {
 };
 
 // Rewrites `ir.chain` (and the ValueLists naming a dropped output) in place.
-CseStats eliminate_common_subexpressions(format::VkGraphIR& ir);
+CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

@@ -14,68 +14,10 @@ namespace {
 using format::VkDType;
 using format::VkValueKind;
 
-// Positions, producers and readers of every tensor of the chain.
-class Index {
- public:
-  explicit Index(const format::VkGraphIR& ir) : ir_(ir), producer_(ir.values.size(), -1), writes_(ir.values.size(), 0),
-                                                 at_(ir.values.size()), pinned_(ir.values.size(), 0) {
-    for (auto id : ir.input_ids) pin(static_cast<int32_t>(id));
-    for (auto id : ir.output_ids) pin(static_cast<int32_t>(id));
-    for (const auto& st : ir.state) pin(st.value_id);
-    for (size_t i = 0; i < ir.chain.size(); ++i) {
-      const auto& c = ir.chain[i];
-      for (int32_t a : c.args) each(a, [&](int32_t t) { at_[t].push_back(i); });
-      if (!c.args.empty())
-        each(c.args.back(), [&](int32_t t) { ++writes_[t], producer_[t] = static_cast<int64_t>(i); });
-      if (c.name == "aten.copy_.default" && !c.args.empty()) each(c.args[0], [&](int32_t t) { ++writes_[t]; });
-    }
-  }
-  bool tensor(int32_t v) const {
-    return v >= 0 && static_cast<size_t>(v) < ir_.values.size() && ir_.values[v].kind == VkValueKind::Tensor;
-  }
-  template <class F>
-  void each(int32_t a, F&& f) const {
-    if (tensor(a)) f(a);
-    else if (a >= 0 && static_cast<size_t>(a) < ir_.values.size() && ir_.values[a].kind == VkValueKind::ValueList)
-      for (int32_t e : ir_.values[a].ids)
-        if (tensor(e)) f(e);
-  }
-  // The call producing tensor t when it is `op` with `nargs` arguments (nullptr otherwise).
-  const format::VkOpCall* made_by(int32_t t, const char* op, size_t nargs) const {
-    if (!tensor(t) || producer_[t] < 0) return nullptr;
-    const auto& c = ir_.chain[producer_[t]];
-    return c.name == op && c.args.size() == nargs ? &c : nullptr;
-  }
-  int64_t producer(int32_t t) const { return tensor(t) ? producer_[t] : -1; }
-  // The single call other than t's producer that names t, or -1.
-  int64_t sole_reader(int32_t t) const {
-    if (!tensor(t) || pinned_[t] || writes_[t] != 1 || at_[t].size() != 2) return -1;
-    return static_cast<int64_t>(at_[t][1]);
-  }
-  // t is computed once and read only by the calls `members` (it can disappear with them).
-  bool internal(int32_t t, const std::set<size_t>& members) const {
-    if (!tensor(t) || pinned_[t] || writes_[t] != 1) return false;
-    for (size_t p : at_[t])
-      if (!members.count(p)) return false;
-    return true;
-  }
-  const std::vector<int64_t>& dims(int32_t t) const { return ir_.values[t].tensor.dims; }
-  VkDType dtype(int32_t t) const { return ir_.values[t].tensor.dtype; }
-  bool floating(int32_t t) const { return tensor(t) && (dtype(t) == VkDType::Float32 || dtype(t) == VkDType::Float16); }
-  int32_t mem(int32_t t) const { return ir_.values[t].tensor.is_constant() ? -1 : ir_.values[t].tensor.mem_obj_id; }
-  int writes(int32_t t) const { return writes_[t]; }
-  const std::vector<size_t>& at(int32_t t) const { return at_[t]; }
-
- private:
-  void pin(int32_t v) {
-    if (v >= 0 && static_cast<size_t>(v) < pinned_.size()) pinned_[v] = 1;
-  }
-  const format::VkGraphIR& ir_;
-  std::vector<int64_t> producer_;
-  std::vector<int> writes_;
-  std::vector<std::vector<size_t>> at_;
-  std::vector<char> pinned_;
-};
+// float32 / float16 tensors (the kernels the patterns become take those).
+bool floating(const UseDef& ix, int32_t t) {
+  return ix.tensor(t) && (ix.dtype(t) == VkDType::Float32 || ix.dtype(t) == VkDType::Float16);
+}
 
 std::optional<double> number(const format::VkGraphIR& ir, int32_t v) {
   if (v < 0 || static_cast<size_t>(v) >= ir.values.size()) return std::nullopt;
@@ -103,10 +45,10 @@ bool last_dim(const format::VkGraphIR& ir, int32_t v, size_t r) {
 }
 
 // The value of a one-element float tensor fixed at load: a constant, or et_vk.prepack of one.
-std::optional<double> constant_scalar(const format::VkGraphIR& ir, const Index& ix, int32_t t) {
+std::optional<double> constant_scalar(const format::VkGraphIR& ir, const UseDef& ix, int32_t t) {
   if (!ix.tensor(t)) return std::nullopt;
   if (const auto* p = ix.made_by(t, "et_vk.prepack.default", 2)) {
-    if (ix.writes(t) != 1) return std::nullopt;
+    if (ix.writers(t).size() != 1) return std::nullopt;
     t = p->args[0];
     if (!ix.tensor(t)) return std::nullopt;
   }
@@ -135,51 +77,28 @@ struct Rewrite {
   format::VkOpCall call;        // replaces the last member
 };
 
-// The inputs still hold their values at the last member (nothing in between names them or their
-// delegate memory object) and every tensor a member computes except the output stays inside.
-bool can_replace(const format::VkGraphIR& ir, const Index& ix, const Rewrite& r) {
-  size_t last = *r.members.rbegin();
-  for (size_t m : r.members) {
-    int32_t o = ir.chain[m].args.back();
-    if (m != last && !ix.internal(o, r.members)) return false;
-  }
-  for (int32_t e : r.inputs) {
-    size_t first = last;
-    for (size_t p : ix.at(e))
-      if (r.members.count(p)) first = std::min(first, p);
-    for (size_t p = first + 1; p < last; ++p) {
-      if (r.members.count(p)) continue;
-      bool clash = false;
-      for (int32_t a : ir.chain[p].args)
-        ix.each(a, [&](int32_t t) { clash = clash || t == e || (ix.mem(e) >= 0 && ix.mem(t) == ix.mem(e)); });
-      if (clash) return false;
-    }
-  }
-  return true;
-}
-
 int32_t add_value(format::VkGraphIR& ir, format::VkValue v) {
   ir.values.push_back(std::move(v));
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
 // mean.dim at chain position i, the middle of an RMSNorm.
-std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, size_t i) {
+std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const UseDef& ix, size_t i) {
   const auto& mean = ir.chain[i];
   if (mean.name != "aten.mean.dim" || mean.args.size() != 5) return std::nullopt;
   int32_t sq = mean.args[0], m = mean.args[4];
   const auto* square = ix.made_by(sq, "aten.mul.Tensor", 3);
   if (!square || square->args[0] != square->args[1]) return std::nullopt;
   int32_t x = square->args[0];
-  if (!ix.floating(x) || ix.dims(x).empty() || ix.dims(sq) != ix.dims(x) || ix.dtype(sq) != ix.dtype(x)) return std::nullopt;
+  if (!floating(ix, x) || ix.dims(x).empty() || ix.dims(sq) != ix.dims(x) || ix.dtype(sq) != ix.dtype(x)) return std::nullopt;
   size_t rank = ix.dims(x).size();
   const auto& keep = ir.values[mean.args[2]];
   if (!last_dim(ir, mean.args[1], rank) || keep.kind != VkValueKind::Bool || !keep.bool_val ||
       ir.values[mean.args[3]].kind != VkValueKind::Null)
     return std::nullopt;
 
-  int64_t k = ix.sole_reader(m);
-  if (k < 0) return std::nullopt;
+  size_t k = ix.sole_reader(m);
+  if (k == UseDef::npos) return std::nullopt;
   const auto& add = ir.chain[k];
   std::optional<double> eps;
   if (add.name == "aten.add.Tensor" && add.args.size() == 4 && alpha_one(ir, add.args[2])) {
@@ -190,11 +109,11 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, si
   }
   if (!eps) return std::nullopt;
   int32_t v = add.args.back();
-  int64_t k2 = ix.sole_reader(v);
-  if (k2 < 0 || ir.chain[k2].name != "aten.rsqrt.default" || ir.chain[k2].args.size() != 2) return std::nullopt;
+  size_t k2 = ix.sole_reader(v);
+  if (k2 == UseDef::npos || ir.chain[k2].name != "aten.rsqrt.default" || ir.chain[k2].args.size() != 2) return std::nullopt;
   int32_t r = ir.chain[k2].args[1];
-  int64_t k3 = ix.sole_reader(r);
-  if (k3 < 0) return std::nullopt;
+  size_t k3 = ix.sole_reader(r);
+  if (k3 == UseDef::npos) return std::nullopt;
   const auto& scale = ir.chain[k3];
   if (scale.name != "aten.mul.Tensor" || scale.args.size() != 3) return std::nullopt;
   if (!((scale.args[0] == x && scale.args[1] == r) || (scale.args[0] == r && scale.args[1] == x))) return std::nullopt;
@@ -206,8 +125,8 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, si
                 static_cast<size_t>(k3)};
   rw.inputs = {x};
   int32_t weight = -1, out = y;
-  int64_t k4 = ix.sole_reader(y);
-  if (k4 >= 0 && ir.chain[k4].name == "aten.mul.Tensor" && ir.chain[k4].args.size() == 3) {
+  size_t k4 = ix.sole_reader(y);
+  if (k4 != UseDef::npos && ir.chain[k4].name == "aten.mul.Tensor" && ir.chain[k4].args.size() == 3) {
     const auto& wm = ir.chain[k4];
     int32_t w = wm.args[0] == y ? wm.args[1] : wm.args[0];
     int64_t len = ix.dims(x).back(), wn = 1;
@@ -217,7 +136,7 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, si
         wn *= ix.dims(w)[d];
         if (d + 1 < ix.dims(w).size() && ix.dims(w)[d] != 1) lead_ones = false;
       }
-    if (w != y && ix.floating(w) && ix.dtype(w) == ix.dtype(x) && lead_ones && !ix.dims(w).empty() &&
+    if (w != y && floating(ix, w) && ix.dtype(w) == ix.dtype(x) && lead_ones && !ix.dims(w).empty() &&
         ix.dims(w).back() == len && wn == len && ix.dims(w).size() <= rank && ix.dims(wm.args[2]) == ix.dims(x) &&
         ix.dtype(wm.args[2]) == ix.dtype(x)) {
       weight = w;
@@ -229,7 +148,7 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, si
   rw.call.node_id = ir.chain[*rw.members.rbegin()].node_id;
   rw.call.name = "et_vk.rms_norm.default";
   rw.call.args = {x, weight, -1, out};
-  if (!can_replace(ir, ix, rw)) return std::nullopt;
+  if (!ix.can_replace(rw.members, rw.inputs)) return std::nullopt;
   format::VkValue e;
   e.kind = VkValueKind::Double;
   e.double_val = *eps;
@@ -239,7 +158,7 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const Index& ix, si
 }
 
 // One half of an interleaved pair: squeeze(slice(x, -1, k, k + 1), -1) -> (x, k).
-std::optional<std::pair<int32_t, int64_t>> half_of(const format::VkGraphIR& ir, const Index& ix, int32_t t,
+std::optional<std::pair<int32_t, int64_t>> half_of(const format::VkGraphIR& ir, const UseDef& ix, int32_t t,
                                                    std::set<size_t>& members) {
   const format::VkOpCall* sq = ix.made_by(t, "aten.squeeze_copy.dims", 3);
   if (!sq) sq = ix.made_by(t, "aten.squeeze_copy.dim", 3);
@@ -263,7 +182,7 @@ struct Term {
 };
 
 // mul(half, table) in either order.
-std::optional<Term> term_of(const format::VkGraphIR& ir, const Index& ix, int32_t t, std::set<size_t>& members) {
+std::optional<Term> term_of(const format::VkGraphIR& ir, const UseDef& ix, int32_t t, std::set<size_t>& members) {
   const auto* mul = ix.made_by(t, "aten.mul.Tensor", 3);
   if (!mul) return std::nullopt;
   for (int side = 0; side < 2; ++side)
@@ -275,7 +194,7 @@ std::optional<Term> term_of(const format::VkGraphIR& ir, const Index& ix, int32_
 }
 
 // The rotated half as a trailing unit dim: unsqueeze(v, -1) -> v.
-int32_t unsqueezed(const format::VkGraphIR& ir, const Index& ix, int32_t u, std::set<size_t>& members) {
+int32_t unsqueezed(const format::VkGraphIR& ir, const UseDef& ix, int32_t u, std::set<size_t>& members) {
   const auto* us = ix.made_by(u, "aten.unsqueeze_copy.default", 3);
   if (!us || !last_dim(ir, us->args[1], ix.dims(u).size())) return -1;
   members.insert(static_cast<size_t>(ix.producer(u)));
@@ -283,7 +202,7 @@ int32_t unsqueezed(const format::VkGraphIR& ir, const Index& ix, int32_t u, std:
 }
 
 // cat at chain position i, the end of an interleaved rotary embedding.
-std::optional<Rewrite> match_rope(format::VkGraphIR& ir, const Index& ix, size_t i) {
+std::optional<Rewrite> match_rope(format::VkGraphIR& ir, const UseDef& ix, size_t i) {
   const auto& cat = ir.chain[i];
   if (cat.name != "aten.cat.default" || cat.args.size() != 3) return std::nullopt;
   int32_t list = cat.args[0], out = cat.args[2];
@@ -310,7 +229,7 @@ std::optional<Rewrite> match_rope(format::VkGraphIR& ir, const Index& ix, size_t
   const auto& xd = ix.dims(x);
   if (xd.size() < 4 || ix.dims(out) != xd) return std::nullopt;
   for (int32_t t : {x, cos, sin, out})
-    if (!ix.floating(t) || ix.dtype(t) != ix.dtype(x)) return std::nullopt;
+    if (!floating(ix, t) || ix.dtype(t) != ix.dtype(x)) return std::nullopt;
   std::vector<int64_t> half(xd.begin(), xd.end() - 1);
   for (int32_t t : {cos, sin}) {
     const auto& td = ix.dims(t);
@@ -326,15 +245,14 @@ std::optional<Rewrite> match_rope(format::VkGraphIR& ir, const Index& ix, size_t
   rw.call.node_id = cat.node_id;
   rw.call.name = kRopeInterleavedOp;
   rw.call.args = {x, cos, sin, out};
-  if (*rw.members.rbegin() != i || !can_replace(ir, ix, rw)) return std::nullopt;
+  if (*rw.members.rbegin() != i || !ix.can_replace(rw.members, rw.inputs)) return std::nullopt;
   return rw;
 }
 
 }  // namespace
 
-DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir) {
+DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir, const UseDef& ix) {
   DecoderFusionStats stats;
-  Index ix(ir);
   const size_t n = ir.chain.size();
   std::vector<char> removed(n, 0);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
@@ -352,7 +270,7 @@ DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir) {
     // through the calls now gone); the memory plan packs it anew, apart from the inputs it reads.
     int32_t out = rw->call.args.back();
     for (int32_t e : rw->inputs)
-      if (ix.mem(out) >= 0 && ix.mem(out) == ix.mem(e)) ir.values[out].tensor.mem_obj_id = -1;
+      if (ix.memory(out) >= 0 && ix.memory(out) == ix.memory(e)) ir.values[out].tensor.mem_obj_id = -1;
     replacement[*rw->members.rbegin()] = std::move(rw->call);
     stats.calls_removed += rw->members.size() - 1;
   }

@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -29,6 +30,6 @@ struct DecoderFusionStats {
 };
 
 // Rewrites `ir.chain` in place; appends the scalar values the new calls need.
-DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir);
+DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

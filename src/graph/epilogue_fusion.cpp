@@ -86,28 +86,26 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
 
 }  // namespace
 
-EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
+EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   const size_t n = ir.chain.size();
   EpilogueStats stats;
-  // Calls naming each tensor (outputs included); graph inputs, outputs and state are always
-  // materialized.
-  auto mentions = tensor_mentions(ir);  // kept up to date as calls move
-  const std::set<int32_t> pinned = pinned_values(ir);
   std::vector<int32_t> ts;
-  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
   int32_t next_mem = 0;
   for (const auto& v : ir.values)
     if (v.kind == format::VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  // A moved producer reads its inputs at its consumer's position: their lives end there now.
+  std::vector<size_t> last_use(ir.values.size(), 0);
+  for (size_t v = 0; v < ir.values.size(); ++v)
+    if (!ix.mentions(static_cast<int32_t>(v)).empty()) last_use[v] = ix.mentions(static_cast<int32_t>(v)).back();
   // True when no other tensor of v's memory object lives while v does: the delegate only packed
   // them (graph/memory_plan.h plans such tensors apart), so v may take a memory object of its own.
   auto packed_only = [&](int32_t v) {
-    if (mem(v) < 0 || mentions[v].empty()) return true;
-    size_t first = mentions[v].front(), last = mentions[v].back();
+    if (ix.memory(v) < 0 || ix.mentions(v).empty()) return true;
+    size_t first = ix.mentions(v).front(), last = last_use[v];
     for (size_t u = 0; u < ir.values.size(); ++u) {
-      if (static_cast<int32_t>(u) == v || ir.values[u].kind != format::VkValueKind::Tensor || mem(u) != mem(v) ||
-          mentions[u].empty())
-        continue;
-      if (mentions[u].front() <= last && mentions[u].back() >= first) return false;
+      const int32_t id = static_cast<int32_t>(u);
+      if (id == v || ix.memory(id) != ix.memory(v) || ix.mentions(id).empty()) continue;
+      if (ix.mentions(id).front() <= last && last_use[u] >= first) return false;
     }
     return true;
   };
@@ -115,11 +113,12 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
   std::vector<bool> removed(n, false);
   std::vector<std::vector<format::VkOpCall>> replacement(n);  // calls run in place of call i
   auto single_reader = [&](int32_t t, size_t at) -> size_t {
-    if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;
-    size_t c = mentions[t][1];
-    return removed[c] || !replacement[c].empty() ? n : c;
+    size_t c = ix.sole_reader(t, at);
+    return c == UseDef::npos || removed[c] || !replacement[c].empty() ? n : c;
   };
-  for (size_t p = 0; p < n; ++p) {
+  // From the last producer back: a consumer that could take either of two producers takes the
+  // nearer one, which moves least (SwiGLU's up projection, a residual block's last conv).
+  for (size_t p = n; p-- > 0;) {
     const format::VkOpCall& prod = ir.chain[p];
     if (!EpilogueHosts::global().has(prod.name) || prod.args.empty()) continue;
     int32_t out = prod.args.back();
@@ -157,30 +156,25 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     if (!extras_ok) continue;
     int32_t dst = views.empty() ? res : out;  // what the producer writes
     // The fused call runs at the consumer's position, so the producer reads its inputs later: no
-    // call in between may name them or storage they share. No input may share the output's
-    // storage (one binding cannot be read-only and read-write at once); when the delegate only
-    // packed them (their lives did not meet before), the output gets a memory object of its own.
+    // call in between may write them or storage they share. No input may share the
+    // output's storage (one binding cannot be read-only and read-write at once); when the
+    // delegate only packed them (their lives did not meet before), the output gets a memory
+    // object of its own.
     tensors_of(ir, prod, ts);
     std::vector<int32_t> reads;
     for (int32_t t : ts)
       if (t != out) reads.push_back(t);
+    const int32_t m = ix.memory(dst);
     bool safe = true, shares = false;
-    for (int32_t t : reads) safe = safe && t != dst && t != res;
-    for (int32_t t : reads) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
-    for (int32_t t : cons->extras) shares = shares || (mem(dst) >= 0 && mem(dst) == mem(t));
-    if (shares && !packed_only(dst)) safe = false;
-    for (size_t q = p + 1; q < c && safe; ++q) {
-      if (removed[q] || std::count(views.begin(), views.end(), q)) continue;
-      std::vector<format::VkOpCall> calls = replacement[q];
-      if (calls.empty()) calls.push_back(ir.chain[q]);
-      for (const auto& call : calls) {
-        tensors_of(ir, call, ts);
-        for (int32_t t : ts)
-          for (int32_t r : reads)
-            if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
-      }
-    }
-    if (!safe) continue;
+    for (int32_t t : reads) safe = safe && t != dst && t != res && ix.unchanged_between(t, p, c, views);
+    for (size_t q = p + 1; q < c && safe; ++q)  // producers moved to q write there now
+      for (const auto& call : replacement[q])
+        ix.each_tensor(call.args.back(), [&](int32_t w) {
+          for (int32_t t : reads) safe = safe && w != t && !(ix.memory(t) >= 0 && ix.memory(w) == ix.memory(t));
+        });
+    for (int32_t t : reads) shares = shares || (m >= 0 && m == ix.memory(t));
+    for (int32_t t : cons->extras) shares = shares || (m >= 0 && m == ix.memory(t));
+    if (!safe || (shares && !packed_only(dst))) continue;
 
     format::VkValue sv;
     sv.kind = format::VkValueKind::String;
@@ -191,11 +185,7 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir) {
     call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
     call.args.push_back(dst);
     if (shares) ir.values[dst].tensor.mem_obj_id = next_mem++;
-    // The producer's inputs now live until the consumer's position.
-    for (int32_t t : reads)
-      if (mentions[t].back() < c) mentions[t].push_back(c);
-      else if (!std::binary_search(mentions[t].begin(), mentions[t].end(), c))
-        mentions[t].insert(std::upper_bound(mentions[t].begin(), mentions[t].end(), c), c);
+    for (int32_t t : reads) last_use[t] = std::max(last_use[t], c);
     removed[p] = true;
     replacement[c].push_back(std::move(call));
     for (size_t k = 0; k < views.size(); ++k) {

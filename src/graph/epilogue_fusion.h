@@ -18,6 +18,7 @@
 #include "format/ir.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -48,6 +49,6 @@ struct EpilogueStats {
 // Rewrites `ir.chain` in place (appending one String value per fusion); run after
 // fuse_elementwise, whose fused calls it takes as consumers. `g` reads arguments for the
 // term parsers; its tensors must be set up for every value of `ir`.
-EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir);
+EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

@@ -56,39 +56,6 @@ void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vec
   }
 }
 
-std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir) {
-  std::vector<std::vector<size_t>> mentions(ir.values.size());
-  std::vector<int32_t> ts;
-  for (size_t i = 0; i < ir.chain.size(); ++i) {
-    tensors_of(ir, ir.chain[i], ts);
-    for (int32_t t : ts)
-      if (mentions[t].empty() || mentions[t].back() != i) mentions[t].push_back(i);
-  }
-  return mentions;
-}
-
-int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at) {
-  for (size_t i : mentions[t]) {
-    const auto& c = ir.chain[i];
-    if (c.args.back() == t && c.name == "aten.clone.default" && c.args.size() == 3 &&
-        ir.values[c.args[1]].kind == format::VkValueKind::Null) {
-      *at = i;
-      return c.args[0];
-    }
-  }
-  return t;
-}
-
-bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
-                              size_t lo, size_t hi, const std::vector<size_t>& readers) {
-  for (size_t m : mentions[t]) {
-    if (m <= lo || m >= hi || std::find(readers.begin(), readers.end(), m) != readers.end()) continue;
-    const auto& c = ir.chain[m];
-    if (c.name != "aten.clone.default" || c.args.front() != t || c.args.back() == t) return false;
-  }
-  return true;
-}
-
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims) {
   ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
@@ -103,13 +70,13 @@ int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<ui
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
-std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions,
-                                     const std::set<int32_t>& pinned, size_t i, size_t max,
-                                     const std::function<bool(size_t)>& accept, std::vector<size_t>* drop) {
+std::vector<size_t> projection_group(const UseDef& ix, size_t i, size_t max, const std::function<bool(size_t)>& accept,
+                                     std::vector<size_t>* drop) {
+  const auto& ir = ix.ir();
   const size_t n = ir.chain.size();
   const int32_t x = ir.chain[i].args[0];
   size_t at = n;
-  const int32_t src = clone_source(ir, mentions, x, &at);
+  const int32_t src = ix.clone_source(x, &at);
   std::vector<size_t> group{i};
   std::vector<size_t> clones;
   for (size_t j = i + 1; j < n && group.size() < max; ++j) {
@@ -117,17 +84,16 @@ std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vec
     if (c.name == "aten.clone.default") continue;
     if (c.args.empty() || !accept(j)) break;
     size_t cl = n;
-    if (clone_source(ir, mentions, c.args[0], &cl) != src) break;
+    if (ix.clone_source(c.args[0], &cl) != src) break;
     if (c.args[0] != x) {
       // Its own clone, read by this call alone, can go: call i's input serves.
-      if (cl == n || pinned.count(c.args[0]) || mentions[c.args[0]].size() != 2) break;
+      if (cl == n || ix.sole_reader(c.args[0], cl) != j) break;
       clones.push_back(cl);
     }
     group.push_back(j);
   }
-  // Between the first and the last, s is named only by clones and by the group's own calls, which
-  // read it (the export's q, k and v may read one tensor directly).
-  if (group.size() < 2 || !only_clones_read_between(ir, mentions, src, i, group.back(), group)) return {i};
+  // The group runs at call i: s must hold there what the last call read.
+  if (group.size() < 2 || !ix.unchanged_between(src, i, group.back())) return {i};
   if (drop) *drop = std::move(clones);
   return group;
 }
@@ -223,20 +189,19 @@ int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids) {
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
-size_t rewrite_projection_groups(format::VkGraphIR& ir, size_t max, const std::function<bool(size_t)>& candidate,
+size_t rewrite_projection_groups(format::VkGraphIR& ir, const UseDef& ix, size_t max,
+                                 const std::function<bool(size_t)>& candidate,
                                  const std::function<bool(size_t, size_t)>& compatible,
                                  const std::function<format::VkOpCall(const std::vector<size_t>&)>& build) {
   const size_t n = ir.chain.size();
-  const auto mentions = tensor_mentions(ir);
-  const std::set<int32_t> pinned = pinned_values(ir);
   std::vector<bool> removed(n, false);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
   size_t fused = 0;
   for (size_t i = 0; i < n; ++i) {
     if (removed[i] || replacement[i] || !candidate(i)) continue;
     std::vector<size_t> clones;
-    const auto group = projection_group(ir, mentions, pinned, i, max,
-                                        [&](size_t j) { return candidate(j) && compatible(i, j); }, &clones);
+    const auto group =
+        projection_group(ix, i, max, [&](size_t j) { return candidate(j) && compatible(i, j); }, &clones);
     if (group.size() < 2) continue;
     replacement[i] = build(group);
     for (size_t t = 1; t < group.size(); ++t) removed[group[t]] = true;
@@ -255,14 +220,6 @@ void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   for (size_t i = 0; i < ir.chain.size(); ++i)
     if (i >= removed.size() || !removed[i]) chain.push_back(std::move(ir.chain[i]));
   ir.chain = std::move(chain);
-}
-
-std::set<int32_t> pinned_values(const format::VkGraphIR& ir) {
-  std::set<int32_t> pinned;
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
-  return pinned;
 }
 
 // Term operands renamed to "x<k>" / "t<k>".
@@ -313,27 +270,12 @@ std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, con
   return term;
 }
 
-FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
+FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   const size_t n = ir.chain.size();
   FusionStats stats;
   // Terms of the calls that can be fused.
   std::vector<std::optional<FusedTerm>> term(n);
   for (size_t i = 0; i < n; ++i) term[i] = fusable_term(g, ir, ir.chain[i]);
-
-  // Uses of each tensor across the chain (every mention, outputs included) and its producer.
-  std::vector<int> uses(ir.values.size(), 0);
-  std::vector<int64_t> producer(ir.values.size(), -1);
-  std::vector<int32_t> ts;
-  for (size_t i = 0; i < n; ++i) {
-    tensors_of(ir, ir.chain[i], ts);
-    for (int32_t t : ts) ++uses[t];
-    int32_t out = ir.chain[i].args.back();
-    if (ir.values[out].kind == format::VkValueKind::Tensor) producer[out] = static_cast<int64_t>(i);
-  }
-  std::set<int32_t> pinned;  // graph inputs, outputs and state: always materialized
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
 
   // A permute of float storage whose output has one reader besides it: when that reader is a
   // member, the group reads the permute's input through the permutation and the copy goes
@@ -349,7 +291,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
     const format::VkOpCall& c = ir.chain[i];
     if (c.name != "aten.permute_copy.default" || c.args.size() != 3) continue;
     int32_t src = c.args[0], dims = c.args[1], out = c.args[2];
-    if (!float_tensor(ir, src) || !float_tensor(ir, out) || pinned.count(out) || uses[out] != 2 ||
+    if (!float_tensor(ir, src) || !float_tensor(ir, out) || ix.sole_reader(out, i) == UseDef::npos ||
         ir.values[dims].kind != format::VkValueKind::IntList ||
         ir.values[src].tensor.dtype != ir.values[out].tensor.dtype || permute_keeps_order(ir, src, dims))
       continue;
@@ -379,10 +321,10 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
   for (size_t j = 0; j < n; ++j) {
     if (!term[j]) continue;
     for (int32_t operand : {term[j]->x, term[j]->y}) {
-      if (operand < 0 || pinned.count(operand) || uses[operand] != 2) continue;
-      int64_t i = producer[operand];
-      if (i < 0 || static_cast<size_t>(i) >= j || !term[i]) continue;
-      parent[find(static_cast<size_t>(i))] = find(j);
+      if (operand < 0 || ix.sole_reader(operand) != j) continue;
+      const size_t i = ix.producer(operand);
+      if (!term[i]) continue;
+      parent[find(i)] = find(j);
     }
   }
   std::vector<std::vector<size_t>> groups(n);
@@ -414,24 +356,17 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir) {
         }
     if (inputs.size() > kMaxFusedInputs) continue;
     // The fused kernel reads its inputs at the root's position, later than the members did: no
-    // call in between may write them or storage they share (mem_obj_id), and the output must
-    // not share an input's storage (one binding cannot be read-only and read-write at once).
+    // call in between may write them or storage they share, and the output must not share an
+    // input's storage (one binding cannot be read-only and read-write at once).
     int32_t out = ir.chain[last].args.back();
-    auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
     // What the kernel reads: a permuted input's source.
     std::vector<int32_t> reads = inputs;
     for (auto& e : reads)
       if (auto th = through.find(e); th != through.end()) e = th->second.src;
     bool safe = true;
     for (size_t k = 0; k < inputs.size() && safe; ++k) {
-      int32_t e = reads[k];
-      if (mem(out) >= 0 && mem(out) == mem(e)) safe = false;
-      for (size_t p = first_read[k] + 1; p < last && safe; ++p) {
-        if (find(p) == root && term[p]) continue;
-        tensors_of(ir, ir.chain[p], ts);
-        for (int32_t t : ts)
-          if (t == e || (mem(e) >= 0 && mem(t) == mem(e))) safe = false;
-      }
+      const int32_t e = reads[k];
+      safe = !(ix.memory(out) >= 0 && ix.memory(out) == ix.memory(e)) && ix.unchanged_between(e, first_read[k], last, members);
     }
     if (!safe) continue;
 

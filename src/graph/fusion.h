@@ -19,6 +19,7 @@
 #include "format/ir.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -72,34 +73,22 @@ inline constexpr size_t kMaxFusedInputs = 6;
 bool float_tensor(const format::VkGraphIR& ir, int32_t id);
 // Every tensor id `c` names, ValueList members included.
 void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out);
-// Per value, the chain indices of the calls naming it (tensors_of), ascending, each once.
-std::vector<std::vector<size_t>> tensor_mentions(const format::VkGraphIR& ir);
-// Graph inputs, outputs and state: values a rewrite must leave materialized.
-std::set<int32_t> pinned_values(const format::VkGraphIR& ir);
-// The tensor a contiguous clone (aten.clone, memory_format None) copies into `t`, with the clone's
-// chain index in *at; `t` itself when no such call writes it.
-int32_t clone_source(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t, size_t* at);
-// Whether every call strictly between chain indices lo and hi that names `t` is a contiguous clone
-// reading it, or one of `readers` (calls known to read it only), so `t` holds at hi the value it
-// held at lo.
-bool only_clones_read_between(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions, int32_t t,
-                              size_t lo, size_t hi, const std::vector<size_t>& readers = {});
 // A new constant tensor value over `bytes` (kept alive by ir.owned_bytes); returns its id.
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims);
 // Projections of one input, for a multi-output kernel: call i (its input, argument 0, a tensor or
 // a clone of source s) and the calls after it (clones skipped; at most `max` in all) that
 // `accept(j)` takes, each reading call i's input or its own clone of s that only it reads, with
-// nothing between the first and the last naming s but clones. Returns the group's chain indices
-// (fewer than two: nothing to fuse) and, in *drop, the later calls' input clones, which can go.
-std::vector<size_t> projection_group(const format::VkGraphIR& ir, const std::vector<std::vector<size_t>>& mentions,
-                                     const std::set<int32_t>& pinned, size_t i, size_t max,
-                                     const std::function<bool(size_t)>& accept, std::vector<size_t>* drop);
+// nothing between the first and the last writing s. Returns the group's chain indices (fewer than
+// two: nothing to fuse) and, in *drop, the later calls' input clones, which can go.
+std::vector<size_t> projection_group(const UseDef& ix, size_t i, size_t max, const std::function<bool(size_t)>& accept,
+                                     std::vector<size_t>* drop);
 // The projection rewrites' loop: every call i that `candidate` takes and the calls after it that
 // `compatible(i, j)` (and candidate) take form a projection_group of up to `max`; `build(group)`
 // makes the call that replaces call i, the group's other calls and their input clones go.
 // Returns the groups rewritten.
-size_t rewrite_projection_groups(format::VkGraphIR& ir, size_t max, const std::function<bool(size_t)>& candidate,
+size_t rewrite_projection_groups(format::VkGraphIR& ir, const UseDef& ix, size_t max,
+                                 const std::function<bool(size_t)>& candidate,
                                  const std::function<bool(size_t, size_t)>& compatible,
                                  const std::function<format::VkOpCall(const std::vector<size_t>&)>& build);
 // A new constant of the constants `parts` ([r_k, C], `elem` bytes an element) one after another:
@@ -135,6 +124,6 @@ struct FusionStats {
 
 // Rewrites `ir.chain` in place (and appends one String value per group). `g` reads arguments
 // for the parsers; its tensors must be set up for every value of `ir` before the call.
-FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir);
+FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

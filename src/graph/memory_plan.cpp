@@ -25,6 +25,8 @@ bool written_at_load(const std::string& op) { return op == "et_vk.prepack.defaul
 
 const std::map<std::string, std::vector<size_t>>& in_place_args() {
   static const std::map<std::string, std::vector<size_t>> m = {
+      {"aten.copy_.default", {0}},
+      {"aten.index_put_.default", {0}},
       {"update_cache.default", {1}},
       {"sdpa_with_kv_cache.default", {3, 4}},
   };

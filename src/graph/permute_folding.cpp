@@ -32,10 +32,8 @@ std::vector<int64_t> normalized(const std::vector<int64_t>& dims, size_t rank) {
 
 }  // namespace
 
-size_t fold_inverse_permutes(format::VkGraphIR& ir) {
+size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = tensor_mentions(ir);
-  const std::set<int32_t> pinned = pinned_values(ir);
   std::vector<bool> removed(n, false);
   int32_t null_id = -1;
   size_t folded = 0;
@@ -43,8 +41,8 @@ size_t fold_inverse_permutes(format::VkGraphIR& ir) {
     const auto& first = ir.chain[i];
     if (removed[i] || !is_permute(ir, first)) continue;
     const int32_t x = first.args[0], mid = first.args[2];
-    if (pinned.count(mid) || mentions[mid].size() != 2 || mentions[mid][0] != i) continue;
-    const size_t j = mentions[mid][1];
+    const size_t j = ix.sole_reader(mid, i);
+    if (j == UseDef::npos) continue;
     auto& second = ir.chain[j];
     if (!is_permute(ir, second) || second.args[0] != mid || second.args[2] == x) continue;
     const auto& xd = ir.values[x].tensor;
@@ -56,9 +54,7 @@ size_t fold_inverse_permutes(format::VkGraphIR& ir) {
     bool identity = true;
     for (size_t k = 0; k < rank; ++k) identity = identity && p1[p2[k]] == static_cast<int64_t>(k);
     if (!identity) continue;
-    bool untouched = true;
-    for (size_t m : mentions[x]) untouched = untouched && !(m > i && m < j);
-    if (!untouched) continue;
+    if (!ix.unchanged_between(x, i, j)) continue;
     if (null_id < 0) {
       ir.values.push_back(format::VkValue{});  // kind Null: clone's memory_format
       null_id = static_cast<int32_t>(ir.values.size() - 1);

@@ -9,10 +9,11 @@
 #include <cstddef>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
 // Rewrites `ir.chain` in place (appending one Null value when it folds); returns the pairs folded.
-size_t fold_inverse_permutes(format::VkGraphIR& ir);
+size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

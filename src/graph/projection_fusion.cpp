@@ -60,30 +60,22 @@ bool row_by_row(std::vector<int64_t>& l, int t, int64_t m, int64_t n) {
 
 }  // namespace
 
-ProjectionFusionStats fuse_projections(format::VkGraphIR& ir) {
+ProjectionFusionStats fuse_projections(format::VkGraphIR& ir, const UseDef& ix) {
   ProjectionFusionStats stats;
-  const size_t nv = ir.values.size();
-  std::set<int32_t> pinned;
-  for (auto id : ir.input_ids) pinned.insert(static_cast<int32_t>(id));
-  for (auto id : ir.output_ids) pinned.insert(static_cast<int32_t>(id));
-  for (const auto& st : ir.state) pinned.insert(st.value_id);
-  // Readers of each value (chain indices, one per argument slot) and its writers.
-  std::vector<std::vector<std::pair<size_t, size_t>>> reads(nv);
-  std::vector<std::vector<size_t>> writes(nv);
-  for (size_t i = 0; i < ir.chain.size(); ++i) {
-    const auto& c = ir.chain[i];
-    for (size_t a = 0; a + 1 < c.args.size(); ++a) {
-      int32_t id = c.args[a];
-      if (ir.values[id].kind == VkValueKind::ValueList)
-        for (int32_t e : ir.values[id].ids) reads[e].push_back({i, SIZE_MAX});
-      else
-        reads[id].push_back({i, a});
+  // The calls reading y with the argument slot naming it (SIZE_MAX: inside a ValueList).
+  auto reads = [&](int32_t y) {
+    std::vector<std::pair<size_t, size_t>> r;
+    for (size_t i : ix.readers(y)) {
+      const auto& c = ir.chain[i];
+      for (size_t a = 0; a + 1 < c.args.size(); ++a)
+        if (c.args[a] == y) r.push_back({i, a});
+        else if (ir.values[c.args[a]].kind == VkValueKind::ValueList &&
+                 std::count(ir.values[c.args[a]].ids.begin(), ir.values[c.args[a]].ids.end(), y))
+          r.push_back({i, SIZE_MAX});
     }
-    if (!c.args.empty()) writes[c.args.back()].push_back(i);
-    if (auto it = in_place_args().find(c.name); it != in_place_args().end())
-      for (size_t k : it->second)
-        if (k + 1 < c.args.size()) writes[c.args[k]].push_back(i);
-  }
+    return r;
+  };
+  std::map<int32_t, std::vector<std::pair<size_t, size_t>>> reads_of;  // of the candidates' outputs
 
   // Candidate linears by input.
   std::map<int32_t, std::vector<Projection>> by_input;
@@ -98,12 +90,13 @@ ProjectionFusionStats fuse_projections(format::VkGraphIR& ir) {
     if (!no_bias && !(f32_constant(ir, b, 1) && ir.values[b].tensor.dims[0] == n)) continue;
     const auto& yd = ir.values[y].tensor.dims;
     if (ir.values[y].kind != VkValueKind::Tensor || ir.values[y].tensor.dtype != VkDType::Float32 || yd.empty() ||
-        yd.back() != n || pinned.count(y) || writes[y].size() != 1 || ir.values[x].tensor.dims.back() != k)
+        yd.back() != n || ix.pinned(y) || ix.producer(y) != i || ir.values[x].tensor.dims.back() != k)
       continue;
     // Read only as q, k or v of fused attention calls laid out row by row.
     int64_t m = numel(yd) / std::max<int64_t>(n, 1);
-    bool ok = !reads[y].empty();
-    for (auto [r, slot] : reads[y]) {
+    reads_of[y] = reads(y);
+    bool ok = !reads_of[y].empty();
+    for (auto [r, slot] : reads_of[y]) {
       const auto& rc = ir.chain[r];
       ok = ok && rc.name == kFusedAttentionOp && rc.args.size() == 8 && slot <= 2 &&
            ir.values[rc.args[6]].kind == VkValueKind::IntList &&
@@ -121,9 +114,7 @@ ProjectionFusionStats fuse_projections(format::VkGraphIR& ir) {
     for (const auto& p : group) same_k = same_k && ir.values[p.w].tensor.dims[1] == k;
     // The input keeps its value from the first linear to the last.
     size_t first = group.front().call, last = group.back().call;
-    bool steady = true;
-    for (size_t wr : writes[x]) steady = steady && !(wr > first && wr < last);
-    if (!same_k || !steady) continue;
+    if (!same_k || !ix.unchanged_between(x, first, last)) continue;
     // Stacked weight and bias.
     int64_t ntot = 0;
     bool any_bias = false;
@@ -158,7 +149,7 @@ ProjectionFusionStats fuse_projections(format::VkGraphIR& ir) {
     // The attention calls read the stacked output at each projection's column offset.
     for (size_t g = 0; g < group.size(); ++g) {
       const auto& p = group[g];
-      for (auto [r, slot] : reads[p.y]) {
+      for (auto [r, slot] : reads_of[p.y]) {
         auto& rc = ir.chain[r];
         // Each call gets its own layout value (another call may share the list).
         format::VkValue lv = ir.values[rc.args[6]];

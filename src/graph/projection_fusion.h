@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "format/ir.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -23,6 +24,6 @@ struct ProjectionFusionStats {
 
 // Rewrites `ir` in place: new stacked weight and bias constants (bytes owned by
 // ir.owned_bytes), one new output value per group.
-ProjectionFusionStats fuse_projections(format::VkGraphIR& ir);
+ProjectionFusionStats fuse_projections(format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

@@ -32,7 +32,8 @@ std::vector<std::pair<std::string, size_t>> run_rewrite_pipeline(Graph& g, forma
                                                                   const std::function<void()>& after_pass) {
   std::vector<std::pair<std::string, size_t>> counts;
   for (const RewritePass& p : RewritePipeline::global().passes()) {
-    counts.emplace_back(p.name, p.run(g, ir));
+    const UseDef index(ir);
+    counts.emplace_back(p.name, p.run(g, ir, index));
     after_pass();
   }
   return counts;
@@ -41,18 +42,20 @@ std::vector<std::pair<std::string, size_t>> run_rewrite_pipeline(Graph& g, forma
 namespace {
 
 // The graph-level passes (each in its own file under graph/), in the order they run.
-size_t split_packed_memory(Graph&, format::VkGraphIR& ir) { return split_packed_memory_objects(ir); }
-size_t fold_constants(Graph&, format::VkGraphIR& ir) { return fold_constant_conversions(ir).calls_removed; }
-size_t attention(Graph& g, format::VkGraphIR& ir) { return fuse_attention(ir, g.options().static_shapes).fused; }
-size_t common_subexpressions(Graph&, format::VkGraphIR& ir) { return eliminate_common_subexpressions(ir).calls_removed; }
-size_t inverse_permutes(Graph&, format::VkGraphIR& ir) { return fold_inverse_permutes(ir); }
-size_t linear_projections(Graph&, format::VkGraphIR& ir) { return fuse_projections(ir).groups; }
-size_t decoder_patterns(Graph&, format::VkGraphIR& ir) {
-  const auto s = fuse_decoder_patterns(ir);
+size_t split_packed_memory(Graph&, format::VkGraphIR& ir, const UseDef&) { return split_packed_memory_objects(ir); }
+size_t fold_constants(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_constant_conversions(ir, ix).calls_removed; }
+size_t attention(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_attention(ir, ix, g.options().static_shapes).fused; }
+size_t common_subexpressions(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
+  return eliminate_common_subexpressions(ir, ix).calls_removed;
+}
+size_t inverse_permutes(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_inverse_permutes(ir, ix); }
+size_t linear_projections(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fuse_projections(ir, ix).groups; }
+size_t decoder_patterns(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
+  const auto s = fuse_decoder_patterns(ir, ix);
   return s.rms_norms + s.ropes;
 }
-size_t elementwise_chains(Graph& g, format::VkGraphIR& ir) { return fuse_elementwise(g, ir).groups; }
-size_t epilogues(Graph& g, format::VkGraphIR& ir) { return fuse_epilogues(g, ir).fused; }
+size_t elementwise_chains(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_elementwise(g, ir, ix).groups; }
+size_t epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_epilogues(g, ir, ix).fused; }
 
 ETW_REGISTER_LOAD_REWRITE(split_packed_memory, Prepare);
 ETW_REGISTER_LOAD_REWRITE(fold_constants, Prepare);

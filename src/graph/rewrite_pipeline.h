@@ -11,6 +11,7 @@
 
 #include "format/ir.h"
 #include "graph/op_registry.h"
+#include "graph/use_def.h"
 
 namespace etwebgpu::graph {
 
@@ -32,8 +33,9 @@ enum class RewritePhase : int {
 
 // A pass rewrites `ir` in place (it may append values, constants and calls) and returns how many
 // groups it rewrote. `g` reads arguments for term parsers and the load options; its tensors
-// describe every value the passes before added.
-using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir);
+// describe every value the passes before added. `index` is `ir` as the pass found it: the pass
+// matches its patterns and checks them with it, then rewrites.
+using LoadRewrite = size_t (*)(Graph& g, format::VkGraphIR& ir, const UseDef& index);
 struct RewritePass {
   const char* name;
   RewritePhase phase;

@@ -23,7 +23,7 @@ TEST(CseIr, EqualCallMergesAndItsReadersIncludingValueListsAreRenamed) {
   c.op("aten.exp.default", {x, b});
   int32_t l = c.list({a, b});
   c.op("aten.cat.default", {l, c.add(VkValue{}), o});
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 1u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 1u);
   EXPECT_EQ(c.ops(), (std::vector<std::string>{"aten.exp.default", "aten.cat.default"}));
   EXPECT_EQ(c.ir.values[l].ids, (std::vector<int32_t>{a, a}));
 }
@@ -37,7 +37,7 @@ TEST(CseIr, CopyIntoATensorIsNeverMergedAndMakesItsReadersDistinct) {
   c.op("aten.copy_.default", {s, x, f, s});
   c.op("aten.exp.default", {s, b});        // reads s after: another value
   c.ir.output_ids = {static_cast<uint32_t>(a), static_cast<uint32_t>(b)};
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 0u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 0u);
   EXPECT_EQ(c.ir.chain.size(), 4u);
 }
 
@@ -48,7 +48,7 @@ TEST(CseIr, ReadsOfProgramStateStay) {
   c.op("aten.exp.default", {s, a});
   c.op("aten.exp.default", {s, b});
   c.op("aten.add.Tensor", {a, b, c.add(VkValue{}), o});
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 0u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 0u);
 }
 
 TEST(CseIr, GraphOutputsAreKeptEvenWhenEqual) {
@@ -56,7 +56,7 @@ TEST(CseIr, GraphOutputsAreKeptEvenWhenEqual) {
   int32_t x = c.input({4}), a = c.output({4}), b = c.output({4});
   c.op("aten.exp.default", {x, a});
   c.op("aten.exp.default", {x, b});
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 0u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 0u);
 }
 
 // The kept output's delegate memory object is reused by another tensor before the dropped
@@ -68,10 +68,10 @@ TEST(CseIr, MemoryObjectReusedBeforeTheLastReaderBlocksTheMerge) {
   c.op("aten.neg.default", {a, t});  // a dies here; t reuses memory object 0
   c.op("aten.exp.default", {x, b});
   c.op("aten.add.Tensor", {t, b, c.add(VkValue{}), o});
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 0u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 0u);
   // Without the shared memory object the same calls merge.
   c.ir.values[t].tensor.mem_obj_id = 2;
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 1u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 1u);
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ TEST(CseIr, SymIntArgumentsAreEqualOnlyBetweenTheSameWrites) {
   c.op("aten.select_copy.int", {x, zero, sym, d});
   c.op("aten.add.Tensor", {a, b, c.add(VkValue{}), o1});
   c.op("aten.add.Tensor", {a, d, c.add(VkValue{}), o2});
-  EXPECT_EQ(eliminate_common_subexpressions(c.ir).calls_removed, 1u);
+  EXPECT_EQ(eliminate_common_subexpressions(c.ir, UseDef(c.ir)).calls_removed, 1u);
   EXPECT_EQ(c.ir.chain.size(), 6u);
 }
 

@@ -272,23 +272,34 @@ TEST(EpilogueFusion, ConsumerChangingTheDtypeIsNotFused) {
   EXPECT_EQ(load_graph(build, true).ops, (std::vector<std::string>{"aten.linear.default", "aten.relu.default"}));
 }
 
-// A call between the producer and its consumer that names the producer's input: moving the
-// producer down to the consumer would read it after that call, so the pair stays apart.
-TEST(EpilogueFusion, CallBetweenNamingTheProducersInputKeepsThemApart) {
+// A call between the producer and its consumer that writes the producer's input (an in-place
+// copy_): moving the producer down to the consumer would read the new value, so the pair stays
+// apart. A call that only reads it does not keep them apart.
+TEST(EpilogueFusion, CallBetweenWritingTheProducersInputKeepsThemApart) {
   ETW_REQUIRE_GPU();
-  auto x = random_f32({2, 6}, 24), w = random_f32({4, 6}, 25);
-  auto build = [&](OpGraph& g) {
-    Id xi = g.input(x);
-    Id l = g.tensor(DType::Float32, {2, 4}), o = g.output(DType::Float32, {2, 4}), n = g.output(DType::Float32, {2, 6});
-    g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), l});
-    g.gb.op("aten.neg.default", {xi, n});
-    g.gb.op("aten.relu.default", {l, o});
-  };
-  EXPECT_EQ(load_graph(build, true).ops,
-            (std::vector<std::string>{"aten.linear.default", "aten.neg.default", "aten.relu.default"}));
+  auto x = random_f32({2, 6}, 24), w = random_f32({4, 6}, 25), y = random_f32({2, 6}, 26);
+  for (bool writes : {true, false}) {
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(x), yi = g.input(y);
+      Id t = g.tensor(DType::Float32, {2, 6}), l = g.tensor(DType::Float32, {2, 4});
+      Id o = g.output(DType::Float32, {2, 4}), n = g.output(DType::Float32, {2, 6});
+      g.gb.op("aten.neg.default", {xi, t});
+      g.gb.op("aten.linear.default", {t, g.constant(w), g.gb.null(), l});
+      if (writes) g.gb.op("aten.copy_.default", {t, yi, g.gb.boolean(false), t});
+      g.gb.op("aten.neg.default", {t, n});
+      g.gb.op("aten.relu.default", {l, o});
+    };
+    auto fused = load_graph(build, true), plain = load_graph(build, false);
+    if (writes)
+      EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.neg.default", "aten.linear.default", "aten.copy_.default",
+                                                     "aten.neg.default", "aten.relu.default"}));
+    else
+      EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.neg.default", "aten.neg.default", "fused[linear+relu]"}));
+    EXPECT_TRUE(Same(fused.out[0], plain.out[0])) << writes;
+    EXPECT_TRUE(Same(fused.out[1], plain.out[1])) << writes;
+  }
 }
 
-// A file may carry an epilogue itself (the rewritten form): it is checked like any argument.
 TEST(EpilogueFusion, MalformedEpilogueInAFileIsAFormatError) {
   ETW_REQUIRE_GPU();
   for (const char* bad : {"", "u 13 x2 00000000 00000000 00000000 00000000 silu", "b 2 x0 t0 3f800000 00000000 mul"}) {

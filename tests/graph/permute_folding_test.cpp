@@ -25,7 +25,7 @@ TEST(PermuteFolding, InversePairBecomesOneCloneOfTheFirstInput) {
   c.op("aten.permute_copy.default", {x, c.ints({0, 2, 1, 3}), mid});
   c.op("aten.permute_copy.default", {mid, c.ints({0, -2, 1, 3}), y});  // negative dims normalize
   c.op("aten.relu.default", {y, z});
-  EXPECT_EQ(fold_inverse_permutes(c.ir), 1u);
+  EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 1u);
   ASSERT_EQ(c.ir.chain.size(), 2u);
   EXPECT_EQ(c.ir.chain[0].name, "aten.clone.default");
   ASSERT_EQ(c.ir.chain[0].args.size(), 3u);
@@ -40,7 +40,7 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     int32_t x = c.tensor({2, 3, 4}), mid = c.tensor({3, 4, 2}), y = c.tensor({4, 2, 3});
     c.op("aten.permute_copy.default", {x, c.ints({1, 2, 0}), mid});
     c.op("aten.permute_copy.default", {mid, c.ints({1, 2, 0}), y});
-    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+    EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 0u);
     EXPECT_EQ(c.ir.chain.size(), 2u);
   }
   {  // the same rotation twice on a cube: the shapes match, the order does not
@@ -48,7 +48,7 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     int32_t x = c.tensor({2, 2, 2}), mid = c.tensor({2, 2, 2}), y = c.tensor({2, 2, 2});
     c.op("aten.permute_copy.default", {x, c.ints({1, 2, 0}), mid});
     c.op("aten.permute_copy.default", {mid, c.ints({1, 2, 0}), y});
-    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+    EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 0u);
   }
   {  // the middle tensor also feeds a relu
     Chain c;
@@ -56,7 +56,7 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
     c.op("aten.relu.default", {mid, r});
     c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
-    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+    EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 0u);
   }
   {  // the middle tensor is a graph output
     Chain c;
@@ -64,7 +64,7 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     c.ir.output_ids = {static_cast<uint32_t>(mid)};
     c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
     c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
-    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+    EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 0u);
   }
   {  // x is written in between (an in-place copy_ into it): the second permute must read the old x
     Chain c;
@@ -72,7 +72,7 @@ TEST(PermuteFolding, PairsThatDoNotCancelOrWhoseMiddleIsReadElsewhereStay) {
     c.op("aten.permute_copy.default", {x, c.ints({1, 0}), mid});
     c.op("aten.copy_.default", {x, src, x});
     c.op("aten.permute_copy.default", {mid, c.ints({1, 0}), y});
-    EXPECT_EQ(fold_inverse_permutes(c.ir), 0u);
+    EXPECT_EQ(fold_inverse_permutes(c.ir, UseDef(c.ir)), 0u);
   }
 }
 

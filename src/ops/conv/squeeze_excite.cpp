@@ -241,17 +241,13 @@ int32_t global_mean(Graph& g, const format::VkGraphIR& ir, const format::VkOpCal
   return -1;
 }
 
-size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
+size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
-  std::vector<int32_t> ts;
   // The single later call reading tensor t (an intermediate), or n.
   auto consumer = [&](int32_t t, size_t at) -> size_t {
-    if (pinned.count(t) || mentions[t].size() != 2 || mentions[t][0] != at) return n;
-    return mentions[t][1];
+    const size_t c = ix.sole_reader(t, at);
+    return c == graph::UseDef::npos ? n : c;
   };
-  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
 
   std::vector<bool> removed(n, false);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
@@ -277,20 +273,13 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir) {
         ir.values[c2->w].tensor.dims != std::vector<int64_t>{C, S, 1, 1} || !graph::float_tensor(ir, out) ||
         ir.values[out].tensor.dtype != ir.values[x].tensor.dtype)
       continue;
-    // Runs at j2: the tensors read earlier (x, weights, biases) must not be named in between,
-    // nor share the output's storage.
+    // Runs at j2: the tensors read earlier (x, weights, biases) must keep their values until
+    // then, and not share the output's storage.
     std::vector<int32_t> reads{x, c1->w, c2->w};
     if (c1->b >= 0) reads.push_back(c1->b);
     if (c2->b >= 0) reads.push_back(c2->b);
-    bool safe = true;
-    for (int32_t r : reads) safe = safe && r != out && (mem(out) < 0 || mem(out) != mem(r));
-    for (size_t q = i + 1; q < j2 && safe; ++q) {
-      if (q == j1 || removed[q]) continue;
-      graph::tensors_of(ir, replacement[q] ? *replacement[q] : ir.chain[q], ts);
-      for (int32_t t : ts)
-        for (int32_t r : reads)
-          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
-    }
+    bool safe = ix.can_replace({i, j1, j2}, reads);
+    for (int32_t r : reads) safe = safe && r != out && !ix.share_memory(out, r);
     if (!safe) continue;
     if (null_id < 0) {
       format::VkValue nv;

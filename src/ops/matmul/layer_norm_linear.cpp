@@ -28,14 +28,10 @@ using format::VkValueKind;
 // slower than the pair; the present one was not measured there.
 constexpr int64_t kFewTiles = 256;
 
-size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
+size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   if (!g.options().static_shapes) return 0;
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
-  std::vector<int32_t> ts;
   auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
-  auto mem = [&](int32_t id) { return ir.values[id].tensor.is_constant() ? -1 : ir.values[id].tensor.mem_obj_id; };
 
   std::vector<bool> removed(n, false);
   size_t fused = 0;
@@ -64,27 +60,25 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
     const auto& o = ir.values[outs].ids;
     int32_t y = o[0];
     if (!graph::float_tensor(ir, y) || ir.values[y].tensor.dims != xd ||
-        ir.values[y].tensor.dtype != ir.values[x].tensor.dtype || pinned.count(y) || mentions[y].size() != 2 ||
-        mentions[y][0] != i)
+        ir.values[y].tensor.dtype != ir.values[x].tensor.dtype || ix.sole_reader(y, i) == graph::UseDef::npos)
       continue;
     bool stats_unused = true;
     for (size_t k = 1; k < o.size(); ++k)
-      if (is(o[k], VkValueKind::Tensor)) stats_unused = stats_unused && !pinned.count(o[k]) && mentions[o[k]].size() == 1;
+      if (is(o[k], VkValueKind::Tensor)) stats_unused = stats_unused && ix.unused(o[k]);
     if (!stats_unused) continue;
     // Contiguous views between (squeeze, reshape, clone: the exporter puts one before a 3-D
     // input's linear) stay, reading x instead: they alias it, so the linear reads x's rows.
     std::vector<size_t> views;
     int32_t value = y;
-    size_t j = mentions[y][1];
+    size_t j = ix.sole_reader(y, i);
     bool chain_ok = true;
     while (chain_ok && graph::is_contiguous_view(ir, ir.chain[j]) && ir.chain[j].args.front() == value) {
       int32_t vo = ir.chain[j].args.back();
       chain_ok = graph::float_tensor(ir, vo) && ir.values[vo].tensor.dtype == ir.values[y].tensor.dtype &&
-                 numel(ir.values[vo].tensor.dims) == numel(xd) && !pinned.count(vo) && mentions[vo].size() == 2 &&
-                 mentions[vo][0] == j;
+                 numel(ir.values[vo].tensor.dims) == numel(xd) && ix.sole_reader(vo, j) != graph::UseDef::npos;
       views.push_back(j);
       value = vo;
-      if (chain_ok) j = mentions[vo][1];
+      if (chain_ok) j = ix.sole_reader(vo, j);
     }
     if (!chain_ok) continue;
     auto& lin = ir.chain[j];
@@ -97,21 +91,14 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir) {
       continue;
     int64_t M = numel(xd) / K, N = ir.values[w].tensor.dims[0];
     if (!gemm_takes_64x64_tiles(M, N, K, 1) || ceil_div(M, 64) * ceil_div(N, 64) >= kFewTiles) continue;
-    // x and the norm's parameters are now read at j: nothing in between may name them, nor may
+    // x and the norm's parameters are now read at j: nothing in between may write them, nor may
     // they share the output's storage.
     std::vector<int32_t> reads{x};
     for (int32_t p : {nw, nb})
       if (is(p, VkValueKind::Tensor)) reads.push_back(p);
     int32_t out = lin.args.back();
     bool safe = true;
-    for (int32_t r : reads) safe = safe && r != out && (mem(out) < 0 || mem(out) != mem(r));
-    for (size_t q = i + 1; q < j && safe; ++q) {
-      if (removed[q] || std::count(views.begin(), views.end(), q)) continue;
-      graph::tensors_of(ir, ir.chain[q], ts);
-      for (int32_t t : ts)
-        for (int32_t r : reads)
-          if (t == r || (mem(r) >= 0 && mem(t) == mem(r))) safe = false;
-    }
+    for (int32_t r : reads) safe = safe && r != out && !ix.share_memory(out, r) && ix.unchanged_between(r, i, j, views);
     if (!safe) continue;
     format::VkOpCall call;
     call.node_id = lin.node_id;

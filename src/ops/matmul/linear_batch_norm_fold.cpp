@@ -55,10 +55,8 @@ int32_t f32_owned(format::VkGraphIR& ir, const std::vector<double>& values, std:
   return graph::add_owned_constant(ir, std::move(bytes), VkDType::Float32, std::move(dims));
 }
 
-size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
+size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
   std::vector<bool> removed(n, false);
   size_t fused = 0;
@@ -68,7 +66,7 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
       continue;
     const int32_t f = bn.args[0];
     if (!graph::float_tensor(ir, f) || ir.values[f].tensor.dtype != VkDType::Float32 || ir.values[f].tensor.dims.size() != 2 ||
-        pinned.count(f) || mentions[f].size() != 2 || mentions[f][1] != i)
+        ix.sole_reader(f) != i)
       continue;
     const int64_t C = ir.values[f].tensor.dims[1];
     // The output: a tensor, or a ValueList whose statistics nothing reads.
@@ -77,7 +75,7 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
       const auto ids = ir.values[out].ids;
       bool unused = !ids.empty();
       for (size_t k = 1; k < ids.size() && unused; ++k)
-        unused = !is(ids[k], VkValueKind::Tensor) || (!pinned.count(ids[k]) && mentions[ids[k]].size() == 1);
+        unused = !is(ids[k], VkValueKind::Tensor) || ix.unused(ids[k]);
       if (!unused) continue;
       out = ids[0];
     }
@@ -85,14 +83,14 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
         ir.values[out].tensor.dtype != VkDType::Float32)
       continue;
     // f: the linear's output, or a contiguous view of it read by nothing else.
-    size_t li = mentions[f][0];
+    size_t li = ix.producer(f);
     int32_t y = f;
     if (graph::is_contiguous_view(ir, ir.chain[li]) && ir.chain[li].args.back() == f) {
       y = ir.chain[li].args.front();
-      if (!graph::float_tensor(ir, y) || pinned.count(y) || mentions[y].size() != 2 || mentions[y][1] != li ||
-          ir.values[y].tensor.dims.empty() || ir.values[y].tensor.dims.back() != C)
+      if (!graph::float_tensor(ir, y) || ix.sole_reader(y) != li || ir.values[y].tensor.dims.empty() ||
+          ir.values[y].tensor.dims.back() != C)
         continue;
-      li = mentions[y][0];
+      li = ix.producer(y);
     }
     auto& lin = ir.chain[li];
     if (lin.name != "aten.linear.default" || lin.args.size() != 4 || lin.args.back() != y) continue;
@@ -124,8 +122,8 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir) {
     // f's writer (the view, or the linear) writes the BatchNorm's output instead, which now lives
     // from there: storage of its own, not a memory object the export shared with tensors live
     // between the two.
-    ir.chain[mentions[f][0]].args.back() = out;
-    if (!pinned.count(out)) ir.values[out].tensor.mem_obj_id = -1;
+    ir.chain[ix.producer(f)].args.back() = out;
+    if (!ix.pinned(out)) ir.values[out].tensor.mem_obj_id = -1;
     removed[i] = true;
     ++fused;
   }

@@ -260,14 +260,13 @@ void build_linear_dq8ca_q4gsw_qparams_swiglu(OpContext& oc) {
 // tensor: the export's q, k and v), without epilogue, with the same activation arguments, K and
 // group size, become one etwebgpu.linear_dq8ca_q4gsw_qparams_multi over their stacked weights,
 // weight sums and scales: one dispatch instead of three.
-size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
+size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   using format::VkValueKind;
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto candidate = [&](size_t i) {
     const auto& c = ir.chain[i];
     if (c.name != "etwebgpu.linear_dq8ca_q4gsw_qparams" || c.args.size() != 16) return false;
     const auto& y = ir.values[c.args[15]];
-    if (y.kind != VkValueKind::Tensor || y.tensor.dims.empty() || pinned.count(c.args[15]) ||
+    if (y.kind != VkValueKind::Tensor || y.tensor.dims.empty() || ix.pinned(c.args[15]) ||
         !graph::constant_2d(ir, c.args[10], format::VkDType::UInt8, 1) || !graph::constant_2d(ir, c.args[11], format::VkDType::Int32, 4) ||
         !graph::constant_2d(ir, c.args[12], format::VkDType::Float32, 4) || ir.values[c.args[13]].kind != VkValueKind::Int ||
         ir.values[c.args[14]].kind != VkValueKind::Null)
@@ -285,7 +284,7 @@ size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
            ir.values[c.args[11]].tensor.dims[0] == ir.values[f.args[11]].tensor.dims[0] &&
            ir.values[c.args[12]].tensor.dims[0] == ir.values[f.args[12]].tensor.dims[0];
   };
-  return graph::rewrite_projection_groups(ir, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
+  return graph::rewrite_projection_groups(ir, ix, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
     std::vector<int32_t> ws, sums, scales, outs;
     std::vector<int64_t> widths;
     for (size_t j : group) {
@@ -316,12 +315,10 @@ size_t fuse_qparams_projections(Graph&, format::VkGraphIR& ir) {
 // gives each its own clone of the same tensor) becomes etwebgpu.linear_dq8ca_q4gsw_qparams: three
 // dispatches and two small tensors per 8da4w linear become one dispatch. When x is the same
 // tensor, or clones of one source that no call between the two clones names otherwise.
-size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
+size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   if (auto it = g.options().force_route.find("linear_dq8ca_q4gsw"); it != g.options().force_route.end() && it->second != "gemv_rows")
     return 0;  // a pinned route of the unfused kernels
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   std::vector<bool> removed(n, false);
   size_t fused = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -334,10 +331,10 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
       continue;
     const int32_t sc = lin.args[1], zp = lin.args[2];
     if (ir.values[sc].kind != format::VkValueKind::Tensor || ir.values[zp].kind != format::VkValueKind::Tensor ||
-        ir.values[zp].tensor.dtype != format::VkDType::Int8 || pinned.count(sc) || pinned.count(zp) ||
-        mentions[sc].size() != 2 || mentions[zp] != mentions[sc] || mentions[sc][1] != i)
+        ir.values[zp].tensor.dtype != format::VkDType::Int8 || ix.sole_reader(sc) != i || ix.sole_reader(zp) != i ||
+        ix.producer(sc) != ix.producer(zp))
       continue;
-    const size_t ci = mentions[sc][0];
+    const size_t ci = ix.producer(sc);
     const auto& cq = ir.chain[ci];
     if (removed[ci] || cq.name != "torchao.choose_qparams_affine.default" || cq.args.size() != 11 ||
         ir.values[cq.args.back()].kind != format::VkValueKind::ValueList ||
@@ -346,10 +343,10 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
     // The choose call's input and the linear's: one tensor, or clones of one source.
     const int32_t xc = cq.args[0], xl = lin.args[0];
     size_t clone_c = n, clone_l = n;
-    const int32_t src_c = graph::clone_source(ir, mentions, xc, &clone_c), src_l = graph::clone_source(ir, mentions, xl, &clone_l);
+    const int32_t src_c = ix.clone_source(xc, &clone_c), src_l = ix.clone_source(xl, &clone_l);
     if (src_c != src_l) continue;
-    if (xc != xl && (clone_c == n || clone_l == n ||
-                     !graph::only_clones_read_between(ir, mentions, src_c, std::min(clone_c, clone_l), std::max(clone_c, clone_l))))
+    if (xc != xl &&
+        (clone_c == n || clone_l == n || !ix.unchanged_between(src_c, std::min(clone_c, clone_l), std::max(clone_c, clone_l))))
       continue;
     format::VkOpCall call;
     call.node_id = lin.node_id;
@@ -360,7 +357,7 @@ size_t fuse_choose_qparams(Graph& g, format::VkGraphIR& ir) {
     lin = std::move(call);
     removed[ci] = true;
     // The choose call's own clone, now read by nobody.
-    if (xc != xl && clone_c < n && !pinned.count(xc) && mentions[xc].size() == 2) removed[clone_c] = true;
+    if (xc != xl && clone_c < n && ix.sole_reader(xc, clone_c) == ci) removed[clone_c] = true;
     ++fused;
   }
   if (!fused) return 0;

@@ -33,18 +33,8 @@ struct Family {
 constexpr Family kFamilies[] = {{"etwebgpu.linear_q4gsw_multi", 4, "etwebgpu.linear_q4gsw_multi_rope"},
                                 {"etwebgpu.linear_dq8ca_q4gsw_qparams_multi", 15, "etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope"}};
 
-// Whether call c outputs t (its last argument, or a member of its output ValueList).
-bool writes(const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t t) {
-  const int32_t o = c.args.back();
-  if (o == t) return true;
-  const auto& v = ir.values[o];
-  return v.kind == VkValueKind::ValueList && std::find(v.ids.begin(), v.ids.end(), t) != v.ids.end();
-}
-
-size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir) {
+size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   std::vector<bool> removed(n, false);
   size_t fused = 0;
   for (size_t r = 0; r < n; ++r) {
@@ -65,11 +55,11 @@ size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir) {
       int32_t t = rot.args[i];
       size_t reader = r;
       for (;;) {
-        if (!graph::float_tensor(ir, t) || pinned.count(t) || mentions[t].size() != 2 || mentions[t][1] != reader) {
+        if (!graph::float_tensor(ir, t) || ix.sole_reader(t) != reader) {
           ok = false;
           break;
         }
-        const size_t p = mentions[t][0];
+        const size_t p = ix.producer(t);
         const auto& c = ir.chain[p];
         if (c.name != "aten.view_copy.default" || c.args.size() != 3 || c.args.back() != t) {
           src[i] = t;
@@ -82,8 +72,8 @@ size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir) {
     }
     if (!ok) continue;
     // The call writing both: the multi-output linear (checked below to list them as q and k).
-    const size_t m = mentions[src[0]][0];
-    if (m != mentions[src[1]][0] || removed[m]) continue;
+    const size_t m = ix.producer(src[0]);
+    if (m != ix.producer(src[1]) || removed[m]) continue;
     const auto& lin = ir.chain[m];
     const Family* fam = nullptr;
     for (const Family& f : kFamilies)
@@ -105,9 +95,7 @@ size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir) {
            std::equal(w.begin(), w.end() - 1, d.begin());
     }
     // The tables exist at the linear's place: no call from there to the rotation writes them.
-    for (int32_t t : {fc, fs})
-      for (size_t i : mentions[t])
-        if (ok && i >= m && i < r) ok = !writes(ir, ir.chain[i], t);
+    for (int32_t t : {fc, fs}) ok = ok && ix.unchanged_between(t, m, r);
     if (!ok) continue;
     format::VkOpCall call;
     call.node_id = lin.node_id;

@@ -71,10 +71,8 @@ std::string swiglu_form(Graph& g, const format::VkOpCall& up, const std::string&
   return "";
 }
 
-size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
+size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   int32_t next_mem = 0;
   for (const auto& v : ir.values)
     if (v.kind == VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
@@ -92,19 +90,18 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
     const int32_t gv = up.args[fam->fixed + 1], h = up.args.back();
     if (form.empty() || !graph::float_tensor(ir, gv) || !graph::float_tensor(ir, h) || ir.values[h].tensor.dims.empty() ||
         ir.values[gv].tensor.dims != ir.values[h].tensor.dims || ir.values[gv].tensor.dtype != ir.values[h].tensor.dtype ||
-        pinned.count(h) || pinned.count(gv) || mentions[gv].size() != 2 || mentions[gv][1] != u)
+        ix.pinned(h) || ix.sole_reader(gv) != u)
       continue;
     // g: the gate's output, or a view_copy of it to the same shape that only up reads.
-    size_t gi = mentions[gv][0], gview = n;
+    size_t gi = ix.producer(gv), gview = n;
     int32_t graw = gv;
     if (ir.chain[gi].name == "aten.view_copy.default" && ir.chain[gi].args.size() == 3 && ir.chain[gi].args.back() == gv) {
       graw = ir.chain[gi].args[0];
       if (!graph::float_tensor(ir, graw) || ir.values[graw].tensor.dims != ir.values[gv].tensor.dims ||
-          ir.values[graw].tensor.dtype != ir.values[gv].tensor.dtype || pinned.count(graw) || mentions[graw].size() != 2 ||
-          mentions[graw][1] != gi)
+          ir.values[graw].tensor.dtype != ir.values[gv].tensor.dtype || ix.sole_reader(graw) != gi)
         continue;
       gview = gi;
-      gi = mentions[graw][0];
+      gi = ix.producer(graw);
     }
     const auto& gate = ir.chain[gi];
     if (removed[gi] || gate.name != up.name || gate.args.size() != fam->fixed + 1 || gate.args.back() != graw || gi >= u) continue;
@@ -136,10 +133,10 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
         ir.values[xu].tensor.dims.back() % 8 != 0)
       continue;
     size_t cg = n, cu = n;
-    const int32_t src = graph::clone_source(ir, mentions, xg, &cg);
-    if (graph::clone_source(ir, mentions, xu, &cu) != src) continue;
+    const int32_t src = ix.clone_source(xg, &cg);
+    if (ix.clone_source(xu, &cu) != src) continue;
     const size_t lo = xg == src ? gi : cg, hi = xu == src ? u : cu;
-    if (!graph::only_clones_read_between(ir, mentions, src, std::min(lo, hi), std::max(lo, hi))) continue;
+    if (!ix.unchanged_between(src, std::min(lo, hi), std::max(lo, hi))) continue;
     // pairs: the products on the GEMM routes, [..., 2F], in storage of its own.
     format::VkValue pv = ir.values[h];
     pv.tensor.dims.back() = 2 * F;
@@ -169,7 +166,7 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir) {
     removed[gi] = true;
     if (gview < n) removed[gview] = true;
     // Gate's own input clone, read by nothing else now.
-    if (xg != xu && cg < n && !pinned.count(xg) && mentions[xg].size() == 2 && mentions[xg][1] == gi) removed[cg] = true;
+    if (xg != xu && cg < n && ix.sole_reader(xg, cg) == gi) removed[cg] = true;
     ++fused;
   }
   if (fused) graph::drop_calls(ir, removed);

@@ -43,8 +43,7 @@ bool activation_bounds(Graph& g, const format::VkGraphIR& ir, const format::VkOp
 // q8ta_conv2d[_pw|_dw] -> etwebgpu.q8ta_clamp, the conv's output read by the clamp alone.
 size_t fuse_conv_clamp(format::VkGraphIR& ir) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
+  const graph::UseDef ix(ir);  // the chain after the clamps were made
   std::vector<bool> removed(n, false);
   size_t fused = 0;
   for (size_t i = 0; i + 1 < n; ++i) {
@@ -56,7 +55,7 @@ size_t fuse_conv_clamp(format::VkGraphIR& ir) {
                                                                       : nullptr;
     if (!name || conv.args.size() != 16 || cl.name != "etwebgpu.q8ta_clamp" || cl.args.size() != 10) continue;
     int32_t y = conv.args.back();
-    if (cl.args[0] != y || pinned.count(y) || mentions[y].size() != 2 || mentions[y][0] != i || mentions[y][1] != i + 1 ||
+    if (cl.args[0] != y || ix.sole_reader(y, i) != i + 1 ||
         ir.values[y].tensor.dims != ir.values[cl.args.back()].tensor.dims)
       continue;
     format::VkOpCall call;
@@ -74,13 +73,9 @@ size_t fuse_conv_clamp(format::VkGraphIR& ir) {
   return fused;
 }
 
-size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir) {
+size_t fuse_q8_requant_clamp(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  const auto mentions = graph::tensor_mentions(ir);
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
-  auto only_next = [&](int32_t t, size_t at, size_t next) {
-    return !pinned.count(t) && mentions[t].size() == 2 && mentions[t][0] == at && mentions[t][1] == next;
-  };
+  auto only_next = [&](int32_t t, size_t at, size_t next) { return ix.sole_reader(t, at) == next; };
   std::vector<bool> removed(n, false);
   size_t fused = 0;
   for (size_t i = 0; i + 2 < n; ++i) {

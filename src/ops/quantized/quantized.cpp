@@ -315,17 +315,16 @@ void build_linear_q4gsw_swiglu(OpContext& oc) {
 // linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
 // k and v), without bias or epilogue, with one K and group size: up to three consecutive ones
 // become one etwebgpu.linear_q4gsw_multi over their stacked weights, one dispatch instead of three.
-// It runs at the first call; nothing between the first and the last call may name the source
-// other than clones, and each input clone must be read by its linear alone.
-size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
+// It runs at the first call; nothing between the first and the last call may write the source,
+// and each input clone must be read by its linear alone.
+size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   using format::VkValueKind;
-  const std::set<int32_t> pinned = graph::pinned_values(ir);
   auto candidate = [&](size_t i) {
     const auto& c = ir.chain[i];
     if (c.name != "et_vk.linear_q4gsw.default" || c.args.size() != 6 || ir.values[c.args[4]].kind != VkValueKind::Null) return false;
     const auto& w = ir.values[c.args[1]], &s = ir.values[c.args[2]], &y = ir.values[c.args[5]];
     return graph::constant_2d(ir, c.args[1], format::VkDType::UInt8, 1) && graph::constant_2d(ir, c.args[2], format::VkDType::Float32, 4) &&
-           ir.values[c.args[3]].kind == VkValueKind::Int && y.kind == VkValueKind::Tensor && !pinned.count(c.args[5]) &&
+           ir.values[c.args[3]].kind == VkValueKind::Int && y.kind == VkValueKind::Tensor && !ix.pinned(c.args[5]) &&
            !y.tensor.dims.empty() && s.tensor.dims[1] >= y.tensor.dims.back() && w.tensor.dims[0] == y.tensor.dims.back();
   };
   auto compatible = [&](size_t i, size_t j) {
@@ -335,7 +334,7 @@ size_t fuse_q4gsw_projections(Graph&, format::VkGraphIR& ir) {
            ir.values[c.args[2]].tensor.dims[0] == ir.values[f.args[2]].tensor.dims[0] &&
            ir.values[c.args[0]].tensor.dims == ir.values[f.args[0]].tensor.dims;
   };
-  return graph::rewrite_projection_groups(ir, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
+  return graph::rewrite_projection_groups(ir, ix, 3, candidate, compatible, [&](const std::vector<size_t>& group) {
     // Stacked constants: weight rows one after another, scale columns side by side.
     std::vector<int32_t> ws, ss, outs;
     std::vector<int64_t> widths;
