@@ -7,24 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
 namespace {
 
 using format::VkValueKind;
-
-// Operators that draw random numbers: not a pure function of their arguments (nor are those that
-// write an argument in place, in_place_args).
-bool random_op(const std::string& op) {
-  static const std::set<std::string> m = {
-      "aten.native_dropout.default", "aten.bernoulli.default",  "aten.rand.default",
-      "aten.randn.default",          "aten.rand_like.default",  "aten.randn_like.default",
-      "aten.normal.Tensor_Tensor",   "aten.uniform.default",    "aten.multinomial.default",
-  };
-  return m.count(op) > 0;
-}
 
 bool in_range(const format::VkGraphIR& ir, int32_t v) { return v >= 0 && static_cast<size_t>(v) < ir.values.size(); }
 
@@ -39,7 +27,6 @@ std::string bits(double d) {
 CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix) {
   CseStats stats;
   const size_t n = ir.values.size();
-  auto impure = [](const std::string& op) { return random_op(op) || in_place_args().count(op); };
   std::vector<char> state(n, 0);
   for (const auto& st : ir.state)
     if (in_range(ir, st.value_id)) state[st.value_id] = 1;
@@ -154,7 +141,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
   std::vector<char> removed(ir.chain.size(), 0);
   for (size_t j = 0; j < ir.chain.size(); ++j) {
     const auto& c = ir.chain[j];
-    if (c.args.empty() || impure(c.name)) continue;
+    if (c.args.empty() || !pure_op(c.name)) continue;
     int32_t out = c.args.back();
     if (ix.producer(out) != j || ix.pinned(out) || ir.values[out].tensor.is_constant()) continue;
     std::string key = c.name + "#" + std::to_string(c.args.size());

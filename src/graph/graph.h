@@ -146,6 +146,7 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   gpu::Context& ctx() { return *ctx_; }
+  const std::shared_ptr<gpu::Context>& shared_context() const { return ctx_; }
   const GraphOptions& options() const { return opts_; }
   const format::VkGraphIR& ir() const { return ir_; }
   VkValueKind kind(int32_t id) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/attention_fusion.h"
+#include "graph/constant_evaluation.h"
 #include "graph/constant_folding.h"
 #include "graph/cse.h"
 #include "graph/decoder_fusion.h"
@@ -44,6 +45,7 @@ namespace {
 // The graph-level passes (each in its own file under graph/), in the order they run.
 size_t split_packed_memory(Graph&, format::VkGraphIR& ir, const UseDef&) { return split_packed_memory_objects(ir); }
 size_t fold_constants(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_constant_conversions(ir, ix).calls_removed; }
+size_t constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return evaluate_constant_calls(g, ir, ix); }
 size_t attention(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_attention(ir, ix, g.options().static_shapes).fused; }
 size_t common_subexpressions(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   return eliminate_common_subexpressions(ir, ix).calls_removed;
@@ -59,6 +61,7 @@ size_t epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fus
 
 ETW_REGISTER_LOAD_REWRITE(split_packed_memory, Prepare);
 ETW_REGISTER_LOAD_REWRITE(fold_constants, Prepare);
+ETW_REGISTER_LOAD_REWRITE(constant_calls, Prepare);
 ETW_REGISTER_LOAD_REWRITE(attention, Attention);
 ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
 ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);

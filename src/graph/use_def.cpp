@@ -10,6 +10,15 @@ namespace {
 const std::vector<size_t> kNone;
 }
 
+bool pure_op(const std::string& op) {
+  static const std::set<std::string> random = {
+      "aten.native_dropout.default", "aten.bernoulli.default", "aten.rand.default",
+      "aten.randn.default",          "aten.rand_like.default", "aten.randn_like.default",
+      "aten.normal.Tensor_Tensor",   "aten.uniform.default",   "aten.multinomial.default",
+  };
+  return !random.count(op) && !in_place_args().count(op);
+}
+
 UseDef::UseDef(const format::VkGraphIR& ir)
     : ir_(ir), mentions_(ir.values.size()), writers_(ir.values.size()), readers_(ir.values.size()), pinned_(ir.values.size(), 0),
       in_place_(ir.values.size(), 0) {

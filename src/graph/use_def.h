@@ -7,11 +7,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "format/ir.h"
 
 namespace etwebgpu::graph {
+
+// A pure function of its arguments: draws no random numbers and writes no argument in place
+// (in_place_args).
+bool pure_op(const std::string& op);
 
 class UseDef {
  public:

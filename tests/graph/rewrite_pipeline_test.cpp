@@ -12,7 +12,8 @@ using namespace etwebgpu::graph;
 namespace {
 
 // Every pass is listed once, phases never go back, and the graph passes and the op families'
-// passes run in the order their inputs need: attention before CSE (which would merge its scale
+// passes run in the order their inputs need: constants evaluated before the patterns that take
+// them (a mask built from constants is the attention's constant mask), attention before CSE (which would merge its scale
 // and mask calls across layers), the elementwise chains before the epilogues that take them, the
 // 8da4w qparams pattern before the SwiGLU pairing, the projections before the rotary fold.
 TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
@@ -27,7 +28,7 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
     EXPECT_NE(it, passes.end()) << name << " is not in the pipeline";
     return it - passes.begin();
   };
-  const char* order[] = {"split_packed_memory", "fold_constants", "attention", "common_subexpressions", "inverse_permutes",
+  const char* order[] = {"split_packed_memory", "fold_constants", "constant_calls", "attention", "common_subexpressions", "inverse_permutes",
                          "linear_projections", "decoder_patterns", "elementwise_chains", "epilogues", "fuse_choose_qparams",
                          "pair_swiglu_projections", "fuse_q4gsw_projections", "fold_rope_into_projections"};
   for (size_t i = 1; i < std::size(order); ++i) EXPECT_LT(at(order[i - 1]), at(order[i])) << order[i - 1] << " before " << order[i];
