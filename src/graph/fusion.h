@@ -23,8 +23,8 @@
 
 namespace etwebgpu::graph {
 
-// One float elementwise op as the fused kernel evaluates it: unary_f32 / binary_f32 of
-// unary_math.wgsl / binary_math.wgsl with op code `op`.
+// One float elementwise op as the fused kernel evaluates it: unary_f32 / binary_f32 with op code
+// `op` (the table in ops/elementwise/elementwise_ops.h).
 struct FusedTerm {
   bool binary = false;
   uint32_t op = 0;

@@ -2,15 +2,18 @@
 
 #include "graph/epilogue_fusion.h"
 #include "kernel/wgsl.h"
+#include "ops/elementwise/elementwise_ops.h"
 
 namespace etwebgpu::ops {
 namespace {
 
 constexpr size_t kShapeBytes = sizeof(ShapeU);
 
-// The Epilogue struct and epilogue_terms for these terms over `extras` extra inputs EP0, EP1, ...
+// epilogue.wgsl, the op switches its terms call (elementwise_ops.h), and the Epilogue struct and
+// epilogue_terms for these terms over `extras` extra inputs EP0, EP1, ...
 std::string generate(const std::vector<FusedTermSpec>& terms, size_t extras) {
   std::string s(kernel::shader_source("epilogue"));
+  s += unary_ops_wgsl() + binary_ops_wgsl();
   s += "\nstruct Epilogue { ";
   if (extras) s += "s: array<Shape, " + std::to_string(extras) + ">, ";
   s += "c: array<vec4<f32>, " + std::to_string(terms.size()) + "> };\n";

@@ -1,6 +1,7 @@
-// Library of the fused conv / GEMM epilogues (ops/epilogue.cpp), which generate `struct Epilogue`
-// (s: one Shape per extra input, c: the terms' arguments) and `epilogue_terms` after it. The host
-// kernel's Params holds `ep: Epilogue` and a `pad` of 0 (unary_math ORs it into NaN patterns).
+// Library of the fused conv / GEMM epilogues (ops/epilogue.cpp), which generate after it the op
+// switches unary_f32 / binary_f32 (ops/elementwise/elementwise_ops.h), `struct Epilogue` (s: one
+// Shape per extra input, c: the terms' arguments) and `epilogue_terms`. The host kernel's Params
+// holds `ep: Epilogue` and a `pad` of 0 (unary_math ORs it into NaN patterns).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 
 //!include unary_math

@@ -9,6 +9,7 @@
 #include "gpu/context.h"
 #include "graph/op_registry.h"
 #include "kernel/kernel.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "support/op_harness.h"
 
 namespace etwebgpu {
@@ -27,7 +28,8 @@ void build_test_neg(graph::OpContext& oc) {
   int32_t x = oc.arg(0), out = oc.out();
   oc.output_like(out, x);
   oc.add(kernel::Kernel("elementwise_unary")
-             .constant("OP", 1)  // neg
+             .prelude(ops::unary_ops_wgsl())
+             .constant("OP", ops::code(ops::UnaryOp::Neg))
              .input("X", x)
              .output("Y", out)
              .params<NegParams>([out](const kernel::Live& l) {
@@ -51,7 +53,8 @@ void build_test_bad_pipeline(graph::OpContext& oc) {
   int32_t x = oc.arg(0), out = oc.out();
   oc.output_like(out, x);
   oc.add(kernel::Kernel("elementwise_unary")
-             .constant("OP", 1)
+             .prelude(ops::unary_ops_wgsl())
+             .constant("OP", ops::code(ops::UnaryOp::Neg))
              .constant("NO_SUCH_CONSTANT", 1)
              .input("X", x)
              .output("Y", out)

@@ -18,6 +18,7 @@
 #include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "kernel/wgsl.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"
 
@@ -91,7 +92,8 @@ void build_squeeze_excite(OpContext& oc) {
   if (!t1.empty()) text += ", c1: array<vec4<f32>, " + std::to_string(t1.size()) + ">";
   if (!t2.empty()) text += ", c2: array<vec4<f32>, " + std::to_string(t2.size()) + ">";
   text += " };\n";
-  text += std::string(kernel::shader_source("epilogue")) + act_fn("act1", "c1", t1) + act_fn("act2", "c2", t2);
+  text += std::string(kernel::shader_source("epilogue")) + unary_ops_wgsl() + binary_ops_wgsl();
+  text += act_fn("act1", "c1", t1) + act_fn("act2", "c2", t2);
   text += kernel::shader_source("squeeze_excite");
   std::vector<uint32_t> consts = fused_term_constants(t1), c2 = fused_term_constants(t2);
   consts.insert(consts.end(), c2.begin(), c2.end());

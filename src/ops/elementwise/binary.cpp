@@ -8,17 +8,11 @@
 #include <cmath>
 
 #include "graph/fusion.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
-
-enum BinOp : uint32_t {
-  kAdd = 0, kSub = 1, kMul = 2, kDiv = 3, kDivTrunc = 4, kDivFloor = 5, kPow = 6, kMin = 7, kMax = 8,
-  kEq = 10, kNe = 11, kLt = 12, kLe = 13, kGt = 14, kGe = 15, kLogicalXor = 16, kLogicalAnd = 20, kLogicalOr = 21,
-  kBitAnd = 22, kBitOr = 23, kBitXor = 24, kAtan2 = 9, kFmod = 25, kRemainder = 26, kRsub = 27,
-  kPowScalarBase = 28,
-};
 
 struct Vec4Params {
   uint32_t n4 = 0;
@@ -36,7 +30,7 @@ struct Params {
 
 // Layout of the serialized call: which args are self/other/alpha, whether other is a scalar.
 struct Form {
-  BinOp op;
+  BinaryOp op;
   bool scalar_other = false;  // other is an Int/Double value, not a tensor
   int alpha_arg = -1;         // index of alpha, if any
   bool mode_arg = false;      // div.Tensor_mode: args[2] is the rounding mode
@@ -46,7 +40,7 @@ struct Form {
 // A binary call's operands and arguments, checked.
 struct Args {
   int32_t a, b, out;
-  BinOp op;
+  BinaryOp op;
   bool cmp, a_float, b_float, compute_float;
   double alpha, scalar;
   int32_t iscalar;
@@ -56,19 +50,19 @@ Args binary_args(const OpContext& oc, Form f) {
   Graph& g = oc.g;
   int32_t a = oc.arg(0), b = oc.arg(1), out = oc.out();
   if (f.scalar_first) std::swap(a, b);
-  BinOp op = f.op;
+  BinaryOp op = f.op;
   if (f.mode_arg) {
     int32_t m = oc.arg(2);
     if (!g.is_null(m)) {
       std::string mode = g.string(m);
-      if (mode == "trunc") op = kDivTrunc;
-      else if (mode == "floor") op = kDivFloor;
+      if (mode == "trunc") op = BinaryOp::DivTrunc;
+      else if (mode == "floor") op = BinaryOp::DivFloor;
       else oc.fail(ErrorKind::Unsupported, "rounding_mode '" + mode + "'");
     }
   }
   Tensor& ta = g.tensor(a);
   Tensor& to = g.tensor(out);
-  bool cmp = op >= kEq && op <= kLogicalOr;
+  bool cmp = is_comparison(op);
   bool a_float = is_float(ta.dtype);
   bool b_float = f.scalar_other ? (g.kind(b) == format::VkValueKind::Double) : is_float(g.tensor(b).dtype);
   bool out_float = is_float(to.dtype);
@@ -77,9 +71,11 @@ Args binary_args(const OpContext& oc, Form f) {
   if (cmp && !is_boolish(to.dtype)) oc.fail(ErrorKind::Unsupported, "comparison output must be bool");
   // Compute in f32 if anything is floating point (PyTorch promotion), else in i32.
   bool compute_float = cmp ? (a_float || b_float) : out_float;
-  if (!compute_float && (op == kDiv || op == kPow || op == kPowScalarBase || op == kAtan2))
+  if (!compute_float &&
+      (op == BinaryOp::Div || op == BinaryOp::Pow || op == BinaryOp::PowScalarBase || op == BinaryOp::Atan2))
     oc.fail(ErrorKind::Unsupported, "integer true division / pow / atan2 must produce a float output");
-  if (compute_float && (op == kBitAnd || op == kBitOr || op == kBitXor)) oc.fail(ErrorKind::Unsupported, "bitwise op on floats");
+  if (compute_float && (op == BinaryOp::BitAnd || op == BinaryOp::BitOr || op == BinaryOp::BitXor))
+    oc.fail(ErrorKind::Unsupported, "bitwise op on floats");
   if (!compute_float && !cmp && (a_float || b_float))
     oc.fail(ErrorKind::Unsupported, "float operands with an integer output");
   double alpha = f.alpha_arg >= 0 ? g.number(oc.arg(f.alpha_arg)) : 1.0;
@@ -95,7 +91,7 @@ void build_binary(OpContext& oc, Form f) {
   Graph& g = oc.g;
   const Args r = binary_args(oc, f);
   const int32_t a = r.a, b = r.b, out = r.out, iscalar = r.iscalar;
-  const BinOp op = r.op;
+  const BinaryOp op = r.op;
   const bool cmp = r.cmp, a_float = r.a_float, b_float = r.b_float, compute_float = r.compute_float;
   const double alpha = r.alpha, scalar = r.scalar;
 
@@ -119,7 +115,8 @@ void build_binary(OpContext& oc, Form f) {
     const Tensor& t = g.tensor(id);
     return t.bytes(t.max_numel()) >= 4 * kernel::element_bytes(t.storage);
   };
-  bool vec4_ok = compute_float && !cmp && (op == kAdd || op == kSub || op == kMul || op == kDiv) && a_float &&
+  bool vec4_ok = compute_float && !cmp &&
+                 (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div) && a_float &&
                  (f.scalar_other || b_float) && forced != "general" && holds_vec4(a) && holds_vec4(out) &&
                  (f.scalar_other || holds_vec4(b));
   auto use_vec4 = [vec4_ok, contiguous, out](const kernel::Live& l) {
@@ -127,7 +124,8 @@ void build_binary(OpContext& oc, Form f) {
   };
 
   oc.add(kernel::Kernel("binary")
-             .constant("OP", op)
+             .prelude(binary_ops_wgsl())
+             .constant("OP", code(op))
              .constant("DT", compute_float ? 0.0 : 1.0)
              .constant("B_SCALAR", f.scalar_other ? 1.0 : 0.0)
              .input("A", a)
@@ -153,7 +151,8 @@ void build_binary(OpContext& oc, Form f) {
              .variant(f.scalar_other ? "scalar" : "tensor"));
   if (vec4_ok)
     oc.add(kernel::Kernel("elementwise_binary_vec4")
-               .constant("OP", op)
+               .prelude(binary_op_codes_wgsl())
+               .constant("OP", code(op))
                .constant("B_SCALAR", f.scalar_other ? 1.0 : 0.0)
                .constant("PER", kVec4Per)
                .input("A", a, true)
@@ -167,19 +166,19 @@ void build_binary(OpContext& oc, Form f) {
                .variant("vec4"));
 }
 
-template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
+template <BinaryOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
 void build(OpContext& oc) {
   build_binary(oc, Form{OP, SCALAR, ALPHA, MODE, SCALAR_FIRST});
 }
 
 // Float arithmetic of float operands, as a term of a fused elementwise kernel (graph/fusion.h).
-template <BinOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
+template <BinaryOp OP, bool SCALAR = false, int ALPHA = -1, bool MODE = false, bool SCALAR_FIRST = false>
 std::optional<graph::FusedTerm> term(const OpContext& oc) {
   Args r = binary_args(oc, Form{OP, SCALAR, ALPHA, MODE, SCALAR_FIRST});
   if (r.cmp || !r.compute_float || !r.a_float || (!SCALAR && !r.b_float) || !is_float(oc.g.tensor(r.out).dtype)) return std::nullopt;
   graph::FusedTerm t;
   t.binary = true;
-  t.op = r.op;
+  t.op = code(r.op);
   t.x = r.a;
   t.y = SCALAR ? -1 : r.b;
   t.c[0] = static_cast<float>(r.alpha);
@@ -187,71 +186,71 @@ std::optional<graph::FusedTerm> term(const OpContext& oc) {
   return t;
 }
 
-ETW_REGISTER_OP("aten.add.Tensor", (build<kAdd, false, 2>));
-ETW_REGISTER_FUSABLE("aten.add.Tensor", (term<kAdd, false, 2>));
-ETW_REGISTER_OP("aten.sub.Tensor", (build<kSub, false, 2>));
-ETW_REGISTER_FUSABLE("aten.sub.Tensor", (term<kSub, false, 2>));
-ETW_REGISTER_OP("aten.add.Scalar", (build<kAdd, true, 2>));
-ETW_REGISTER_FUSABLE("aten.add.Scalar", (term<kAdd, true, 2>));
-ETW_REGISTER_OP("aten.sub.Scalar", (build<kSub, true, 2>));
-ETW_REGISTER_FUSABLE("aten.sub.Scalar", (term<kSub, true, 2>));
-ETW_REGISTER_OP("aten.mul.Tensor", build<kMul>);
-ETW_REGISTER_FUSABLE("aten.mul.Tensor", term<kMul>);
-ETW_REGISTER_OP("aten.mul.Scalar", (build<kMul, true>));
-ETW_REGISTER_FUSABLE("aten.mul.Scalar", (term<kMul, true>));
-ETW_REGISTER_OP("aten.div.Tensor", build<kDiv>);
-ETW_REGISTER_FUSABLE("aten.div.Tensor", term<kDiv>);
-ETW_REGISTER_OP("aten.div.Scalar", (build<kDiv, true>));
-ETW_REGISTER_FUSABLE("aten.div.Scalar", (term<kDiv, true>));
-ETW_REGISTER_OP("aten.div.Tensor_mode", (build<kDiv, false, -1, true>));
-ETW_REGISTER_FUSABLE("aten.div.Tensor_mode", (term<kDiv, false, -1, true>));
-ETW_REGISTER_OP("aten.pow.Tensor_Tensor", build<kPow>);
-ETW_REGISTER_FUSABLE("aten.pow.Tensor_Tensor", term<kPow>);
-ETW_REGISTER_OP("aten.pow.Tensor_Scalar", (build<kPow, true>));
-ETW_REGISTER_FUSABLE("aten.pow.Tensor_Scalar", (term<kPow, true>));
-ETW_REGISTER_OP("aten.minimum.default", build<kMin>);
-ETW_REGISTER_FUSABLE("aten.minimum.default", term<kMin>);
-ETW_REGISTER_OP("aten.maximum.default", build<kMax>);
-ETW_REGISTER_FUSABLE("aten.maximum.default", term<kMax>);
-ETW_REGISTER_OP("aten.eq.Tensor", build<kEq>);
-ETW_REGISTER_OP("aten.ne.Tensor", build<kNe>);
-ETW_REGISTER_OP("aten.lt.Tensor", build<kLt>);
-ETW_REGISTER_OP("aten.le.Tensor", build<kLe>);
-ETW_REGISTER_OP("aten.gt.Tensor", build<kGt>);
-ETW_REGISTER_OP("aten.ge.Tensor", build<kGe>);
-ETW_REGISTER_OP("aten.eq.Scalar", (build<kEq, true>));
-ETW_REGISTER_OP("aten.ne.Scalar", (build<kNe, true>));
-ETW_REGISTER_OP("aten.lt.Scalar", (build<kLt, true>));
-ETW_REGISTER_OP("aten.le.Scalar", (build<kLe, true>));
-ETW_REGISTER_OP("aten.gt.Scalar", (build<kGt, true>));
-ETW_REGISTER_OP("aten.ge.Scalar", (build<kGe, true>));
-ETW_REGISTER_OP("aten.logical_and.default", build<kLogicalAnd>);
-ETW_REGISTER_OP("aten.logical_or.default", build<kLogicalOr>);
-ETW_REGISTER_OP("aten.bitwise_and.Tensor", build<kBitAnd>);
-ETW_REGISTER_OP("aten.bitwise_or.Tensor", build<kBitOr>);
-ETW_REGISTER_OP("aten.bitwise_xor.Tensor", build<kBitXor>);
-ETW_REGISTER_OP("aten.logical_xor.default", build<kLogicalXor>);
-ETW_REGISTER_OP("aten.atan2.default", build<kAtan2>);
-ETW_REGISTER_FUSABLE("aten.atan2.default", term<kAtan2>);
-ETW_REGISTER_OP("aten.fmod.Tensor", build<kFmod>);
-ETW_REGISTER_FUSABLE("aten.fmod.Tensor", term<kFmod>);
-ETW_REGISTER_OP("aten.fmod.Scalar", (build<kFmod, true>));
-ETW_REGISTER_FUSABLE("aten.fmod.Scalar", (term<kFmod, true>));
-ETW_REGISTER_OP("aten.remainder.Tensor", build<kRemainder>);
-ETW_REGISTER_FUSABLE("aten.remainder.Tensor", term<kRemainder>);
-ETW_REGISTER_OP("aten.remainder.Scalar", (build<kRemainder, true>));
-ETW_REGISTER_FUSABLE("aten.remainder.Scalar", (term<kRemainder, true>));
-ETW_REGISTER_OP("aten.floor_divide.default", build<kDivFloor>);
-ETW_REGISTER_FUSABLE("aten.floor_divide.default", term<kDivFloor>);
-ETW_REGISTER_OP("aten.div.Scalar_mode", (build<kDiv, true, -1, true>));
-ETW_REGISTER_FUSABLE("aten.div.Scalar_mode", (term<kDiv, true, -1, true>));
-ETW_REGISTER_OP("aten.pow.Scalar", (build<kPowScalarBase, true, -1, false, true>));
-ETW_REGISTER_FUSABLE("aten.pow.Scalar", (term<kPowScalarBase, true, -1, false, true>));
-ETW_REGISTER_OP("aten.rsub.Scalar", (build<kRsub, true, 2>));
-ETW_REGISTER_FUSABLE("aten.rsub.Scalar", (term<kRsub, true, 2>));
-ETW_REGISTER_OP("aten.bitwise_and.Scalar", (build<kBitAnd, true>));
-ETW_REGISTER_OP("aten.bitwise_or.Scalar", (build<kBitOr, true>));
-ETW_REGISTER_OP("aten.bitwise_xor.Scalar", (build<kBitXor, true>));
+ETW_REGISTER_OP("aten.add.Tensor", (build<BinaryOp::Add, false, 2>));
+ETW_REGISTER_FUSABLE("aten.add.Tensor", (term<BinaryOp::Add, false, 2>));
+ETW_REGISTER_OP("aten.sub.Tensor", (build<BinaryOp::Sub, false, 2>));
+ETW_REGISTER_FUSABLE("aten.sub.Tensor", (term<BinaryOp::Sub, false, 2>));
+ETW_REGISTER_OP("aten.add.Scalar", (build<BinaryOp::Add, true, 2>));
+ETW_REGISTER_FUSABLE("aten.add.Scalar", (term<BinaryOp::Add, true, 2>));
+ETW_REGISTER_OP("aten.sub.Scalar", (build<BinaryOp::Sub, true, 2>));
+ETW_REGISTER_FUSABLE("aten.sub.Scalar", (term<BinaryOp::Sub, true, 2>));
+ETW_REGISTER_OP("aten.mul.Tensor", build<BinaryOp::Mul>);
+ETW_REGISTER_FUSABLE("aten.mul.Tensor", term<BinaryOp::Mul>);
+ETW_REGISTER_OP("aten.mul.Scalar", (build<BinaryOp::Mul, true>));
+ETW_REGISTER_FUSABLE("aten.mul.Scalar", (term<BinaryOp::Mul, true>));
+ETW_REGISTER_OP("aten.div.Tensor", build<BinaryOp::Div>);
+ETW_REGISTER_FUSABLE("aten.div.Tensor", term<BinaryOp::Div>);
+ETW_REGISTER_OP("aten.div.Scalar", (build<BinaryOp::Div, true>));
+ETW_REGISTER_FUSABLE("aten.div.Scalar", (term<BinaryOp::Div, true>));
+ETW_REGISTER_OP("aten.div.Tensor_mode", (build<BinaryOp::Div, false, -1, true>));
+ETW_REGISTER_FUSABLE("aten.div.Tensor_mode", (term<BinaryOp::Div, false, -1, true>));
+ETW_REGISTER_OP("aten.pow.Tensor_Tensor", build<BinaryOp::Pow>);
+ETW_REGISTER_FUSABLE("aten.pow.Tensor_Tensor", term<BinaryOp::Pow>);
+ETW_REGISTER_OP("aten.pow.Tensor_Scalar", (build<BinaryOp::Pow, true>));
+ETW_REGISTER_FUSABLE("aten.pow.Tensor_Scalar", (term<BinaryOp::Pow, true>));
+ETW_REGISTER_OP("aten.minimum.default", build<BinaryOp::Min>);
+ETW_REGISTER_FUSABLE("aten.minimum.default", term<BinaryOp::Min>);
+ETW_REGISTER_OP("aten.maximum.default", build<BinaryOp::Max>);
+ETW_REGISTER_FUSABLE("aten.maximum.default", term<BinaryOp::Max>);
+ETW_REGISTER_OP("aten.eq.Tensor", build<BinaryOp::Eq>);
+ETW_REGISTER_OP("aten.ne.Tensor", build<BinaryOp::Ne>);
+ETW_REGISTER_OP("aten.lt.Tensor", build<BinaryOp::Lt>);
+ETW_REGISTER_OP("aten.le.Tensor", build<BinaryOp::Le>);
+ETW_REGISTER_OP("aten.gt.Tensor", build<BinaryOp::Gt>);
+ETW_REGISTER_OP("aten.ge.Tensor", build<BinaryOp::Ge>);
+ETW_REGISTER_OP("aten.eq.Scalar", (build<BinaryOp::Eq, true>));
+ETW_REGISTER_OP("aten.ne.Scalar", (build<BinaryOp::Ne, true>));
+ETW_REGISTER_OP("aten.lt.Scalar", (build<BinaryOp::Lt, true>));
+ETW_REGISTER_OP("aten.le.Scalar", (build<BinaryOp::Le, true>));
+ETW_REGISTER_OP("aten.gt.Scalar", (build<BinaryOp::Gt, true>));
+ETW_REGISTER_OP("aten.ge.Scalar", (build<BinaryOp::Ge, true>));
+ETW_REGISTER_OP("aten.logical_and.default", build<BinaryOp::LogicalAnd>);
+ETW_REGISTER_OP("aten.logical_or.default", build<BinaryOp::LogicalOr>);
+ETW_REGISTER_OP("aten.bitwise_and.Tensor", build<BinaryOp::BitAnd>);
+ETW_REGISTER_OP("aten.bitwise_or.Tensor", build<BinaryOp::BitOr>);
+ETW_REGISTER_OP("aten.bitwise_xor.Tensor", build<BinaryOp::BitXor>);
+ETW_REGISTER_OP("aten.logical_xor.default", build<BinaryOp::LogicalXor>);
+ETW_REGISTER_OP("aten.atan2.default", build<BinaryOp::Atan2>);
+ETW_REGISTER_FUSABLE("aten.atan2.default", term<BinaryOp::Atan2>);
+ETW_REGISTER_OP("aten.fmod.Tensor", build<BinaryOp::Fmod>);
+ETW_REGISTER_FUSABLE("aten.fmod.Tensor", term<BinaryOp::Fmod>);
+ETW_REGISTER_OP("aten.fmod.Scalar", (build<BinaryOp::Fmod, true>));
+ETW_REGISTER_FUSABLE("aten.fmod.Scalar", (term<BinaryOp::Fmod, true>));
+ETW_REGISTER_OP("aten.remainder.Tensor", build<BinaryOp::Remainder>);
+ETW_REGISTER_FUSABLE("aten.remainder.Tensor", term<BinaryOp::Remainder>);
+ETW_REGISTER_OP("aten.remainder.Scalar", (build<BinaryOp::Remainder, true>));
+ETW_REGISTER_FUSABLE("aten.remainder.Scalar", (term<BinaryOp::Remainder, true>));
+ETW_REGISTER_OP("aten.floor_divide.default", build<BinaryOp::DivFloor>);
+ETW_REGISTER_FUSABLE("aten.floor_divide.default", term<BinaryOp::DivFloor>);
+ETW_REGISTER_OP("aten.div.Scalar_mode", (build<BinaryOp::Div, true, -1, true>));
+ETW_REGISTER_FUSABLE("aten.div.Scalar_mode", (term<BinaryOp::Div, true, -1, true>));
+ETW_REGISTER_OP("aten.pow.Scalar", (build<BinaryOp::PowScalarBase, true, -1, false, true>));
+ETW_REGISTER_FUSABLE("aten.pow.Scalar", (term<BinaryOp::PowScalarBase, true, -1, false, true>));
+ETW_REGISTER_OP("aten.rsub.Scalar", (build<BinaryOp::Rsub, true, 2>));
+ETW_REGISTER_FUSABLE("aten.rsub.Scalar", (term<BinaryOp::Rsub, true, 2>));
+ETW_REGISTER_OP("aten.bitwise_and.Scalar", (build<BinaryOp::BitAnd, true>));
+ETW_REGISTER_OP("aten.bitwise_or.Scalar", (build<BinaryOp::BitOr, true>));
+ETW_REGISTER_OP("aten.bitwise_xor.Scalar", (build<BinaryOp::BitXor, true>));
 
 }  // namespace
 }  // namespace etwebgpu::ops

@@ -1,7 +1,9 @@
 // Elementwise binary ops with full broadcasting. DT picks how values are computed (0 f32, 1 i32);
 // operands are read converted to it whatever their storage (A_T, B_T: an int operand of a float op
-// is promoted, as in PyTorch) and the result is converted to Y_T. OP picks the operation (see
-// binary.cpp). B_SCALAR = 1 reads the right operand from P.scalar / P.iscalar instead of B.
+// is promoted, as in PyTorch) and the result is converted to Y_T. OP picks the operation: a
+// BINARY_ constant of the generated prelude (binary.cpp adds ops/elementwise/elementwise_ops.h's
+// binary_ops_wgsl, which also defines binary_f32). B_SCALAR = 1 reads the right operand from
+// P.scalar / P.iscalar instead of B.
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, iscalar: i32 };
 
@@ -29,54 +31,54 @@ fn floor_div_i(x: i32, y: i32) -> i32 {
 fn i_op(x: i32, y: i32) -> i32 {
   let al = i32(P.alpha);
   switch OP {
-    case 0u: { return x + al * y; }
-    case 1u: { return x - al * y; }
-    case 2u: { return x * y; }
-    case 4u: { if (y == 0) { return 0; } return x / y; }
-    case 5u: { if (y == 0) { return 0; } return floor_div_i(x, y); }
-    case 7u: { return min(x, y); }
-    case 8u: { return max(x, y); }
-    case 22u: { return x & y; }
-    case 23u: { return x | y; }
-    case 24u: { return x ^ y; }
+    case BINARY_ADD: { return x + al * y; }
+    case BINARY_SUB: { return x - al * y; }
+    case BINARY_MUL: { return x * y; }
+    case BINARY_DIV_TRUNC: { if (y == 0) { return 0; } return x / y; }
+    case BINARY_DIV_FLOOR: { if (y == 0) { return 0; } return floor_div_i(x, y); }
+    case BINARY_MIN: { return min(x, y); }
+    case BINARY_MAX: { return max(x, y); }
+    case BINARY_BIT_AND: { return x & y; }
+    case BINARY_BIT_OR: { return x | y; }
+    case BINARY_BIT_XOR: { return x ^ y; }
     // Integer division by zero raises in PyTorch; a GPU kernel cannot, it gives 0 (docs/OPS.md).
-    case 25u: { if (y == 0) { return 0; } return x % y; }
-    case 26u: {
+    case BINARY_FMOD: { if (y == 0) { return 0; } return x % y; }
+    case BINARY_REMAINDER: {
       if (y == 0) { return 0; }
       let m = x % y;
       if (m != 0 && (m < 0) != (y < 0)) { return m + y; }
       return m;
     }
-    case 27u: { return y - al * x; }
+    case BINARY_RSUB: { return y - al * x; }
     default: { return 0; }
   }
 }
 
 fn cmp_f(x: f32, y: f32) -> bool {
   switch OP {
-    case 10u: { return x == y && !is_nan(x); }
-    case 11u: { return x != y || is_nan(x) || is_nan(y); }
-    case 12u: { return x < y; }
-    case 13u: { return x <= y; }
-    case 14u: { return x > y; }
-    case 15u: { return x >= y; }
-    case 16u: { return truthy(x) != truthy(y); }
-    case 20u: { return truthy(x) && truthy(y); }
-    case 21u: { return truthy(x) || truthy(y); }
+    case BINARY_EQ: { return x == y && !is_nan(x); }
+    case BINARY_NE: { return x != y || is_nan(x) || is_nan(y); }
+    case BINARY_LT: { return x < y; }
+    case BINARY_LE: { return x <= y; }
+    case BINARY_GT: { return x > y; }
+    case BINARY_GE: { return x >= y; }
+    case BINARY_LOGICAL_XOR: { return truthy(x) != truthy(y); }
+    case BINARY_LOGICAL_AND: { return truthy(x) && truthy(y); }
+    case BINARY_LOGICAL_OR: { return truthy(x) || truthy(y); }
     default: { return false; }
   }
 }
 fn cmp_i(x: i32, y: i32) -> bool {
   switch OP {
-    case 10u: { return x == y; }
-    case 11u: { return x != y; }
-    case 12u: { return x < y; }
-    case 13u: { return x <= y; }
-    case 14u: { return x > y; }
-    case 15u: { return x >= y; }
-    case 16u: { return (x != 0) != (y != 0); }
-    case 20u: { return x != 0 && y != 0; }
-    case 21u: { return x != 0 || y != 0; }
+    case BINARY_EQ: { return x == y; }
+    case BINARY_NE: { return x != y; }
+    case BINARY_LT: { return x < y; }
+    case BINARY_LE: { return x <= y; }
+    case BINARY_GT: { return x > y; }
+    case BINARY_GE: { return x >= y; }
+    case BINARY_LOGICAL_XOR: { return (x != 0) != (y != 0); }
+    case BINARY_LOGICAL_AND: { return x != 0 && y != 0; }
+    case BINARY_LOGICAL_OR: { return x != 0 || y != 0; }
     default: { return false; }
   }
 }
@@ -101,7 +103,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ia = operand_offset(i, P.a);
     ib = operand_offset(i, P.b);
   }
-  if (OP >= 10u && OP < 22u) {
+  if (OP >= BINARY_EQ && OP <= BINARY_LOGICAL_OR) {  // comparisons (elementwise_ops.h)
     var r = false;
     if (DT == 0u) { r = cmp_f(f32(load_A(ia)), b_f(ib)); } else { r = cmp_i(i32(load_A(ia)), b_i(ib)); }
     store_Y(i, Y_T(select(0u, 1u, r)));

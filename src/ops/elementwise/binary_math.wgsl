@@ -1,5 +1,7 @@
-// Float math of the binary elementwise ops, shared by binary.wgsl and the fused elementwise
-// kernels (ops/elementwise/fused.cpp) so both compute bit-identical values.
+// Helpers of the binary float ops, shared by binary.wgsl and the fused elementwise kernels
+// (ops/elementwise/fused.cpp) so both compute bit-identical values. The ops themselves,
+// fn binary_f32 and the BINARY_ constants, are generated from ops/elementwise/elementwise_ops.h
+// (binary_ops_wgsl), which the includer's kernel adds.
 // The includer defines is_nan(x) and is_inf(x) (bit tests, see binary.wgsl).
 fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
 fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
@@ -55,29 +57,3 @@ fn atan2_f(y: f32, x: f32) -> f32 {
   if (is_inf(x)) { return with_sign_of(select(0.0, PI, x < 0.0), y); }
   return atan2(y, x);
 }
-
-// The float op `op` (binary.cpp's BinOp) of x and y; alpha scales y in add/sub (x in rsub).
-fn binary_f32(op: u32, x: f32, y: f32, alpha: f32) -> f32 {
-  switch op {
-    case 0u: { return x + alpha * y; }
-    case 1u: { return x - alpha * y; }
-    case 2u: { return x * y; }
-    case 3u: { return x / y; }
-    case 4u: { return trunc(x / y); }
-    case 5u: { return floor_div_f(x, y); }
-    case 6u: { return pow_f(x, y); }
-    case 7u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return min(x, y); }
-    case 8u: { if (is_nan(x)) { return x; } if (is_nan(y)) { return y; } return max(x, y); }
-    case 9u: { return atan2_f(x, y); }
-    case 25u: { return fmod_f(x, y); }
-    case 26u: {  // remainder: fmod moved to the sign of the divisor
-      let m = fmod_f(x, y);
-      if (m != 0.0 && (y < 0.0) != (m < 0.0)) { return m + y; }
-      return m;
-    }
-    case 27u: { return y - alpha * x; }
-    case 28u: { return pow_f(y, x); }  // pow.Scalar: y is the scalar base
-    default: { return 0.0; }
-  }
-}
-

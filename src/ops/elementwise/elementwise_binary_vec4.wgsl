@@ -4,16 +4,16 @@
 // exactly what binary.wgsl computes (same f32 expressions), only wider.
 struct Params { n4: u32, alpha: f32, scalar: f32, pad: u32 };
 
-override OP: u32 = 0u;        // 0 add, 1 sub, 2 mul, 3 div (binary.cpp's BinOp)
+override OP: u32 = 0u;        // BINARY_ADD, _SUB, _MUL or _DIV (prelude: elementwise_ops.h)
 override B_SCALAR: u32 = 0u;  // 1: the right operand is P.scalar
 override WG: u32 = 256u;
 override PER: u32 = 4u;  // the full-block path below is written for PER == 4
 
 fn f_op(x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
   switch OP {
-    case 0u: { return x + P.alpha * y; }
-    case 1u: { return x - P.alpha * y; }
-    case 2u: { return x * y; }
+    case BINARY_ADD: { return x + P.alpha * y; }
+    case BINARY_SUB: { return x - P.alpha * y; }
+    case BINARY_MUL: { return x * y; }
     default: { return x / y; }
   }
 }

@@ -1,11 +1,12 @@
 // etwebgpu.fused_elementwise: a group of float elementwise calls that graph/fusion.cpp merged at
 // load. One generated kernel reads each input once per element (broadcast strides), evaluates
-// the terms in f32 with the unfused kernels' math (unary_math.wgsl, binary_math.wgsl) and writes
-// the last term. The node is labelled fused[op+op+...] so profiles attribute time to it.
+// the terms in f32 with the unfused kernels' math (unary_f32 / binary_f32, elementwise_ops.h) and
+// writes the last term. The node is labelled fused[op+op+...] so profiles attribute time to it.
 #include <cstring>
 
 #include "graph/fusion.h"
 #include "kernel/wgsl.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"
 
@@ -17,6 +18,7 @@ std::string generate(const std::vector<FusedTermSpec>& terms, size_t inputs) {
   std::string s = "struct Params { o: Shape, n: u32, pad: u32, pad1: u32, pad2: u32, s: array<Shape, " +
                   std::to_string(inputs) + ">, c: array<vec4<f32>, " + std::to_string(terms.size()) + "> };\n";
   s += kernel::shader_source("fused_elementwise");
+  s += unary_ops_wgsl() + binary_ops_wgsl();
   s += "\noverride WG: u32 = 256u;\n@compute @workgroup_size(WG)\n"
        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
        "        @builtin(local_invocation_index) lid: u32) {\n"

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ops/elementwise/elementwise_ops.h"
+
 namespace etwebgpu::ops {
 namespace {
-
-// Op codes the fused kernels evaluate (unary.cpp's UnOp / binary.cpp's BinOp float ops).
-bool known_unary(uint32_t op) { return op <= 21 || (op >= 40 && op <= 56); }
-bool known_binary(uint32_t op) { return op <= 9 || (op >= 25 && op <= 28); }
 
 std::string wgsl_operand(const FusedOperand& o, const std::string& consts, size_t term) {
   if (o.kind == 'x') return "x" + std::to_string(o.index);
@@ -79,7 +77,7 @@ std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const s
     if (op.empty() || op.size() > 3 || op.find_first_not_of("0123456789") != std::string::npos)
       oc.fail(ErrorKind::Format, "bad op code '" + op + "' in the fused term list");
     t.op = static_cast<uint32_t>(std::stoul(op));
-    if (!(t.binary ? known_binary(t.op) : known_unary(t.op)))
+    if (!(t.binary ? is_binary_f32(t.op) : is_unary_f32(t.op)))
       oc.fail(ErrorKind::Format, std::string(t.binary ? "binary" : "unary") + " op code " + op + " is not a float op");
     if (t.label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
       oc.fail(ErrorKind::Format, "bad label '" + t.label + "' in the fused term list");
@@ -97,10 +95,10 @@ std::string fused_terms_wgsl(const std::vector<FusedTermSpec>& terms, const std:
     std::string c = consts + "[" + std::to_string(k) + "]";
     s += indent + "let t" + std::to_string(k) + " = ";
     if (t.binary)
-      s += "binary_f32(" + std::to_string(t.op) + "u, " + wgsl_operand(t.a, consts, k) + ", " +
+      s += "binary_f32(" + binary_constant(t.op) + ", " + wgsl_operand(t.a, consts, k) + ", " +
            wgsl_operand(t.b, consts, k) + ", " + c + ".x);\n";
     else
-      s += "unary_f32(" + std::to_string(t.op) + "u, " + wgsl_operand(t.a, consts, k) + ", " + c + ".x, " + c + ".y, " +
+      s += "unary_f32(" + unary_constant(t.op) + ", " + wgsl_operand(t.a, consts, k) + ", " + c + ".x, " + c + ".y, " +
            c + ".z, i32(" + c + ".w));\n";
   }
   return s;

@@ -32,6 +32,9 @@ std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const s
 
 // WGSL `let t<k> = ...;` lines (each prefixed by `indent`) evaluating the terms over lets x0, x1,
 // ...; term k's constants are `consts[k]` (a WGSL array<vec4<f32>> expression such as "P.c").
+// They call unary_f32 / binary_f32 with UNARY_ / BINARY_ constants: the shader holds
+// unary_math.wgsl and binary_math.wgsl and the generated unary_ops_wgsl() and binary_ops_wgsl()
+// (elementwise_ops.h).
 std::string fused_terms_wgsl(const std::vector<FusedTermSpec>& terms, const std::string& consts,
                              const std::string& indent);
 

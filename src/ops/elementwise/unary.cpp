@@ -1,24 +1,16 @@
 // aten unary elementwise ops (math, trig/hyperbolic, activations, clamp family, bitwise/logical not,
 // sign, isinf/isnan, identity copies).
-// One flat kernel (elementwise_unary.wgsl) with the op as an override constant.
+// One flat kernel (elementwise_unary.wgsl) with the op's code (elementwise_ops.h) as an override
+// constant.
 #include <cmath>
 #include <limits>
 
 #include "graph/fusion.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
-
-enum UnOp : uint32_t {
-  kAbs = 0, kNeg = 1, kExp = 2, kSqrt = 3, kRsqrt = 4, kSin = 5, kCos = 6, kTanh = 7, kRound = 8,
-  kSigmoid = 9, kRelu = 10, kGeluErf = 11, kGeluTanh = 12, kSilu = 13, kHardswish = 14, kClamp = 15,
-  kLeakyRelu = 16, kLog = 17, kReciprocal = 18, kFloor = 19, kCeil = 20, kTrunc = 21,
-  kBitwiseNot = 30, kLogicalNot = 31,
-  kAcos = 40, kAcosh = 41, kAsin = 42, kAsinh = 43, kAtan = 44, kAtanh = 45, kCosh = 46, kSinh = 47, kTan = 48,
-  kErf = 49, kExpm1 = 50, kLog10 = 51, kLog1p = 52, kLog2 = 53, kLogit = 54, kElu = 55, kSign = 56,
-  kIsinf = 60, kIsnan = 61, kIdentity = 62,
-};
 
 struct Params {
   uint32_t n = 0;
@@ -31,8 +23,9 @@ static_assert(sizeof(Params) == 32);
 
 // Which input dtypes an op takes besides float (float ops also take int/bool inputs when the
 // output is float: PyTorch promotes them).
-bool int_ok(UnOp op) {
-  return op == kAbs || op == kNeg || op == kRelu || op == kClamp || op == kBitwiseNot || op == kSign;
+bool int_ok(UnaryOp op) {
+  return op == UnaryOp::Abs || op == UnaryOp::Neg || op == UnaryOp::Relu || op == UnaryOp::Clamp ||
+         op == UnaryOp::BitwiseNot || op == UnaryOp::Sign;
 }
 
 // double -> f32 saturating to +-inf (a C++ cast of an out-of-range double is undefined).
@@ -56,32 +49,32 @@ int32_t int_bound(const OpContext& oc, std::optional<double> v, int32_t dflt, co
 
 // Checks a unary call and reads its arguments: the op (gelu's mode may change it), the compute
 // type `dt` (0 f32, 1 i32, 2 bool) and the uniform's argument fields.
-Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
+Params unary_args(const OpContext& oc, UnaryOp& op, uint32_t& dt) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = oc.out();
   VkDType it = g.tensor(x).dtype, ot = g.tensor(out).dtype;
   require_same_numel(oc, x, out);
   dt = 0;
   Params p;
-  if (op == kIsinf || op == kIsnan) {
+  if (op == UnaryOp::Isinf || op == UnaryOp::Isnan) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; isinf/isnan produce bool");
     if (!is_float(it) && !is_int(it) && !is_boolish(it))
       oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it));
     dt = is_float(it) ? 0 : 1;
-  } else if (op == kIdentity) {
+  } else if (op == UnaryOp::Identity) {
     // _conj_physical of a real tensor: the same words (complex dtypes do not exist here).
     if (is_float(it) != is_float(ot) || is_int(it) != is_int(ot) || is_boolish(it) != is_boolish(ot))
       oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + " differs from input dtype " +
                                           format::vk_dtype_name(it));
-  } else if (op == kSign && is_boolish(it)) {
+  } else if (op == UnaryOp::Sign && is_boolish(it)) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("sign of a bool tensor into ") + format::vk_dtype_name(ot));
     dt = 2;
-  } else if (op == kLogicalNot) {
+  } else if (op == UnaryOp::LogicalNot) {
     if (!is_boolish(ot)) oc.fail(ErrorKind::Unsupported, std::string("output dtype ") + format::vk_dtype_name(ot) + "; logical_not produces bool");
     if (!is_float(it) && !is_int(it) && !is_boolish(it))
       oc.fail(ErrorKind::Unsupported, std::string("input dtype ") + format::vk_dtype_name(it));
     dt = is_float(it) ? 0 : 1;
-  } else if (op == kBitwiseNot) {
+  } else if (op == UnaryOp::BitwiseNot) {
     if (!is_int(it) && !is_boolish(it))
       oc.fail(ErrorKind::Unsupported, std::string("bitwise_not of a ") + format::vk_dtype_name(it) + " tensor (int or bool only)");
     if (is_int(it) != is_int(ot)) oc.fail(ErrorKind::Unsupported, "output dtype differs from input dtype");
@@ -100,14 +93,14 @@ Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
   }
 
   // Op arguments (schema positions after self).
-  if (op == kGeluErf) {
+  if (op == UnaryOp::GeluErf) {
     std::string mode = g.is_null(oc.arg(1)) ? "none" : g.string(oc.arg(1));
-    if (mode == "tanh") op = kGeluTanh;
+    if (mode == "tanh") op = UnaryOp::GeluTanh;
     else if (mode != "none") oc.fail(ErrorKind::Unsupported, "gelu approximate='" + mode + "' (none or tanh)");
-  } else if (op == kLeakyRelu) {
+  } else if (op == UnaryOp::LeakyRelu) {
     double slope = oc.nargs() > 2 ? g.opt_number(oc.arg(1)).value_or(0.01) : 0.01;
     p.f0 = to_f32(slope);
-  } else if (op == kClamp) {
+  } else if (op == UnaryOp::Clamp) {
     // clamp: [self, min, max, out] (Null = unbounded); hardtanh: same positions, defaults -1/1.
     bool hardtanh = oc.call.name == "aten.hardtanh.default";
     std::optional<double> lo = g.opt_number(oc.arg(1)), hi = g.opt_number(oc.arg(2));
@@ -124,7 +117,7 @@ Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
       p.f0 = lo ? to_f32(*lo) : -std::numeric_limits<float>::infinity();
       p.f1 = hi ? to_f32(*hi) : std::numeric_limits<float>::infinity();
     }
-  } else if (op == kLogit) {
+  } else if (op == UnaryOp::Logit) {
     // logit: [self, eps, out]; eps None (or negative, as in ATen) = no clamping. The bounds are
     // eps and 1 - eps computed in the tensor's dtype, as ATen does.
     std::optional<double> eps = g.opt_number(oc.arg(1));
@@ -133,7 +126,7 @@ Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
       p.f0 = to_f32(*eps);
       p.f1 = 1.0f - p.f0;
     }
-  } else if (op == kElu) {
+  } else if (op == UnaryOp::Elu) {
     // elu: [self, alpha, scale, input_scale, out].
     p.f0 = to_f32(g.opt_number(oc.arg(1)).value_or(1.0));
     p.f1 = to_f32(g.opt_number(oc.arg(2)).value_or(1.0));
@@ -142,13 +135,14 @@ Params unary_args(const OpContext& oc, UnOp& op, uint32_t& dt) {
   return p;
 }
 
-void build_unary(OpContext& oc, UnOp op) {
+void build_unary(OpContext& oc, UnaryOp op) {
   int32_t x = oc.arg(0), out = oc.out();
   uint32_t dt = 0;
   Params p = unary_args(oc, op, dt);
   oc.output_like(out, x);
   oc.add(kernel::Kernel("elementwise_unary")
-             .constant("OP", op)
+             .prelude(unary_ops_wgsl())
+             .constant("OP", code(op))
              .constant("DT", dt)
              .input("X", x)
              .output("Y", out)
@@ -160,22 +154,22 @@ void build_unary(OpContext& oc, UnOp op) {
              .flat(out));
 }
 
-template <UnOp OP>
+template <UnaryOp OP>
 void build(OpContext& oc) {
   build_unary(oc, OP);
 }
 
 // A float op of a float tensor, as a term of a fused elementwise kernel (graph/fusion.h).
-template <UnOp OP>
+template <UnaryOp OP>
 std::optional<graph::FusedTerm> term(const OpContext& oc) {
-  UnOp op = OP;
+  UnaryOp op = OP;
   uint32_t dt = 0;
   Params p = unary_args(oc, op, dt);
-  if (dt != 0 || op == kIsinf || op == kIsnan || op == kIdentity || op == kLogicalNot || op == kBitwiseNot ||
-      !is_float(oc.g.tensor(oc.arg(0)).dtype) || !is_float(oc.g.tensor(oc.out()).dtype))
+  if (dt != 0 || !is_unary_f32(code(op)) || !is_float(oc.g.tensor(oc.arg(0)).dtype) ||
+      !is_float(oc.g.tensor(oc.out()).dtype))
     return std::nullopt;
   graph::FusedTerm t;
-  t.op = op;
+  t.op = code(op);
   t.x = oc.arg(0);
   t.c[0] = p.f0;
   t.c[1] = p.f1;
@@ -188,50 +182,50 @@ std::optional<graph::FusedTerm> term(const OpContext& oc) {
   ETW_REGISTER_OP(name, build<OP>);  \
   ETW_REGISTER_FUSABLE(name, term<OP>)
 
-ETW_UNARY("aten.abs.default", kAbs);
-ETW_UNARY("aten.neg.default", kNeg);
-ETW_UNARY("aten.exp.default", kExp);
-ETW_UNARY("aten.sqrt.default", kSqrt);
-ETW_UNARY("aten.rsqrt.default", kRsqrt);
-ETW_UNARY("aten.sin.default", kSin);
-ETW_UNARY("aten.cos.default", kCos);
-ETW_UNARY("aten.tanh.default", kTanh);
-ETW_UNARY("aten.round.default", kRound);
-ETW_UNARY("aten.sigmoid.default", kSigmoid);
-ETW_UNARY("aten.relu.default", kRelu);
-ETW_UNARY("aten.gelu.default", kGeluErf);
-ETW_UNARY("aten.silu.default", kSilu);
-ETW_UNARY("aten.hardswish.default", kHardswish);
-ETW_UNARY("aten.hardtanh.default", kClamp);
-ETW_UNARY("aten.clamp.default", kClamp);
-ETW_UNARY("aten.leaky_relu.default", kLeakyRelu);
-ETW_UNARY("aten.log.default", kLog);
-ETW_UNARY("aten.reciprocal.default", kReciprocal);
-ETW_UNARY("aten.floor.default", kFloor);
-ETW_UNARY("aten.ceil.default", kCeil);
-ETW_UNARY("aten.trunc.default", kTrunc);
-ETW_UNARY("aten.bitwise_not.default", kBitwiseNot);
-ETW_UNARY("aten.logical_not.default", kLogicalNot);
-ETW_UNARY("aten.acos.default", kAcos);
-ETW_UNARY("aten.acosh.default", kAcosh);
-ETW_UNARY("aten.asin.default", kAsin);
-ETW_UNARY("aten.asinh.default", kAsinh);
-ETW_UNARY("aten.atan.default", kAtan);
-ETW_UNARY("aten.atanh.default", kAtanh);
-ETW_UNARY("aten.cosh.default", kCosh);
-ETW_UNARY("aten.sinh.default", kSinh);
-ETW_UNARY("aten.tan.default", kTan);
-ETW_UNARY("aten.erf.default", kErf);
-ETW_UNARY("aten.expm1.default", kExpm1);
-ETW_UNARY("aten.log10.default", kLog10);
-ETW_UNARY("aten.log1p.default", kLog1p);
-ETW_UNARY("aten.log2.default", kLog2);
-ETW_UNARY("aten.logit.default", kLogit);
-ETW_UNARY("aten.elu.default", kElu);
-ETW_UNARY("aten.sign.default", kSign);
-ETW_UNARY("aten.isinf.default", kIsinf);
-ETW_UNARY("aten.isnan.default", kIsnan);
-ETW_UNARY("aten._conj_physical.default", kIdentity);
+ETW_UNARY("aten.abs.default", UnaryOp::Abs);
+ETW_UNARY("aten.neg.default", UnaryOp::Neg);
+ETW_UNARY("aten.exp.default", UnaryOp::Exp);
+ETW_UNARY("aten.sqrt.default", UnaryOp::Sqrt);
+ETW_UNARY("aten.rsqrt.default", UnaryOp::Rsqrt);
+ETW_UNARY("aten.sin.default", UnaryOp::Sin);
+ETW_UNARY("aten.cos.default", UnaryOp::Cos);
+ETW_UNARY("aten.tanh.default", UnaryOp::Tanh);
+ETW_UNARY("aten.round.default", UnaryOp::Round);
+ETW_UNARY("aten.sigmoid.default", UnaryOp::Sigmoid);
+ETW_UNARY("aten.relu.default", UnaryOp::Relu);
+ETW_UNARY("aten.gelu.default", UnaryOp::GeluErf);
+ETW_UNARY("aten.silu.default", UnaryOp::Silu);
+ETW_UNARY("aten.hardswish.default", UnaryOp::Hardswish);
+ETW_UNARY("aten.hardtanh.default", UnaryOp::Clamp);
+ETW_UNARY("aten.clamp.default", UnaryOp::Clamp);
+ETW_UNARY("aten.leaky_relu.default", UnaryOp::LeakyRelu);
+ETW_UNARY("aten.log.default", UnaryOp::Log);
+ETW_UNARY("aten.reciprocal.default", UnaryOp::Reciprocal);
+ETW_UNARY("aten.floor.default", UnaryOp::Floor);
+ETW_UNARY("aten.ceil.default", UnaryOp::Ceil);
+ETW_UNARY("aten.trunc.default", UnaryOp::Trunc);
+ETW_UNARY("aten.bitwise_not.default", UnaryOp::BitwiseNot);
+ETW_UNARY("aten.logical_not.default", UnaryOp::LogicalNot);
+ETW_UNARY("aten.acos.default", UnaryOp::Acos);
+ETW_UNARY("aten.acosh.default", UnaryOp::Acosh);
+ETW_UNARY("aten.asin.default", UnaryOp::Asin);
+ETW_UNARY("aten.asinh.default", UnaryOp::Asinh);
+ETW_UNARY("aten.atan.default", UnaryOp::Atan);
+ETW_UNARY("aten.atanh.default", UnaryOp::Atanh);
+ETW_UNARY("aten.cosh.default", UnaryOp::Cosh);
+ETW_UNARY("aten.sinh.default", UnaryOp::Sinh);
+ETW_UNARY("aten.tan.default", UnaryOp::Tan);
+ETW_UNARY("aten.erf.default", UnaryOp::Erf);
+ETW_UNARY("aten.expm1.default", UnaryOp::Expm1);
+ETW_UNARY("aten.log10.default", UnaryOp::Log10);
+ETW_UNARY("aten.log1p.default", UnaryOp::Log1p);
+ETW_UNARY("aten.log2.default", UnaryOp::Log2);
+ETW_UNARY("aten.logit.default", UnaryOp::Logit);
+ETW_UNARY("aten.elu.default", UnaryOp::Elu);
+ETW_UNARY("aten.sign.default", UnaryOp::Sign);
+ETW_UNARY("aten.isinf.default", UnaryOp::Isinf);
+ETW_UNARY("aten.isnan.default", UnaryOp::Isnan);
+ETW_UNARY("aten._conj_physical.default", UnaryOp::Identity);
 
 }  // namespace
 }  // namespace etwebgpu::ops

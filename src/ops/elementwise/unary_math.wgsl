@@ -1,5 +1,7 @@
-// Float math of the unary elementwise ops, shared by elementwise_unary.wgsl and the fused
-// elementwise kernels (ops/elementwise/fused.cpp) so both compute bit-identical values.
+// Helpers of the unary float ops, shared by elementwise_unary.wgsl and the fused elementwise
+// kernels (ops/elementwise/fused.cpp) so both compute bit-identical values. The ops themselves,
+// fn unary_f32 and the UNARY_ constants, are generated from ops/elementwise/elementwise_ops.h
+// (unary_ops_wgsl), which the includer's kernel adds.
 // The includer declares the uniform `P` with a u32 field `pad` that is always 0 (nan/inf below).
 // NaN/inf built at run time from P.pad (always 0): WGSL constant evaluation rejects them.
 fn nan() -> f32 { return bitcast<f32>(0x7fc00000u | P.pad); }
@@ -135,62 +137,3 @@ fn clamp_f(x: f32, lo: f32, hi: f32) -> f32 {
   var r = select(x, lo, x < lo);
   return select(r, hi, r > hi);
 }
-
-// The float op `op` (unary.cpp's UnOp) of x; f0..f2 and i0 are its arguments (clamp bounds,
-// slopes, logit's eps flag and bounds, elu's alpha/scale/input_scale).
-fn unary_f32(op: u32, x: f32, f0: f32, f1: f32, f2: f32, i0: i32) -> f32 {
-  switch op {
-    case 0u: { return abs(x); }
-    case 1u: { return -x; }
-    case 2u: { return exp(x); }
-    case 3u: { if (x < 0.0) { return nan(); } return sqrt(x); }
-    case 4u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return inf(false); } return 1.0 / sqrt(x); }
-    case 5u: { return sin(x); }
-    case 6u: { return cos(x); }
-    case 7u: { if (is_nan(x)) { return x; } return safe_tanh(x); }
-    case 8u: { return round(x); }  // WGSL round() is round-half-to-even, as torch.round
-    case 9u: { return 1.0 / (1.0 + exp(-x)); }
-    case 10u: { if (is_nan(x)) { return x; } return select(x, 0.0, x < 0.0); }
-    case 11u: {
-      // 0.5 x (1 + erf(x / sqrt 2)), written with erfc so negative x keeps relative accuracy.
-      let e = erfc_pos(abs(x) * 0.70710678118654752);
-      if (x >= 0.0) { return x * (1.0 - 0.5 * e); }
-      return 0.5 * x * e;
-    }
-    case 12u: {
-      let k = 0.7978845608028654 * (x + 0.044715 * x * x * x);
-      return 0.5 * x * (1.0 + safe_tanh(k));
-    }
-    case 13u: { return x / (1.0 + exp(-x)); }
-    case 14u: { return x * clamp_f(x + 3.0, 0.0, 6.0) / 6.0; }
-    case 15u: { return clamp_f(x, f0, f1); }
-    case 16u: { return select(f0 * x, x, x >= 0.0); }
-    case 17u: { if (x < 0.0) { return nan(); } if (x == 0.0) { return inf(true); } return log(x); }
-    case 18u: { return 1.0 / x; }
-    case 19u: { return floor(x); }
-    case 20u: { return ceil(x); }
-    case 21u: { return trunc(x); }
-    case 40u: { return acos_f(x); }
-    case 41u: { return acosh_f(x); }
-    case 42u: { return asin_f(x); }
-    case 43u: { return asinh_f(x); }
-    case 44u: { return atan(x); }
-    case 45u: { return atanh_f(x); }
-    case 46u: { return cosh_f(x); }
-    case 47u: { return sinh_f(x); }
-    case 48u: { if (is_inf(x)) { return nan(); } return tan(x); }
-    case 49u: { if (is_nan(x)) { return x; } return erf_f(x); }
-    case 50u: { return expm1_f(x); }
-    case 51u: { return log2_ieee(x) * 0.30102999566398120; }
-    case 52u: { return log1p_f(x); }
-    case 53u: { return log2_ieee(x); }
-    case 54u: { return logit_f(x, i0, f0, f1); }
-    case 55u: {  // elu: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
-      if (x > 0.0) { return f1 * x; }
-      return f1 * f0 * expm1_f(x * f2);
-    }
-    case 56u: { return select(0.0, 1.0, x > 0.0) - select(0.0, 1.0, x < 0.0); }  // sign(NaN) = 0 as in ATen
-    default: { return nan(); }
-  }
-}
-
