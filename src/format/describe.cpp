@@ -42,6 +42,14 @@ std::string tensor_str(const VkTensorDesc& t) {
   return std::string(vk_dtype_name(t.dtype)) + shape_compact(t.dims) + (t.is_constant() ? "const" : "");
 }
 
+// "add+relu": an expression's term labels.
+std::string expr_label(const VkValue& v) {
+  std::string s;
+  if (v.expr)
+    for (const auto& t : v.expr->terms) s += (s.empty() ? "" : "+") + t.label;
+  return s;
+}
+
 // Inline form of a non-tensor value; ValueList items are shown with their own forms.
 std::string value_str(const VkGraphIR& g, int32_t id, int depth = 0) {
   const VkValue& v = g.values[static_cast<size_t>(id)];
@@ -52,6 +60,7 @@ std::string value_str(const VkGraphIR& g, int32_t id, int depth = 0) {
     case VkValueKind::Bool: return v.bool_val ? "Bool(true)" : "Bool(false)";
     case VkValueKind::SymInt: return fmt::format("SymInt({})", v.int_val);
     case VkValueKind::String: return "String(\"" + escape_untrusted(v.str) + "\")";
+    case VkValueKind::Expr: return "Expr(" + expr_label(v) + ")";
     case VkValueKind::Tensor: return fmt::format("%{}:{}", id, tensor_str(v.tensor));
     case VkValueKind::IntList:
       return "IntList" + dims_str(v.ints);
@@ -294,6 +303,7 @@ std::string vkgraph_to_json(const VkGraphIR& g) {
       case VkValueKind::Double: e["value"] = dbl(v.double_val); break;
       case VkValueKind::Bool: e["value"] = v.bool_val; break;
       case VkValueKind::String: e["value"] = v.str; break;
+      case VkValueKind::Expr: e["value"] = expr_label(v); break;
       case VkValueKind::IntList: e["items"] = v.ints; break;
       case VkValueKind::DoubleList: {
         json items = json::array();

@@ -46,6 +46,7 @@ const char* vk_value_kind_name(VkValueKind k) {
     case VkValueKind::ValueList: return "ValueList";
     case VkValueKind::String: return "String";
     case VkValueKind::SymInt: return "SymInt";
+    case VkValueKind::Expr: return "Expr";
   }
   return "unknown";
 }

@@ -35,9 +35,29 @@ struct VkTensorDesc {
 };
 
 enum class VkValueKind : uint8_t {
-  Null, Int, Double, Bool, Tensor, IntList, DoubleList, BoolList, ValueList, String, SymInt
+  Null, Int, Double, Bool, Tensor, IntList, DoubleList, BoolList, ValueList, String, SymInt,
+  Expr,  // made at load (graph/fusion.h), never read from a file
 };
 const char* vk_value_kind_name(VkValueKind k);
+
+// An elementwise expression the load-time fusion builds (graph/fusion.h, graph/epilogue_fusion.h)
+// and the fused kernels evaluate (ops/elementwise/fused_terms.h).
+struct VkExprOperand {
+  enum class Kind : uint8_t { Input, Term, Scalar };  // Scalar: a binary term's c[1]
+  Kind kind = Kind::Scalar;
+  uint32_t index = 0;  // Input: the call's k-th input; Term: an earlier term
+};
+struct VkExprTerm {
+  bool binary = false;
+  uint32_t op = 0;    // ops/elementwise/elementwise_ops.h: a UnaryOp or BinaryOp code
+  VkExprOperand a, b;
+  float c[4] = {0, 0, 0, 0};  // unary: f0, f1, f2, i0 (as a float); binary: alpha, scalar
+  std::string label;          // the op's short name ("mul", "rsqrt") for kernel labels
+};
+struct VkExpr {
+  std::vector<VkExprTerm> terms;            // in evaluation order; the last is the result
+  std::vector<std::vector<int64_t>> perms;  // per input: read through this permutation (empty: as is)
+};
 
 struct VkValue {
   VkValueKind kind = VkValueKind::Null;
@@ -50,6 +70,7 @@ struct VkValue {
   std::vector<uint8_t> bools;      // BoolList (0/1)
   std::vector<int32_t> ids;        // ValueList (value ids, range-checked at decode)
   std::string str;                 // String
+  std::shared_ptr<const VkExpr> expr;  // Expr
 };
 
 struct VkOpCall {

@@ -85,6 +85,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
         return "Y" + std::to_string(a) + "@" + std::to_string(std::lower_bound(w.begin(), w.end(), at) - w.begin());
       }
       case VkValueKind::String: return "S" + std::to_string(v.str.size()) + ":" + v.str;
+      case VkValueKind::Expr: return "";  // made after this pass
       case VkValueKind::IntList: {
         std::string s = "IL";
         for (int64_t x : v.ints) s += std::to_string(x) + ",";

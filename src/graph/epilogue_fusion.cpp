@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
@@ -21,46 +20,26 @@ bool EpilogueHosts::has(const std::string& name) const {
 
 namespace {
 
-// A fused call's term list (fusion.h) with input k renamed x<order[k]>; "" when malformed (the
-// call is then left to its own builder, which reports it).
-std::string renumber_inputs(const std::string& text, const std::vector<size_t>& order) {
-  std::istringstream in(text);
-  std::vector<std::string> tok;
-  for (std::string t; in >> t;) tok.push_back(t);
-  for (size_t i = 0; i < tok.size();) {
-    bool unary = tok[i] == "u";
-    size_t len = unary ? 8 : tok[i] == "b" ? 7 : 0;
-    if (!len || i + len > tok.size()) return "";
-    for (size_t k = 0; k < (unary ? 1u : 2u); ++k) {
-      std::string& o = tok[i + 2 + k];
-      if (o.size() < 2 || o[0] != 'x') continue;
-      if (o.size() > 6 || o.find_first_not_of("0123456789", 1) != std::string::npos) return "";
-      size_t idx = std::stoul(o.substr(1));
-      if (idx >= order.size()) return "";
-      o = "x" + std::to_string(order[idx]);
-    }
-    i += len;
-  }
-  std::string s;
-  for (auto& t : tok) s += (s.empty() ? "" : " ") + t;
-  return s;
-}
-
-// The consumer's work as an epilogue of `value`: term list with x0 = value, and the other inputs.
+// The consumer's work as an epilogue of `value`: its expression with x0 = value, and the other
+// inputs.
 struct Consumer {
-  std::string text;
+  format::VkExpr expr;
   std::vector<int32_t> extras;
 };
 
 std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t value) {
   Consumer r;
   if (c.name == kFusedOp) {
-    if (c.args.size() < 3 || ir.values[c.args[c.args.size() - 2]].kind != format::VkValueKind::String) return std::nullopt;
+    if (c.args.size() < 3) return std::nullopt;
+    const auto& ev = ir.values[c.args[c.args.size() - 2]];
+    if (ev.kind != format::VkValueKind::Expr || !ev.expr) return std::nullopt;
     std::vector<int32_t> inputs(c.args.begin(), c.args.end() - 2);
-    auto at = std::find(inputs.begin(), inputs.end(), value);
-    if (at == inputs.end()) return std::nullopt;
-    std::vector<size_t> order(inputs.size());
-    size_t next = 1;
+    if (std::find(inputs.begin(), inputs.end(), value) == inputs.end()) return std::nullopt;
+    for (const auto& p : ev.expr->perms)
+      if (!p.empty()) return std::nullopt;  // only the fused elementwise kernel reads through permutations
+    // Input k becomes x<order[k]>: value first, then the others in their order.
+    std::vector<uint32_t> order(inputs.size());
+    uint32_t next = 1;
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (inputs[k] == value) {
         order[k] = 0;
@@ -70,8 +49,13 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
       order[k] = next++;
       r.extras.push_back(inputs[k]);
     }
-    r.text = renumber_inputs(ir.values[c.args[c.args.size() - 2]].str, order);
-    if (r.text.empty()) return std::nullopt;
+    r.expr.terms = ev.expr->terms;
+    for (auto& t : r.expr.terms)
+      for (auto* o : {&t.a, &t.b})
+        if (o->kind == format::VkExprOperand::Kind::Input) {
+          if (o->index >= order.size()) return std::nullopt;  // malformed: left to its builder
+          o->index = order[o->index];
+        }
     return r;
   }
   std::optional<FusedTerm> t = fusable_term(g, ir, c);
@@ -80,7 +64,8 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
   for (int32_t o : {t->x, t->y})
     if (o >= 0 && o != value) inputs.push_back(o);
   r.extras.assign(inputs.begin() + 1, inputs.end());
-  r.text = encode_terms({*t}, {c.args.back()}, inputs);
+  r.expr = expression({*t}, {c.args.back()}, inputs);
+  r.expr.perms.clear();
   return r;
 }
 
@@ -176,12 +161,8 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     for (int32_t t : cons->extras) shares = shares || (m >= 0 && m == ix.memory(t));
     if (!safe || (shares && !packed_only(dst))) continue;
 
-    format::VkValue sv;
-    sv.kind = format::VkValueKind::String;
-    sv.str = cons->text;
-    ir.values.push_back(std::move(sv));
     format::VkOpCall call = prod;
-    call.args.back() = static_cast<int32_t>(ir.values.size() - 1);
+    call.args.back() = add_expr(ir, std::move(cons->expr));
     call.args.insert(call.args.end(), cons->extras.begin(), cons->extras.end());
     call.args.push_back(dst);
     if (shares) ir.values[dst].tensor.mem_obj_id = next_mem++;

@@ -1,7 +1,7 @@
 // Epilogue fusion at load: a conv or GEMM whose output feeds exactly one float elementwise call
 // (one op, or a chain fuse_elementwise already merged), directly or through contiguous views,
 // takes that call's work into its own store, so the pair is one dispatch. The producer call keeps
-// its name and arguments and gains, before its output, the consumer's term list and other tensor
+// its name and arguments and gains, before its output, the consumer's expression and other tensor
 // operands (ops/epilogue.h has the form its builder reads); it runs at the consumer's position and
 // writes the consumer's output, or, across a view, its own output, which the view then yields as
 // the consumer's.
@@ -46,7 +46,7 @@ struct EpilogueStats {
   size_t fused = 0;  // producers that took a consumer
 };
 
-// Rewrites `ir.chain` in place (appending one String value per fusion); run after
+// Rewrites `ir.chain` in place (appending one Expr value per fusion); run after
 // fuse_elementwise, whose fused calls it takes as consumers. `g` reads arguments for the
 // term parsers; its tensors must be set up for every value of `ir`.
 EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix);

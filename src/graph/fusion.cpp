@@ -25,17 +25,6 @@ TermParser FusableOps::find(const std::string& name) const {
   return nullptr;
 }
 
-namespace {
-
-std::string hex(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  char b[16];
-  std::snprintf(b, sizeof b, "%08x", u);
-  return b;
-}
-
-}  // namespace
 
 bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
   const auto& v = ir.values[id];
@@ -222,28 +211,37 @@ void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   ir.chain = std::move(chain);
 }
 
-// Term operands renamed to "x<k>" / "t<k>".
-std::string encode_terms(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
-                         const std::vector<int32_t>& inputs) {
-  auto ref = [&](int32_t id) -> std::string {
+format::VkExpr expression(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
+                          const std::vector<int32_t>& inputs) {
+  using Kind = format::VkExprOperand::Kind;
+  auto ref = [&](int32_t id) -> format::VkExprOperand {
     for (size_t k = 0; k < ids.size(); ++k)
-      if (ids[k] == id) return "t" + std::to_string(k);
+      if (ids[k] == id) return {Kind::Term, static_cast<uint32_t>(k)};
     for (size_t k = 0; k < inputs.size(); ++k)
-      if (inputs[k] == id) return "x" + std::to_string(k);
+      if (inputs[k] == id) return {Kind::Input, static_cast<uint32_t>(k)};
     throw Error(ErrorKind::Internal, "fusion: operand %" + std::to_string(id) + " is neither an input nor a term");
   };
-  std::string s;
+  format::VkExpr e;
+  e.perms.assign(inputs.size(), {});
   for (const auto& t : terms) {
-    if (!s.empty()) s += ' ';
-    if (t.binary)
-      s += "b " + std::to_string(t.op) + " " + ref(t.x) + " " + (t.y < 0 ? std::string("s") : ref(t.y)) + " " +
-           hex(t.c[0]) + " " + hex(t.c[1]);
-    else
-      s += "u " + std::to_string(t.op) + " " + ref(t.x) + " " + hex(t.c[0]) + " " + hex(t.c[1]) + " " + hex(t.c[2]) +
-           " " + hex(t.c[3]);
-    s += " " + t.label;
+    format::VkExprTerm x;
+    x.binary = t.binary;
+    x.op = t.op;
+    x.a = ref(t.x);
+    if (t.binary && t.y >= 0) x.b = ref(t.y);
+    std::copy(t.c, t.c + 4, x.c);
+    x.label = t.label;
+    e.terms.push_back(std::move(x));
   }
-  return s;
+  return e;
+}
+
+int32_t add_expr(format::VkGraphIR& ir, format::VkExpr e) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::Expr;
+  v.expr = std::make_shared<const format::VkExpr>(std::move(e));
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
 }
 
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c) {
@@ -283,8 +281,8 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
   // add). A permute that keeps the order is a view already (memory_plan.h).
   struct Through {
     int32_t src;
-    std::string dims;  // "D0,D1,..."
-    size_t at;         // chain position of the permute
+    std::vector<int64_t> dims;  // the permutation, normalized
+    size_t at;                  // chain position of the permute
   };
   std::map<int32_t, Through> through;  // permute output -> how the group reads it
   for (size_t i = 0; i < n; ++i) {
@@ -298,15 +296,15 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     const auto& p = ir.values[dims].ints;
     int64_t r = static_cast<int64_t>(ir.values[src].tensor.dims.size());
     std::vector<bool> seen(static_cast<size_t>(r), false);
-    std::string text;
+    std::vector<int64_t> dims_k;
     bool ok = static_cast<int64_t>(p.size()) == r && r <= 8;
     for (int64_t v : p) {
       int64_t k = v < 0 ? v + r : v;
       if (!ok || k < 0 || k >= r || seen[k]) { ok = false; break; }  // left to the permute's builder
       seen[k] = true;
-      text += (text.empty() ? "" : ",") + std::to_string(k);
+      dims_k.push_back(k);
     }
-    if (ok) through[out] = {src, text, i};
+    if (ok) through[out] = {src, dims_k, i};
   }
 
   // Union each fusable call with the single (fusable) consumer of its output. Every member but
@@ -376,22 +374,18 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
       terms.push_back(*term[m]);
       ids.push_back(ir.chain[m].args.back());
     }
-    std::string desc;
+    format::VkExpr expr = expression(terms, ids, inputs);
     for (size_t k = 0; k < inputs.size(); ++k)
       if (auto th = through.find(inputs[k]); th != through.end()) {
-        desc += "p " + std::to_string(k) + " " + th->second.dims + " ";
+        expr.perms[k] = th->second.dims;
         removed[th->second.at] = true;
       }
-    desc += encode_terms(terms, ids, inputs);
-    format::VkValue sv;
-    sv.kind = format::VkValueKind::String;
-    sv.str = desc;
-    ir.values.push_back(std::move(sv));
+    const int32_t expr_id = add_expr(ir, std::move(expr));
     format::VkOpCall call;
     call.node_id = ir.chain[last].node_id;
     call.name = kFusedOp;
     call.args = reads;
-    call.args.push_back(static_cast<int32_t>(ir.values.size() - 1));
+    call.args.push_back(expr_id);
     call.args.push_back(out);
     for (size_t m : members) removed[m] = true;
     replacement[last] = std::move(call);

@@ -59,14 +59,11 @@ inline constexpr const char* kFusedOp = "etwebgpu.fused_elementwise";
 // maxStorageBuffersPerShaderStage of 8).
 inline constexpr size_t kMaxFusedInputs = 6;
 
-// Serialized form of a fused group: the call's args are [inputs..., String, output] and the
-// String lists the terms in evaluation order, the last giving the output, separated by spaces:
-//   u OP A F0 F1 F2 I0 LABEL      b OP A B ALPHA SCALAR LABEL
-// where A/B are "x<k>" (input k), "t<k>" (term k) or "s" (the binary term's scalar) and the
-// floats are hex f32 bit patterns. Before the terms, "p K D0,D1,..." says that input K is read
-// through a permutation: element (i0, i1, ...) of it is the input's element with index i_j in
-// dim D_j (permute_copy's dims). Only the fused elementwise kernel reads such inputs; the epilogue
-// pass leaves a call that has them alone.
+// A fused group is the call [inputs..., Expr, output]: a typed expression (format::VkExpr) whose
+// terms name the call's inputs and earlier terms, the last term giving the output. An input may
+// be read through a permutation (VkExpr::perms): element (i0, i1, ...) of it is the input's
+// element with index i_j in dim D_j (permute_copy's dims). Only the fused elementwise kernel reads
+// such inputs; the epilogue pass leaves a call that has them alone.
 
 // Shared with the epilogue pass (graph/epilogue_fusion.h):
 // A float tensor (f32 / f16 / f64)?
@@ -114,15 +111,18 @@ int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
-// The term list text of `terms` (outputs `ids`) over `inputs`.
-std::string encode_terms(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
-                         const std::vector<int32_t>& inputs);
+// The expression of `terms` (term k writes ids[k]; -1: a value no other term reads) over
+// `inputs`: operands become input and term references.
+format::VkExpr expression(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
+                          const std::vector<int32_t>& inputs);
+// A new Expr value holding `e`; returns its id.
+int32_t add_expr(format::VkGraphIR& ir, format::VkExpr e);
 
 struct FusionStats {
   size_t groups = 0, calls_removed = 0;
 };
 
-// Rewrites `ir.chain` in place (and appends one String value per group). `g` reads arguments
+// Rewrites `ir.chain` in place (and appends one Expr value per group). `g` reads arguments
 // for the parsers; its tensors must be set up for every value of `ir` before the call.
 FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix);
 

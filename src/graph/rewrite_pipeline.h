@@ -23,7 +23,7 @@ enum class RewritePhase : int {
   Simplify = 2,     // common subexpressions, inverse permute pairs
   Linears = 3,      // fp32 projections of one input stacked
   Decoder = 4,      // RMSNorm and RoPE written out in aten ops
-  Elementwise = 5,  // elementwise chains into one kernel (term lists)
+  Elementwise = 5,  // elementwise chains into one kernel (typed expressions)
   Epilogues = 6,    // elementwise consumers into the conv / GEMM before them
   Patterns = 7,     // op-family patterns over those calls (8da4w qparams, int8 clamps, squeeze-excite, BN after linear)
   Activations = 8,  // activations taken into the linears before them (SwiGLU: gate and up paired)

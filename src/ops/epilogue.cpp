@@ -11,7 +11,7 @@ constexpr size_t kShapeBytes = sizeof(ShapeU);
 
 // epilogue.wgsl, the op switches its terms call (elementwise_ops.h), and the Epilogue struct and
 // epilogue_terms for these terms over `extras` extra inputs EP0, EP1, ...
-std::string generate(const std::vector<FusedTermSpec>& terms, size_t extras) {
+std::string generate(const std::vector<format::VkExprTerm>& terms, size_t extras) {
   std::string s(kernel::shader_source("epilogue"));
   s += unary_ops_wgsl() + binary_ops_wgsl();
   s += "\nstruct Epilogue { ";
@@ -33,17 +33,16 @@ Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& pr
   Epilogue e;
   if (oc.nargs() <= fixed + 1) return e;
   Graph& g = oc.g;
-  int32_t text = oc.arg(fixed);
-  if (g.kind(text) != format::VkValueKind::String)
-    oc.fail(ErrorKind::Format, "argument " + std::to_string(fixed) + " after the operator's own must be an epilogue " +
-                                   "term list (a String)");
+  const int32_t expr = oc.arg(fixed);
   e.extras_.assign(oc.call.args.begin() + static_cast<std::ptrdiff_t>(fixed) + 1, oc.call.args.end() - 1);
   if (e.extras_.size() > graph::kMaxEpilogueInputs)
     oc.fail(ErrorKind::Limit, std::to_string(e.extras_.size()) + " epilogue inputs; at most " +
                                   std::to_string(graph::kMaxEpilogueInputs));
   for (int32_t x : e.extras_)
     require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "epilogue input");
-  e.terms_ = parse_fused_terms(oc, g.string(text), e.extras_.size() + 1);
+  e.terms_ = fused_expr_arg(oc, expr, "argument " + std::to_string(fixed) + " after the operator's own (an epilogue expression)",
+                            e.extras_.size() + 1, false)
+                 .terms;
   e.out_ = oc.out();
   oc.node.op = "fused[" + producer + "+" + fused_terms_label(e.terms_) + "]";
   return e;

@@ -1,8 +1,8 @@
 // Epilogues fused into a conv or GEMM at load (graph/epilogue_fusion.h): the elementwise chain
 // that consumed the producer's output is evaluated in the producer's store, one kernel instead of
 // two or more. The call then reads
-//   [the op's own arguments..., String term list, extra inputs..., output]
-// where the term list has graph/fusion.h's form with x0 = the producer's value and x<k> = extra
+//   [the op's own arguments..., Expr, extra inputs..., output]
+// where the expression (format::VkExpr, graph/fusion.h) reads x0 = the producer's value and x<k> = extra
 // input k-1. An extra input of the output's element count is read at the same flat index (the
 // pass may have reached the consumer across a contiguous view); any other is broadcast to the
 // output. Every conv and GEMM shader stores `epilogue(v, i)` (i = the flat output index); with an
@@ -45,7 +45,7 @@ class Epilogue {
 
  private:
   void attach(kernel::Kernel& k, size_t base_bytes, std::function<void(const kernel::Live&, uint8_t*)> base) const;
-  std::vector<FusedTermSpec> terms_;
+  std::vector<format::VkExprTerm> terms_;
   std::vector<int32_t> extras_;
   int32_t out_ = -1;
 };

@@ -1,7 +1,9 @@
-// Hand-made VkGraphIR chains for the load-rewrite tests that run without a GPU (tests/graph):
-// values appended one by one, op calls in chain order (last argument = output).
+// Hand-made VkGraphIR chains: values appended one by one, op calls in chain order (last argument
+// = output). The load-rewrite tests run them without a GPU (tests/graph); run_ir
+// (op_harness.h) builds one on the device, for values no program can spell (fused expressions).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +36,22 @@ struct IrChain {
     int32_t id = tensor(std::move(dims));
     ir.output_ids.push_back(static_cast<uint32_t>(id));
     return id;
+  }
+  // A constant tensor holding `bytes` (owned by the IR) of `dt`.
+  int32_t constant(std::vector<int64_t> dims, std::vector<uint8_t> bytes, format::VkDType dt = format::VkDType::Float32) {
+    auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    ir.constants.push_back(format::VkConstant{format::ByteSpan(owned->data(), owned->size()), {}});
+    ir.owned_bytes.push_back(owned);
+    int32_t id = tensor(std::move(dims), -1, dt);
+    ir.values[id].tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
+    return id;
+  }
+  // A fused expression (what only the load-time fusion makes: no program can spell one).
+  int32_t expr(format::VkExpr e) {
+    format::VkValue v;
+    v.kind = format::VkValueKind::Expr;
+    v.expr = std::make_shared<const format::VkExpr>(std::move(e));
+    return add(v);
   }
   int32_t null() { return add(format::VkValue{}); }
   int32_t list(std::vector<int32_t> ids) {

@@ -14,6 +14,7 @@
 
 #include "format/ir.h"
 #include "gpu/context.h"
+#include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "program/program_graph.h"
 
@@ -121,6 +122,18 @@ void log_coverage(const std::vector<std::string>& op_names, const Profile& profi
                                            : "etwebgpu.epilogue";
     f << "route " << op << " " << (d.variant.empty() ? "-" : d.variant) << "\n";
   }
+}
+
+std::vector<HostTensor> run_ir(const format::VkGraphIR& ir, const std::vector<HostTensor>& inputs) {
+  graph::GraphOptions opts;
+  opts.fuse = false;
+  graph::Graph g(gpu::Context::get(), ir, opts);
+  for (size_t i = 0; i < inputs.size(); ++i) g.set_input(i, inputs[i]);
+  std::vector<DType> dts;
+  for (auto o : g.output_ids()) dts.push_back(graph::host_dtype_of(g.tensor(static_cast<int32_t>(o)).dtype));
+  std::vector<HostTensor> out;
+  g.execute_and_read(dts, out);
+  return out;
 }
 
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values) {

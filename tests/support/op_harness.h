@@ -14,6 +14,7 @@
 #include "etwebgpu/builder.h"
 #include "etwebgpu/compare.h"
 #include "etwebgpu/etwebgpu.h"
+#include "format/ir.h"
 
 namespace etwebgpu::testing {
 
@@ -78,6 +79,10 @@ HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<in
 
 // Builds a reference HostTensor (float64) from values and a shape.
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);
+// Builds `ir` (made in memory, e.g. with IrChain: it may hold fused expressions, which no program
+// can spell) on the device without rewrites, runs it once on `inputs` and returns its outputs (in
+// the host dtype of each). Errors propagate.
+std::vector<HostTensor> run_ir(const format::VkGraphIR& ir, const std::vector<HostTensor>& inputs);
 
 // gtest assertion: `got` matches reference `ref` within atol + rtol*|ref|; any NaN in `got` fails.
 ::testing::AssertionResult Close(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,

@@ -9,7 +9,7 @@
 // workgroup's W1 @ pooled more than kSplitRounds dependent rounds of loads: MobileNetV3-large's
 // 960 x 240) takes three: the squeezed vector once, spread over workgroups (FC1), then the gate
 // reading it. force_route "squeeze_excite" = "fused" | "split" pins one. The call reads
-// [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 a term list over x0 (ops/epilogue.h form, no
+// [x, W1, b1, e1, W2, b2, e2, out] with e1 / e2 an expression over x0 (ops/epilogue.h form, no
 // extra inputs) or Null.
 #include <algorithm>
 #include <cstring>
@@ -50,7 +50,7 @@ uint32_t pool_threads(int64_t hw) {
   return t;
 }
 
-std::string act_fn(const char* name, const char* member, const std::vector<FusedTermSpec>& terms) {
+std::string act_fn(const char* name, const char* member, const std::vector<format::VkExprTerm>& terms) {
   std::string s = "fn " + std::string(name) + "(x0: f32) -> f32 {\n";
   if (terms.empty()) return s + "  return x0;\n}\n";
   s += fused_terms_wgsl(terms, std::string("P.") + member, "  ");
@@ -82,7 +82,8 @@ void build_squeeze_excite(OpContext& oc) {
         oc.fail(ErrorKind::InvalidArgument, "bias " + shape_str(g.tensor(b).dims) + " must be [" + std::to_string(n) + "]");
     }
   auto terms = [&](int32_t id) {
-    return g.is_null(id) ? std::vector<FusedTermSpec>{} : parse_fused_terms(oc, g.string(id), 1);
+    if (g.is_null(id)) return std::vector<format::VkExprTerm>{};
+    return fused_expr_arg(oc, id, "an epilogue", 1, false).terms;
   };
   auto t1 = terms(oc.arg(3)), t2 = terms(oc.arg(6));
   oc.node.op = "fused[mean+convolution" + (t1.empty() ? "" : "+" + fused_terms_label(t1)) + "+convolution" +
@@ -173,10 +174,10 @@ ETW_REGISTER_OP(kSqueezeExcite, build_squeeze_excite);
 
 // A 1x1, stride-free, unpadded, ungrouped conv on a [B, C, 1, 1] input (any fused epilogue
 // without extra inputs): its weight, bias and epilogue (or -1). A conv_with_clamp (without an
-// epilogue) yields its clamp as the epilogue's term list, `clamp_text`, for the caller to store.
+// epilogue) yields its clamp as the epilogue's expression, `clamp`, for the caller to store.
 struct Conv1x1 {
   int32_t w = -1, b = -1, epi = -1, out = -1;
-  std::string clamp_text;
+  std::shared_ptr<format::VkExpr> clamp;
 };
 
 std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t in) {
@@ -192,7 +193,7 @@ std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const form
     conv.args.erase(conv.args.begin() + 9, conv.args.begin() + 11);
     auto r = conv1x1(g, ir, conv, in);
     if (!r) return std::nullopt;
-    r->clamp_text = graph::encode_terms({*t}, {-1}, {c.args.back()});
+    r->clamp = std::make_shared<format::VkExpr>(graph::expression({*t}, {-1}, {c.args.back()}));
     return r;
   }
   if (c.name != "aten.convolution.default" || (c.args.size() != 10 && c.args.size() != 11) || c.args[0] != in)
@@ -208,7 +209,7 @@ std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const form
     r.b = g.is_null(c.args[2]) ? -1 : c.args[2];
     if (c.args.size() == 11) {
       r.epi = c.args[9];
-      if (ir.values[r.epi].kind != format::VkValueKind::String) return std::nullopt;
+      if (ir.values[r.epi].kind != format::VkValueKind::Expr) return std::nullopt;
     }
     r.out = c.args.back();
     const auto& wd = ir.values[r.w].tensor.dims;
@@ -290,13 +291,7 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir, const graph::UseDef&
       null_id = static_cast<int32_t>(ir.values.size() - 1);
     }
     for (Conv1x1* c : {&*c1, &*c2})
-      if (!c->clamp_text.empty()) {
-        format::VkValue sv;
-        sv.kind = format::VkValueKind::String;
-        sv.str = c->clamp_text;
-        ir.values.push_back(std::move(sv));
-        c->epi = static_cast<int32_t>(ir.values.size() - 1);
-      }
+      if (c->clamp) c->epi = graph::add_expr(ir, *c->clamp);
     auto opt = [&](int32_t id) { return id < 0 ? null_id : id; };
     format::VkOpCall call;
     call.node_id = ir.chain[j2].node_id;

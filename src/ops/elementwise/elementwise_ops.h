@@ -8,7 +8,7 @@
 // the fused term parser's check (fused_terms.cpp) and the WGSL constants UNARY_<NAME> /
 // BINARY_<NAME> (Name in upper snake case) all come from here; the helpers the bodies call
 // (nan, erfc_pos, pow_f, ...) are in unary_math.wgsl and binary_math.wgsl. Codes are stable:
-// fused term lists (graph/fusion.h) carry them.
+// fused expressions (format::VkExpr, graph/fusion.h) carry them.
 #pragma once
 #include <cstddef>
 #include <cstdint>

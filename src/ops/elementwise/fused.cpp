@@ -14,7 +14,7 @@ namespace etwebgpu::ops {
 namespace {
 
 // The kernel text for these terms: Params sized for them, then one `let` per input and term.
-std::string generate(const std::vector<FusedTermSpec>& terms, size_t inputs) {
+std::string generate(const std::vector<format::VkExprTerm>& terms, size_t inputs) {
   std::string s = "struct Params { o: Shape, n: u32, pad: u32, pad1: u32, pad2: u32, s: array<Shape, " +
                   std::to_string(inputs) + ">, c: array<vec4<f32>, " + std::to_string(terms.size()) + "> };\n";
   s += kernel::shader_source("fused_elementwise");
@@ -37,7 +37,7 @@ constexpr size_t kShapeBytes = sizeof(ShapeU);
 
 void build_fused(OpContext& oc) {
   Graph& g = oc.g;
-  if (oc.nargs() < 3) oc.fail(ErrorKind::Format, "expects inputs, a term list and an output");
+  if (oc.nargs() < 3) oc.fail(ErrorKind::Format, "expects inputs, a fused expression and an output");
   std::vector<int32_t> inputs(oc.call.args.begin(), oc.call.args.end() - 2);
   int32_t out = oc.out();
   if (inputs.size() > graph::kMaxFusedInputs)
@@ -45,13 +45,15 @@ void build_fused(OpContext& oc) {
                                   std::to_string(graph::kMaxFusedInputs) + " per fused kernel");
   for (int32_t x : inputs) require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "input");
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
-  std::vector<std::vector<int64_t>> perms;
-  std::vector<FusedTermSpec> terms = parse_fused_terms(oc, g.string(oc.arg(inputs.size())), inputs.size(), &perms);
+  const format::VkExpr& expr = fused_expr_arg(oc, oc.arg(inputs.size()), "the argument after the inputs", inputs.size(), true);
+  const std::vector<format::VkExprTerm>& terms = expr.terms;
+  std::vector<std::vector<int64_t>> perms = expr.perms;
+  perms.resize(inputs.size());
   std::string permuted;
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (perms[k].empty()) continue;
     if (static_cast<int64_t>(perms[k].size()) != g.tensor(inputs[k]).rank())
-      oc.fail(ErrorKind::Format, "input permutation of " + std::to_string(perms[k].size()) + " dims for input " +
+      oc.fail(ErrorKind::Internal, "input permutation of " + std::to_string(perms[k].size()) + " dims for input " +
                                      std::to_string(k) + " of rank " + std::to_string(g.tensor(inputs[k]).rank()));
     permuted += "permute+";
   }

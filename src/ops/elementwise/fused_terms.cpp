@@ -1,97 +1,72 @@
 #include "ops/elementwise/fused_terms.h"
 
 #include <algorithm>
-#include <sstream>
+#include <cstring>
 
 #include "ops/elementwise/elementwise_ops.h"
 
 namespace etwebgpu::ops {
 namespace {
 
-std::string wgsl_operand(const FusedOperand& o, const std::string& consts, size_t term) {
-  if (o.kind == 'x') return "x" + std::to_string(o.index);
-  if (o.kind == 't') return "t" + std::to_string(o.index);
+using Kind = format::VkExprOperand::Kind;
+
+std::string wgsl_operand(const format::VkExprOperand& o, const std::string& consts, size_t term) {
+  if (o.kind == Kind::Input) return "x" + std::to_string(o.index);
+  if (o.kind == Kind::Term) return "t" + std::to_string(o.index);
   return consts + "[" + std::to_string(term) + "].y";
 }
 
 }  // namespace
 
-std::vector<FusedTermSpec> parse_fused_terms(const graph::OpContext& oc, const std::string& text, size_t inputs,
-                                             std::vector<std::vector<int64_t>>* perms) {
-  std::istringstream in(text);
-  std::vector<FusedTermSpec> terms;
-  if (perms) perms->assign(inputs, {});
-  auto operand = [&](const std::string& tok, bool scalar_ok) {
-    FusedOperand o;
-    if (tok == "s" && scalar_ok) return o;
-    if (tok.size() < 2 || (tok[0] != 'x' && tok[0] != 't') || tok.find_first_not_of("0123456789", 1) != std::string::npos ||
-        tok.size() > 6)
-      oc.fail(ErrorKind::Format, "bad operand '" + tok + "' in the fused term list");
-    o.kind = tok[0];
-    o.index = std::stoul(tok.substr(1));
-    if (o.kind == 'x' ? o.index >= inputs : o.index >= terms.size())
-      oc.fail(ErrorKind::Format, "operand '" + tok + "' refers past the inputs or the terms before it");
-    return o;
-  };
-  auto bits = [&](const std::string& tok) {
-    if (tok.size() != 8 || tok.find_first_not_of("0123456789abcdef") != std::string::npos)
-      oc.fail(ErrorKind::Format, "bad constant '" + tok + "' in the fused term list");
-    return static_cast<uint32_t>(std::stoul(tok, nullptr, 16));
-  };
-  std::string kind;
-  while (in >> kind) {
-    if (kind == "p") {
-      std::string k, dims;
-      if (!perms) oc.fail(ErrorKind::Format, "an input permutation in a term list that only the fused elementwise kernel reads");
-      if (!terms.empty() || !(in >> k >> dims) || k.empty() || k.size() > 2 ||
-          k.find_first_not_of("0123456789") != std::string::npos || std::stoul(k) >= inputs ||
-          !(*perms)[std::stoul(k)].empty())
-        oc.fail(ErrorKind::Format, "malformed input permutation in the fused term list '" + text + "'");
-      std::vector<int64_t>& p = (*perms)[std::stoul(k)];
-      std::istringstream ds(dims);
-      for (std::string d; std::getline(ds, d, ',');) {
-        if (d.empty() || d.size() > 1 || d.find_first_not_of("01234567") != std::string::npos)
-          oc.fail(ErrorKind::Format, "bad dim '" + d + "' in the input permutation " + dims);
-        p.push_back(std::stoll(d));
+void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_t inputs, bool perms_allowed) {
+  if (e.terms.empty()) oc.fail(ErrorKind::Internal, "empty fused expression");
+  for (size_t k = 0; k < e.terms.size(); ++k) {
+    const auto& t = e.terms[k];
+    auto operand_ok = [&](const format::VkExprOperand& o, bool scalar_ok) {
+      switch (o.kind) {
+        case Kind::Input: return o.index < inputs;
+        case Kind::Term: return o.index < k;
+        case Kind::Scalar: return scalar_ok;
       }
-      std::vector<int64_t> sorted = p;
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t j = 0; j < sorted.size(); ++j)
-        if (sorted[j] != static_cast<int64_t>(j))
-          oc.fail(ErrorKind::Format, "input permutation " + dims + " is not a permutation of its dims");
-      continue;
-    }
-    FusedTermSpec t;
-    std::string op, a, b, c0, c1, c2, c3;
-    if (kind == "u" && (in >> op >> a >> c0 >> c1 >> c2 >> c3 >> t.label)) {
-      t.a = operand(a, false);
-      t.c[0] = bits(c0), t.c[1] = bits(c1), t.c[2] = bits(c2), t.c[3] = bits(c3);
-    } else if (kind == "b" && (in >> op >> a >> b >> c0 >> c1 >> t.label)) {
-      t.binary = true;
-      t.a = operand(a, false);
-      t.b = operand(b, true);
-      t.c[0] = bits(c0), t.c[1] = bits(c1);
-    } else {
-      oc.fail(ErrorKind::Format, "malformed fused term list '" + text + "'");
-    }
-    if (op.empty() || op.size() > 3 || op.find_first_not_of("0123456789") != std::string::npos)
-      oc.fail(ErrorKind::Format, "bad op code '" + op + "' in the fused term list");
-    t.op = static_cast<uint32_t>(std::stoul(op));
+      return false;
+    };
+    if (!operand_ok(t.a, false) || (t.binary && !operand_ok(t.b, true)))
+      oc.fail(ErrorKind::Internal, "fused term " + std::to_string(k) + " refers past the inputs or the terms before it");
     if (!(t.binary ? is_binary_f32(t.op) : is_unary_f32(t.op)))
-      oc.fail(ErrorKind::Format, std::string(t.binary ? "binary" : "unary") + " op code " + op + " is not a float op");
-    if (t.label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
-      oc.fail(ErrorKind::Format, "bad label '" + t.label + "' in the fused term list");
-    terms.push_back(std::move(t));
+      oc.fail(ErrorKind::Internal, std::string(t.binary ? "binary" : "unary") + " op code " + std::to_string(t.op) +
+                                       " of fused term " + std::to_string(k) + " is not a float op");
+    if (t.label.empty() || t.label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      oc.fail(ErrorKind::Internal, "bad label '" + t.label + "' of fused term " + std::to_string(k));
   }
-  if (terms.empty()) oc.fail(ErrorKind::Format, "empty fused term list");
-  return terms;
+  bool any_perm = false;
+  for (const auto& p : e.perms) any_perm = any_perm || !p.empty();
+  if (!any_perm) return;
+  if (!perms_allowed) oc.fail(ErrorKind::Internal, "an input permutation in an expression only the fused elementwise kernel reads");
+  if (e.perms.size() != inputs) oc.fail(ErrorKind::Internal, "input permutations for " + std::to_string(e.perms.size()) + " of " +
+                                                                 std::to_string(inputs) + " inputs");
+  for (const auto& p : e.perms) {
+    std::vector<int64_t> sorted = p;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t j = 0; j < sorted.size(); ++j)
+      if (sorted[j] != static_cast<int64_t>(j)) oc.fail(ErrorKind::Internal, "an input permutation that is not one");
+  }
 }
 
-std::string fused_terms_wgsl(const std::vector<FusedTermSpec>& terms, const std::string& consts,
+const format::VkExpr& fused_expr_arg(const graph::OpContext& oc, int32_t id, const std::string& what, size_t inputs,
+                                     bool perms_allowed) {
+  if (oc.g.kind(id) != format::VkValueKind::Expr || !oc.g.ir().values[id].expr)
+    oc.fail(ErrorKind::Format, what + " must be a fused expression, which only the load-time fusion makes (a program "
+                                      "cannot spell one): got " + format::vk_value_kind_name(oc.g.kind(id)));
+  const format::VkExpr& e = *oc.g.ir().values[id].expr;
+  check_fused_expr(oc, e, inputs, perms_allowed);
+  return e;
+}
+
+std::string fused_terms_wgsl(const std::vector<format::VkExprTerm>& terms, const std::string& consts,
                              const std::string& indent) {
   std::string s;
   for (size_t k = 0; k < terms.size(); ++k) {
-    const FusedTermSpec& t = terms[k];
+    const format::VkExprTerm& t = terms[k];
     std::string c = consts + "[" + std::to_string(k) + "]";
     s += indent + "let t" + std::to_string(k) + " = ";
     if (t.binary)
@@ -104,13 +79,18 @@ std::string fused_terms_wgsl(const std::vector<FusedTermSpec>& terms, const std:
   return s;
 }
 
-std::vector<uint32_t> fused_term_constants(const std::vector<FusedTermSpec>& terms) {
+std::vector<uint32_t> fused_term_constants(const std::vector<format::VkExprTerm>& terms) {
   std::vector<uint32_t> consts;
-  for (auto& t : terms) consts.insert(consts.end(), t.c, t.c + 4);
+  for (auto& t : terms)
+    for (float f : t.c) {
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      consts.push_back(u);
+    }
   return consts;
 }
 
-std::string fused_terms_label(const std::vector<FusedTermSpec>& terms) {
+std::string fused_terms_label(const std::vector<format::VkExprTerm>& terms) {
   std::string label;
   for (auto& t : terms) label += (label.empty() ? "" : "+") + t.label;
   return label;

@@ -19,6 +19,7 @@
 
 #include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
+#include "ops/elementwise/elementwise_ops.h"
 #include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"
 
@@ -47,31 +48,29 @@ const Family* family_of(const std::string& name) {
   return nullptr;
 }
 
-// The form of up's epilogue (its term list read as the epilogue reads it, ops/elementwise/
-// fused_terms.h) when it is silu(x1) * x0: "silu" for [silu(x1), x0 * t0], "sigmoid" for
-// [sigmoid(x1), x1 * t0, x0 * t1] (the export's decomposed silu; operands of a product in either
-// order); "" otherwise, or when the list is malformed (left to the linear's builder to report).
-std::string swiglu_form(Graph& g, const format::VkOpCall& up, const std::string& text) {
-  std::vector<FusedTermSpec> terms;
-  graph::Node scratch;
-  try {
-    terms = parse_fused_terms(graph::OpContext{g, up, scratch}, text, 2);
-  } catch (const Error&) {
-    return "";
-  }
-  auto is = [](const FusedOperand& o, char kind, size_t index) { return o.kind == kind && o.index == index; };
-  auto silu_of_x1 = [&](const FusedTermSpec& t, const char* label) { return !t.binary && t.label == label && is(t.a, 'x', 1); };
+// The form of up's epilogue expression (x0 = up's value, x1 = the gate's) when it is
+// silu(x1) * x0: "silu" for [silu(x1), x0 * t0], "sigmoid" for [sigmoid(x1), x1 * t0, x0 * t1]
+// (the export's decomposed silu; operands of a product in either order); "" otherwise.
+std::string swiglu_form(const format::VkExpr& e) {
+  using Kind = format::VkExprOperand::Kind;
+  const auto& terms = e.terms;
+  auto is = [](const format::VkExprOperand& o, Kind kind, uint32_t index) { return o.kind == kind && o.index == index; };
+  auto of_x1 = [&](const format::VkExprTerm& t, UnaryOp op) { return !t.binary && t.op == code(op) && is(t.a, Kind::Input, 1); };
   // t: a product of tensor operands (p, q) in either order.
-  auto product = [&](const FusedTermSpec& t, char pk, size_t pi, char qk, size_t qi) {
-    return t.binary && t.label == "mul" && ((is(t.a, pk, pi) && is(t.b, qk, qi)) || (is(t.a, qk, qi) && is(t.b, pk, pi)));
+  auto product = [&](const format::VkExprTerm& t, Kind pk, uint32_t pi, Kind qk, uint32_t qi) {
+    return t.binary && t.op == code(BinaryOp::Mul) &&
+           ((is(t.a, pk, pi) && is(t.b, qk, qi)) || (is(t.a, qk, qi) && is(t.b, pk, pi)));
   };
-  if (terms.size() == 2 && silu_of_x1(terms[0], "silu") && product(terms[1], 'x', 0, 't', 0)) return "silu";
-  if (terms.size() == 3 && silu_of_x1(terms[0], "sigmoid") && product(terms[1], 'x', 1, 't', 0) && product(terms[2], 'x', 0, 't', 1))
+  for (const auto& p : e.perms)
+    if (!p.empty()) return "";
+  if (terms.size() == 2 && of_x1(terms[0], UnaryOp::Silu) && product(terms[1], Kind::Input, 0, Kind::Term, 0)) return "silu";
+  if (terms.size() == 3 && of_x1(terms[0], UnaryOp::Sigmoid) && product(terms[1], Kind::Input, 1, Kind::Term, 0) &&
+      product(terms[2], Kind::Input, 0, Kind::Term, 1))
     return "sigmoid";
   return "";
 }
 
-size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
+size_t pair_swiglu_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
   int32_t next_mem = 0;
   for (const auto& v : ir.values)
@@ -84,9 +83,11 @@ size_t pair_swiglu_projections(Graph& g, format::VkGraphIR& ir, const graph::Use
   for (size_t u = 0; u < n; ++u) {
     const auto& up = ir.chain[u];
     const Family* fam = family_of(up.name);
-    // The epilogue: [own arguments..., String, g, h].
-    if (!fam || up.args.size() != fam->fixed + 3 || ir.values[up.args[fam->fixed]].kind != VkValueKind::String) continue;
-    const std::string form = swiglu_form(g, up, ir.values[up.args[fam->fixed]].str);
+    // The epilogue: [own arguments..., Expr, g, h].
+    if (!fam || up.args.size() != fam->fixed + 3 || ir.values[up.args[fam->fixed]].kind != VkValueKind::Expr ||
+        !ir.values[up.args[fam->fixed]].expr)
+      continue;
+    const std::string form = swiglu_form(*ir.values[up.args[fam->fixed]].expr);
     const int32_t gv = up.args[fam->fixed + 1], h = up.args.back();
     if (form.empty() || !graph::float_tensor(ir, gv) || !graph::float_tensor(ir, h) || ir.values[h].tensor.dims.empty() ||
         ir.values[gv].tensor.dims != ir.values[h].tensor.dims || ir.values[gv].tensor.dtype != ir.values[h].tensor.dtype ||

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/elementwise/elementwise_ops.h"
+#include "support/ir_chain.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -65,31 +66,37 @@ TEST(ElementwiseOps, FloatOpsAreTheEntriesWithABody) {
 // 0 for binary_f32), so each code reaches a case of its own.
 TEST(ElementwiseOps, EveryFloatOpReachesItsCaseOnTheDevice) {
   ETW_REQUIRE_GPU();
+  using Kind = format::VkExprOperand::Kind;
   const float xs[] = {0.25f, 0.5f, 0.75f, 1.5f, 2.f, 3.f, -0.5f, -2.f};
   const float ys[] = {1.5f, 2.f, 0.5f, 3.f, 1.25f, -2.f, 0.5f, 1.f};
   auto x = random_f32({8}, 1), y = random_f32({8}, 2);
   for (int i = 0; i < 8; ++i) x.as<float>()[i] = xs[i], y.as<float>()[i] = ys[i];
-  OpGraph g;
-  Id xi = g.input(x), yi = g.input(y);
+  IrChain c;
+  int32_t xi = c.input({8}), yi = c.input({8});
   std::vector<std::string> names;
   std::vector<bool> binary;
-  for (const ops::ElementwiseOp& op : ops::kUnaryOps) {
-    if (!op.wgsl) continue;
-    g.gb.op("etwebgpu.fused_elementwise",
-            {xi, g.gb.str("u " + std::to_string(op.code) + " x0 00000000 00000000 00000000 00000000 op"),
-             g.output(DType::Float32, {8})});
+  auto add = [&](const ops::ElementwiseOp& op, bool is_binary) {
+    format::VkExprTerm t;
+    t.binary = is_binary;
+    t.op = op.code;
+    t.a = {Kind::Input, 0};
+    if (is_binary) t.b = {Kind::Input, 1}, t.c[0] = 1.f;  // alpha 1
+    t.label = "op";
+    format::VkExpr e;
+    e.terms = {t};
+    std::vector<int32_t> args{xi};
+    if (is_binary) args.push_back(yi);
+    args.push_back(c.expr(e));
+    args.push_back(c.output({8}));
+    c.op("etwebgpu.fused_elementwise", args);
     names.push_back(op.name);
-    binary.push_back(false);
-  }
-  for (const ops::ElementwiseOp& op : ops::kBinaryOps) {
-    if (!op.wgsl) continue;
-    g.gb.op("etwebgpu.fused_elementwise",
-            {xi, yi, g.gb.str("b " + std::to_string(op.code) + " x0 x1 3f800000 00000000 op"),
-             g.output(DType::Float32, {8})});
-    names.push_back(op.name);
-    binary.push_back(true);
-  }
-  auto out = g.run();
+    binary.push_back(is_binary);
+  };
+  for (const ops::ElementwiseOp& op : ops::kUnaryOps)
+    if (op.wgsl) add(op, false);
+  for (const ops::ElementwiseOp& op : ops::kBinaryOps)
+    if (op.wgsl) add(op, true);
+  auto out = run_ir(c.ir, {x, y});
   ASSERT_EQ(out.size(), names.size());
   for (size_t k = 0; k < out.size(); ++k) {
     bool own_case = false;
