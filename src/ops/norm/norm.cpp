@@ -10,7 +10,6 @@
 #include <memory>
 #include <numeric>
 
-#include "ops/norm/rms_norm_kernels.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -63,9 +62,7 @@ struct RowSetup {
 // dims; throws when the live input no longer fits the op's arguments.
 using RowShape = std::function<RowParams(const std::vector<int64_t>& in, std::vector<int64_t>* stat_dims)>;
 
-// `when` (kernels of another op's node, add_rms_norm_kernels): the kernels run only when it
-// holds, and that op declares the output.
-void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(const kernel::Live&)> when = {}) {
+void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   Graph& g = oc.g;
   bool stats = s.mean >= 0 && s.rstd >= 0;
   struct State {
@@ -78,7 +75,7 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
     st->p = shape(l.dims(s.x), &st->sd);
     st->p.eps = static_cast<float>(s.eps);
   });
-  if (!when) oc.output_like(s.out, s.x);
+  oc.output_like(s.out, s.x);
   if (stats) {
     oc.output(s.mean, [st](const kernel::Live&) { return st->sd; });
     oc.output(s.rstd, [st](const kernel::Live&) { return st->sd; });
@@ -136,14 +133,10 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
     if (stats) k.output("MEAN", s.mean).output("RSTD", s.rstd).define("STATS");
     return k;
   };
-  auto add = [&oc, &when](kernel::Kernel k) {
-    if (when) k.when(when);
-    oc.add(k);
-  };
   kernel::Kernel k = row_kernel("norm_row");
   // Sums over the workgroup by subgroup (one barrier instead of eight: a decode step's RMSNorm).
   if (use_subgroups(oc, 256)) k.define("SUBGROUPS");
-  add(k.params<RowParams>(params)
+  oc.add(k.params<RowParams>(params)
              .groups([st, vec4_run, lanes_run, split_run](const kernel::Live&) {
                return kernel::Groups::linear(st->p.len == 0 || vec4_run() || lanes_run() || split_run() ? 0 : st->p.rows);
              })
@@ -159,20 +152,20 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape, std::function<bool(con
       if (!apply) sk.constant("MODE", s.mode).input("X", s.x);
       sk.define(apply ? "APPLY" : "PARTIALS").buffer("PART", parts, "vec4<f32>", apply ? kernel::Access::Read : kernel::Access::ReadWrite);
       if (use_subgroups(oc, 256)) sk.define("SUBGROUPS");
-      add(sk.params<RowParams>(params).groups(split_groups).variant(apply ? "split_apply" : "split_partials"));
+      oc.add(sk.params<RowParams>(params).groups(split_groups).variant(apply ? "split_apply" : "split_partials"));
     }
   }
   if (lanes_vpl > 0) {
     kernel::Kernel lk = row_kernel("norm_row_lanes");
     lk.constant("VPL", lanes_vpl);
-    add(lk.params<RowParams>(params)
+    oc.add(lk.params<RowParams>(params)
                .groups([st, lanes_run](const kernel::Live&) {
                  return kernel::Groups::linear(st->p.len == 0 || !lanes_run() ? 0 : (st->p.rows + 7) / 8);
                })
                .variant("row_lanes"));
   }
   if (has_vec4)
-    add(kernel::Kernel("softmax_row_vec4")
+    oc.add(kernel::Kernel("softmax_row_vec4")
                .constant("MODE", s.mode)
                .input("X", s.x, true)
                .output("O", s.out, true)
@@ -262,7 +255,7 @@ void build_layer_norm(OpContext& oc) {
   });
 }
 
-void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out, std::function<bool(const kernel::Live&)> when) {
+void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out) {
   Graph& g = oc.g;
   require_float_io(oc, x, out);
   auto& md = g.tensor(x).max_dims;
@@ -280,11 +273,11 @@ void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t
     p.len = kernel::u32(in.back(), "row length");
     p.rows = kernel::u32(numel(in) / std::max<int64_t>(in.back(), 1), "row count");
     return p;
-  }, std::move(when));
+  });
 }
 
 void build_rms_norm(OpContext& oc) {
-  rms_norm_rows(oc, oc.arg(0), oc.g.is_null(oc.arg(1)) ? -1 : oc.arg(1), oc.g.number(oc.arg(2)), oc.out(), {});
+  rms_norm_rows(oc, oc.arg(0), oc.g.is_null(oc.arg(1)) ? -1 : oc.arg(1), oc.g.number(oc.arg(2)), oc.out());
 }
 
 void build_group_norm(OpContext& oc) {
@@ -443,9 +436,5 @@ ETW_REGISTER_OP("aten._log_softmax.default", [](OpContext& oc) { build_softmax(o
 
 }  // namespace
 
-void add_rms_norm_kernels(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out,
-                          std::function<bool(const kernel::Live&)> when) {
-  rms_norm_rows(oc, x, weight, eps, out, std::move(when));
-}
 
 }  // namespace etwebgpu::ops
