@@ -99,10 +99,20 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
         }
     });
   }
+  // The sub-graph also runs the prepacks whose outputs the evaluated calls read (they write at
+  // load; without them those tensors would hold nothing there).
+  std::vector<char> feeds(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (eval[i])
+      for (size_t a = 0; a + 1 < ir.chain[i].args.size(); ++a)
+        ix.each_tensor(ir.chain[i].args[a], [&](int32_t t) {
+          const size_t p = ix.producer(t);
+          if (p != UseDef::npos && !eval[p] && ir.chain[p].name == "et_vk.prepack.default") feeds[p] = 1;
+        });
   format::VkGraphIR sub = ir;
   sub.chain.clear();
   for (size_t i = 0; i < n; ++i)
-    if (eval[i]) sub.chain.push_back(ir.chain[i]);
+    if (eval[i] || feeds[i]) sub.chain.push_back(ir.chain[i]);
   sub.input_ids.clear();
   sub.state.clear();
   sub.output_ids.assign(results.begin(), results.end());

@@ -57,6 +57,24 @@ TEST(ConstantEvaluation, RollIndicesAndPositionBiasBecomeConstants) {
       for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(o[(b * 6 + j) * 3 + c], xv[(b * 6 + (j + 4) % 6) * 3 + c]);
 }
 
+// A prepacked constant (written at load, not by a dispatch) read by an evaluated call: the
+// evaluation runs the prepack too, and the result is the unfused one.
+TEST(ConstantEvaluation, APrepackedConstantFeedsTheEvaluation) {
+  ETW_REQUIRE_GPU();
+  auto x = random_f32({2, 3}, 8), k = random_f32({2, 3}, 9, 0.5f, 2.f);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id packed = g.tensor(DType::Float32, {2, 3}), e = g.tensor(DType::Float32, {2, 3});
+    gb.op("et_vk.prepack.default", {g.constant(k), packed});
+    gb.op("aten.exp.default", {packed, e});
+    gb.op("aten.mul.Tensor", {g.input(x), e, g.output(DType::Float32, {2, 3})});
+  };
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops, (std::vector<std::string>{"aten.exp.default", "aten.mul.Tensor"}));
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.mul.Tensor"}));
+  EXPECT_EQ(fused.out[0].data, plain.out[0].data);
+}
+
 TEST(ConstantEvaluation, WhatDependsOnARunStaysComputed) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({6}, 4);
