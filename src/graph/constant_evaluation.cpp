@@ -51,6 +51,7 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
                static_cast<size_t>(ir.values[v].tensor.constant_id) < ir.constants.size();
   std::vector<char> eval(n, 0);
   size_t count = 0;
+  uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     const auto& c = ir.chain[i];
     if (c.args.empty()) continue;
@@ -73,14 +74,19 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
                                              ir.values[c.args.back()].kind != VkValueKind::ValueList))
       continue;
     bool ok = true;
+    uint64_t bytes = 0;
     for (int32_t o : outs) {
       const auto& t = ir.values[o].tensor;
       // Float16 results are held as f32 words unless the model runs at fp16: a constant of them
       // would round what the kernel computed.
-      ok = ok && ix.producer(o) == i && !ix.pinned(o) && t.dtype != VkDType::Float16 && t.dtype != VkDType::Unset &&
-           static_cast<uint64_t>(numel(t.dims)) * format::vk_dtype_size(t.dtype) <= kMaxEvaluatedBytes;
+      ok = ok && ix.producer(o) == i && !ix.pinned(o) && t.dtype != VkDType::Float16 && t.dtype != VkDType::Unset;
+      if (!ok) break;
+      const uint64_t b = static_cast<uint64_t>(numel(t.dims)) * format::vk_dtype_size(t.dtype);
+      ok = b <= kMaxEvaluatedBytes;
+      bytes += b;
     }
-    if (!ok) continue;
+    if (!ok || total + bytes > kMaxEvaluatedTotalBytes) continue;
+    total += bytes;
     eval[i] = 1;
     ++count;
     for (int32_t o : outs) fixed[o] = 1;

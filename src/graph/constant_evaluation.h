@@ -17,6 +17,9 @@ class Graph;
 // A result above this many bytes stays computed on every run: as a constant it would hold device
 // memory for the whole life of the model instead of sharing planned storage.
 inline constexpr uint64_t kMaxEvaluatedBytes = 4ull << 20;
+// And the evaluated calls' results together (the constants made are a subset): the evaluation's
+// own graph holds them at once.
+inline constexpr uint64_t kMaxEvaluatedTotalBytes = 64ull << 20;
 
 // Rewrites `ir` in place: the evaluated calls leave the chain, and the results other calls read
 // become constants (bytes owned by ir.owned_bytes). Returns the calls removed. When the

@@ -3,6 +3,7 @@
 // with rewrites on and off and proves the calls left, that the results are the unfused ones bit
 // for bit, and that what must stay computed (inputs, SymInts, large results, an index out of
 // range) stays.
+#include <algorithm>
 #include <cstring>
 
 #include "support/op_harness.h"
@@ -99,6 +100,20 @@ TEST(ConstantEvaluation, WhatDependsOnARunStaysComputed) {
     auto fused = load_graph(build, true);
     EXPECT_EQ(fused.ops.size(), 2u);
     EXPECT_EQ(fused.ops[0], "aten.ones.default");
+  }
+  {  // 17 results of 4 MiB: the first 16 (64 MiB, kMaxEvaluatedTotalBytes) become constants
+    auto in = random_f32({1024, 1024}, 10);
+    auto build = [&](OpGraph& g) {
+      Id xi = g.input(in);
+      for (int k = 0; k < 17; ++k) {
+        Id ones = g.tensor(DType::Float32, {1024, 1024});
+        g.gb.op("aten.ones.default", {g.gb.int_list({1024, 1024}), g.gb.null(), g.gb.null(), g.gb.null(), g.gb.null(), ones});
+        g.gb.op("aten.add.Tensor", {xi, ones, g.gb.int_(1), g.output(DType::Float32, {1024, 1024})});
+      }
+    };
+    auto fused = load_graph(build, true);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "aten.ones.default"), 1);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "aten.add.Tensor"), 17);
   }
   {  // a graph output is written by the run, not made a constant
     auto build = [&](OpGraph& g) {
