@@ -22,8 +22,9 @@ class UseDef {
  public:
   static constexpr size_t npos = static_cast<size_t>(-1);
 
-  // Reads `ir`, which must outlive the index and not change while it is used (a pass that
-  // rewrites in several rounds builds a new one).
+  // Indexes `ir` as it is now and keeps a reference to it. A pass may append values and edit
+  // values' descriptions while it uses the index (values appended since are unknown to it), but
+  // checks against the chain it was built over: a pass that rewrites in rounds builds a new one.
   explicit UseDef(const format::VkGraphIR& ir);
 
   const format::VkGraphIR& ir() const { return ir_; }
