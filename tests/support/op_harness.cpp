@@ -133,6 +133,9 @@ std::vector<HostTensor> run_ir(const format::VkGraphIR& ir, const std::vector<Ho
   for (auto o : g.output_ids()) dts.push_back(graph::host_dtype_of(g.tensor(static_cast<int32_t>(o)).dtype));
   std::vector<HostTensor> out;
   g.execute_and_read(dts, out);
+  std::vector<std::string> names;  // what it ran, for the coverage check (no file names these ops)
+  for (const auto& c : ir.chain) names.push_back(c.name);
+  log_coverage(names, Profile{});
   return out;
 }
 

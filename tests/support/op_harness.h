@@ -81,7 +81,7 @@ HostTensor run1(const std::string& op, const HostTensor& a, const std::vector<in
 HostTensor ref_tensor(std::vector<int64_t> shape, std::vector<double> values);
 // Builds `ir` (made in memory, e.g. with IrChain: it may hold fused expressions, which no program
 // can spell) on the device without rewrites, runs it once on `inputs` and returns its outputs (in
-// the host dtype of each). Errors propagate.
+// the host dtype of each), logging its ops for the coverage check. Errors propagate.
 std::vector<HostTensor> run_ir(const format::VkGraphIR& ir, const std::vector<HostTensor>& inputs);
 
 // gtest assertion: `got` matches reference `ref` within atol + rtol*|ref|; any NaN in `got` fails.
