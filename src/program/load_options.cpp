@@ -76,8 +76,8 @@ const std::vector<OptionDef>& defs() {
        [](LoadOptions& o, const std::string& v) { o.precision = parse_precision(v); },
        [](const LoadOptions& o) { return std::string(precision_name(o.precision)); }},
       {{"fuse", "on|off",
-        "rewrites at load (attention, CSE, RMSNorm/RoPE, elementwise and epilogue fusion); off: one kernel per op, for "
-        "comparisons"},
+        "rewrites at load (calls on constants evaluated once, attention, CSE, RMSNorm/RoPE, elementwise and epilogue "
+        "fusion); off: one kernel per op, for comparisons"},
        [](LoadOptions& o, const std::string& v) { o.fuse = parse_switch("fuse", v); },
        [](const LoadOptions& o) { return switch_text(o.fuse); }},
       {{"plan_memory", "on|off",
