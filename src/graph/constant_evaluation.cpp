@@ -6,6 +6,7 @@
 
 #include "graph/fusion.h"
 #include "graph/graph.h"
+#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
@@ -49,6 +50,14 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
   for (size_t v = 0; v < nv; ++v)
     fixed[v] = ix.tensor(static_cast<int32_t>(v)) && ir.values[v].tensor.is_constant() &&
                static_cast<size_t>(ir.values[v].tensor.constant_id) < ir.constants.size();
+  // A result that a copy-free view hands to the graph's outputs stays computed: the view aliases
+  // planned storage, and would copy from a constant.
+  auto read_by_kept_view = [&](int32_t o) {
+    for (size_t r : ix.readers(o))
+      if (is_contiguous_view(ir, ir.chain[r]) && ir.chain[r].args.front() == o && ix.pinned(ir.chain[r].args.back()))
+        return true;
+    return false;
+  };
   std::vector<char> eval(n, 0);
   size_t count = 0;
   uint64_t total = 0;
@@ -79,7 +88,8 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
       const auto& t = ir.values[o].tensor;
       // Float16 results are held as f32 words unless the model runs at fp16: a constant of them
       // would round what the kernel computed.
-      ok = ok && ix.producer(o) == i && !ix.pinned(o) && t.dtype != VkDType::Float16 && t.dtype != VkDType::Unset;
+      ok = ok && ix.producer(o) == i && !ix.pinned(o) && !ix.aliased(o) && !read_by_kept_view(o) &&
+           t.dtype != VkDType::Float16 && t.dtype != VkDType::Unset;
       if (!ok) break;
       const uint64_t b = static_cast<uint64_t>(numel(t.dims)) * format::vk_dtype_size(t.dtype);
       ok = b <= kMaxEvaluatedBytes;

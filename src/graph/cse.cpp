@@ -114,7 +114,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
         // One value for the whole run: never written (an input or constant) or written once,
         // earlier; never program state.
         const auto& w = ix.writers(a);
-        if (state[a] || w.size() > 1) return "";
+        if (state[a] || w.size() > 1 || ix.aliased(a)) return "";
         if (w.size() == 1 && (ix.producer(a) == UseDef::npos || ix.producer(a) >= at)) return "";
         return "T" + std::to_string(canon[a]);
       }
@@ -144,7 +144,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
     const auto& c = ir.chain[j];
     if (c.args.empty() || !pure_op(c.name)) continue;
     int32_t out = c.args.back();
-    if (ix.producer(out) != j || ix.pinned(out) || ir.values[out].tensor.is_constant()) continue;
+    if (ix.producer(out) != j || ix.pinned(out) || ix.aliased(out) || ir.values[out].tensor.is_constant()) continue;
     std::string key = c.name + "#" + std::to_string(c.args.size());
     bool ok = true;
     for (size_t k = 0; k + 1 < c.args.size() && ok; ++k) {

@@ -81,9 +81,18 @@ const format::VkOpCall* UseDef::made_by(int32_t t, const char* op, size_t nargs)
   return c.name == op && c.args.size() == nargs ? &c : nullptr;
 }
 
+bool UseDef::aliased(int32_t t) const {
+  const int32_t m = memory(t);
+  if (m < 0 || mentions_[t].empty()) return false;
+  const size_t first = mentions_[t].front(), last = mentions_[t].back();
+  for (int32_t u : sharing_[m])
+    if (u != t && !mentions_[u].empty() && mentions_[u].front() <= last && mentions_[u].back() >= first) return true;
+  return false;
+}
+
 size_t UseDef::sole_reader(int32_t t, size_t writer) const {
   const size_t w = producer(t);
-  if (w == npos || pinned(t) || (writer != npos && w != writer)) return npos;
+  if (w == npos || pinned(t) || (writer != npos && w != writer) || aliased(t)) return npos;
   const auto& m = mentions_[t];
   if (m.size() != 2 || m[0] != w) return npos;
   return m[1];
@@ -91,7 +100,7 @@ size_t UseDef::sole_reader(int32_t t, size_t writer) const {
 
 bool UseDef::internal(int32_t t, const std::vector<size_t>& members) const {
   const size_t w = producer(t);
-  if (w == npos || pinned(t)) return false;
+  if (w == npos || pinned(t) || aliased(t)) return false;
   for (size_t i : mentions_[t])
     if (i != w && std::find(members.begin(), members.end(), i) == members.end()) return false;
   return true;
@@ -99,7 +108,7 @@ bool UseDef::internal(int32_t t, const std::vector<size_t>& members) const {
 
 bool UseDef::unused(int32_t t) const {
   const size_t w = producer(t);
-  return w != npos && !pinned(t) && mentions_[t].size() == 1;
+  return w != npos && !pinned(t) && mentions_[t].size() == 1 && !aliased(t);
 }
 
 bool UseDef::writes(size_t i, int32_t v) const {

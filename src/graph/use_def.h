@@ -54,6 +54,10 @@ class UseDef {
   int32_t memory(int32_t v) const;
   // a and b are in one delegate memory object.
   bool share_memory(int32_t a, int32_t b) const { return memory(a) >= 0 && memory(a) == memory(b); }
+  // Another tensor of t's memory object lives while t does (from the first call naming it to the
+  // last): the two are one storage, so a write to either is seen by the other, and no rewrite may
+  // drop or move t's writes or reads (sole_reader, internal and unused refuse it).
+  bool aliased(int32_t t) const;
   // Calls reading tensor v (naming it in an argument other than the last), ascending, each once.
   const std::vector<size_t>& readers(int32_t v) const;
   // The call producing tensor t when it is `op` with `nargs` arguments; nullptr otherwise.

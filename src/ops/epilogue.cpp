@@ -68,6 +68,11 @@ void Epilogue::attach(kernel::Kernel& k, size_t base_bytes,
         // Read at the output's flat index: the output's shape up to leading 1s, or the shape of
         // the consumer the pass reached across a contiguous view.
         s.pad0 = 1;
+      } else if (numel(d) == 1) {
+        // One element, of any rank (across a view the consumer's operand may have more dims than
+        // the producer's output): read at 0 everywhere.
+        std::vector<int64_t> zero(od.size(), 0);
+        s = make_shape(od, &zero);
       } else {
         // The producer writes the output's elements only: an operand may not widen it.
         bool fits = d.size() <= od.size();

@@ -1,8 +1,9 @@
 // Epilogue fusion at load (graph/epilogue_fusion.h, ops/epilogue.h): an elementwise chain after a
 // conv or GEMM runs in the producer's store. Each case loads the same graph with fusion on and off
 // and proves (a) the dispatch count dropped to one per producer, with a fused[...] label,
-// (b) the fused result equals the unfused one (bit for bit at fp32: the producer's value is the
-// f32 the unfused chain reads back) and the fp64 reference, and (c) chains that must stay apart do.
+// (b) the fused result equals the unfused one (bit for bit at fp32 for these chains: the producer's
+// value is the f32 the unfused chain reads back; in general within ulps, since the shader compiler
+// may contract across terms) and the fp64 reference, and (c) chains that must stay apart do.
 #include <cmath>
 #include <cstdlib>
 #include <functional>

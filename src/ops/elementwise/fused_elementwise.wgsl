@@ -1,7 +1,9 @@
 // Library of the fused elementwise kernels (ops/elementwise/fused.cpp), which generate `Params`
 // (o: the output's Shape, n, pad = 0, s: one Shape per input, c: the terms' arguments) before it,
 // and the op switches unary_f32 / binary_f32 (ops/elementwise/elementwise_ops.h) and `main` after
-// it. The op math is the unfused kernels' own, so results match them bit for bit in f32.
+// it. The op math is the unfused kernels' own; the shader compiler may still contract or refold
+// operations across terms (x * y + x as one fused multiply-add), so results agree within ulps,
+// not always bit for bit (tests/graph/rewrite_differential_test.cpp).
 struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
 
 //!include unary_math
