@@ -1,6 +1,5 @@
 #include "graph/constant_evaluation.h"
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -15,31 +14,12 @@ namespace {
 using format::VkDType;
 using format::VkValueKind;
 
-// The serialized bytes of `dtype` for a result read back as `h` (host_dtype_of(dtype)): int64 and
-// float64 are held as 32-bit words on the device, so widening is exact.
-std::vector<uint8_t> serialized(const HostTensor& h, VkDType dtype) {
-  const int64_t n = h.numel();
-  if (dtype == VkDType::Int64) {
-    std::vector<uint8_t> b(static_cast<size_t>(n) * 8);
-    for (int64_t i = 0; i < n; ++i) {
-      int32_t v;
-      std::memcpy(&v, h.data.data() + 4 * i, 4);
-      const int64_t w = v;
-      std::memcpy(b.data() + 8 * i, &w, 8);
-    }
-    return b;
-  }
-  if (dtype == VkDType::Float64) {
-    std::vector<uint8_t> b(static_cast<size_t>(n) * 8);
-    for (int64_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, h.data.data() + 4 * i, 4);
-      const double w = v;
-      std::memcpy(b.data() + 8 * i, &w, 8);
-    }
-    return b;
-  }
-  return h.data;
+// The host dtype whose bytes are `dtype`'s serialized form: from_gpu_words widens the device's
+// 32-bit words of int64 and float64 exactly.
+DType serialized_host_dtype(VkDType dtype) {
+  if (dtype == VkDType::Int64) return DType::Int64;
+  if (dtype == VkDType::Float64) return DType::Float64;
+  return host_dtype_of(dtype);
 }
 
 }  // namespace
@@ -139,7 +119,7 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
     opts.progress = nullptr;
     opts.poison_storage = false;
     std::vector<DType> dtypes;
-    for (int32_t o : results) dtypes.push_back(host_dtype_of(ir.values[o].tensor.dtype));
+    for (int32_t o : results) dtypes.push_back(serialized_host_dtype(ir.values[o].tensor.dtype));
     try {
       Graph once(g.shared_context(), sub, opts);
       once.execute_and_read(dtypes, out);
@@ -149,14 +129,8 @@ size_t evaluate_constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix
     for (size_t k = 0; k < results.size(); ++k)
       if (out[k].shape != ir.values[results[k]].tensor.dims) return 0;  // a data-dependent shape
   }
-  for (size_t k = 0; k < results.size(); ++k) {
-    auto& t = ir.values[results[k]].tensor;
-    auto bytes = std::make_shared<std::vector<uint8_t>>(serialized(out[k], t.dtype));
-    ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
-    ir.owned_bytes.push_back(std::move(bytes));
-    t.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
-    t.mem_obj_id = -1;
-  }
+  for (size_t k = 0; k < results.size(); ++k)
+    make_constant(ir, results[k], std::make_shared<const std::vector<uint8_t>>(std::move(out[k].data)));
   std::vector<bool> removed(eval.begin(), eval.end());
   drop_calls(ir, removed);
   return count;

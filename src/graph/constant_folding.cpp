@@ -4,13 +4,11 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "etwebgpu/tensor.h"
 #include "graph/fusion.h"
-#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 namespace {
@@ -78,12 +76,11 @@ std::optional<double> constant_element(const format::VkGraphIR& ir, int32_t valu
 FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
   FoldStats stats;
   const size_t nv = ir.values.size();
-  auto tensor = [&](int32_t id) { return ix.tensor(id); };
 
   // Constant data behind a tensor: its own, or a prepack's source of the same dtype.
   std::vector<int32_t> data_of(nv, -1);  // value id -> the constant value holding its data
   for (size_t v = 0; v < nv; ++v)
-    if (tensor(static_cast<int32_t>(v)) && ir.values[v].tensor.is_constant() &&
+    if (ix.tensor(static_cast<int32_t>(v)) && ir.values[v].tensor.is_constant() &&
         static_cast<size_t>(ir.values[v].tensor.constant_id) < ir.constants.size())
       data_of[v] = static_cast<int32_t>(v);
 
@@ -92,7 +89,7 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
     const auto& c = ir.chain[i];
     if (c.args.size() < 2) continue;
     int32_t in = c.args.front(), out = c.args.back();
-    if (!tensor(in) || !tensor(out) || ix.producer(out) != i || ix.pinned(out) || ix.pinned(in) || data_of[in] < 0)
+    if (!ix.tensor(in) || !ix.tensor(out) || ix.producer(out) != i || ix.pinned(out) || ix.pinned(in) || data_of[in] < 0)
       continue;
     const auto& ti = ir.values[in].tensor;
     auto& to = ir.values[out].tensor;
@@ -105,11 +102,7 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
     const auto& src = ir.values[data_of[in]].tensor;
     auto bytes = convert(ir.constants[src.constant_id].data, numel(to.dims), src.dtype, to.dtype);
     if (!bytes) continue;
-    auto owned = std::make_shared<const std::vector<uint8_t>>(std::move(*bytes));
-    ir.constants.push_back(format::VkConstant{format::ByteSpan(owned->data(), owned->size()), {}});
-    ir.owned_bytes.push_back(std::move(owned));
-    to.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
-    to.mem_obj_id = -1;
+    make_constant(ir, out, std::make_shared<const std::vector<uint8_t>>(std::move(*bytes)));
     data_of[out] = out;
     removed[i] = true;
     ++stats.calls_removed;

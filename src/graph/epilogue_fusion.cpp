@@ -74,7 +74,6 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
 EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   const size_t n = ir.chain.size();
   EpilogueStats stats;
-  std::vector<int32_t> ts;
   int32_t next_mem = 0;
   for (const auto& v : ir.values)
     if (v.kind == format::VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
@@ -145,10 +144,11 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     // output's storage (one binding cannot be read-only and read-write at once); when the
     // delegate only packed them (their lives did not meet before), the output gets a memory
     // object of its own.
-    tensors_of(ir, prod, ts);
     std::vector<int32_t> reads;
-    for (int32_t t : ts)
-      if (t != out) reads.push_back(t);
+    for (int32_t a : prod.args)
+      ix.each_tensor(a, [&](int32_t t) {
+        if (t != out) reads.push_back(t);
+      });
     const int32_t m = ix.memory(dst);
     bool safe = true, shares = false;
     for (int32_t t : reads) safe = safe && t != dst && t != res && ix.unchanged_between(t, p, c, views);

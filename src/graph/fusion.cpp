@@ -33,30 +33,24 @@ bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
   return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64;
 }
 
-void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out) {
-  out.clear();
-  for (int32_t a : c.args) {
-    const auto& v = ir.values[a];
-    if (v.kind == format::VkValueKind::Tensor) out.push_back(a);
-    else if (v.kind == format::VkValueKind::ValueList)
-      for (int32_t e : v.ids)
-        if (e >= 0 && static_cast<size_t>(e) < ir.values.size() && ir.values[e].kind == format::VkValueKind::Tensor)
-          out.push_back(e);
-  }
+void make_constant(format::VkGraphIR& ir, int32_t id, std::shared_ptr<const std::vector<uint8_t>> bytes) {
+  ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
+  ir.owned_bytes.push_back(std::move(bytes));
+  auto& t = ir.values[id].tensor;
+  t.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
+  t.mem_obj_id = -1;
 }
 
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims) {
-  ir.constants.push_back(format::VkConstant{format::ByteSpan(bytes->data(), bytes->size()), {}});
-  ir.owned_bytes.push_back(std::move(bytes));
   format::VkValue v;
   v.kind = format::VkValueKind::Tensor;
   v.tensor.dtype = dtype;
   v.tensor.dims = std::move(dims);
-  v.tensor.constant_id = static_cast<int32_t>(ir.constants.size() - 1);
-  v.tensor.mem_obj_id = -1;
   ir.values.push_back(std::move(v));
-  return static_cast<int32_t>(ir.values.size() - 1);
+  const int32_t id = static_cast<int32_t>(ir.values.size() - 1);
+  make_constant(ir, id, std::move(bytes));
+  return id;
 }
 
 std::vector<size_t> projection_group(const UseDef& ix, size_t i, size_t max, const std::function<bool(size_t)>& accept,

@@ -68,8 +68,9 @@ inline constexpr size_t kMaxFusedInputs = 6;
 // Shared with the epilogue pass (graph/epilogue_fusion.h):
 // A float tensor (f32 / f16 / f64)?
 bool float_tensor(const format::VkGraphIR& ir, int32_t id);
-// Every tensor id `c` names, ValueList members included.
-void tensors_of(const format::VkGraphIR& ir, const format::VkOpCall& c, std::vector<int32_t>& out);
+// Tensor `id` becomes a constant over `bytes` (kept alive by ir.owned_bytes), with storage of its
+// own: what a pass computed at load.
+void make_constant(format::VkGraphIR& ir, int32_t id, std::shared_ptr<const std::vector<uint8_t>> bytes);
 // A new constant tensor value over `bytes` (kept alive by ir.owned_bytes); returns its id.
 int32_t add_owned_constant(format::VkGraphIR& ir, std::shared_ptr<std::vector<uint8_t>> bytes, format::VkDType dtype,
                            std::vector<int64_t> dims);
