@@ -11,7 +11,7 @@
 #include "graph/fusion.h"
 #include "graph/graph.h"
 #include "graph/memory_plan.h"
-#include "graph/permute_folding.h"
+#include "graph/layout_folding.h"
 #include "graph/projection_fusion.h"
 
 namespace etwebgpu::graph {
@@ -51,6 +51,9 @@ size_t common_subexpressions(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   return eliminate_common_subexpressions(ir, ix).calls_removed;
 }
 size_t inverse_permutes(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_inverse_permutes(ir, ix); }
+size_t identity_layouts(Graph& g, format::VkGraphIR& ir, const UseDef&) {
+  return fold_identity_layouts(ir, g.options().static_shapes);
+}
 size_t linear_projections(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fuse_projections(ir, ix).groups; }
 size_t decoder_patterns(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   const auto s = fuse_decoder_patterns(ir, ix);
@@ -65,6 +68,7 @@ ETW_REGISTER_LOAD_REWRITE(constant_calls, Prepare);
 ETW_REGISTER_LOAD_REWRITE(attention, Attention);
 ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
 ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);
+ETW_REGISTER_LOAD_REWRITE(identity_layouts, Simplify);
 ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
 ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);
 ETW_REGISTER_LOAD_REWRITE(elementwise_chains, Elementwise);

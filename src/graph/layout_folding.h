@@ -1,4 +1,7 @@
-// Inverse permute pairs folded at load: y = permute_copy(permute_copy(x, p1), p2) with p2 undoing
+// Layout calls that move nothing, folded at load into contiguous clones, which memory planning
+// turns into aliases (no dispatch).
+//
+// Inverse permute pairs: y = permute_copy(permute_copy(x, p1), p2) with p2 undoing
 // p1 is x again, so the pair becomes one contiguous clone of x, which memory planning turns into
 // an alias (no dispatch). ExecuTorch's Llama recipe writes three such pairs per layer: q, k and v
 // go to [B, H, S, D] for the KV-cache update and back to [B, S, H, D] for custom_sdpa.
@@ -15,5 +18,12 @@ namespace etwebgpu::graph {
 
 // Rewrites `ir.chain` in place (appending one Null value when it folds); returns the pairs folded.
 size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix);
+
+// Identity layouts: a slice_copy that keeps every element (start 0, end past the dim, step 1), a
+// constant_pad_nd of all-zero pads and an expand_copy to its input's own shape. timm's Swin writes
+// three such slices and a zero pad per block (`pad` to a window multiple, `[:, :H, :W, :]` back).
+// Only when no program input is dynamic (`static_shapes`), so serialized dims are the live ones;
+// bounds must be plain Ints (a SymInt changes at run time). Returns the calls folded.
+size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes);
 
 }  // namespace etwebgpu::graph
