@@ -13,6 +13,7 @@
 #include "graph/memory_plan.h"
 #include "graph/layout_folding.h"
 #include "graph/projection_fusion.h"
+#include "graph/score_mask_folding.h"
 
 namespace etwebgpu::graph {
 
@@ -46,6 +47,7 @@ namespace {
 size_t split_packed_memory(Graph&, format::VkGraphIR& ir, const UseDef&) { return split_packed_memory_objects(ir); }
 size_t fold_constants(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_constant_conversions(ir, ix).calls_removed; }
 size_t constant_calls(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return evaluate_constant_calls(g, ir, ix); }
+size_t score_masks(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fold_score_masks(ir, ix); }
 size_t attention(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_attention(ir, ix, g.options().static_shapes).fused; }
 size_t common_subexpressions(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   return eliminate_common_subexpressions(ir, ix).calls_removed;
@@ -65,6 +67,7 @@ size_t epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fus
 ETW_REGISTER_LOAD_REWRITE(split_packed_memory, Prepare);
 ETW_REGISTER_LOAD_REWRITE(fold_constants, Prepare);
 ETW_REGISTER_LOAD_REWRITE(constant_calls, Prepare);
+ETW_REGISTER_LOAD_REWRITE(score_masks, Attention);
 ETW_REGISTER_LOAD_REWRITE(attention, Attention);
 ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
 ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);
