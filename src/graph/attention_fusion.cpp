@@ -246,13 +246,20 @@ class Matcher {
     if (!dim || (*dim != -1 && *dim != 3) || ds.size() != 4 || ds[0] * ds[1] != da[0] || ds[2] != da[1] ||
         ds[3] != da[2] || dims(p) != ds || !inner(s, s_consumers))
       return false;
-    // Scores: bmm(q, k^T) * scale [+ mask].
+    // Scores: bmm(q, k^T) * scale [+ mask], maybe through contiguous clones of their own shape
+    // (timm's Swin writes one before its softmax).
     int32_t x = s;
-    if (const VkOpCall* add = made_by(s, "aten.add.Tensor", 4)) {
+    if (s_consumers == 1)
+      while (const VkOpCall* c = made_by(x, "aten.clone.default", 3)) {
+        if (kind(c->args[1]) != VkValueKind::Null || dims(c->args[0]) != ds || !inner(c->args[0])) break;
+        take(x);
+        x = c->args[0];
+      }
+    if (const VkOpCall* add = made_by(x, "aten.add.Tensor", 4)) {
       std::optional<double> alpha = number(add->args[2]);
       int32_t mask = add->args[1];
       if (!alpha || *alpha != 1.0 || !is_float(mask) || !broadcasts(mask, ds) || dims(add->args[0]) != ds) return false;
-      take(s);
+      take(x);
       m_.mask = mask;
       x = add->args[0];
       if (!inner(x)) return false;
@@ -391,8 +398,25 @@ class Matcher {
     base = id;
     if (!is_float(base)) return false;
     view = contiguous(dims(base));
-    for (auto it = calls.rbegin(); it != calls.rend(); ++it)
-      if (!apply(**it, view)) return false;
+    for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
+      const Strided before = view;
+      if (apply(**it, view)) continue;
+      // Only copies of the same shape may follow the merge that failed (a clone before the bmm).
+      const Dims& merged = dims((*it)->args.back());
+      for (auto later = std::next(it); later != calls.rend(); ++later)
+        if (dims((*later)->args.back()) != merged || dims((*later)->args.front()) != merged) return false;
+      return unmerged(before, merged, view);
+    }
+    return true;
+  }
+  // A last reshape of [B, H, S, D] to [B*H, S, D] whose B and H strides do not merge (Swin's
+  // windows and heads, both sliced out of one qkv projection): the view stays 4-D, which the
+  // fused layout holds as it is (a batch and a head stride).
+  static bool unmerged(const Strided& four, const Dims& three, Strided& view) {
+    if (four.sizes.size() != 4 || three.size() != 3 || four.sizes[0] * four.sizes[1] != three[0] ||
+        four.sizes[2] != three[1] || four.sizes[3] != three[2])
+      return false;
+    view = four;
     return true;
   }
   // Walks forward from the second bmm's output through its only consumers while they are reshapes
@@ -421,8 +445,8 @@ class Matcher {
         Strided t = view;
         for (size_t i = 0; i < p->size(); ++i) t.sizes[(*p)[i]] = view.sizes[i], t.strides[(*p)[i]] = view.strides[i];
         view = t;
-      } else if (!reshape(view, in)) {
-        return false;
+      } else if (const Strided before = view; !reshape(view, in)) {
+        return std::next(it) == after.rend() && unmerged(before, in, view);
       }
       if (view.sizes != in) return false;
     }
@@ -430,19 +454,27 @@ class Matcher {
   }
   // q [B*H, S_q, D], k^T [B*H, D, S_kv] and v [B*H, S_kv, D_v] as the bmms read them, each a view
   // of the tensor its layout calls start from, with unit stride along D: the fused layout.
-  bool strided_inputs(int32_t qm, int32_t ktm, int32_t vm, const Strided& out, int64_t B, int64_t H) {
+  bool strided_inputs(int32_t qm, int32_t ktm, int32_t vm, Strided out, int64_t B, int64_t H) {
     Strided q, k, v;
     if (!resolve(qm, m_.q, q) || !resolve(ktm, m_.k, k) || !resolve(vm, m_.v, v)) return false;
     // Repeated k/v heads (GQA) are the contiguous mode's: it reads the cache once per group.
     for (int32_t x : {m_.k, m_.v})
       if (made_by(x, "aten.expand_copy.default", 4)) return false;
-    if (k.sizes.size() != 3) return false;
-    std::swap(k.sizes[1], k.sizes[2]);
-    std::swap(k.strides[1], k.strides[2]);
-    m_.layout = {B, H, H, q.sizes[1], k.sizes[1], q.sizes[2], v.sizes[2]};
+    // Each as [B, H, rows, D] (a 3-D view's first stride splits into batch and head strides).
+    for (Strided* x : std::array<Strided*, 4>{&q, &k, &v, &out}) {
+      if (x->sizes.size() == 3) {
+        if (x->sizes[0] != B * H) return false;
+        x->sizes = {B, H, x->sizes[1], x->sizes[2]};
+        x->strides = {x->strides[0] * H, x->strides[0], x->strides[1], x->strides[2]};
+      }
+      if (x->sizes.size() != 4 || x->sizes[0] != B || x->sizes[1] != H) return false;
+    }
+    std::swap(k.sizes[2], k.sizes[3]);
+    std::swap(k.strides[2], k.strides[3]);
+    m_.layout = {B, H, H, q.sizes[2], k.sizes[2], q.sizes[3], v.sizes[3]};
     for (const Strided* x : std::array<const Strided*, 4>{&q, &k, &v, &out}) {
-      if (x->sizes.size() != 3 || x->sizes[0] != B * H || (x->sizes[2] > 1 && x->strides[2] != 1)) return false;
-      for (int64_t e : {x->offset, x->strides[0] * H, x->strides[0], x->strides[1]}) {
+      if (x->sizes[3] > 1 && x->strides[3] != 1) return false;
+      for (int64_t e : {x->offset, x->strides[0], x->strides[1], x->strides[2]}) {
         if (e < 0) return false;
         m_.layout.push_back(e);
       }

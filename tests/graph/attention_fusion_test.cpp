@@ -292,6 +292,84 @@ TEST(AttentionFusion, AnEscapingPermuteKeepsItsCopyAndTheResultIsUnchanged) {
   EXPECT_TRUE(Close(out[1], b.reference(), 1e-5, 1e-4));
 }
 
+// Swin's window attention: W windows of S tokens, qkv [W * S, 3 * H * D] -> view [W, S, 3, H, D]
+// -> permute (2, 0, 3, 1, 4) -> slices; q, k and v go to [W * H, S, D] by view_copy, although the
+// window and head strides (both from the permute) do not merge into one; v is cloned after its
+// view and the scores before the softmax, with a constant bias [1, H, S, S] added; out -> view
+// [W, H, S, D] -> permute (0, 2, 1, 3) -> view [W * S, H * D] -> + 1.
+struct SwinBuilt {
+  static constexpr int64_t W = 2, S = 7, E = kEH * kED;
+  OpGraph g;
+  HostTensor qkv = random_f32({W * S, 3 * E}, 9), bias = random_f32({1, kEH, S, S}, 10);
+  double scale = 0.35;
+  SwinBuilt() {
+    auto& gb = g.gb;
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    Id in = g.input(qkv), b = g.constant(bias), v5 = t({W, S, 3, kEH, kED}), p5 = t({3, W, kEH, S, kED});
+    gb.op("aten.view_copy.default", {in, gb.int_list({W, S, 3, kEH, kED}), v5});
+    gb.op("aten.permute_copy.default", {v5, gb.int_list({2, 0, 3, 1, 4}), p5});
+    Id part[3];
+    for (int i = 0; i < 3; ++i) {
+      Id sl = t({1, W, kEH, S, kED});
+      part[i] = t({W, kEH, S, kED});
+      gb.op("aten.slice_copy.Tensor", {p5, gb.int_(0), gb.int_(i), gb.int_(i + 1), gb.int_(1), sl});
+      gb.op("aten.squeeze_copy.dims", {sl, gb.int_list({0}), part[i]});
+    }
+    Id qs = t({W, kEH, S, kED}), kt = t({W, kEH, kED, S}), q3 = t({W * kEH, S, kED}), kt3 = t({W * kEH, kED, S});
+    Id v3 = t({W * kEH, S, kED}), vc = t({W * kEH, S, kED});
+    gb.op("aten.mul.Scalar", {part[0], gb.dbl(scale), qs});
+    gb.op("aten.permute_copy.default", {part[1], gb.int_list({0, 1, 3, 2}), kt});
+    gb.op("aten.view_copy.default", {qs, gb.int_list({W * kEH, S, kED}), q3});
+    gb.op("aten.view_copy.default", {kt, gb.int_list({W * kEH, kED, S}), kt3});
+    gb.op("aten.view_copy.default", {part[2], gb.int_list({W * kEH, S, kED}), v3});
+    gb.op("aten.clone.default", {v3, gb.null(), vc});
+    Id s3 = t({W * kEH, S, S}), s4 = t({W, kEH, S, S}), sb = t({W, kEH, S, S}), s = t({W, kEH, S, S});
+    Id p = t({W, kEH, S, S}), p3 = t({W * kEH, S, S});
+    gb.op("aten.bmm.default", {q3, kt3, s3});
+    gb.op("aten.view_copy.default", {s3, gb.int_list({W, kEH, S, S}), s4});
+    gb.op("aten.add.Tensor", {s4, b, gb.int_(1), sb});
+    gb.op("aten.clone.default", {sb, gb.null(), s});
+    gb.op("aten._softmax.default", {s, gb.int_(-1), gb.boolean(false), p});
+    gb.op("aten.view_copy.default", {p, gb.int_list({W * kEH, S, S}), p3});
+    Id o3 = t({W * kEH, S, kED}), o4 = t({W, kEH, S, kED}), ot = t({W, S, kEH, kED}), o2 = t({W * S, E});
+    gb.op("aten.bmm.default", {p3, vc, o3});
+    gb.op("aten.view_copy.default", {o3, gb.int_list({W, kEH, S, kED}), o4});
+    gb.op("aten.permute_copy.default", {o4, gb.int_list({0, 2, 1, 3}), ot});
+    gb.op("aten.view_copy.default", {ot, gb.int_list({W * S, E}), o2});
+    Id y = g.output(DType::Float32, {W * S, E});
+    gb.op("aten.add.Scalar", {o2, gb.int_(1), gb.int_(1), y});
+  }
+  // fp64: per window, softmax(q k^T * scale + bias) v per head, as [W * S, H * D] plus 1.
+  HostTensor reference() const {
+    HostTensor y(DType::Float64, {W * S, E});
+    HostTensor mask(DType::Float32, {kEH, S, S});
+    std::copy(bias.as<float>(), bias.as<float>() + bias.numel(), mask.as<float>());
+    for (int64_t w = 0; w < W; ++w) {
+      HostTensor rows(DType::Float32, {S, 3 * E});
+      std::copy(qkv.as<float>() + w * S * 3 * E, qkv.as<float>() + (w + 1) * S * 3 * E, rows.as<float>());
+      auto head = [&](int i) { return ref::split_heads(rows, 3 * E, kEH, kED, i * E); };
+      HostTensor o = ref::merge_heads(ref::sdpa(head(0), head(1), head(2), &mask, scale));
+      for (int64_t i = 0; i < S * E; ++i) y.as<double>()[w * S * E + i] = o.as<double>()[i] + 1;
+    }
+    return y;
+  }
+};
+
+TEST(AttentionFusion, SwinWindowsAndHeadsWhoseStridesDoNotMergeFuseWithTheirLayouts) {
+  ETW_REQUIRE_GPU();
+  SwinBuilt b, plain;
+  auto out = b.g.run();
+  Profile p;
+  b.g.model()->run(b.g.inputs, &p);
+  EXPECT_EQ(count(p, "etwebgpu.attention"), 1u);
+  EXPECT_EQ(count(p, "aten.bmm.default") + count(p, "aten._softmax.default"), 0u);
+  EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
+  EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
+  LoadOptions off;
+  off.fuse = false;
+  EXPECT_TRUE(Close(plain.g.run(off)[0], b.reference(), 1e-5, 1e-4));
+}
+
 // --- Projection fusion (graph/projection_fusion.h): Whisper's q, k (no bias) and v linears of
 // one input, each read only by the fused attention, become one linear of stacked weights. As the
 // export writes them, each linear reads its own squeeze + clone of the layer norm's output (CSE
