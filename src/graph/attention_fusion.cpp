@@ -85,8 +85,9 @@ class Matcher {
     if (strided_) m_.taken.assign(set.begin(), set.end());
     if (set.size() != m_.taken.size()) return std::nullopt;
     for (size_t t : m_.taken) {
-      int32_t o = ir_.chain[t].args.back();
-      if (o != m_.out && !ix_.internal(o, m_.taken)) return std::nullopt;
+      bool inside = true;  // every tensor of the output (each piece of a split)
+      ix_.each_tensor(ir_.chain[t].args.back(), [&](int32_t o) { inside = inside && (o == m_.out || ix_.internal(o, m_.taken)); });
+      if (!inside) return std::nullopt;
     }
     return m_;
   }
@@ -331,8 +332,8 @@ class Matcher {
   }
   // `s`, the view of call c's first argument, becomes the view of its output: a reshape, a
   // permute, a slice, a select, or a multiplication by a constant (which moves no element).
-  bool apply(const VkOpCall& c, Strided& s) const {
-    const Dims& out = dims(c.args.back());
+  bool apply(const VkOpCall& c, int32_t out_id, Strided& s) const {
+    const Dims& out = dims(out_id);
     int64_t r = static_cast<int64_t>(s.sizes.size());
     auto axis = [&](int32_t id, int64_t rank) -> std::optional<int64_t> {
       std::optional<int64_t> d = int_or(id, -1 - rank);
@@ -358,6 +359,20 @@ class Matcher {
       s.offset += st * s.strides[*d];
       s.strides[*d] *= *step;
       s.sizes[*d] = out[*d];
+    } else if (c.name == "aten.split_with_sizes_copy.default" && c.args.size() == 4) {
+      // Piece k of the split: a slice at the sizes before it.
+      std::optional<int64_t> d = axis(c.args[2], r);
+      const auto& pieces = ir_.values[c.args[3]].ids;
+      auto k = std::find(pieces.begin(), pieces.end(), out_id);
+      if (!d || kind(c.args[1]) != VkValueKind::IntList || k == pieces.end() || out.size() != s.sizes.size()) return false;
+      const Dims& sizes = ir_.values[c.args[1]].ints;
+      const size_t at = static_cast<size_t>(k - pieces.begin());
+      if (sizes.size() != pieces.size()) return false;
+      int64_t start = 0;
+      for (size_t i = 0; i < at; ++i) start += sizes[i];
+      if (sizes[at] != out[*d] || start + sizes[at] > s.sizes[*d]) return false;
+      s.offset += start * s.strides[*d];
+      s.sizes[*d] = out[*d];
     } else if (c.name == "aten.select_copy.int" && c.args.size() == 4) {
       std::optional<int64_t> d = axis(c.args[1], r), i = int_or(c.args[2], 0);
       if (!d || !i) return false;
@@ -374,12 +389,13 @@ class Matcher {
   // Walks back from `id` through layout calls (and scalings, into the scale) to the tensor they
   // start from, `base`, and gives `id`'s elements as a view of it.
   bool resolve(int32_t id, int32_t& base, Strided& view) {
-    std::vector<const VkOpCall*> calls;
+    std::vector<std::pair<const VkOpCall*, int32_t>> calls;  // each with the output the walk came through
     while (passable(id)) {
       const VkOpCall* c = view_of(id);
       int32_t next = c ? c->args[0] : -1;
       if (!c) {
-        for (const char* name : {"aten.permute_copy.default", "aten.slice_copy.Tensor", "aten.select_copy.int"}) {
+        for (const char* name : {"aten.permute_copy.default", "aten.slice_copy.Tensor", "aten.select_copy.int",
+                                 "aten.split_with_sizes_copy.default"}) {
           const VkOpCall& p = ir_.chain[ix_.producer(id)];
           if (p.name == name && p.args.size() >= 3) c = &p, next = p.args[0];
         }
@@ -392,7 +408,7 @@ class Matcher {
       }
       if (!is_float(next)) return false;
       take(id);
-      calls.push_back(c);
+      calls.emplace_back(c, id);
       id = next;
     }
     base = id;
@@ -400,11 +416,11 @@ class Matcher {
     view = contiguous(dims(base));
     for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
       const Strided before = view;
-      if (apply(**it, view)) continue;
+      if (apply(*it->first, it->second, view)) continue;
       // Only copies of the same shape may follow the merge that failed (a clone before the bmm).
-      const Dims& merged = dims((*it)->args.back());
+      const Dims& merged = dims(it->second);
       for (auto later = std::next(it); later != calls.rend(); ++later)
-        if (dims((*later)->args.back()) != merged || dims((*later)->args.front()) != merged) return false;
+        if (dims(later->second) != merged || dims(later->first->args.front()) != merged) return false;
       return unmerged(before, merged, view);
     }
     return true;

@@ -4,6 +4,7 @@
 // The eager attention of ViT and Whisper exports (q, k, v permuted and sliced out of the
 // projections, the output permuted back) fuses with its layout calls on every kernel route.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -368,6 +369,91 @@ TEST(AttentionFusion, SwinWindowsAndHeadsWhoseStridesDoNotMergeFuseWithTheirLayo
   LoadOptions off;
   off.fuse = false;
   EXPECT_TRUE(Close(plain.g.run(off)[0], b.reference(), 1e-5, 1e-4));
+}
+
+// LeViT's attention: qkv [1, S, H * (2 * KD + DV)] -> view [1, S, H, 2 * KD + DV] -> split
+// [KD, KD, DV] along the last dim -> permutes (k straight to [1, H, KD, S]) -> squeeze -> clone
+// -> bmm; scores * scale (a 0-d constant) + a constant bias [H, S, S]; out -> view -> permute ->
+// view [1, S, H * DV]. The split's pieces are read where the projection wrote them.
+struct LevitBuilt {
+  static constexpr int64_t S = 9, KD = 4, DV = 8, W = 2 * KD + DV;
+  OpGraph g;
+  HostTensor qkv = random_f32({1, S, kEH * W}, 12), bias = random_f32({kEH, S, S}, 13);
+  float scale = 0.5f;
+  LevitBuilt() {
+    auto& gb = g.gb;
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    HostTensor sc(DType::Float32, {});
+    sc.as<float>()[0] = scale;
+    Id in = g.input(qkv), b = g.constant(bias), c = g.constant(sc), v4 = t({1, S, kEH, W});
+    gb.op("aten.view_copy.default", {in, gb.int_list({1, S, kEH, W}), v4});
+    Id q = t({1, S, kEH, KD}), k = t({1, S, kEH, KD}), v = t({1, S, kEH, DV});
+    gb.op("aten.split_with_sizes_copy.default", {v4, gb.int_list({KD, KD, DV}), gb.int_(3), gb.value_list({q, k, v})});
+    Id qp = t({1, kEH, S, KD}), kp = t({1, kEH, KD, S}), vp = t({1, kEH, S, DV});
+    gb.op("aten.permute_copy.default", {q, gb.int_list({0, 2, 1, 3}), qp});
+    gb.op("aten.permute_copy.default", {k, gb.int_list({0, 2, 3, 1}), kp});
+    gb.op("aten.permute_copy.default", {v, gb.int_list({0, 2, 1, 3}), vp});
+    Id q3 = t({kEH, S, KD}), k3 = t({kEH, KD, S}), v3 = t({kEH, S, DV}), qc = t({kEH, S, KD}), kc = t({kEH, KD, S}),
+       vc = t({kEH, S, DV});
+    gb.op("aten.squeeze_copy.dims", {qp, gb.int_list({0}), q3});
+    gb.op("aten.squeeze_copy.dims", {kp, gb.int_list({0}), k3});
+    gb.op("aten.squeeze_copy.dims", {vp, gb.int_list({0}), v3});
+    gb.op("aten.clone.default", {q3, gb.null(), qc});
+    gb.op("aten.clone.default", {k3, gb.null(), kc});
+    gb.op("aten.clone.default", {v3, gb.null(), vc});
+    Id s3 = t({kEH, S, S}), s4 = t({1, kEH, S, S}), ss = t({1, kEH, S, S}), sb = t({1, kEH, S, S}), p = t({1, kEH, S, S}),
+       p3 = t({kEH, S, S});
+    gb.op("aten.bmm.default", {qc, kc, s3});
+    gb.op("aten.view_copy.default", {s3, gb.int_list({1, kEH, S, S}), s4});
+    gb.op("aten.mul.Tensor", {s4, c, ss});
+    gb.op("aten.add.Tensor", {ss, b, gb.int_(1), sb});
+    gb.op("aten._softmax.default", {sb, gb.int_(-1), gb.boolean(false), p});
+    gb.op("aten.squeeze_copy.dims", {p, gb.int_list({0}), p3});
+    Id o3 = t({kEH, S, DV}), o4 = t({1, kEH, S, DV}), ot = t({1, S, kEH, DV});
+    gb.op("aten.bmm.default", {p3, vc, o3});
+    gb.op("aten.view_copy.default", {o3, gb.int_list({1, kEH, S, DV}), o4});
+    gb.op("aten.permute_copy.default", {o4, gb.int_list({0, 2, 1, 3}), ot});
+    Id o2 = t({1, S, kEH * DV}), y = g.output(DType::Float32, {1, S, kEH * DV});
+    gb.op("aten.view_copy.default", {ot, gb.int_list({1, S, kEH * DV}), o2});
+    gb.op("aten.add.Scalar", {o2, gb.int_(1), gb.int_(1), y});
+  }
+  // fp64, per head h: softmax(q_h k_h^T * scale + bias_h) v_h as [S, H * DV] plus 1.
+  std::vector<double> reference() const {
+    std::vector<double> y(static_cast<size_t>(S * kEH * DV));
+    auto at = [&](int64_t s_, int64_t h, int64_t col) { return double(qkv.as<float>()[(s_ * kEH + h) * W + col]); };
+    for (int64_t h = 0; h < kEH; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> sc(S);
+        double mx = -1e300, sum = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < KD; ++d) dot += at(i, h, d) * at(j, h, KD + d);
+          sc[j] = dot * scale + bias.as<float>()[(h * S + i) * S + j];
+          mx = std::max(mx, sc[j]);
+        }
+        for (double& e : sc) sum += (e = std::exp(e - mx));
+        for (int64_t d = 0; d < DV; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < S; ++j) acc += sc[j] / sum * at(j, h, 2 * KD + d);
+          y[(i * kEH + h) * DV + d] = acc + 1;
+        }
+      }
+    return y;
+  }
+};
+
+TEST(AttentionFusion, LevitSplitHeadsAreReadWhereTheProjectionWroteThem) {
+  ETW_REQUIRE_GPU();
+  LevitBuilt b;
+  auto out = b.g.run();
+  Profile p;
+  b.g.model()->run(b.g.inputs, &p);
+  EXPECT_EQ(count(p, "etwebgpu.attention"), 1u);
+  EXPECT_EQ(count(p, "aten.split_with_sizes_copy.default"), 0u);
+  EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
+  const auto ref = b.reference();
+  ASSERT_EQ(out[0].numel(), static_cast<int64_t>(ref.size()));
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(out[0].as<float>()[i], ref[i], 1e-5) << i;
 }
 
 // --- Projection fusion (graph/projection_fusion.h): Whisper's q, k (no bias) and v linears of
