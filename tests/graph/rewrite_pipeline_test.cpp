@@ -13,7 +13,8 @@ namespace {
 
 // Every pass is listed once, phases never go back, and the graph passes and the op families'
 // passes run in the order their inputs need: constants evaluated before the patterns that take
-// them (a mask built from constants is the attention's constant mask), attention before CSE (which would merge its scale
+// them (a mask built from constants is the attention's constant mask), the score masks folded
+// before the attention that takes their sum, attention before CSE (which would merge its scale
 // and mask calls across layers), the elementwise chains before the epilogues that take them, the
 // 8da4w qparams pattern before the SwiGLU pairing, the projections before the rotary fold.
 TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
@@ -28,13 +29,16 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
     EXPECT_NE(it, passes.end()) << name << " is not in the pipeline";
     return it - passes.begin();
   };
-  const char* order[] = {"split_packed_memory", "fold_constants", "constant_calls", "attention", "common_subexpressions", "inverse_permutes",
-                         "linear_projections", "decoder_patterns", "elementwise_chains", "epilogues", "fuse_choose_qparams",
-                         "pair_swiglu_projections", "fuse_q4gsw_projections", "fold_rope_into_projections"};
+  const char* order[] = {"split_packed_memory", "fold_constants", "constant_calls", "score_masks", "attention", "common_subexpressions",
+                         "inverse_permutes", "identity_layouts", "linear_projections", "decoder_patterns", "elementwise_chains",
+                         "epilogues", "fuse_choose_qparams", "pair_swiglu_projections", "fuse_q4gsw_projections",
+                         "fold_rope_into_projections"};
   for (size_t i = 1; i < std::size(order); ++i) EXPECT_LT(at(order[i - 1]), at(order[i])) << order[i - 1] << " before " << order[i];
-  for (const char* p : {"fuse_layer_norm_linear", "fold_batch_norm_into_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp",
-                        "fuse_qparams_projections"})
-    at(p);
+  // The BatchNorm fold runs after constant evaluation (LeViT's bmm weight is one) and before the
+  // epilogues (the residual add after it becomes the linear's).
+  EXPECT_LT(at("constant_calls"), at("fold_batch_norm_into_linear"));
+  EXPECT_LT(at("fold_batch_norm_into_linear"), at("epilogues"));
+  for (const char* p : {"fuse_layer_norm_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp", "fuse_qparams_projections"}) at(p);
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
 // The load rewrite that folds an inference BatchNorm into the linear before it (LeViT's and
 // EfficientFormer's "linear, then BatchNorm1d over its features"):
-//   y = aten.linear(x, W, b);  [f = view_copy(y) to [M, C]];
+//   y = aten.linear(x, W, b) or aten.bmm(x, W^T) (W^T a constant [1, K, C]: LeViT's export);
+//   [f = contiguous views of y (view_copy to [M, C], squeeze, clone)];
 //   out = aten._native_batch_norm_legit_no_training(f, gamma, beta, mean, var, momentum, eps)
 // becomes one linear of W'[c, :] = W[c, :] * s[c] and b'[c] = (b[c] - mean[c]) * s[c] + beta[c],
 // s = gamma / sqrt(var + eps) (computed in double, stored f32), whose output (or the view's) is
 // the BatchNorm's: one dispatch less per pair. ExecuTorch folds a BatchNorm into a conv at export, not into a linear.
 //
 // Taken where W, b (or Null), gamma, beta (or Null), mean and var are f32 constants of C values
-// (W [C, K]), the BatchNorm's input is [M, C] (its channels the linear's features), y and the view
+// (W [C, K]), the BatchNorm's input is [M, C] (its channels the linear's features), y and the views
 // are read once each and are no graph input, output or state, and the statistics outputs are read
 // by nothing.
 #include <cmath>
@@ -82,22 +83,44 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
     if (!graph::float_tensor(ir, out) || ir.values[out].tensor.dims != ir.values[f].tensor.dims ||
         ir.values[out].tensor.dtype != VkDType::Float32)
       continue;
-    // f: the linear's output, or a contiguous view of it read by nothing else.
+    // f: the linear's output, or contiguous views of it (a squeeze, a clone) read by nothing else.
     size_t li = ix.producer(f);
     int32_t y = f;
-    if (graph::is_contiguous_view(ir, ir.chain[li]) && ir.chain[li].args.back() == f) {
+    bool views_ok = true;
+    while (li != graph::UseDef::npos && graph::is_contiguous_view(ir, ir.chain[li]) && ir.chain[li].args.back() == y) {
       y = ir.chain[li].args.front();
       if (!graph::float_tensor(ir, y) || ix.sole_reader(y) != li || ir.values[y].tensor.dims.empty() ||
-          ir.values[y].tensor.dims.back() != C)
-        continue;
+          ir.values[y].tensor.dims.back() != C) {
+        views_ok = false;
+        break;
+      }
       li = ix.producer(y);
     }
+    if (!views_ok || li == graph::UseDef::npos) continue;
     auto& lin = ir.chain[li];
-    if (lin.name != "aten.linear.default" || lin.args.size() != 4 || lin.args.back() != y) continue;
-    const auto& wt = ir.values[lin.args[1]].tensor;
-    if (!is(lin.args[1], VkValueKind::Tensor) || wt.dims.size() != 2 || wt.dims[0] != C) continue;
-    const int64_t K = wt.dims[1];
-    const auto w = f32_constant(ir, lin.args[1], C * K, 2);
+    std::vector<double> w;
+    int64_t K = 0;
+    bool from_bmm = false;
+    if (lin.name == "aten.linear.default" && lin.args.size() == 4 && lin.args.back() == y) {
+      const auto& wt = ir.values[lin.args[1]].tensor;
+      if (!is(lin.args[1], VkValueKind::Tensor) || wt.dims.size() != 2 || wt.dims[0] != C) continue;
+      K = wt.dims[1];
+      w = f32_constant(ir, lin.args[1], C * K, 2);
+    } else if (lin.name == "aten.bmm.default" && lin.args.size() == 3 && lin.args.back() == y &&
+               is(lin.args[1], VkValueKind::Tensor) && ir.values[lin.args[1]].tensor.dims.size() == 3 &&
+               ir.values[lin.args[1]].tensor.dims[0] == 1 && ir.values[lin.args[1]].tensor.dims[2] == C) {
+      // LeViT's LinearNorm exports its linear as bmm(x [1, M, K], W^T [1, K, C]) with W^T a
+      // constant once evaluated: it becomes linear(x, W) with the BatchNorm folded in.
+      K = ir.values[lin.args[1]].tensor.dims[1];
+      const auto wt = f32_constant(ir, lin.args[1], K * C, 3);
+      if (wt.empty()) continue;
+      w.resize(static_cast<size_t>(C * K));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t c = 0; c < C; ++c) w[c * K + k] = wt[k * C + c];
+      from_bmm = true;
+    } else {
+      continue;
+    }
     std::vector<double> b(static_cast<size_t>(C), 0.0), gamma(static_cast<size_t>(C), 1.0), beta(static_cast<size_t>(C), 0.0);
     bool ok = !w.empty();
     auto take = [&](int32_t id, std::vector<double>& into) {
@@ -105,7 +128,7 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
       into = f32_constant(ir, id, C);
       ok = !into.empty();
     };
-    take(lin.args[2], b);
+    if (!from_bmm) take(lin.args[2], b);
     take(bn.args[1], gamma);
     take(bn.args[2], beta);
     const auto mean = f32_constant(ir, bn.args[3], C), var = f32_constant(ir, bn.args[4], C);
@@ -116,6 +139,10 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
       const double s = gamma[c] / std::sqrt(var[c] + eps);
       for (int64_t k = 0; k < K; ++k) w2[c * K + k] = w[c * K + k] * s;
       b2[c] = (b[c] - mean[c]) * s + beta[c];
+    }
+    if (from_bmm) {
+      lin.name = "aten.linear.default";
+      lin.args = {lin.args[0], -1, -1, y};
     }
     lin.args[1] = f32_owned(ir, w2, {C, K});
     lin.args[2] = f32_owned(ir, b2, {C});
@@ -131,7 +158,7 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
   return fused;
 }
 
-ETW_REGISTER_LOAD_REWRITE(fold_batch_norm_into_linear, Patterns);
+ETW_REGISTER_LOAD_REWRITE(fold_batch_norm_into_linear, Simplify);
 
 }  // namespace
 }  // namespace etwebgpu::ops

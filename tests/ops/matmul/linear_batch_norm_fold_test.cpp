@@ -80,4 +80,38 @@ TEST(OpLinearBatchNorm, BatchNormStaysWhenTheLinearOutputIsReadOtherwiseOrTheWei
   }
 }
 
+// LeViT's export: bmm(x [1, M, K], W^T [1, K, C] constant) -> squeeze -> clone -> BatchNorm ->
+// view -> + residual. The bmm becomes a linear with the BatchNorm folded in, early enough that
+// the residual add becomes its epilogue: one dispatch for the four ops.
+TEST(OpLinearBatchNorm, LevitBmmByAConstantFoldsItsBatchNormAndTakesTheResidualAdd) {
+  ETW_REQUIRE_GPU();
+  LinBn c;
+  HostTensor wt(DType::Float32, {1, kIn, kOut});
+  for (int64_t k = 0; k < kIn; ++k)
+    for (int64_t o = 0; o < kOut; ++o) wt.as<float>()[k * kOut + o] = c.w.as<float>()[o * kIn + k];
+  HostTensor res = random_f32({1, kRows, kOut}, 8);
+  auto fused = load_graph(
+      [&](OpGraph& g) {
+        Id xi = g.input(c.x), ri = g.input(res), y = g.tensor(DType::Float32, {1, kRows, kOut});
+        g.gb.op("aten.bmm.default", {xi, g.constant(wt), y});
+        Id sq = g.tensor(DType::Float32, {kRows, kOut}), cl = g.tensor(DType::Float32, {kRows, kOut});
+        g.gb.op("aten.squeeze_copy.dims", {y, g.gb.int_list({0}), sq});
+        g.gb.op("aten.clone.default", {sq, g.gb.null(), cl});
+        Id o = g.tensor(DType::Float32, {kRows, kOut}), s1 = g.tensor(DType::Float32, {0}), s2 = g.tensor(DType::Float32, {0});
+        g.gb.op("aten._native_batch_norm_legit_no_training.default",
+                {cl, g.constant(c.gamma), g.constant(c.beta), g.constant(c.mean), g.constant(c.var), g.gb.dbl(0.1), g.gb.dbl(1e-5),
+                 g.gb.value_list({o, s1, s2})});
+        Id v = g.tensor(DType::Float32, {1, kRows, kOut});
+        g.gb.op("aten.view_copy.default", {o, g.gb.int_list({1, kRows, kOut}), v});
+        g.gb.op("aten.add.Tensor", {ri, v, g.gb.int_(1), g.output(DType::Float32, {1, kRows, kOut})});
+      },
+      true);
+  EXPECT_EQ(fused.ops.size(), 1u) << "the bmm, BatchNorm and add as one linear";
+  c.bias = false;
+  auto want = c.ref();
+  for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
+  want.shape = fused.out[0].shape;
+  EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4));
+}
+
 }  // namespace
