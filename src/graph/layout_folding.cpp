@@ -1,12 +1,17 @@
 #include "graph/layout_folding.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <climits>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "etwebgpu/tensor.h"
 #include "graph/fusion.h"
+#include "graph/layout_trace.h"
+#include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
 
@@ -132,6 +137,107 @@ size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix) {
   }
   if (folded) drop_calls(ir, removed);
   return folded;
+}
+
+namespace {
+
+// A table this large stays a chain: it would cost more device memory than the copies it replaces
+// save time.
+constexpr uint64_t kMaxGatherTableBytes = 16ull << 20;
+
+int32_t new_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims) {
+  format::VkValue v;
+  v.kind = VkValueKind::Tensor;
+  v.tensor.dtype = dtype;
+  v.tensor.dims = std::move(dims);
+  v.tensor.constant_id = -1;
+  v.tensor.mem_obj_id = -1;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
+int32_t new_int(format::VkGraphIR& ir, int64_t x) {
+  format::VkValue v;
+  v.kind = VkValueKind::Int;
+  v.int_val = x;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
+}  // namespace
+
+size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes) {
+  if (!static_shapes) return 0;
+  const size_t n = ir.chain.size();
+  std::vector<bool> removed(n, false);
+  std::vector<std::vector<format::VkOpCall>> replacement(n);
+  auto layout = [&](size_t i) { return i != UseDef::npos && is_traceable_layout(ir, ir.chain[i]); };
+  // An intermediate of a chain: one writer, read only by the next call, not pinned or aliased.
+  auto passes = [&](int32_t t, size_t reader) { return ix.sole_reader(t) == reader && !ix.aliased(t); };
+  size_t collapsed = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (!layout(j)) continue;
+    const int32_t out = ir.chain[j].args.back();
+    const size_t next = ix.sole_reader(out);
+    if (next != UseDef::npos && layout(next) && passes(out, next)) continue;  // not the chain's end
+    std::vector<size_t> calls{j};
+    int32_t src = ir.chain[j].args.front();
+    for (size_t p = ix.producer(src); layout(p) && !removed[p] && passes(src, calls.front()) &&
+                                      ir.chain[p].args.back() == src;
+         p = ix.producer(src)) {
+      calls.insert(calls.begin(), p);
+      src = ir.chain[p].args.front();
+    }
+    size_t copies = 0;
+    for (size_t c : calls) copies += !is_contiguous_view(ir, ir.chain[c]);
+    const auto dtype = ix.dtype(src);
+    bool same_dtype = true;
+    for (size_t c : calls) same_dtype = same_dtype && ix.dtype(ir.chain[c].args.back()) == dtype;
+    if (copies < 2 || !same_dtype || !ix.unchanged_between(src, calls.front(), j)) continue;
+    std::vector<const format::VkOpCall*> chain;
+    for (size_t c : calls) chain.push_back(&ir.chain[c]);
+    const auto map = trace_layouts(ir, src, chain);
+    if (!map || map->empty()) continue;
+    // Rows when every output row of the last dim's length is a whole source row, in order.
+    const std::vector<int64_t> od = ix.dims(out), sd = ix.dims(src);  // copies: values grow below
+    const int64_t L = od.empty() ? 1 : od.back();
+    bool rows = !sd.empty() && L > 1 && sd.back() == L;
+    for (size_t r = 0; rows && r < map->size(); r += static_cast<size_t>(L)) {
+      rows = (*map)[r] % L == 0;
+      for (int64_t e = 1; rows && e < L; ++e) rows = (*map)[r + e] == (*map)[r] + e;
+    }
+    const int64_t unit = rows ? L : 1;
+    const size_t entries = map->size() / static_cast<size_t>(unit);
+    if (entries * 4 > kMaxGatherTableBytes || numel(sd) > INT32_MAX) continue;
+    auto table = std::make_shared<std::vector<uint8_t>>(entries * 4);
+    for (size_t k = 0; k < entries; ++k) {
+      const int32_t at = static_cast<int32_t>((*map)[k * unit] / unit);
+      std::memcpy(table->data() + k * 4, &at, 4);
+    }
+    const int32_t index = add_owned_constant(ir, std::move(table), format::VkDType::Int32, {static_cast<int64_t>(entries)});
+    const int32_t flat = new_tensor(ir, dtype, {numel(sd) / unit, unit});
+    const int32_t picked = new_tensor(ir, dtype, {static_cast<int64_t>(entries), unit});
+    format::VkOpCall view_in, gather, view_out;
+    view_in.node_id = gather.node_id = view_out.node_id = ir.chain[j].node_id;
+    view_in.name = view_out.name = "aten.view_copy.default";
+    view_in.args = {src, add_int_list(ir, {numel(sd) / unit, unit}), flat};
+    gather.name = "aten.index_select.default";
+    gather.args = {flat, new_int(ir, 0), index, picked};
+    view_out.args = {picked, add_int_list(ir, od), out};
+    for (size_t c : calls) removed[c] = true;
+    replacement[j] = {std::move(view_in), std::move(gather), std::move(view_out)};
+    ++collapsed;
+  }
+  if (!collapsed) return 0;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i) {
+    if (!replacement[i].empty())
+      for (auto& c : replacement[i]) chain.push_back(std::move(c));
+    else if (!removed[i])
+      chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return collapsed;
 }
 
 }  // namespace etwebgpu::graph

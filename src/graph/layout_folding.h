@@ -26,4 +26,13 @@ size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix);
 // bounds must be plain Ints (a SymInt changes at run time). Returns the calls folded.
 size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes);
 
+// Layout chains collapsed into one gather: a chain of layout calls (graph/layout_trace.h) of which
+// two or more copy (permutes, slices, index_selects ...; views cost nothing) becomes one
+// index_select by a constant table, traced on the host: of whole rows when the chain keeps the
+// last dim in place (Swin's roll, pad and window partition: two index_selects and a permute), else
+// of elements. Each intermediate is read only by the next call and neither pinned nor aliased;
+// the source holds its value until the chain's end. Static shapes only. Returns the chains
+// collapsed.
+size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
+
 }  // namespace etwebgpu::graph

@@ -42,9 +42,11 @@ bool permute_keeps_order(const VkGraphIR& ir, int32_t self, int32_t dims) {
   const auto& p = ir.values[dims].ints;
   int64_t r = static_cast<int64_t>(d.size()), prev = -1;
   if (static_cast<int64_t>(p.size()) != r) return false;
+  std::vector<bool> seen(static_cast<size_t>(r), false);
   for (int64_t v : p) {
     int64_t k = v < 0 ? v + r : v;
-    if (k < 0 || k >= r) return false;
+    if (k < 0 || k >= r || seen[k]) return false;  // not a permutation: left to the builder's error
+    seen[k] = true;
     // Dims of at most one element (live dims never exceed these) can go anywhere.
     if (d[k] <= 1) continue;
     if (k < prev) return false;

@@ -61,6 +61,9 @@ size_t decoder_patterns(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   const auto s = fuse_decoder_patterns(ir, ix);
   return s.rms_norms + s.ropes;
 }
+size_t layout_chains(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
+  return collapse_layout_chains(ir, ix, g.options().static_shapes);
+}
 size_t elementwise_chains(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_elementwise(g, ir, ix).groups; }
 size_t epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_epilogues(g, ir, ix).fused; }
 
@@ -76,6 +79,7 @@ ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
 ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);
 ETW_REGISTER_LOAD_REWRITE(elementwise_chains, Elementwise);
 ETW_REGISTER_LOAD_REWRITE(epilogues, Epilogues);
+ETW_REGISTER_LOAD_REWRITE(layout_chains, Epilogues);
 
 }  // namespace
 }  // namespace etwebgpu::graph

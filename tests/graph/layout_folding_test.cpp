@@ -211,4 +211,105 @@ TEST(IdentityLayouts, LoadedSwinPadAndSlicesDispatchNothing) {
   for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(fused.out[0].as<float>()[i], std::max(x.as<float>()[i], 0.f)) << i;
 }
 
+// Swin's shifted window partition, through the real loader: a roll by one along H and W
+// (index_select twice, constant indices), then view -> permute -> view into windows of 2 x 2,
+// then a relu. The three copies become one index_select of whole rows (C = 4 stays last), and the
+// output is the unfused run's bit for bit. A transpose of the last dim with a slice after it
+// becomes one element gather.
+TEST(LayoutChains, SwinRollAndWindowPartitionBecomeOneRowGather) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 4, 4, 4}, 21);
+  HostTensor roll(DType::Int64, {4});
+  for (int64_t i = 0; i < 4; ++i) roll.as<int64_t>()[i] = (i + 1) % 4;
+  auto build = [&](OpGraph& g) {
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    Id xi = g.input(x), r = g.constant(roll), a = t({1, 4, 4, 4}), b = t({1, 4, 4, 4}), v6 = t({1, 2, 2, 2, 2, 4});
+    Id p6 = t({1, 2, 2, 2, 2, 4}), w = t({16, 4}), o = g.output(DType::Float32, {16, 4});
+    g.gb.op("aten.index_select.default", {xi, g.gb.int_(1), r, a});
+    g.gb.op("aten.index_select.default", {a, g.gb.int_(2), r, b});
+    g.gb.op("aten.view_copy.default", {b, g.gb.int_list({1, 2, 2, 2, 2, 4}), v6});
+    g.gb.op("aten.permute_copy.default", {v6, g.gb.int_list({0, 1, 3, 2, 4, 5}), p6});
+    g.gb.op("aten.view_copy.default", {p6, g.gb.int_list({16, 4}), w});
+    g.gb.op("aten.relu.default", {w, o});
+  };
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops.size(), 4u);  // two index_selects, the permute, the relu (views cost nothing)
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.index_select.default", "aten.relu.default"}));
+  ASSERT_EQ(fused.out[0].numel(), plain.out[0].numel());
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(fused.out[0].as<float>()[i], plain.out[0].as<float>()[i]) << i;
+  // A spot check of the map itself: window (0, 0) row 0 is the rolled (1, 1) pixel.
+  for (int64_t ch = 0; ch < 4; ++ch) EXPECT_EQ(plain.out[0].as<float>()[ch], std::max(x.as<float>()[(1 * 4 + 1) * 4 + ch], 0.f));
+}
+
+TEST(LayoutChains, AChainThatMovesTheLastDimBecomesOneElementGather) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({3, 8}, 22);
+  auto build = [&](OpGraph& g) {
+    Id xi = g.input(x), tr = g.tensor(DType::Float32, {8, 3}), sl = g.tensor(DType::Float32, {4, 3});
+    Id o = g.output(DType::Float32, {4, 3});
+    g.gb.op("aten.permute_copy.default", {xi, g.gb.int_list({1, 0}), tr});
+    g.gb.op("aten.slice_copy.Tensor", {tr, g.gb.int_(0), g.gb.int_(1), g.gb.null(), g.gb.int_(2), sl});
+    g.gb.op("aten.relu.default", {sl, o});
+  };
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.index_select.default", "aten.relu.default"}));
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      EXPECT_EQ(fused.out[0].as<float>()[i * 3 + j], std::max(x.as<float>()[j * 8 + 1 + 2 * i], 0.f)) << i << "," << j;
+  // Rows as long as the source's that start on a source row but run down a column: elements.
+  HostTensor sq = random_f32({3, 3}, 23);
+  HostTensor pick(DType::Int64, {2});
+  pick.as<int64_t>()[0] = pick.as<int64_t>()[1] = 0;
+  auto column = load_graph(
+      [&](OpGraph& g) {
+        Id xi = g.input(sq), tr = g.tensor(DType::Float32, {3, 3}), sel = g.tensor(DType::Float32, {2, 3});
+        g.gb.op("aten.permute_copy.default", {xi, g.gb.int_list({1, 0}), tr});
+        g.gb.op("aten.index_select.default", {tr, g.gb.int_(0), g.constant(pick), sel});
+        g.gb.op("aten.relu.default", {sel, g.output(DType::Float32, {2, 3})});
+      },
+      true);
+  EXPECT_EQ(column.ops, (std::vector<std::string>{"aten.index_select.default", "aten.relu.default"}));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(column.out[0].as<float>()[i * 3 + j], std::max(sq.as<float>()[j * 3], 0.f)) << i << "," << j;
+}
+
+// One copy is left as it is; an intermediate read twice, or a source written before the chain's
+// end, keeps the chain.
+TEST(LayoutChains, ChainsThatCannotCollapseStay) {
+  auto chain = [](bool second_reader, bool written) {
+    Chain c;
+    int32_t x = c.tensor({2, 3}), a = c.tensor({3, 2}), b = c.tensor({1, 2});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 0}), a});
+    if (second_reader) c.op("aten.relu.default", {a, c.tensor({3, 2})});
+    if (written) c.op("aten.copy_.default", {x, c.tensor({2, 3}), x});
+    VkValue zero, one, two;
+    zero.kind = one.kind = two.kind = VkValueKind::Int;
+    one.int_val = 1, two.int_val = 2;
+    c.op("aten.slice_copy.Tensor", {a, c.add(zero), c.add(one), c.add(two), c.add(one), b});
+    return c;
+  };
+  {
+    Chain c = chain(false, false);
+    EXPECT_EQ(collapse_layout_chains(c.ir, UseDef(c.ir), true), 1u);
+  }
+  {
+    Chain c = chain(false, false);
+    EXPECT_EQ(collapse_layout_chains(c.ir, UseDef(c.ir), false), 0u) << "dynamic shapes";
+  }
+  {
+    Chain c = chain(true, false);
+    EXPECT_EQ(collapse_layout_chains(c.ir, UseDef(c.ir), true), 0u) << "second reader";
+  }
+  {
+    Chain c = chain(false, true);
+    EXPECT_EQ(collapse_layout_chains(c.ir, UseDef(c.ir), true), 0u) << "source written in between";
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({2, 3}), a = c.tensor({3, 2});
+    c.op("aten.permute_copy.default", {x, c.ints({1, 0}), a});
+    EXPECT_EQ(collapse_layout_chains(c.ir, UseDef(c.ir), true), 0u) << "one copy";
+  }
+}
+
 }  // namespace
