@@ -65,8 +65,8 @@ struct VkExprView {
   std::string label;             // the calls it replaces ("slice+unsqueeze"), for kernel labels
 };
 struct VkExpr {
-  std::vector<VkExprTerm> terms;            // in evaluation order; the last is the result
-  std::vector<std::vector<int64_t>> perms;  // per input: read through this permutation (empty: as is)
+  std::vector<VkExprTerm> terms;                 // in evaluation order; the last is the result
+  std::vector<std::optional<VkExprView>> views;  // per input: read through this view (none: as stored)
 };
 
 struct VkValue {
