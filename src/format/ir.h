@@ -54,9 +54,19 @@ struct VkExprTerm {
   float c[4] = {0, 0, 0, 0};  // unary: f0, f1, f2, i0 (as a float); binary: alpha, scalar
   std::string label;          // the op's short name ("mul", "rsqrt") for kernel labels
 };
+// How the fused elementwise kernel reads an input in place of layout copies the load-time fusion
+// removed (a slice, select, permute, expand, reshape ... of it, or a chain of them): element
+// (i_0, ..., i_{r-1}) of the value as read is element `offset + sum_d i_d * strides[d]` of the
+// input as stored. Strides are 0 on expanded dims, negative on flipped ones.
+struct VkExprView {
+  int64_t offset = 0;
+  std::vector<int64_t> dims;     // the value as read
+  std::vector<int64_t> strides;  // one per dim, in elements of the stored input
+  std::string label;             // the calls it replaces ("slice+unsqueeze"), for kernel labels
+};
 struct VkExpr {
-  std::vector<VkExprTerm> terms;            // in evaluation order; the last is the result
-  std::vector<std::vector<int64_t>> perms;  // per input: read through this permutation (empty: as is)
+  std::vector<VkExprTerm> terms;                 // in evaluation order; the last is the result
+  std::vector<std::optional<VkExprView>> views;  // per input: read through this view (none: as stored)
 };
 
 struct VkValue {

@@ -10,6 +10,7 @@
 
 #include "etwebgpu/tensor.h"
 #include "graph/constant_folding.h"
+#include "graph/layout_view.h"
 
 namespace etwebgpu::graph {
 namespace {
@@ -28,46 +29,9 @@ struct Match {
   std::vector<int64_t> layout;  // empty: contiguous q, k, v, out (see kFusedAttentionOp)
 };
 
-// Elements of a base tensor seen through layout calls: element (i_0, ..., i_n) is base element
-// offset + sum i_k * strides[k].
-struct Strided {
-  int64_t offset = 0;
-  Dims sizes, strides;
-};
-
-Strided contiguous(const Dims& d) {
-  Strided s;
-  s.sizes = d;
-  s.strides.assign(d.size(), 1);
-  for (size_t i = d.size(); i-- > 1;) s.strides[i - 1] = s.strides[i] * d[i];
-  return s;
-}
-
-// `s` reshaped to `to` without moving elements (PyTorch's rule for view); false when its strides
-// do not allow that.
-bool reshape(Strided& s, const Dims& to) {
-  if (numel(s.sizes) != numel(to) || numel(to) == 0) return false;
-  Dims st(to.size(), 1);
-  int64_t vd = static_cast<int64_t>(to.size()) - 1;
-  int64_t chunk = s.strides.empty() ? 1 : s.strides.back(), tn = 1, vn = 1;
-  for (int64_t d = static_cast<int64_t>(s.sizes.size()) - 1; d >= 0; --d) {
-    tn *= s.sizes[d];
-    if (d == 0 || (s.sizes[d - 1] != 1 && s.strides[d - 1] != tn * chunk)) {
-      while (vd >= 0 && (vn < tn || to[vd] == 1)) {
-        st[vd] = vn * chunk;
-        vn *= to[vd];
-        --vd;
-      }
-      if (vn != tn) return false;
-      if (d > 0) chunk = s.strides[d - 1], tn = 1, vn = 1;
-    }
-  }
-  while (vd >= 0 && to[vd] == 1) st[vd--] = 1;
-  if (vd != -1) return false;
-  s.sizes = to;
-  s.strides = st;
-  return true;
-}
+// Elements of a base tensor seen through layout calls (graph/layout_view.h): element
+// (i_0, ..., i_n) is base element offset + sum i_k * strides[k].
+using Strided = format::VkExprView;
 
 class Matcher {
  public:
@@ -334,7 +298,7 @@ class Matcher {
   // permute, a slice, a select, or a multiplication by a constant (which moves no element).
   bool apply(const VkOpCall& c, int32_t out_id, Strided& s) const {
     const Dims& out = dims(out_id);
-    int64_t r = static_cast<int64_t>(s.sizes.size());
+    int64_t r = static_cast<int64_t>(s.dims.size());
     auto axis = [&](int32_t id, int64_t rank) -> std::optional<int64_t> {
       std::optional<int64_t> d = int_or(id, -1 - rank);
       if (!d) return std::nullopt;
@@ -342,49 +306,49 @@ class Matcher {
       return x >= 0 && x < rank ? std::optional<int64_t>(x) : std::nullopt;
     };
     if (c.name == "aten.permute_copy.default") {
-      std::optional<Dims> p = permutation(c, s.sizes.size());
+      std::optional<Dims> p = permutation(c, s.dims.size());
       if (!p) return false;
       Strided t;
       t.offset = s.offset;
-      for (int64_t d : *p) t.sizes.push_back(s.sizes[d]), t.strides.push_back(s.strides[d]);
+      for (int64_t d : *p) t.dims.push_back(s.dims[d]), t.strides.push_back(s.strides[d]);
       s = t;
     } else if (c.name == "aten.slice_copy.Tensor" && c.args.size() == 6) {
       std::optional<int64_t> d = axis(c.args[1], r), start = int_or(c.args[2], 0), step = int_or(c.args[4], 1);
-      if (!d || !start || !step || *step < 1 || out.size() != s.sizes.size()) return false;
+      if (!d || !start || !step || *step < 1 || out.size() != s.dims.size()) return false;
       if (out[*d] <= 1) step = 1;                  // the step moves to no second element
-      else if (*step > s.sizes[*d]) return false;  // it could not give two elements
-      int64_t st = std::clamp<int64_t>(*start, -s.sizes[*d], s.sizes[*d]);
-      st = st < 0 ? st + s.sizes[*d] : st;
-      if (out[*d] > 0 && st + (out[*d] - 1) * *step >= s.sizes[*d]) return false;
+      else if (*step > s.dims[*d]) return false;  // it could not give two elements
+      int64_t st = std::clamp<int64_t>(*start, -s.dims[*d], s.dims[*d]);
+      st = st < 0 ? st + s.dims[*d] : st;
+      if (out[*d] > 0 && st + (out[*d] - 1) * *step >= s.dims[*d]) return false;
       s.offset += st * s.strides[*d];
       s.strides[*d] *= *step;
-      s.sizes[*d] = out[*d];
+      s.dims[*d] = out[*d];
     } else if (c.name == "aten.split_with_sizes_copy.default" && c.args.size() == 4) {
       // Piece k of the split: a slice at the sizes before it.
       std::optional<int64_t> d = axis(c.args[2], r);
       const auto& pieces = ir_.values[c.args[3]].ids;
       auto k = std::find(pieces.begin(), pieces.end(), out_id);
-      if (!d || kind(c.args[1]) != VkValueKind::IntList || k == pieces.end() || out.size() != s.sizes.size()) return false;
+      if (!d || kind(c.args[1]) != VkValueKind::IntList || k == pieces.end() || out.size() != s.dims.size()) return false;
       const Dims& sizes = ir_.values[c.args[1]].ints;
       const size_t at = static_cast<size_t>(k - pieces.begin());
       if (sizes.size() != pieces.size()) return false;
       int64_t start = 0;
       for (size_t i = 0; i < at; ++i) start += sizes[i];
-      if (sizes[at] != out[*d] || start + sizes[at] > s.sizes[*d]) return false;
+      if (sizes[at] != out[*d] || start + sizes[at] > s.dims[*d]) return false;
       s.offset += start * s.strides[*d];
-      s.sizes[*d] = out[*d];
+      s.dims[*d] = out[*d];
     } else if (c.name == "aten.select_copy.int" && c.args.size() == 4) {
       std::optional<int64_t> d = axis(c.args[1], r), i = int_or(c.args[2], 0);
       if (!d || !i) return false;
-      if (*i < -s.sizes[*d] || *i >= s.sizes[*d]) return false;
-      int64_t k = *i < 0 ? *i + s.sizes[*d] : *i;
+      if (*i < -s.dims[*d] || *i >= s.dims[*d]) return false;
+      int64_t k = *i < 0 ? *i + s.dims[*d] : *i;
       s.offset += k * s.strides[*d];
-      s.sizes.erase(s.sizes.begin() + *d);
+      s.dims.erase(s.dims.begin() + *d);
       s.strides.erase(s.strides.begin() + *d);
     } else if (c.name != "aten.mul.Scalar" && c.name != "aten.mul.Tensor") {
-      if (!reshape(s, out)) return false;
+      if (!reshape_view(s, out)) return false;
     }
-    return s.sizes == out;
+    return s.dims == out;
   }
   // Walks back from `id` through layout calls (and scalings, into the scale) to the tensor they
   // start from, `base`, and gives `id`'s elements as a view of it.
@@ -413,7 +377,7 @@ class Matcher {
     }
     base = id;
     if (!is_float(base)) return false;
-    view = contiguous(dims(base));
+    view = contiguous_view(dims(base));
     for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
       const Strided before = view;
       if (apply(*it->first, it->second, view)) continue;
@@ -429,8 +393,8 @@ class Matcher {
   // windows and heads, both sliced out of one qkv projection): the view stays 4-D, which the
   // fused layout holds as it is (a batch and a head stride).
   static bool unmerged(const Strided& four, const Dims& three, Strided& view) {
-    if (four.sizes.size() != 4 || three.size() != 3 || four.sizes[0] * four.sizes[1] != three[0] ||
-        four.sizes[2] != three[1] || four.sizes[3] != three[2])
+    if (four.dims.size() != 4 || three.size() != 3 || four.dims[0] * four.dims[1] != three[0] ||
+        four.dims[2] != three[1] || four.dims[3] != three[2])
       return false;
     view = four;
     return true;
@@ -451,20 +415,20 @@ class Matcher {
       f = o;
     }
     m_.out = f;
-    view = contiguous(dims(f));
+    view = contiguous_view(dims(f));
     for (auto it = after.rbegin(); it != after.rend(); ++it) {
       const VkOpCall& c = **it;
       const Dims& in = dims(c.args[0]);
       if (c.name == "aten.permute_copy.default") {
         std::optional<Dims> p = permutation(c, in.size());
-        if (!p || view.sizes.size() != in.size()) return false;
+        if (!p || view.dims.size() != in.size()) return false;
         Strided t = view;
-        for (size_t i = 0; i < p->size(); ++i) t.sizes[(*p)[i]] = view.sizes[i], t.strides[(*p)[i]] = view.strides[i];
+        for (size_t i = 0; i < p->size(); ++i) t.dims[(*p)[i]] = view.dims[i], t.strides[(*p)[i]] = view.strides[i];
         view = t;
-      } else if (const Strided before = view; !reshape(view, in)) {
+      } else if (const Strided before = view; !reshape_view(view, in)) {
         return std::next(it) == after.rend() && unmerged(before, in, view);
       }
-      if (view.sizes != in) return false;
+      if (view.dims != in) return false;
     }
     return true;
   }
@@ -478,18 +442,18 @@ class Matcher {
       if (made_by(x, "aten.expand_copy.default", 4)) return false;
     // Each as [B, H, rows, D] (a 3-D view's first stride splits into batch and head strides).
     for (Strided* x : std::array<Strided*, 4>{&q, &k, &v, &out}) {
-      if (x->sizes.size() == 3) {
-        if (x->sizes[0] != B * H) return false;
-        x->sizes = {B, H, x->sizes[1], x->sizes[2]};
+      if (x->dims.size() == 3) {
+        if (x->dims[0] != B * H) return false;
+        x->dims = {B, H, x->dims[1], x->dims[2]};
         x->strides = {x->strides[0] * H, x->strides[0], x->strides[1], x->strides[2]};
       }
-      if (x->sizes.size() != 4 || x->sizes[0] != B || x->sizes[1] != H) return false;
+      if (x->dims.size() != 4 || x->dims[0] != B || x->dims[1] != H) return false;
     }
-    std::swap(k.sizes[2], k.sizes[3]);
+    std::swap(k.dims[2], k.dims[3]);
     std::swap(k.strides[2], k.strides[3]);
-    m_.layout = {B, H, H, q.sizes[2], k.sizes[2], q.sizes[3], v.sizes[3]};
+    m_.layout = {B, H, H, q.dims[2], k.dims[2], q.dims[3], v.dims[3]};
     for (const Strided* x : std::array<const Strided*, 4>{&q, &k, &v, &out}) {
-      if (x->sizes[3] > 1 && x->strides[3] != 1) return false;
+      if (x->dims[3] > 1 && x->strides[3] != 1) return false;
       for (int64_t e : {x->offset, x->strides[0], x->strides[1], x->strides[2]}) {
         if (e < 0) return false;
         m_.layout.push_back(e);

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "graph/layout_view.h"
 #include "graph/memory_plan.h"
 
 namespace etwebgpu::graph {
@@ -216,7 +217,7 @@ format::VkExpr expression(const std::vector<FusedTerm>& terms, const std::vector
     throw Error(ErrorKind::Internal, "fusion: operand %" + std::to_string(id) + " is neither an input nor a term");
   };
   format::VkExpr e;
-  e.perms.assign(inputs.size(), {});
+  e.views.assign(inputs.size(), std::nullopt);
   for (const auto& t : terms) {
     format::VkExprTerm x;
     x.binary = t.binary;
@@ -269,37 +270,43 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
   std::vector<std::optional<FusedTerm>> term(n);
   for (size_t i = 0; i < n; ++i) term[i] = fusable_term(g, ir, ir.chain[i]);
 
-  // A permute of float storage whose output has one reader besides it: when that reader is a
-  // member, the group reads the permute's input through the permutation and the copy goes
-  // (Whisper's stem: conv -> permute -> add of the positions; ConvNeXt: permute back -> residual
-  // add). A permute that keeps the order is a view already (memory_plan.h).
+  // Layout calls (graph/layout_view.h) whose output one call reads: when that reader is a member,
+  // the group reads the tensor they start from through the composed view, and the calls go
+  // (Whisper's stem: conv -> permute -> add of the positions; rotary embeddings: slices of q ->
+  // neg). A chain of them composes when each output feeds only the next call. Only at static
+  // shapes: a view is fixed at load. A chain of copy-free views (memory_plan.h) costs nothing
+  // and stays, for the epilogue pass to read across.
   struct Through {
     int32_t src;
-    std::vector<int64_t> dims;  // the permutation, normalized
-    size_t at;                  // chain position of the permute
+    format::VkExprView view;
+    std::vector<size_t> calls;  // chain positions, in order
+    std::string label;          // "slice+unsqueeze"
+    bool copies = false;        // some call moves elements (not a copy-free view)
   };
-  std::map<int32_t, Through> through;  // permute output -> how the group reads it
-  for (size_t i = 0; i < n; ++i) {
+  std::map<int32_t, Through> through;  // layout output -> how the group reads it
+  for (size_t i = 0; i < n && g.options().static_shapes; ++i) {
     const format::VkOpCall& c = ir.chain[i];
-    if (c.name != "aten.permute_copy.default" || c.args.size() != 3) continue;
-    int32_t src = c.args[0], dims = c.args[1], out = c.args[2];
-    if (!float_tensor(ir, src) || !float_tensor(ir, out) || ix.sole_reader(out, i) == UseDef::npos ||
-        ir.values[dims].kind != format::VkValueKind::IntList ||
-        ir.values[src].tensor.dtype != ir.values[out].tensor.dtype || permute_keeps_order(ir, src, dims))
+    if (!layout_op(c.name) || c.args.size() < 2) continue;
+    const int32_t src = c.args[0], out = c.args.back();
+    if (!float_tensor(ir, src) || !float_tensor(ir, out) || ir.values[src].tensor.dtype != ir.values[out].tensor.dtype ||
+        ix.sole_reader(out, i) == UseDef::npos)
       continue;
-    const auto& p = ir.values[dims].ints;
-    int64_t r = static_cast<int64_t>(ir.values[src].tensor.dims.size());
-    std::vector<bool> seen(static_cast<size_t>(r), false);
-    std::vector<int64_t> dims_k;
-    bool ok = static_cast<int64_t>(p.size()) == r && r <= 8;
-    for (int64_t v : p) {
-      int64_t k = v < 0 ? v + r : v;
-      if (!ok || k < 0 || k >= r || seen[k]) { ok = false; break; }  // left to the permute's builder
-      seen[k] = true;
-      dims_k.push_back(k);
-    }
-    if (ok) through[out] = {src, dims_k, i};
+    Through t{src, contiguous_view(ir.values[src].tensor.dims), {}, "", false};
+    if (auto prev = through.find(src); prev != through.end() && ix.sole_reader(src, prev->second.calls.back()) == i)
+      t = prev->second;
+    std::optional<format::VkExprView> v = view_through(ir, c, t.view);
+    if (!v || v->dims.size() > 8) continue;  // the kernel's Shape holds 8 dims
+    t.view = std::move(*v);
+    t.calls.push_back(i);
+    std::string name = c.name.substr(c.name.find('.') + 1);
+    name = name.substr(0, name.find('.'));
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "_copy") == 0) name.resize(name.size() - 5);
+    t.label += (t.label.empty() ? "" : "+") + name;
+    t.copies = t.copies || !is_contiguous_view(ir, c);
+    through[out] = std::move(t);
   }
+  // The entries that save a copy.
+  for (auto it = through.begin(); it != through.end();) it = it->second.copies ? std::next(it) : through.erase(it);
 
   // Union each fusable call with the single (fusable) consumer of its output. Every member but
   // one then feeds exactly one other member: a group is a tree rooted at the call whose output
@@ -326,41 +333,41 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
   std::vector<bool> removed(n, false);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
   for (size_t root = 0; root < n; ++root) {
-    auto& members = groups[root];
-    size_t permuted = 0;
-    for (size_t m : members)
-      for (int32_t operand : {term[m]->x, term[m]->y}) permuted += operand >= 0 && through.count(operand);
-    if (members.size() + permuted < 2) continue;
+    const auto& members = groups[root];
+    if (members.empty()) continue;
     // The root is the last member in chain order (its output is the only one that escapes).
-    size_t last = members.back();
+    const size_t last = members.back();
+    const int32_t out = ir.chain[last].args.back();
     std::set<int32_t> internal;
     for (size_t m : members)
       if (m != last) internal.insert(ir.chain[m].args.back());
-    std::vector<int32_t> inputs;
-    std::vector<size_t> first_read;  // chain position of the first member reading each input
-    for (size_t m : members)
-      for (int32_t operand : {term[m]->x, term[m]->y})
-        if (operand >= 0 && !internal.count(operand) &&
-            std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) {
-          inputs.push_back(operand);
-          auto th = through.find(operand);
-          first_read.push_back(th != through.end() ? th->second.at : m);
-        }
-    if (inputs.size() > kMaxFusedInputs) continue;
     // The fused kernel reads its inputs at the root's position, later than the members did: no
     // call in between may write them or storage they share, and the output must not share an
     // input's storage (one binding cannot be read-only and read-write at once).
-    int32_t out = ir.chain[last].args.back();
-    // What the kernel reads: a permuted input's source.
-    std::vector<int32_t> reads = inputs;
-    for (auto& e : reads)
-      if (auto th = through.find(e); th != through.end()) e = th->second.src;
+    auto steady = [&](int32_t e, size_t from) {
+      return !(ix.memory(out) >= 0 && ix.memory(out) == ix.memory(e)) && ix.unchanged_between(e, from, last, members);
+    };
+    std::vector<int32_t> inputs;      // the members' operands from outside the group
+    std::vector<int32_t> reads;       // what the kernel reads for each: it, or its view's source
+    std::vector<const Through*> via;  // the view each is read through (null: none)
+    size_t absorbed = 0;              // layout calls the views replace
     bool safe = true;
-    for (size_t k = 0; k < inputs.size() && safe; ++k) {
-      const int32_t e = reads[k];
-      safe = !(ix.memory(out) >= 0 && ix.memory(out) == ix.memory(e)) && ix.unchanged_between(e, first_read[k], last, members);
-    }
-    if (!safe) continue;
+    for (size_t m : members)  // ascending: m is the first member reading a new operand
+      for (int32_t operand : {term[m]->x, term[m]->y}) {
+        if (operand < 0 || internal.count(operand) || std::find(inputs.begin(), inputs.end(), operand) != inputs.end())
+          continue;
+        // Through the view when its source holds at the root what the layout calls read; else
+        // the calls stay and the group reads their output.
+        auto th = through.find(operand);
+        const Through* t =
+            th != through.end() && steady(th->second.src, th->second.calls.front()) ? &th->second : nullptr;
+        inputs.push_back(operand);
+        reads.push_back(t ? t->src : operand);
+        via.push_back(t);
+        absorbed += t ? t->calls.size() : 0;
+        safe = safe && (t || steady(operand, m));
+      }
+    if (!safe || inputs.size() > kMaxFusedInputs || members.size() + absorbed < 2) continue;
 
     std::vector<FusedTerm> terms;
     std::vector<int32_t> ids;  // output id of each term
@@ -370,9 +377,10 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     }
     format::VkExpr expr = expression(terms, ids, inputs);
     for (size_t k = 0; k < inputs.size(); ++k)
-      if (auto th = through.find(inputs[k]); th != through.end()) {
-        expr.perms[k] = th->second.dims;
-        removed[th->second.at] = true;
+      if (via[k]) {
+        expr.views[k] = via[k]->view;
+        expr.views[k]->label = via[k]->label;
+        for (size_t at : via[k]->calls) removed[at] = true;
       }
     const int32_t expr_id = add_expr(ir, std::move(expr));
     format::VkOpCall call;
@@ -384,7 +392,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     for (size_t m : members) removed[m] = true;
     replacement[last] = std::move(call);
     ++stats.groups;
-    stats.calls_removed += members.size() - 1 + permuted;
+    stats.calls_removed += members.size() - 1 + absorbed;
   }
   if (!stats.groups) return stats;
   std::vector<format::VkOpCall> chain;

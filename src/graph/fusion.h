@@ -5,8 +5,9 @@
 //
 // Ops say which calls they can evaluate as a term of a fused expression by registering a parser
 // (ETW_REGISTER_FUSABLE next to their ETW_REGISTER_OP); the pass knows no elementwise op by name.
-// It knows one layout op: a `permute_copy` whose output only a member reads becomes a permuted
-// read of the permute's input, and the copy goes.
+// It reads through layout calls (graph/layout_view.h): a slice, permute, expand ... (or a chain of
+// them) whose output only a member reads becomes a view of the tensor it starts from, and the
+// copies go.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -61,9 +62,9 @@ inline constexpr size_t kMaxFusedInputs = 6;
 
 // A fused group is the call [inputs..., Expr, output]: a typed expression (format::VkExpr) whose
 // terms name the call's inputs and earlier terms, the last term giving the output. An input may
-// be read through a permutation (VkExpr::perms): element (i0, i1, ...) of it is the input's
-// element with index i_j in dim D_j (permute_copy's dims). Only the fused elementwise kernel reads
-// such inputs; the epilogue pass leaves a call that has them alone.
+// be read through a view (VkExpr::views, format::VkExprView): an affine map of its stored
+// elements. Only the fused elementwise kernel reads such inputs; the epilogue pass leaves a call
+// that has them alone.
 
 // Shared with the epilogue pass (graph/epilogue_fusion.h):
 // A float tensor (f32 / f16 / f64)?

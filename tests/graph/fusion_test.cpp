@@ -195,11 +195,12 @@ TEST(Fusion, PermuteWithNegativeDimsFeedsAChainThatBroadcasts) {
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
 }
 
-TEST(Fusion, PermuteOfADynamicInputRerunsSmallerLikeTheUnfused) {
+// A view is fixed at load: with a dynamic input the permute stays a copy, and reruns smaller.
+TEST(Fusion, PermuteOfADynamicInputStaysACopyAndRerunsSmallerLikeTheUnfused) {
   ETW_REQUIRE_GPU();
   auto build = [](OpGraph& g) { permute_add(g, {4, 6, 3}, true); };
   auto fused = load(build, true), plain = load(build, false);
-  ASSERT_EQ(fused.ops.size(), 1u);
+  ASSERT_EQ(fused.ops, (std::vector<std::string>{"aten.permute_copy.default", "aten.add.Tensor"}));
   EXPECT_TRUE(Same(fused.out[0], plain.out[0]));
   std::vector<HostTensor> small = {random_f32({2, 6, 3}, 24), fused.g->inputs[1]};
   auto f2 = fused.g->rerun(small), p2 = plain.g->rerun(small);
@@ -277,15 +278,24 @@ TEST(Fusion, ExpressionRunsLikeTheOps) {
   EXPECT_TRUE(Close(out, ref_tensor({4, 3}, ref)));
 }
 
-// An input read through a permutation: -x^T.
-TEST(Fusion, PermutedInputReadsThroughThePermutation) {
+format::VkExprView view(int64_t offset, std::vector<int64_t> dims, std::vector<int64_t> strides, const char* label) {
+  format::VkExprView v;
+  v.offset = offset;
+  v.dims = std::move(dims);
+  v.strides = std::move(strides);
+  v.label = label;
+  return v;
+}
+
+// An input read through a view: -x^T.
+TEST(Fusion, ViewedInputReadsThroughTheView) {
   ETW_REQUIRE_GPU();
   auto xv = random_f32({2, 3}, 28);
   IrChain c;
   int32_t x = c.input({2, 3});
   format::VkExpr e;
   e.terms = {unary(ops::code(ops::UnaryOp::Neg), {Kind::Input, 0}, "neg")};
-  e.perms = {{1, 0}};
+  e.views = {view(0, {3, 2}, {1, 3}, "permute")};
   c.op("etwebgpu.fused_elementwise", {x, c.expr(e), c.output({3, 2})});
   auto out = run_ir(c.ir, {xv})[0];
   std::vector<double> ref, xs = f64(xv);
@@ -303,14 +313,18 @@ TEST(Fusion, MalformedExpressionIsAnErrorNamingIt) {
     format::VkExpr e;
     const char* says;
   };
-  std::vector<Bad> bad(7);
+  std::vector<Bad> bad(10);
   bad[0].says = "empty fused expression";
   bad[1].e.terms = {unary(neg, {Kind::Input, 1}, "neg")}, bad[1].says = "refers past";
   bad[2].e.terms = {unary(neg, {Kind::Term, 0}, "neg")}, bad[2].says = "refers past";
   bad[3].e.terms = {unary(99, {Kind::Input, 0}, "neg")}, bad[3].says = "not a float op";
   bad[4].e.terms = {binary(mul, {Kind::Input, 0}, {Kind::Term, 1}, "mul")}, bad[4].says = "refers past";
   bad[5].e.terms = {unary(neg, {Kind::Input, 0}, "Neg!")}, bad[5].says = "bad label";
-  bad[6].e.terms = {unary(neg, {Kind::Input, 0}, "neg")}, bad[6].e.perms = {{0, 0}}, bad[6].says = "not one";
+  for (size_t k = 6; k < 10; ++k) bad[k].e.terms = {unary(neg, {Kind::Input, 0}, "neg")};
+  bad[6].e.views = {view(0, {2, 2}, {1}, "permute")}, bad[6].says = "an input view of 2 dims and 1 strides";
+  bad[7].e.views = {view(1, {2, 2}, {2, 1}, "slice")}, bad[7].says = "reads elements 1 to 4 of [2, 2]";
+  bad[8].e.views = {view(1, {2}, {-2}, "flip")}, bad[8].says = "reads elements -1 to 1";
+  bad[9].e.views = {view(0, {2, 2}, {2, 1}, "")}, bad[9].says = "bad label";
   for (size_t k = 0; k < bad.size(); ++k) {
     IrChain c;
     int32_t x = c.input({2, 2});

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -488,7 +489,7 @@ class Generator {
     int x = operand();
     const std::vector<int64_t> d = dims(x);
     const int r = static_cast<int>(d.size());
-    int form = uni(0, 6);
+    int form = uni(0, 10);
     if (form == 0 && r >= 2) {
       std::vector<int64_t> p(static_cast<size_t>(r));
       std::iota(p.begin(), p.end(), 0);
@@ -572,12 +573,19 @@ class Generator {
       if (!dims_ok.empty()) {
         int k = pick(dims_ok);
         const int size = static_cast<int>(d[k]), start = uni(0, size - 1), end = uni(start + 1, size);
-        int64_t step = chance(0.3) ? 2 : 1;
+        int64_t step = chance(0.3) ? uni(2, 3) : 1;
         std::vector<int64_t> od = d;
         od[k] = (end - start + step - 1) / step;
         int out = new_temp(od, {x});
         g_.features.insert("slice_copy");
-        emit("aten.slice_copy.Tensor", {T(x), I(k), I(start), I(end), I(step), T(out)});
+        // The same bounds as PyTorch may be written: from the end, past it, or None.
+        Arg a = start == 0 && chance(0.2) ? N() : chance(0.3) ? I(start - size) : I(start);
+        Arg b = end == size && chance(0.3) ? (chance(0.5) ? N() : I(INT64_MAX))
+                : end < size && chance(0.3) ? I(end - size)
+                                            : I(end);
+        if (start == 0 && chance(0.2)) a = I(-100);  // clamps to 0
+        if ((a.kind == Arg::Int && a.i < 0) || b.kind != Arg::Int || b.i != end) g_.features.insert("slice bounds past or from the end");
+        emit("aten.slice_copy.Tensor", {T(x), chance(0.3) ? I(k - r) : I(k), a, b, I(step), T(out)});
         push(out);
         return;
       }
@@ -591,6 +599,63 @@ class Generator {
       int out = new_temp(od, {x});
       g_.features.insert("select_copy");
       emit("aten.select_copy.int", {T(x), I(k), I(index), T(out)});
+      push(out);
+      return;
+    }
+    if (form == 7) {  // dims of one element broadcast, maybe under a new leading dim
+      std::vector<int64_t> size(d.begin(), d.end()), od = d;
+      bool any = false;
+      for (size_t k = 0; k < d.size(); ++k) {
+        if (d[k] == 1 && chance(0.7)) od[k] = uni(2, 4), any = true;
+        size[k] = od[k] == d[k] && chance(0.5) ? -1 : od[k];
+      }
+      if ((!any || chance(0.3)) && r < 4 && numel_of(od) <= 64) {
+        od.insert(od.begin(), uni(2, 3));
+        size.insert(size.begin(), od[0]);
+      }
+      if (numel_of(od) <= 512) {
+        int out = new_temp(od, {x});
+        g_.features.insert("expand_copy");
+        emit("aten.expand_copy.default", {T(x), L(size), B(false), T(out)});
+        push(out);
+        return;
+      }
+    }
+    if (form == 8 && r >= 2) {
+      const bool t = r == 2 && chance(0.6);
+      const int a = t ? 0 : uni(0, r - 1), b = t ? 1 : uni(0, r - 1);
+      std::vector<int64_t> od = d;
+      std::swap(od[a], od[b]);
+      int out = new_temp(od, {x});
+      if (t) {
+        g_.features.insert("t_copy");
+        emit("aten.t_copy.default", {T(x), T(out)});
+      } else {
+        g_.features.insert("transpose_copy");
+        emit("aten.transpose_copy.int", {T(x), I(chance(0.3) ? a - r : a), I(b), T(out)});
+      }
+      push(out);
+      return;
+    }
+    if (form == 9) {
+      std::vector<int64_t> dims;
+      for (int k = 0; k < r; ++k)
+        if (chance(0.5)) dims.push_back(chance(0.3) ? k - r : k);
+      if (dims.empty()) dims.push_back(r - 1);
+      int out = new_temp(d, {x});
+      g_.features.insert("flip");
+      emit("aten.flip.default", {T(x), L(dims), T(out)});
+      push(out);
+      return;
+    }
+    if (form == 10) {
+      const int k = uni(0, r - 1), size = static_cast<int>(d[k]);
+      const int start = uni(0, size - 1), len = uni(1, size - start);
+      std::vector<int64_t> od = d;
+      od[k] = len;
+      int out = new_temp(od, {x});
+      g_.features.insert("narrow_copy");
+      emit("aten.narrow_copy.default", {T(x), I(k), I(chance(0.3) ? start - size : start), I(len), T(out)});
       push(out);
       return;
     }
@@ -865,6 +930,13 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// A fused elementwise kernel's label names the layout calls it reads through first.
+bool reads_through_view(const std::string& label) {
+  static const std::set<std::string> layouts = {"permute", "t", "transpose", "slice", "narrow", "select", "expand",
+                                                "unsqueeze", "squeeze", "view", "_unsafe_view", "flip", "clone"};
+  return layouts.count(label.substr(6, label.find_first_of("+]") - 6)) > 0;
+}
+
 struct Outcome {
   bool ran = false;           // both modes loaded and ran
   bool generator_bug = false;  // neither mode loaded
@@ -983,7 +1055,8 @@ TEST(RewriteDifferential, RandomGraphsGiveTheSameResultsWithAndWithoutRewrites) 
       const std::string& op = r.fused_ops[k];
       if (op == "etwebgpu.layer_norm_linear") ++fused_kinds["layer_norm"];
       else if (op.rfind("fused[", 0) == 0)
-        ++fused_kinds[r.fused_variants[k].empty() ? "elementwise" : op.substr(6, op.find_first_of("+]") - 6)];
+        ++fused_kinds[r.fused_variants[k].empty() ? (reads_through_view(op) ? "elementwise through a view" : "elementwise")
+                                                  : op.substr(6, op.find_first_of("+]") - 6)];
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -47,25 +47,31 @@ void build_fused(OpContext& oc) {
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
   const format::VkExpr& expr = fused_expr_arg(oc, oc.arg(inputs.size()), "the argument after the inputs", inputs.size(), true);
   const std::vector<format::VkExprTerm>& terms = expr.terms;
-  std::vector<std::vector<int64_t>> perms = expr.perms;
-  perms.resize(inputs.size());
-  std::string permuted;
+  std::vector<std::optional<format::VkExprView>> views = expr.views;
+  views.resize(inputs.size());
+  std::string layouts;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (perms[k].empty()) continue;
-    if (static_cast<int64_t>(perms[k].size()) != g.tensor(inputs[k]).rank())
-      oc.fail(ErrorKind::Internal, "input permutation of " + std::to_string(perms[k].size()) + " dims for input " +
-                                     std::to_string(k) + " of rank " + std::to_string(g.tensor(inputs[k]).rank()));
-    permuted += "permute+";
+    if (!views[k]) continue;
+    // A view is fixed at load: it must stay inside its input's storage.
+    const format::VkExprView& v = *views[k];
+    int64_t lo = v.offset, hi = v.offset;
+    for (size_t d = 0; d < v.dims.size(); ++d) (v.strides[d] < 0 ? lo : hi) += (v.dims[d] - 1) * v.strides[d];
+    if (numel(v.dims) > 0 && (lo < 0 || hi >= g.tensor(inputs[k]).max_numel()))
+      oc.fail(ErrorKind::Internal, "the view of input " + std::to_string(k) + " reads elements " + std::to_string(lo) +
+                                       " to " + std::to_string(hi) + " of " + shape_str(g.tensor(inputs[k]).max_dims));
+    layouts += v.label + "+";
   }
-  oc.node.op = "fused[" + permuted + fused_terms_label(terms) + "]";
+  oc.node.op = "fused[" + layouts + fused_terms_label(terms) + "]";
 
-  // Input k as the kernel reads it: its live dims, permuted.
-  auto read_dims = [inputs, perms](const kernel::Live& l, size_t k) {
-    const std::vector<int64_t>& d = l.dims(inputs[k]);
-    if (perms[k].empty()) return d;
-    std::vector<int64_t> pd;
-    for (int64_t v : perms[k]) pd.push_back(d[v]);
-    return pd;
+  // Input k as the kernel reads it: its live dims, or its view's.
+  std::vector<std::vector<int64_t>> stored;
+  for (int32_t x : inputs) stored.push_back(g.tensor(x).max_dims);
+  auto read_dims = [inputs, views, stored](const kernel::Live& l, size_t k) {
+    if (!views[k]) return l.dims(inputs[k]);
+    if (l.dims(inputs[k]) != stored[k])  // the fusion makes views at static shapes only
+      throw Error(ErrorKind::Internal, "input " + std::to_string(k) + " read through a view is " +
+                                           shape_str(l.dims(inputs[k])) + ", not " + shape_str(stored[k]));
+    return views[k]->dims;
   };
   oc.output(out, [inputs, read_dims](const kernel::Live& l) {
     std::vector<int64_t> d = read_dims(l, 0);
@@ -78,7 +84,7 @@ void build_fused(OpContext& oc) {
   for (size_t i = 0; i < inputs.size(); ++i) k.input("X" + std::to_string(i), inputs[i]);
   k.output("Y", out)
       .params_bytes(bytes,
-                    [inputs, perms, read_dims, out, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
+                    [inputs, views, read_dims, out, consts, bytes](const kernel::Live& l, std::vector<uint8_t>& p) {
                       p.assign(bytes, 0);
                       const auto& od = l.dims(out);
                       ShapeU o = make_shape(od);
@@ -86,16 +92,18 @@ void build_fused(OpContext& oc) {
                       uint32_t n = o.numel;
                       std::memcpy(p.data() + kShapeBytes, &n, 4);
                       for (size_t i = 0; i < inputs.size(); ++i) {
+                        // Strides over the output's dims (0 where the input broadcasts), the view's
+                        // own in place of the stored input's; pad.x = 1 when they are the output's
+                        // own (read at i), pad.y the view's first element.
                         std::vector<int64_t> d = read_dims(l, i);
-                        auto st = broadcast_strides(d, od);
-                        if (!perms[i].empty()) {  // the permuted dims' strides in the stored input
-                          auto cs = contiguous_strides(l.dims(inputs[i]));
-                          size_t off = od.size() - d.size();
-                          for (size_t j = 0; j < d.size(); ++j)
-                            if (st[off + j]) st[off + j] = cs[perms[i][j]];
-                        }
+                        std::vector<int64_t> own = views[i] ? views[i]->strides : contiguous_strides(d);
+                        std::vector<int64_t> st(od.size(), 0);
+                        const size_t off = od.size() - d.size();
+                        for (size_t j = 0; j < d.size(); ++j) st[off + j] = d[j] == 1 ? 0 : own[j];
+                        const int64_t base = views[i] ? views[i]->offset : 0;
                         ShapeU s = make_shape(od, &st);
-                        s.pad0 = d == od && perms[i].empty() ? 1u : 0u;
+                        s.pad0 = base == 0 && st == broadcast_strides(od, od) ? 1u : 0u;
+                        s.pad1 = kernel::u32(base, "view offset");
                         std::memcpy(p.data() + kShapeBytes + 16 + i * kShapeBytes, &s, kShapeBytes);
                       }
                       std::memcpy(p.data() + kShapeBytes + 16 + inputs.size() * kShapeBytes, consts.data(),

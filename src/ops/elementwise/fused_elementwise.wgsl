@@ -11,8 +11,9 @@ struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>,
 
 //!include broadcast_offset
 
-// pad.x = 1 marks an input whose live shape is the output's, read at i itself.
+// pad.x = 1 marks an input read at i itself (its strides are the output's); otherwise pad.y is
+// the first element its strides walk from (an input read through a view: format::VkExprView).
 fn offset_of(i: u32, s: Shape) -> u32 {
   if (s.pad.x == 1u) { return i; }
-  return operand_offset(i, s);
+  return s.pad.y + operand_offset(i, s);
 }

@@ -18,7 +18,7 @@ std::string wgsl_operand(const format::VkExprOperand& o, const std::string& cons
 
 }  // namespace
 
-void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_t inputs, bool perms_allowed) {
+void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_t inputs, bool views_allowed) {
   if (e.terms.empty()) oc.fail(ErrorKind::Internal, "empty fused expression");
   for (size_t k = 0; k < e.terms.size(); ++k) {
     const auto& t = e.terms[k];
@@ -38,27 +38,28 @@ void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_
     if (t.label.empty() || t.label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
       oc.fail(ErrorKind::Internal, "bad label '" + t.label + "' of fused term " + std::to_string(k));
   }
-  bool any_perm = false;
-  for (const auto& p : e.perms) any_perm = any_perm || !p.empty();
-  if (!any_perm) return;
-  if (!perms_allowed) oc.fail(ErrorKind::Internal, "an input permutation in an expression only the fused elementwise kernel reads");
-  if (e.perms.size() != inputs) oc.fail(ErrorKind::Internal, "input permutations for " + std::to_string(e.perms.size()) + " of " +
-                                                                 std::to_string(inputs) + " inputs");
-  for (const auto& p : e.perms) {
-    std::vector<int64_t> sorted = p;
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t j = 0; j < sorted.size(); ++j)
-      if (sorted[j] != static_cast<int64_t>(j)) oc.fail(ErrorKind::Internal, "an input permutation that is not one");
+  if (std::none_of(e.views.begin(), e.views.end(), [](const auto& v) { return v.has_value(); })) return;
+  if (!views_allowed) oc.fail(ErrorKind::Internal, "an input view in an expression only the fused elementwise kernel reads");
+  if (e.views.size() != inputs)
+    oc.fail(ErrorKind::Internal, "input views for " + std::to_string(e.views.size()) + " of " + std::to_string(inputs) + " inputs");
+  for (const auto& v : e.views) {
+    if (!v) continue;
+    if (v->strides.size() != v->dims.size() || v->dims.size() > 8 ||
+        std::any_of(v->dims.begin(), v->dims.end(), [](int64_t d) { return d < 0; }))
+      oc.fail(ErrorKind::Internal, "an input view of " + std::to_string(v->dims.size()) + " dims and " +
+                                       std::to_string(v->strides.size()) + " strides");
+    if (v->label.empty() || v->label.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_+") != std::string::npos)
+      oc.fail(ErrorKind::Internal, "bad label '" + v->label + "' of an input view");
   }
 }
 
 const format::VkExpr& fused_expr_arg(const graph::OpContext& oc, int32_t id, const std::string& what, size_t inputs,
-                                     bool perms_allowed) {
+                                     bool views_allowed) {
   if (oc.g.kind(id) != format::VkValueKind::Expr || !oc.g.ir().values[id].expr)
     oc.fail(ErrorKind::Format, what + " must be a fused expression, which only the load-time fusion makes (a program "
                                       "cannot spell one): got " + format::vk_value_kind_name(oc.g.kind(id)));
   const format::VkExpr& e = *oc.g.ir().values[id].expr;
-  check_fused_expr(oc, e, inputs, perms_allowed);
+  check_fused_expr(oc, e, inputs, views_allowed);
   return e;
 }
 

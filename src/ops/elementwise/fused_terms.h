@@ -12,15 +12,15 @@ namespace etwebgpu::ops {
 
 
 // Checks a fused expression over `inputs` inputs (operands refer to an input or an earlier term,
-// float op codes, labels of [a-z0-9_]); `perms_allowed` (the fused elementwise kernel only):
-// input permutations, each a permutation of 0..size-1 (not checked against the input's rank).
+// float op codes, labels of [a-z0-9_]); `views_allowed` (the fused elementwise kernel only): input
+// views, one stride per dim, at most 8 dims (the kernel checks they stay inside their inputs).
 // Throws Error(Internal) naming the op: only the load-time fusion makes expressions.
-void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_t inputs, bool perms_allowed);
+void check_fused_expr(const graph::OpContext& oc, const format::VkExpr& e, size_t inputs, bool views_allowed);
 
 // The expression argument `id` of the op: Error(Format) naming the op and `what` when it is not
 // one (a program cannot spell an expression), then check_fused_expr.
 const format::VkExpr& fused_expr_arg(const graph::OpContext& oc, int32_t id, const std::string& what, size_t inputs,
-                                     bool perms_allowed);
+                                     bool views_allowed);
 
 // WGSL `let t<k> = ...;` lines (each prefixed by `indent`) evaluating the terms over lets x0, x1,
 // ...; term k's constants are `consts[k]` (a WGSL array<vec4<f32>> expression such as "P.c").
