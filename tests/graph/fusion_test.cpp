@@ -324,7 +324,7 @@ TEST(Fusion, MalformedExpressionIsAnErrorNamingIt) {
   bad[6].e.views = {view(0, {2, 2}, {1}, "permute")}, bad[6].says = "an input view of 2 dims and 1 strides";
   bad[7].e.views = {view(1, {2, 2}, {2, 1}, "slice")}, bad[7].says = "reads elements 1 to 4 of [2, 2]";
   bad[8].e.views = {view(1, {2}, {-2}, "flip")}, bad[8].says = "reads elements -1 to 1";
-  bad[9].e.views = {view(0, {2, 2}, {2, 1}, "")}, bad[9].says = "bad label";
+  bad[9].e.views = {view(0, {2, 2}, {2, 1}, "Slice!")}, bad[9].says = "bad label";
   for (size_t k = 0; k < bad.size(); ++k) {
     IrChain c;
     int32_t x = c.input({2, 2});
