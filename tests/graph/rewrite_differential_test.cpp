@@ -950,6 +950,7 @@ std::string difference(const HostTensor& fused, const HostTensor& plain, bool ex
   for (int64_t i = 0; i < plain.numel(); ++i) {
     bool same;
     if (std::isnan(f[i]) || std::isnan(p[i])) same = std::isnan(f[i]) && std::isnan(p[i]);
+    else if (f[i] == p[i]) same = true;  // infinities too, whose difference is NaN
     else if (exact)  // 4 ulps, or 1e-6 where a term cancelled the rest to near zero
       same = std::fabs(f[i] - p[i]) <= 4 * std::fabs(std::nextafter(p[i], INFINITY) - p[i]) || std::fabs(f[i] - p[i]) <= 1e-6;
     else same = std::fabs(f[i] - p[i]) <= tol * std::fabs(p[i]) + tol;
