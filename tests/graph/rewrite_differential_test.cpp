@@ -1,11 +1,11 @@
 // A randomized differential test of the load-time rewrite pipeline (graph/rewrite_pipeline.h,
 // docs/REWRITES.md). A deterministic generator (fixed seeds) builds a few hundred small graphs out
-// of what the passes rewrite -- float elementwise chains and trees, layout calls between them,
-// linears, convolutions and matmuls that take epilogues, layer norms before linears, constant-only
-// subgraphs, duplicate calls, permutes and their inverses -- and out of what must stop them:
-// in-place copy_ writes between two reads, values read twice or leaving the graph mid-chain,
-// tensors packed or aliased into one delegate memory object. Each graph is loaded with rewrites on
-// and off (LoadOptions::fuse), and the test proves that
+// of what the passes rewrite -- float elementwise chains and trees, layout calls and cats between
+// them, linears, convolutions and matmuls that take epilogues, layer norms before linears,
+// constant-only subgraphs, duplicate calls, permutes and their inverses -- and out of what must
+// stop them: in-place copy_ writes between two reads, values read twice or leaving the graph
+// mid-chain, tensors packed or aliased into one delegate memory object. Each graph is loaded with
+// rewrites on and off (LoadOptions::fuse), and the test proves that
 //   - both load and run (a graph that loads in neither mode is a generator bug, and fails too),
 //   - every output is the same within a few ulps (fusion and epilogues run the unfused kernels'
 //     f32 math, which the shader compiler may contract across terms; constant evaluation the same

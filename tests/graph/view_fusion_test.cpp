@@ -198,6 +198,17 @@ TEST(ViewFusion, EveryAffineLayoutOpAndChainsOfThemAreReadThroughOneView) {
          g.gb.op("aten.tanh.default", {c, o});
        },
        2},
+      {"fused[slice+squeeze+alias+relu]",
+       [&](OpGraph& g) {
+         Id x = g.input(random_f32({1, 4, 1, 6}, 94));
+         Id s = f32(g, {1, 4, 1, 3}), q = f32(g, {4, 3}), a = f32(g, {4, 3});
+         Id o = g.output(DType::Float32, {4, 3});
+         g.gb.op("aten.slice_copy.Tensor", {x, I(g, 3), I(g, 1), I(g, 6), I(g, 2), s});
+         g.gb.op("aten.squeeze_copy.default", {s, q});
+         g.gb.op("aten.alias_copy.default", {q, a});
+         g.gb.op("aten.relu.default", {a, o});
+       },
+       2},
       // Two views of one tensor in one kernel (rotate_half's halves): x[..., 4:] * x[..., :4].
       {"fused[slice+slice+mul]",
        [&](OpGraph& g) {
