@@ -53,6 +53,13 @@ struct VkExprTerm {
   VkExprOperand a, b;
   float c[4] = {0, 0, 0, 0};  // unary: f0, f1, f2, i0 (as a float); binary: alpha, scalar
   std::string label;          // the op's short name ("mul", "rsqrt") for kernel labels
+  // A binary term that is a cat of a and b along dim `dim` of the output (the fused elementwise
+  // kernel only): a below coordinate `at`, b from it on, each element exactly; op and c unused.
+  struct Split {
+    uint32_t dim = 0;
+    int64_t at = 0;
+  };
+  std::optional<Split> split;
 };
 // How the fused elementwise kernel reads an input in place of layout copies the load-time fusion
 // removed (a slice, select, permute, expand, reshape ... of it, or a chain of them): element
@@ -63,6 +70,14 @@ struct VkExprView {
   std::vector<int64_t> dims;     // the value as read
   std::vector<int64_t> strides;  // one per dim, in elements of the stored input
   std::string label;             // the calls it replaces ("slice+unsqueeze"), for kernel labels
+  // The view is part of a cat the kernel reads in place (Split terms): read at coordinates
+  // [start, start + dims[dim]) of its dim `dim`, which spans `extent` in the cat, and outside
+  // them not at all (the cat's other parts are there).
+  struct Part {
+    uint32_t dim = 0;
+    int64_t start = 0, extent = 0;
+  };
+  std::optional<Part> part;
 };
 struct VkExpr {
   std::vector<VkExprTerm> terms;                 // in evaluation order; the last is the result

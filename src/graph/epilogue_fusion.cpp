@@ -35,8 +35,7 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
     if (ev.kind != format::VkValueKind::Expr || !ev.expr) return std::nullopt;
     std::vector<int32_t> inputs(c.args.begin(), c.args.end() - 2);
     if (std::find(inputs.begin(), inputs.end(), value) == inputs.end()) return std::nullopt;
-    for (const auto& v : ev.expr->views)
-      if (v) return std::nullopt;  // only the fused elementwise kernel reads through views
+    if (!plain_expression(*ev.expr)) return std::nullopt;  // only the fused elementwise kernel reads it
     // Input k becomes x<order[k]>: value first, then the others in their order.
     std::vector<uint32_t> order(inputs.size());
     uint32_t next = 1;

@@ -27,6 +27,11 @@ TermParser FusableOps::find(const std::string& name) const {
 }
 
 
+bool plain_expression(const format::VkExpr& e) {
+  return std::none_of(e.views.begin(), e.views.end(), [](const auto& v) { return v.has_value(); }) &&
+         std::none_of(e.terms.begin(), e.terms.end(), [](const auto& t) { return t.split.has_value(); });
+}
+
 bool float_tensor(const format::VkGraphIR& ir, int32_t id) {
   const auto& v = ir.values[id];
   if (v.kind != format::VkValueKind::Tensor) return false;
@@ -206,6 +211,22 @@ void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   ir.chain = std::move(chain);
 }
 
+namespace {
+
+// Term t over operands a and b (b: Scalar for a unary term or a binary one's scalar).
+format::VkExprTerm expr_term(const FusedTerm& t, format::VkExprOperand a, format::VkExprOperand b) {
+  format::VkExprTerm x;
+  x.binary = t.binary;
+  x.op = t.op;
+  x.a = a;
+  x.b = b;
+  std::copy(t.c, t.c + 4, x.c);
+  x.label = t.label;
+  return x;
+}
+
+}  // namespace
+
 format::VkExpr expression(const std::vector<FusedTerm>& terms, const std::vector<int32_t>& ids,
                           const std::vector<int32_t>& inputs) {
   using Kind = format::VkExprOperand::Kind;
@@ -218,16 +239,7 @@ format::VkExpr expression(const std::vector<FusedTerm>& terms, const std::vector
   };
   format::VkExpr e;
   e.views.assign(inputs.size(), std::nullopt);
-  for (const auto& t : terms) {
-    format::VkExprTerm x;
-    x.binary = t.binary;
-    x.op = t.op;
-    x.a = ref(t.x);
-    if (t.binary && t.y >= 0) x.b = ref(t.y);
-    std::copy(t.c, t.c + 4, x.c);
-    x.label = t.label;
-    e.terms.push_back(std::move(x));
-  }
+  for (const auto& t : terms) e.terms.push_back(expr_term(t, ref(t.x), t.binary && t.y >= 0 ? ref(t.y) : format::VkExprOperand{}));
   return e;
 }
 
@@ -308,91 +320,235 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
   // The entries that save a copy.
   for (auto it = through.begin(); it != through.end();) it = it->second.copies ? std::next(it) : through.erase(it);
 
-  // Union each fusable call with the single (fusable) consumer of its output. Every member but
-  // one then feeds exactly one other member: a group is a tree rooted at the call whose output
-  // leaves it.
-  std::vector<size_t> parent(n);
-  std::iota(parent.begin(), parent.end(), 0);
-  auto find = [&](size_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
+  // Cats a group reads in place (rotate_half: cat(-x[..., d/2:], x[..., :d/2]) * sin): a float
+  // cat at static shapes whose output one member reads becomes a member too, taking each element
+  // from the part its coordinate along the cat dim falls in (a select, bit for bit); the parts'
+  // inputs are read in their place along that dim. A term that makes a part joins the group
+  // unless the cat lists it twice (it would be needed in two places).
+  struct Cat {
+    int64_t dim;                  // of the cat's dims
+    std::vector<int32_t> parts;
+    std::vector<int64_t> starts;  // of each part along dim
   };
-  for (size_t j = 0; j < n; ++j) {
-    if (!term[j]) continue;
-    for (int32_t operand : {term[j]->x, term[j]->y}) {
-      if (operand < 0 || ix.sole_reader(operand) != j) continue;
-      const size_t i = ix.producer(operand);
-      if (!term[i]) continue;
-      parent[find(i)] = find(j);
+  std::map<size_t, Cat> cats;  // by chain position
+  for (size_t i = 0; i < n && g.options().static_shapes; ++i) {
+    const format::VkOpCall& c = ir.chain[i];
+    if (c.name != "aten.cat.default" || c.args.size() != 3 || ir.values[c.args[0]].kind != format::VkValueKind::ValueList)
+      continue;
+    const std::optional<int64_t> dim = static_int(ir, c.args[1]);
+    const int32_t out = c.args[2];
+    const size_t reader = ix.sole_reader(out, i);
+    if (!dim || !float_tensor(ir, out) || reader == UseDef::npos || !term[reader]) continue;
+    const std::vector<int64_t>& od = ir.values[out].tensor.dims;
+    const int64_t r = static_cast<int64_t>(od.size()), d = *dim < 0 ? *dim + r : *dim;
+    Cat cat{d, ir.values[c.args[0]].ids, {}};
+    bool ok = d >= 0 && d < r && cat.parts.size() >= 2;
+    int64_t at = 0;
+    for (int32_t p : cat.parts) {
+      if (!ok || !float_tensor(ir, p) || ir.values[p].tensor.dtype != ir.values[out].tensor.dtype) {
+        ok = false;
+        break;
+      }
+      std::vector<int64_t> pd = ir.values[p].tensor.dims;
+      cat.starts.push_back(at);
+      at += pd.size() == od.size() ? pd[d] : 0;
+      if (pd.size() == od.size()) pd[d] = od[d];
+      const size_t maker = ix.producer(p);
+      ok = pd == od && ir.values[p].tensor.dims[d] > 0 &&
+           !(maker != UseDef::npos && term[maker] && std::count(cat.parts.begin(), cat.parts.end(), p) > 1);
     }
+    if (ok && at == od[d]) cats[i] = std::move(cat);
   }
-  std::vector<std::vector<size_t>> groups(n);
-  for (size_t i = 0; i < n; ++i)
-    if (term[i]) groups[find(i)].push_back(i);
+  auto member = [&](size_t i) { return i != UseDef::npos && (term[i] || cats.count(i)); };
+  auto operands = [&](size_t m) {
+    if (cats.count(m)) return cats.at(m).parts;
+    std::vector<int32_t> r{term[m]->x};
+    if (term[m]->y >= 0) r.push_back(term[m]->y);
+    return r;
+  };
 
-  std::vector<bool> removed(n, false);
-  std::vector<std::optional<format::VkOpCall>> replacement(n);
-  for (size_t root = 0; root < n; ++root) {
-    const auto& members = groups[root];
-    if (members.empty()) continue;
+  // Where a member's value is taken: in the output, or in part k of the cat at chain position c.
+  using Place = std::pair<size_t, size_t>;
+  const Place kOutput{UseDef::npos, 0};
+  // What a group becomes: the fused call's reads and expression, and the layout calls it absorbs.
+  struct Plan {
+    std::vector<int32_t> reads;
+    format::VkExpr expr;
+    std::set<const Through*> absorbed;
+  };
+  // Without a plan, *misplaced holds the cats that cannot be read in place where they are.
+  auto plan = [&](const std::vector<size_t>& members, std::vector<size_t>* misplaced) -> std::optional<Plan> {
     // The root is the last member in chain order (its output is the only one that escapes).
     const size_t last = members.back();
     const int32_t out = ir.chain[last].args.back();
+    const std::vector<int64_t>& od = ir.values[out].tensor.dims;
+    auto dims = [&](int32_t t) -> const std::vector<int64_t>& { return ir.values[t].tensor.dims; };
     std::set<int32_t> internal;
     for (size_t m : members)
       if (m != last) internal.insert(ir.chain[m].args.back());
+    // Places, from the root down. A cat is read in place only in the output (not in another
+    // cat's part) and where the output does not broadcast it along its dim.
+    std::map<size_t, Place> place{{last, kOutput}};
+    for (auto m = members.rbegin(); m != members.rend(); ++m) {
+      const auto cat = cats.find(*m);
+      if (cat != cats.end()) {
+        const std::vector<int64_t>& cd = dims(ir.chain[*m].args.back());
+        const int64_t dim = cat->second.dim + static_cast<int64_t>(od.size() - cd.size());
+        if (place.at(*m) != kOutput || od.size() < cd.size() || od[dim] != cd[cat->second.dim]) misplaced->push_back(*m);
+      }
+      const std::vector<int32_t> ops = operands(*m);
+      for (size_t k = 0; k < ops.size(); ++k)
+        if (internal.count(ops[k])) place[ix.producer(ops[k])] = cat != cats.end() ? Place{*m, k} : place.at(*m);
+    }
+    if (!misplaced->empty()) return std::nullopt;
     // The fused kernel reads its inputs at the root's position, later than the members did: no
     // call in between may write them or storage they share, and the output must not share an
     // input's storage (one binding cannot be read-only and read-write at once).
     auto steady = [&](int32_t e, size_t from) {
       return !(ix.memory(out) >= 0 && ix.memory(out) == ix.memory(e)) && ix.unchanged_between(e, from, last, members);
     };
-    std::vector<int32_t> inputs;      // the members' operands from outside the group
-    std::vector<int32_t> reads;       // what the kernel reads for each: it, or its view's source
-    std::vector<const Through*> via;  // the view each is read through (null: none)
-    size_t absorbed = 0;              // layout calls the views replace
-    bool safe = true;
-    for (size_t m : members)  // ascending: m is the first member reading a new operand
-      for (int32_t operand : {term[m]->x, term[m]->y}) {
-        if (operand < 0 || internal.count(operand) || std::find(inputs.begin(), inputs.end(), operand) != inputs.end())
-          continue;
+    Plan p;
+    std::vector<std::pair<int32_t, Place>> inputs;  // the operands from outside the group, each where read
+    for (size_t m : members) {  // ascending: m is the first member reading a new operand
+      const std::vector<int32_t> ops = operands(m);
+      for (size_t k = 0; k < ops.size(); ++k) {
+        const int32_t operand = ops[k];
+        const Place at = cats.count(m) ? Place{m, k} : place.at(m);
+        if (internal.count(operand) || std::count(inputs.begin(), inputs.end(), std::make_pair(operand, at))) continue;
         // Through the view when its source holds at the root what the layout calls read; else
         // the calls stay and the group reads their output.
         auto th = through.find(operand);
         const Through* t =
             th != through.end() && steady(th->second.src, th->second.calls.front()) ? &th->second : nullptr;
-        inputs.push_back(operand);
-        reads.push_back(t ? t->src : operand);
-        via.push_back(t);
-        absorbed += t ? t->calls.size() : 0;
-        safe = safe && (t || steady(operand, m));
+        if (!t && !steady(operand, m)) return std::nullopt;
+        std::optional<format::VkExprView> v;
+        if (t) v = t->view, v->label = t->label;
+        if (at != kOutput) {
+          // In a cat's part: read at the part's place along the cat dim, unless the part
+          // broadcasts it along that dim (one element there, or a lower rank).
+          const Cat& cat = cats.at(at.first);
+          const std::vector<int64_t>& cd = dims(ir.chain[at.first].args.back());
+          const int64_t len = dims(cat.parts[at.second])[cat.dim];
+          if (!v) v = contiguous_view(dims(operand));
+          if (v->dims.size() > cd.size()) return std::nullopt;  // malformed: a part's terms broadcast up to it
+          const int64_t e = cat.dim - static_cast<int64_t>(cd.size() - v->dims.size());
+          if (e >= 0 && (v->dims[e] != 1 || len == 1)) {
+            if (v->dims[e] != len) return std::nullopt;
+            v->part = format::VkExprView::Part{static_cast<uint32_t>(e), cat.starts[at.second], cd[cat.dim]};
+          } else if (!t) {
+            v.reset();
+          }
+        }
+        inputs.emplace_back(operand, at);
+        p.reads.push_back(t ? t->src : operand);
+        p.expr.views.push_back(std::move(v));
+        if (t) p.absorbed.insert(t);
       }
-    if (!safe || inputs.size() > kMaxFusedInputs || members.size() + absorbed < 2) continue;
-
-    std::vector<FusedTerm> terms;
-    std::vector<int32_t> ids;  // output id of each term
-    for (size_t m : members) {
-      terms.push_back(*term[m]);
-      ids.push_back(ir.chain[m].args.back());
     }
-    format::VkExpr expr = expression(terms, ids, inputs);
-    for (size_t k = 0; k < inputs.size(); ++k)
-      if (via[k]) {
-        expr.views[k] = via[k]->view;
-        expr.views[k]->label = via[k]->label;
-        for (size_t at : via[k]->calls) removed[at] = true;
+    size_t absorbed_calls = 0;
+    for (const Through* t : p.absorbed) absorbed_calls += t->calls.size();
+    if (inputs.size() > kMaxFusedInputs || members.size() + absorbed_calls < 2) return std::nullopt;
+
+    // The terms in member order; a cat of n parts is n - 1 two-way selects.
+    std::map<int32_t, uint32_t> term_of;  // a member's output -> its (last) term
+    auto ref = [&](int32_t id, Place at) -> format::VkExprOperand {
+      if (auto t = term_of.find(id); t != term_of.end()) return {format::VkExprOperand::Kind::Term, t->second};
+      const auto k = std::find(inputs.begin(), inputs.end(), std::make_pair(id, at)) - inputs.begin();
+      return {format::VkExprOperand::Kind::Input, static_cast<uint32_t>(k)};
+    };
+    for (size_t m : members) {
+      if (auto cat = cats.find(m); cat != cats.end()) {
+        const Cat& c = cat->second;
+        const size_t dim = static_cast<size_t>(c.dim) + od.size() - dims(ir.chain[m].args.back()).size();
+        format::VkExprOperand acc = ref(c.parts[0], {m, 0});
+        for (size_t k = 1; k < c.parts.size(); ++k) {
+          format::VkExprTerm x;
+          x.binary = true;
+          x.a = acc;
+          x.b = ref(c.parts[k], {m, k});
+          x.split = format::VkExprTerm::Split{static_cast<uint32_t>(dim), c.starts[k]};
+          x.label = "cat";
+          p.expr.terms.push_back(std::move(x));
+          acc = {format::VkExprOperand::Kind::Term, static_cast<uint32_t>(p.expr.terms.size() - 1)};
+        }
+      } else {
+        const FusedTerm& t = *term[m];
+        p.expr.terms.push_back(
+            expr_term(t, ref(t.x, place.at(m)), t.binary && t.y >= 0 ? ref(t.y, place.at(m)) : format::VkExprOperand{}));
       }
-    const int32_t expr_id = add_expr(ir, std::move(expr));
+      term_of[ir.chain[m].args.back()] = static_cast<uint32_t>(p.expr.terms.size() - 1);
+    }
+    // The kernel's output is what its reads broadcast to: through views, it must be the root's.
+    if (plain_expression(p.expr)) return p;
+    std::vector<int64_t> shape;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const auto& v = p.expr.views[k];
+      std::vector<int64_t> d = v ? v->dims : dims(inputs[k].first);
+      if (v && v->part) d[v->part->dim] = v->part->extent;
+      if (d.size() > shape.size()) shape.insert(shape.begin(), d.size() - shape.size(), 1);
+      for (size_t j = 0; j < d.size(); ++j) {
+        int64_t& o = shape[shape.size() - d.size() + j];
+        if (o != d[j] && o != 1 && d[j] != 1) return std::nullopt;
+        o = o == 1 ? d[j] : o;
+      }
+    }
+    if (shape != od) return std::nullopt;
+    return p;
+  };
+
+  // Union each member with the single member consuming its output. Every member but one then
+  // feeds exactly one other member: a group is a tree rooted at the call whose output leaves it
+  // (never a cat: its reader is a term). A group with cats that cannot fuse is formed again
+  // without the misplaced ones, or else without any, and the rest of it may fuse.
+  std::vector<std::vector<size_t>> groups;
+  std::vector<std::optional<Plan>> plans;
+  for (bool again = true; again;) {
+    again = false;
+    std::vector<size_t> parent(n);
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](size_t i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    for (size_t j = 0; j < n; ++j) {
+      if (!member(j)) continue;
+      for (int32_t operand : operands(j)) {
+        if (ix.sole_reader(operand) != j) continue;
+        const size_t i = ix.producer(operand);
+        if (member(i)) parent[find(i)] = find(j);
+      }
+    }
+    groups.assign(n, {});
+    for (size_t i = 0; i < n; ++i)
+      if (member(i)) groups[find(i)].push_back(i);
+    plans.assign(n, std::nullopt);
+    for (size_t root = 0; root < n; ++root) {
+      std::vector<size_t> misplaced;
+      if (groups[root].empty() || (plans[root] = plan(groups[root], &misplaced))) continue;
+      for (size_t m : misplaced.empty() ? groups[root] : misplaced) again = cats.erase(m) > 0 || again;
+    }
+  }
+
+  std::vector<bool> removed(n, false);
+  std::vector<std::optional<format::VkOpCall>> replacement(n);
+  for (size_t root = 0; root < n; ++root) {
+    if (!plans[root]) continue;
+    Plan& p = *plans[root];
+    const std::vector<size_t>& members = groups[root];
+    const size_t last = members.back();
+    size_t absorbed_calls = 0;
+    for (const Through* t : p.absorbed)
+      for (size_t at : t->calls) removed[at] = true, ++absorbed_calls;
     format::VkOpCall call;
     call.node_id = ir.chain[last].node_id;
     call.name = kFusedOp;
-    call.args = reads;
-    call.args.push_back(expr_id);
-    call.args.push_back(out);
+    call.args = p.reads;
+    call.args.push_back(add_expr(ir, std::move(p.expr)));
+    call.args.push_back(ir.chain[last].args.back());
     for (size_t m : members) removed[m] = true;
     replacement[last] = std::move(call);
     ++stats.groups;
-    stats.calls_removed += members.size() - 1 + absorbed;
+    stats.calls_removed += members.size() - 1 + absorbed_calls;
   }
   if (!stats.groups) return stats;
   std::vector<format::VkOpCall> chain;

@@ -63,8 +63,12 @@ inline constexpr size_t kMaxFusedInputs = 6;
 // A fused group is the call [inputs..., Expr, output]: a typed expression (format::VkExpr) whose
 // terms name the call's inputs and earlier terms, the last term giving the output. An input may
 // be read through a view (VkExpr::views, format::VkExprView): an affine map of its stored
-// elements. Only the fused elementwise kernel reads such inputs; the epilogue pass leaves a call
-// that has them alone.
+// elements; a term may be a cat of two values along an output dim (VkExprTerm::split). Only the
+// fused elementwise kernel reads them; the epilogue pass leaves a call that has them alone.
+
+// Whether every fused kernel can evaluate `e`: no input view and no cat term, which only the
+// fused elementwise kernel reads.
+bool plain_expression(const format::VkExpr& e);
 
 // Shared with the epilogue pass (graph/epilogue_fusion.h):
 // A float tensor (f32 / f16 / f64)?

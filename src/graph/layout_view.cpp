@@ -18,15 +18,6 @@ int64_t count(const Dims& d) {
   return n;
 }
 
-// A static integer argument: an Int, or a Double holding one (the serializer interns 0 == 0.0).
-std::optional<int64_t> static_int(const format::VkGraphIR& ir, int32_t id) {
-  const auto& v = ir.values[id];
-  if (v.kind == VkValueKind::Int) return v.int_val;
-  if (v.kind == VkValueKind::Double && v.double_val == std::floor(v.double_val) && std::fabs(v.double_val) < 0x1p62)
-    return static_cast<int64_t>(v.double_val);
-  return std::nullopt;
-}
-
 // A static list: an IntList, or a ValueList of static integers (no SymInt).
 std::optional<Dims> static_ints(const format::VkGraphIR& ir, int32_t id) {
   const auto& v = ir.values[id];
@@ -218,6 +209,14 @@ std::optional<VkExprView> apply(const format::VkGraphIR& ir, const format::VkOpC
 }
 
 }  // namespace
+
+std::optional<int64_t> static_int(const format::VkGraphIR& ir, int32_t id) {
+  const auto& v = ir.values[id];
+  if (v.kind == VkValueKind::Int) return v.int_val;
+  if (v.kind == VkValueKind::Double && v.double_val == std::floor(v.double_val) && std::fabs(v.double_val) < 0x1p62)
+    return static_cast<int64_t>(v.double_val);
+  return std::nullopt;
+}
 
 VkExprView contiguous_view(const Dims& dims) {
   VkExprView v;

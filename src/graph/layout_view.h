@@ -20,6 +20,9 @@ format::VkExprView contiguous_view(const std::vector<int64_t>& dims);
 // when its strides do not allow it.
 bool reshape_view(format::VkExprView& v, const std::vector<int64_t>& to);
 
+// A static integer argument: an Int, or a Double holding one (the serializer interns 0 == 0.0).
+std::optional<int64_t> static_int(const format::VkGraphIR& ir, int32_t id);
+
 // A call view_through knows (by name; its arguments may still refuse it).
 bool layout_op(const std::string& name);
 

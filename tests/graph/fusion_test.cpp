@@ -304,6 +304,31 @@ TEST(Fusion, ViewedInputReadsThroughTheView) {
   EXPECT_TRUE(Close(out, ref_tensor({3, 2}, ref)));
 }
 
+// A cat of two inputs read in place: cat(-a, b) along dim 1 of [2, 5], a [2, 3] and b [2, 2].
+TEST(Fusion, CatTermSelectsEachPartInItsPlace) {
+  ETW_REQUIRE_GPU();
+  auto av = random_f32({2, 3}, 30), bv = random_f32({2, 2}, 31);
+  IrChain c;
+  int32_t a = c.input({2, 3}), b = c.input({2, 2});
+  format::VkExpr e;
+  format::VkExprTerm cat;
+  cat.binary = true;
+  cat.a = {Kind::Term, 0};
+  cat.b = {Kind::Input, 1};
+  cat.split = format::VkExprTerm::Split{1, 3};
+  cat.label = "cat";
+  e.terms = {unary(ops::code(ops::UnaryOp::Neg), {Kind::Input, 0}, "neg"), cat};
+  e.views = {view(0, {2, 3}, {3, 1}, ""), view(0, {2, 2}, {2, 1}, "")};
+  e.views[0]->part = format::VkExprView::Part{1, 0, 5};
+  e.views[1]->part = format::VkExprView::Part{1, 3, 5};
+  c.op("etwebgpu.fused_elementwise", {a, b, c.expr(e), c.output({2, 5})});
+  auto out = run_ir(c.ir, {av, bv})[0];
+  std::vector<double> ref, as = f64(av), bs = f64(bv);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 5; ++j) ref.push_back(j < 3 ? -as[i * 3 + j] : bs[i * 2 + j - 3]);
+  EXPECT_TRUE(Close(out, ref_tensor({2, 5}, ref), 0, 0));
+}
+
 // A malformed expression (a bug of a pass, since no file can hold one) is an error naming the
 // op and the fault, never a kernel that reads past its inputs.
 TEST(Fusion, MalformedExpressionIsAnErrorNamingIt) {
@@ -313,18 +338,22 @@ TEST(Fusion, MalformedExpressionIsAnErrorNamingIt) {
     format::VkExpr e;
     const char* says;
   };
-  std::vector<Bad> bad(10);
+  std::vector<Bad> bad(12);
   bad[0].says = "empty fused expression";
   bad[1].e.terms = {unary(neg, {Kind::Input, 1}, "neg")}, bad[1].says = "refers past";
   bad[2].e.terms = {unary(neg, {Kind::Term, 0}, "neg")}, bad[2].says = "refers past";
   bad[3].e.terms = {unary(99, {Kind::Input, 0}, "neg")}, bad[3].says = "not a float op";
   bad[4].e.terms = {binary(mul, {Kind::Input, 0}, {Kind::Term, 1}, "mul")}, bad[4].says = "refers past";
   bad[5].e.terms = {unary(neg, {Kind::Input, 0}, "Neg!")}, bad[5].says = "bad label";
-  for (size_t k = 6; k < 10; ++k) bad[k].e.terms = {unary(neg, {Kind::Input, 0}, "neg")};
+  for (size_t k = 6; k < 11; ++k) bad[k].e.terms = {unary(neg, {Kind::Input, 0}, "neg")};
   bad[6].e.views = {view(0, {2, 2}, {1}, "permute")}, bad[6].says = "an input view of 2 dims and 1 strides";
   bad[7].e.views = {view(1, {2, 2}, {2, 1}, "slice")}, bad[7].says = "reads elements 1 to 4 of [2, 2]";
   bad[8].e.views = {view(1, {2}, {-2}, "flip")}, bad[8].says = "reads elements -1 to 1";
-  bad[9].e.views = {view(0, {2, 2}, {2, 1}, "")}, bad[9].says = "bad label";
+  bad[9].e.views = {view(0, {2, 2}, {2, 1}, "Slice!")}, bad[9].says = "bad label";
+  bad[10].e.views = {view(0, {2, 2}, {2, 1}, "")}, bad[10].says = "placed outside its cat";
+  bad[10].e.views[0]->part = format::VkExprView::Part{1, 1, 2};
+  bad[11].e.terms = {unary(neg, {Kind::Input, 0}, "neg"), binary(0, {Kind::Term, 0}, {Kind::Input, 0}, "cat")};
+  bad[11].e.terms[1].split = format::VkExprTerm::Split{2, 1}, bad[11].says = "a cat term along dim 2 of a rank 2 output";
   for (size_t k = 0; k < bad.size(); ++k) {
     IrChain c;
     int32_t x = c.input({2, 2});

@@ -1,11 +1,11 @@
 // A randomized differential test of the load-time rewrite pipeline (graph/rewrite_pipeline.h,
 // docs/REWRITES.md). A deterministic generator (fixed seeds) builds a few hundred small graphs out
-// of what the passes rewrite -- float elementwise chains and trees, layout calls between them,
-// linears, convolutions and matmuls that take epilogues, layer norms before linears, constant-only
-// subgraphs, duplicate calls, permutes and their inverses -- and out of what must stop them:
-// in-place copy_ writes between two reads, values read twice or leaving the graph mid-chain,
-// tensors packed or aliased into one delegate memory object. Each graph is loaded with rewrites on
-// and off (LoadOptions::fuse), and the test proves that
+// of what the passes rewrite -- float elementwise chains and trees, layout calls and cats between
+// them, linears, convolutions and matmuls that take epilogues, layer norms before linears,
+// constant-only subgraphs, duplicate calls, permutes and their inverses -- and out of what must
+// stop them: in-place copy_ writes between two reads, values read twice or leaving the graph
+// mid-chain, tensors packed or aliased into one delegate memory object. Each graph is loaded with
+// rewrites on and off (LoadOptions::fuse), and the test proves that
 //   - both load and run (a graph that loads in neither mode is a generator bug, and fails too),
 //   - every output is the same within a few ulps (fusion and epilogues run the unfused kernels'
 //     f32 math, which the shader compiler may contract across terms; constant evaluation the same
@@ -304,8 +304,10 @@ class Generator {
 
   void emit(std::string op, std::vector<Arg> args) {
     std::set<int64_t> reads;
-    for (size_t k = 0; k + 1 < args.size(); ++k)
+    for (size_t k = 0; k + 1 < args.size(); ++k) {
       if (args[k].kind == Arg::Tensor) reads.insert(args[k].i);
+      if (args[k].kind == Arg::Tensors) reads.insert(args[k].ints.begin(), args[k].ints.end());
+    }
     for (int64_t t : reads) ++read_[t];
     g_.calls.push_back({std::move(op), std::move(args)});
   }
@@ -489,7 +491,7 @@ class Generator {
     int x = operand();
     const std::vector<int64_t> d = dims(x);
     const int r = static_cast<int>(d.size());
-    int form = uni(0, 10);
+    int form = uni(0, 11);
     if (form == 0 && r >= 2) {
       std::vector<int64_t> p(static_cast<size_t>(r));
       std::iota(p.begin(), p.end(), 0);
@@ -657,6 +659,43 @@ class Generator {
       g_.features.insert("narrow_copy");
       emit("aten.narrow_copy.default", {T(x), I(k), I(chance(0.3) ? start - size : start), I(len), T(out)});
       push(out);
+      return;
+    }
+    if (form == 11) {  // a cat: x's slices swapped (rotate_half, maybe with a neg), or x and another value
+      const int k = uni(0, r - 1);
+      std::vector<int64_t> parts;
+      if (d[k] >= 2 && chance(0.6)) {
+        const int64_t cut = uni(1, static_cast<int>(d[k]) - 1);
+        std::vector<int64_t> ld = d, hd = d;
+        ld[k] = cut, hd[k] = d[k] - cut;
+        int lo = new_temp(ld, {x}), hi = new_temp(hd, {x});
+        emit("aten.slice_copy.Tensor", {T(x), I(k), I(0), I(cut), I(1), T(lo)});
+        emit("aten.slice_copy.Tensor", {T(x), I(k), I(cut), I(INT64_MAX), I(1), T(hi)});
+        if (chance(0.5)) {
+          int n = new_temp(hd, {hi});
+          emit("aten.neg.default", {T(hi), T(n)});
+          hi = n;
+        }
+        parts = {hi, lo};
+        g_.features.insert("cat of swapped slices");
+      } else {
+        std::vector<int64_t> od = d;
+        od[k] = uni(1, 3);
+        int y = new_operand(od);
+        parts = chance(0.5) ? std::vector<int64_t>{x, y} : std::vector<int64_t>{y, x, chance(0.3) ? x : y};
+        g_.features.insert("cat of values");
+      }
+      std::vector<int64_t> od = d;
+      od[k] = 0;
+      std::vector<int> reads;
+      for (int64_t p : parts) od[k] += dims(static_cast<int>(p))[k], reads.push_back(static_cast<int>(p));
+      int out = new_temp(od, reads);
+      emit("aten.cat.default", {TL(parts), I(chance(0.3) ? k - r : k), T(out)});
+      push(out);
+      if (chance(0.7)) {  // read by an elementwise op: the cat may be read in place
+        next_operand_ = out;
+        chance(0.5) ? unary() : binary();
+      }
       return;
     }
     // The form did not fit the rank: a clone.
@@ -911,6 +950,7 @@ std::string difference(const HostTensor& fused, const HostTensor& plain, bool ex
   for (int64_t i = 0; i < plain.numel(); ++i) {
     bool same;
     if (std::isnan(f[i]) || std::isnan(p[i])) same = std::isnan(f[i]) && std::isnan(p[i]);
+    else if (f[i] == p[i]) same = true;  // infinities too, whose difference is NaN
     else if (exact)  // 4 ulps, or 1e-6 where a term cancelled the rest to near zero
       same = std::fabs(f[i] - p[i]) <= 4 * std::fabs(std::nextafter(p[i], INFINITY) - p[i]) || std::fabs(f[i] - p[i]) <= 1e-6;
     else same = std::fabs(f[i] - p[i]) <= tol * std::fabs(p[i]) + tol;
@@ -1055,8 +1095,10 @@ TEST(RewriteDifferential, RandomGraphsGiveTheSameResultsWithAndWithoutRewrites) 
       const std::string& op = r.fused_ops[k];
       if (op == "etwebgpu.layer_norm_linear") ++fused_kinds["layer_norm"];
       else if (op.rfind("fused[", 0) == 0)
-        ++fused_kinds[r.fused_variants[k].empty() ? (reads_through_view(op) ? "elementwise through a view" : "elementwise")
-                                                  : op.substr(6, op.find_first_of("+]") - 6)];
+        ++fused_kinds[!r.fused_variants[k].empty() ? op.substr(6, op.find_first_of("+]") - 6)
+                      : ("+" + op.substr(6)).find("+cat+") != std::string::npos ? "elementwise reading a cat in place"
+                      : reads_through_view(op)               ? "elementwise through a view"
+                                                             : "elementwise"];
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

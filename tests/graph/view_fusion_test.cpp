@@ -200,6 +200,17 @@ TEST(ViewFusion, EveryAffineLayoutOpAndChainsOfThemAreReadThroughOneView) {
          g.gb.op("aten.tanh.default", {c, o});
        },
        2},
+      {"fused[slice+squeeze+alias+relu]",
+       [&](OpGraph& g) {
+         Id x = g.input(random_f32({1, 4, 1, 6}, 94));
+         Id s = f32(g, {1, 4, 1, 3}), q = f32(g, {4, 3}), a = f32(g, {4, 3});
+         Id o = g.output(DType::Float32, {4, 3});
+         g.gb.op("aten.slice_copy.Tensor", {x, I(g, 3), I(g, 1), I(g, 6), I(g, 2), s});
+         g.gb.op("aten.squeeze_copy.default", {s, q});
+         g.gb.op("aten.alias_copy.default", {q, a});
+         g.gb.op("aten.relu.default", {a, o});
+       },
+       2},
       // Two views of one tensor in one kernel (rotate_half's halves): x[..., 4:] * x[..., :4].
       {"fused[slice+slice+mul]",
        [&](OpGraph& g) {
@@ -295,6 +306,139 @@ TEST(ViewFusion, SliceReadTwiceOrEscapingOrOverwrittenOrSymbolicOrDynamicStays) 
     g.gb.op("aten.neg.default", {s, o});
   };
   expect_fused(dynamic, {"aten.slice_copy.Tensor", "aten.neg.default"}, 2, "a dynamic input");
+}
+
+// ---------------------------------------------------------------- cats read in place
+
+// Data with zeros and negative zeros: a cat must hand each part's element over bit for bit (an
+// addition of zeros would turn -0 into +0).
+HostTensor with_zeros(std::vector<int64_t> shape, uint64_t seed) {
+  HostTensor t = random_f32(std::move(shape), seed);
+  for (int64_t i = 0; i < t.numel(); i += 3) t.as<float>()[i] = i % 2 ? -0.f : 0.f;
+  return t;
+}
+
+// Hugging Face's rotary embedding: x * cos + cat(-x[..., d/2:], x[..., :d/2]) * sin (the
+// rope_hf_pattern fixture), the halves split along the last dim or another.
+TEST(ViewFusion, RotateHalfIsOneKernelSelectingTheCatsPartsInPlace) {
+  ETW_REQUIRE_GPU();
+  for (int64_t dim : {-1, 2}) {
+    auto build = [&](OpGraph& g) {
+      const std::vector<int64_t> xd{1, 2, 6, 8}, td{1, 1, 6, 8};
+      const int64_t half = xd[dim < 0 ? 3 : dim] / 2;
+      std::vector<int64_t> hd = xd;
+      hd[dim < 0 ? 3 : dim] = half;
+      Id x = g.input(with_zeros(xd, 64)), cos = g.input(random_f32(td, 65)), sin = g.input(random_f32(td, 66));
+      Id xc = f32(g, xd), x1 = f32(g, hd), x2 = f32(g, hd), n = f32(g, hd), r = f32(g, xd), rs = f32(g, xd);
+      Id o = g.output(DType::Float32, xd);
+      g.gb.op("aten.mul.Tensor", {x, cos, xc});
+      g.gb.op("aten.slice_copy.Tensor", {x, g.gb.int_(dim), g.gb.int_(0), g.gb.int_(half), g.gb.int_(1), x1});
+      g.gb.op("aten.slice_copy.Tensor",
+              {x, g.gb.int_(dim), g.gb.int_(half), g.gb.int_(std::numeric_limits<int64_t>::max()), g.gb.int_(1), x2});
+      g.gb.op("aten.neg.default", {x2, n});
+      g.gb.op("aten.cat.default", {g.gb.value_list({n, x1}), g.gb.int_(dim), r});
+      g.gb.op("aten.mul.Tensor", {r, sin, rs});
+      g.gb.op("aten.add.Tensor", {xc, rs, g.gb.int_(1), o});
+    };
+    expect_fused(build, {"fused[slice+slice+mul+neg+cat+mul+add]"}, 8, "rotate_half along dim " + std::to_string(dim));
+  }
+}
+
+// A cat of plain tensors (one listed twice) along a middle dim; of parts whose terms broadcast
+// inputs across the cat dim (w, per element of the part) or along it (s, one column); of three
+// parts, one a view, the cat itself broadcast by the output in another dim; and -0 kept.
+TEST(ViewFusion, CatPartsAreReadInTheirPlaceWhateverTheyAre) {
+  ETW_REQUIRE_GPU();
+  struct Case {
+    const char* label;
+    std::function<void(OpGraph&)> build;
+    size_t plain;
+  };
+  const std::vector<Case> cases = {
+      {"fused[cat+cat+sub]",
+       [](OpGraph& g) {
+         Id x = g.input(with_zeros({2, 3, 4}, 67)), y = g.input(random_f32({2, 5, 4}, 68)), c = g.input(random_f32({4}, 69));
+         Id cat = f32(g, {2, 11, 4});
+         Id o = g.output(DType::Float32, {2, 11, 4});
+         g.gb.op("aten.cat.default", {g.gb.value_list({x, y, x}), g.gb.int_(1), cat});
+         g.gb.op("aten.sub.Tensor", {cat, c, g.gb.int_(1), o});
+       },
+       4},
+      {"fused[mul+add+cat+neg]",
+       [](OpGraph& g) {
+         Id a = g.input(with_zeros({3, 4}, 70)), w = g.input(random_f32({4}, 71));
+         Id b = g.input(random_f32({3, 2}, 72)), s = g.input(random_f32({3, 1}, 73));
+         Id p = f32(g, {3, 4}), q = f32(g, {3, 2}), cat = f32(g, {3, 6});
+         Id o = g.output(DType::Float32, {3, 6});
+         g.gb.op("aten.mul.Tensor", {a, w, p});
+         g.gb.op("aten.add.Tensor", {b, s, g.gb.int_(1), q});
+         g.gb.op("aten.cat.default", {g.gb.value_list({p, q}), g.gb.int_(-1), cat});
+         g.gb.op("aten.neg.default", {cat, o});
+       },
+       5},
+      {"fused[t+permute+exp+cat+cat+mul]",
+       [](OpGraph& g) {
+         Id x = g.input(random_f32({5, 2}, 74)), y = g.input(with_zeros({1, 2}, 75)), z = g.input(random_f32({3, 2}, 76));
+         Id w = g.input(random_f32({4, 1, 1}, 77));
+         Id t = f32(g, {2, 5}), p = f32(g, {5, 2}), e = f32(g, {5, 2}), cat = f32(g, {9, 2});
+         Id o = g.output(DType::Float32, {4, 9, 2});
+         g.gb.op("aten.t_copy.default", {x, t});  // and back: one view of x
+         g.gb.op("aten.permute_copy.default", {t, g.gb.int_list({1, 0}), p});
+         g.gb.op("aten.exp.default", {p, e});
+         g.gb.op("aten.cat.default", {g.gb.value_list({z, e, y}), g.gb.int_(0), cat});
+         g.gb.op("aten.mul.Tensor", {cat, w, o});
+       },
+       7},
+  };
+  for (const Case& c : cases) expect_fused(c.build, {c.label}, c.plain, c.label);
+}
+
+// A cat read twice or escaping, in a dynamic program, of more parts than a kernel has inputs, or
+// inside another cat's part keeps its copies; the group around it still fuses.
+TEST(ViewFusion, CatsThatCannotBeReadInPlaceStay) {
+  ETW_REQUIRE_GPU();
+  auto two_readers = [](OpGraph& g) {
+    Id x = g.input(random_f32({2, 3}, 78)), y = g.input(random_f32({2, 3}, 79));
+    Id cat = f32(g, {2, 6}), n = f32(g, {2, 6});
+    Id o = g.output(DType::Float32, {2, 6});
+    g.gb.op("aten.cat.default", {g.gb.value_list({x, y}), g.gb.int_(1), cat});
+    g.gb.op("aten.neg.default", {cat, n});
+    g.gb.op("aten.mul.Tensor", {n, cat, o});
+  };
+  expect_fused(two_readers, {"aten.cat.default", "aten.cat.default", "fused[neg+mul]"}, 4, "read twice");
+  auto dynamic = [](OpGraph& g) {
+    Id x = g.input(random_f32({2, 3}, 80), {2, 3}, true), y = g.input(random_f32({2, 3}, 81));
+    Id cat = f32(g, {2, 6});
+    Id o = g.output(DType::Float32, {2, 6});
+    g.gb.op("aten.cat.default", {g.gb.value_list({x, y}), g.gb.int_(1), cat});
+    g.gb.op("aten.neg.default", {cat, o});
+  };
+  expect_fused(dynamic, {"aten.cat.default", "aten.cat.default", "aten.neg.default"}, 3, "a dynamic input");
+  auto many = [](OpGraph& g) {
+    std::vector<Id> parts;
+    for (int k = 0; k < 7; ++k) parts.push_back(g.input(random_f32({2, 1}, 82 + k)));
+    Id cat = f32(g, {2, 7}), e = f32(g, {2, 7});
+    Id o = g.output(DType::Float32, {2, 7});
+    g.gb.op("aten.cat.default", {g.gb.value_list(parts), g.gb.int_(1), cat});
+    g.gb.op("aten.exp.default", {cat, e});
+    g.gb.op("aten.neg.default", {e, o});
+  };
+  std::vector<std::string> seven(7, "aten.cat.default");
+  seven.push_back("fused[exp+neg]");
+  expect_fused(many, seven, 9, "seven parts");
+  // cat(neg(cat(a, b)), c) * w: the inner cat, in the outer one's part, stays; the outer is read
+  // in place with neg in its first part.
+  auto nested = [](OpGraph& g) {
+    Id a = g.input(random_f32({2, 2}, 90)), b = g.input(random_f32({2, 3}, 91)), c = g.input(random_f32({2, 1}, 92));
+    Id w = g.input(random_f32({6}, 93));
+    Id inner = f32(g, {2, 5}), n = f32(g, {2, 5}), outer = f32(g, {2, 6});
+    Id o = g.output(DType::Float32, {2, 6});
+    g.gb.op("aten.cat.default", {g.gb.value_list({a, b}), g.gb.int_(1), inner});
+    g.gb.op("aten.neg.default", {inner, n});
+    g.gb.op("aten.cat.default", {g.gb.value_list({n, c}), g.gb.int_(1), outer});
+    g.gb.op("aten.mul.Tensor", {outer, w, o});
+  };
+  expect_fused(nested, {"aten.cat.default", "aten.cat.default", "fused[neg+cat+mul]"}, 6, "a cat in a cat's part");
 }
 
 }  // namespace

@@ -17,3 +17,13 @@ fn offset_of(i: u32, s: Shape) -> u32 {
   if (s.pad.x == 1u) { return i; }
   return s.pad.y + operand_offset(i, s);
 }
+
+// Coordinate of output element i along dim d: what a cat term selects by.
+fn coord_of(i: u32, d: u32) -> u32 { return (i / stride_of(P.o, d)) % dim_of(P.o, d); }
+
+// An input that is a cat part, placed at [lo, hi) along output dim d: its element for i there,
+// element 0 elsewhere (a value the cat does not take).
+fn part_offset(i: u32, s: Shape, d: u32, lo: u32, hi: u32) -> u32 {
+  let c = coord_of(i, d);
+  return select(0u, offset_of(i, s), c >= lo && c < hi);
+}

@@ -61,8 +61,7 @@ std::string swiglu_form(const format::VkExpr& e) {
     return t.binary && t.op == code(BinaryOp::Mul) &&
            ((is(t.a, pk, pi) && is(t.b, qk, qi)) || (is(t.a, qk, qi) && is(t.b, pk, pi)));
   };
-  for (const auto& v : e.views)
-    if (v) return "";
+  if (!graph::plain_expression(e)) return "";
   if (terms.size() == 2 && of_x1(terms[0], UnaryOp::Silu) && product(terms[1], Kind::Input, 0, Kind::Term, 0)) return "silu";
   if (terms.size() == 3 && of_x1(terms[0], UnaryOp::Sigmoid) && product(terms[1], Kind::Input, 1, Kind::Term, 0) &&
       product(terms[2], Kind::Input, 0, Kind::Term, 1))
