@@ -77,7 +77,7 @@ const std::vector<OptionDef>& defs() {
        [](const LoadOptions& o) { return std::string(precision_name(o.precision)); }},
       {{"fuse", "on|off",
         "rewrites at load (calls on constants evaluated once, attention, CSE, RMSNorm/RoPE, elementwise and epilogue "
-        "fusion); off: one kernel per op, for comparisons"},
+        "fusion, layouts read in place); off: one kernel per op, for comparisons"},
        [](LoadOptions& o, const std::string& v) { o.fuse = parse_switch("fuse", v); },
        [](const LoadOptions& o) { return switch_text(o.fuse); }},
       {{"plan_memory", "on|off",
