@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "etwebgpu/tensor.h"
 #include "graph/layout_view.h"
 
 namespace etwebgpu::graph {
@@ -13,19 +14,13 @@ using format::VkDType;
 using format::VkValueKind;
 using Dims = std::vector<int64_t>;
 
-int64_t count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
 // The integer data of a constant index tensor (int32 or int64), or nullopt.
 std::optional<std::vector<int64_t>> constant_indices(const format::VkGraphIR& ir, int32_t id) {
   const auto& v = ir.values[id];
   if (v.kind != VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dims.size() > 1) return std::nullopt;
   const auto cid = static_cast<size_t>(v.tensor.constant_id);
   if (cid >= ir.constants.size()) return std::nullopt;
-  const size_t n = static_cast<size_t>(count(v.tensor.dims));
+  const size_t n = static_cast<size_t>(numel(v.tensor.dims));
   const auto& data = ir.constants[cid].data;
   std::vector<int64_t> out(n);
   if (v.tensor.dtype == VkDType::Int64 && data.size() >= n * 8) {
@@ -48,7 +43,7 @@ bool tensor(const format::VkGraphIR& ir, int32_t id) {
 
 // out[i] = in[offset + sum(coord_k(i) * stride_k)] over out dims `od`.
 std::vector<int64_t> gather(const std::vector<int64_t>& in, const Dims& od, const Dims& st, int64_t offset) {
-  std::vector<int64_t> out(static_cast<size_t>(count(od)));
+  std::vector<int64_t> out(static_cast<size_t>(numel(od)));
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t rem = static_cast<int64_t>(i), off = offset;
     for (size_t k = od.size(); k-- > 0;) {
@@ -73,7 +68,7 @@ bool is_traceable_layout(const format::VkGraphIR& ir, const format::VkOpCall& c)
 std::optional<std::vector<int64_t>> trace_layouts(const format::VkGraphIR& ir, int32_t src,
                                                   const std::vector<const format::VkOpCall*>& calls) {
   Dims d = ir.values[src].tensor.dims;
-  std::vector<int64_t> cur(static_cast<size_t>(count(d)));
+  std::vector<int64_t> cur(static_cast<size_t>(numel(d)));
   for (size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<int64_t>(i);
   for (const format::VkOpCall* c : calls) {
     if (c->args.size() < 2 || !tensor(ir, c->args.front()) || !tensor(ir, c->args.back())) return std::nullopt;
@@ -91,7 +86,7 @@ std::optional<std::vector<int64_t>> trace_layouts(const format::VkGraphIR& ir, i
       Dims sd = d;
       sd[dim] = static_cast<int64_t>(idx->size());
       if (sd != od) return std::nullopt;
-      std::vector<int64_t> out(static_cast<size_t>(count(sd)));
+      std::vector<int64_t> out(static_cast<size_t>(numel(sd)));
       int64_t inner = 1, outer = 1;
       for (size_t k = dim + 1; k < d.size(); ++k) inner *= d[k];
       for (size_t k = 0; k < dim; ++k) outer *= d[k];

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "etwebgpu/tensor.h"
+
 namespace etwebgpu::graph {
 
 using format::VkExprView;
@@ -11,12 +13,6 @@ using format::VkValueKind;
 using Dims = std::vector<int64_t>;
 
 namespace {
-
-int64_t count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
 
 // A static list: an IntList, or a ValueList of static integers (no SymInt).
 std::optional<Dims> static_ints(const format::VkGraphIR& ir, int32_t id) {
@@ -185,8 +181,8 @@ std::optional<VkExprView> apply(const format::VkGraphIR& ir, const format::VkOpC
       else known *= (*size)[i];
     }
     if (infer >= 0) {
-      if (known == 0 || count(v.dims) % known != 0) return std::nullopt;
-      (*size)[infer] = count(v.dims) / known;
+      if (known == 0 || numel(v.dims) % known != 0) return std::nullopt;
+      (*size)[infer] = numel(v.dims) / known;
     }
     if (!reshape_view(v, *size)) return std::nullopt;
     return v;
@@ -227,7 +223,7 @@ VkExprView contiguous_view(const Dims& dims) {
 }
 
 bool reshape_view(VkExprView& v, const Dims& to) {
-  if (count(v.dims) != count(to) || count(to) == 0) return false;
+  if (numel(v.dims) != numel(to) || numel(to) == 0) return false;
   Dims st(to.size(), 1);
   int64_t vd = static_cast<int64_t>(to.size()) - 1;
   int64_t chunk = v.strides.empty() ? 1 : v.strides.back(), tn = 1, vn = 1;

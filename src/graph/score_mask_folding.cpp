@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "etwebgpu/tensor.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
 
@@ -15,12 +16,6 @@ namespace {
 using format::VkDType;
 using format::VkValueKind;
 using Dims = std::vector<int64_t>;
-
-int64_t count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
 
 // `from` broadcasts into `to` (right-aligned, each dim 1 or equal).
 bool broadcasts(const Dims& from, const Dims& to) {
@@ -57,7 +52,7 @@ struct Folder {
   const float* constant(int32_t t) const {
     if (!float32(t) || !ir.values[t].tensor.is_constant()) return nullptr;
     const auto cid = static_cast<size_t>(ir.values[t].tensor.constant_id);
-    if (cid >= ir.constants.size() || ir.constants[cid].data.size() < static_cast<size_t>(count(ix.dims(t))) * 4) return nullptr;
+    if (cid >= ir.constants.size() || ir.constants[cid].data.size() < static_cast<size_t>(numel(ix.dims(t))) * 4) return nullptr;
     return reinterpret_cast<const float*>(ir.constants[cid].data.data());
   }
   // An intermediate of the pattern: float32, written by `writer` alone, read by one later call only.
@@ -117,8 +112,8 @@ struct Folder {
           if (clash) return false;
         }
     const int32_t k1 = ir.chain[i1].args[1], k2 = ir.chain[i2].args[1];
-    const int64_t n = count(ix.dims(s));
-    if (count(ix.dims(t1)) != n || static_cast<uint64_t>(n) * 4 > kMaxFoldedMaskBytes) return false;
+    const int64_t n = numel(ix.dims(s));
+    if (numel(ix.dims(t1)) != n || static_cast<uint64_t>(n) * 4 > kMaxFoldedMaskBytes) return false;
 
     // bias + mask at each flat index (the views keep it): added in float32, as the kernels do.
     auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * 4);
