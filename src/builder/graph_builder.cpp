@@ -261,6 +261,8 @@ GraphBuilder::Blob GraphBuilder::serialize_blob(ConstantPlacement placement) con
                      .Union();
         break;
       }
+      case K::Expr:  // made by the load-time fusion only; no file format holds one
+        invalid("GraphBuilder: a fused expression value cannot be serialized");
     }
     vals.push_back(vk::CreateVkValue(fbb, tag, member));
   }

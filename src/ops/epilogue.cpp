@@ -32,7 +32,6 @@ std::string generate(const std::vector<format::VkExprTerm>& terms, size_t extras
 Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& producer) {
   Epilogue e;
   if (oc.nargs() <= fixed + 1) return e;
-  Graph& g = oc.g;
   const int32_t expr = oc.arg(fixed);
   e.extras_.assign(oc.call.args.begin() + static_cast<std::ptrdiff_t>(fixed) + 1, oc.call.args.end() - 1);
   if (e.extras_.size() > graph::kMaxEpilogueInputs)
