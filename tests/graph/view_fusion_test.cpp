@@ -17,15 +17,6 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-// Fused equals unfused bit for bit at fp32; within half precision when both store f16.
-::testing::AssertionResult Same(const HostTensor& fused, const HostTensor& plain) {
-  const char* p = std::getenv("ETWEBGPU_TEST_PRECISION");
-  if (p && std::string(p) == "fp16") return Close(fused, plain, 1e-2, 1e-2);
-  if (fused.shape != plain.shape) return ::testing::AssertionFailure() << "shapes differ";
-  if (fused.data != plain.data) return ::testing::AssertionFailure() << "fused and unfused results differ";
-  return ::testing::AssertionSuccess();
-}
-
 std::string text(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -41,7 +32,7 @@ void expect_fused(const std::function<void(OpGraph&)>& build, const std::vector<
   EXPECT_EQ(plain.ops.size(), plain_dispatches) << text(plain.ops);
   EXPECT_EQ(fused.ops, want) << text(fused.ops);
   ASSERT_EQ(fused.out.size(), plain.out.size());
-  for (size_t k = 0; k < fused.out.size(); ++k) EXPECT_TRUE(Same(fused.out[k], plain.out[k])) << "output " << k;
+  for (size_t k = 0; k < fused.out.size(); ++k) EXPECT_TRUE(SameAsUnfused(fused.out[k], plain.out[k])) << "output " << k;
 }
 
 Id f32(OpGraph& g, std::vector<int64_t> dims) { return g.tensor(DType::Float32, std::move(dims)); }

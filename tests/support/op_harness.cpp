@@ -164,6 +164,14 @@ void widen_for_fp16(const HostTensor& ref, double& atol, double& rtol) {
   return ::testing::AssertionFailure() << r.message;
 }
 
+::testing::AssertionResult SameAsUnfused(const HostTensor& fused, const HostTensor& plain, double half_tol) {
+  const char* p = std::getenv("ETWEBGPU_TEST_PRECISION");
+  if (p && std::string(p) == "fp16") return Close(fused, plain, half_tol, half_tol);
+  if (fused.shape != plain.shape) return ::testing::AssertionFailure() << "shapes differ";
+  if (fused.data != plain.data) return ::testing::AssertionFailure() << "fused and unfused results differ";
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult CloseNan(const HostTensor& got, const HostTensor& ref, double atol, double rtol) {
   widen_for_fp16(ref, atol, rtol);
   auto r = compare_tensors(got, ref, atol, rtol, NanPolicy::MatchExpectedNan);

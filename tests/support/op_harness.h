@@ -91,6 +91,11 @@ std::vector<HostTensor> run_ir(const format::VkGraphIR& ir, const std::vector<Ho
 ::testing::AssertionResult CloseNan(const HostTensor& got, const HostTensor& ref, double atol = 1e-5,
                                     double rtol = 1e-4);
 
+// A fused run against the unfused one (the load rewrites' tests): bit for bit at fp32; under
+// ETWEBGPU_TEST_PRECISION=fp16 both store f16 and only the unfused chain rounds its
+// intermediates, so within `half_tol` (absolute and relative).
+::testing::AssertionResult SameAsUnfused(const HostTensor& fused, const HostTensor& plain, double half_tol = 1e-2);
+
 // The message of the etwebgpu::Error `f` throws ("" when it throws none).
 template <class F>
 std::string load_error(F&& f) {
