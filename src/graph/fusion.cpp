@@ -321,7 +321,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
   for (auto it = through.begin(); it != through.end();) it = it->second.copies ? std::next(it) : through.erase(it);
 
   // Cats a group reads in place (rotate_half: cat(-x[..., d/2:], x[..., :d/2]) * sin): a float
-  // cat at static shapes whose output one member reads becomes a member too, taking each element
+  // cat at static shapes is a member (a group of its own when no member reads it), taking each element
   // from the part its coordinate along the cat dim falls in (a select, bit for bit); the parts'
   // inputs are read in their place along that dim. A term that makes a part joins the group
   // unless the cat lists it twice (it would be needed in two places).
@@ -337,8 +337,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
       continue;
     const std::optional<int64_t> dim = static_int(ir, c.args[1]);
     const int32_t out = c.args[2];
-    const size_t reader = ix.sole_reader(out, i);
-    if (!dim || !float_tensor(ir, out) || reader == UseDef::npos || !term[reader]) continue;
+    if (!dim || !float_tensor(ir, out)) continue;
     const std::vector<int64_t>& od = ir.values[out].tensor.dims;
     const int64_t r = static_cast<int64_t>(od.size()), d = *dim < 0 ? *dim + r : *dim;
     Cat cat{d, ir.values[c.args[0]].ids, {}};
@@ -447,7 +446,9 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     }
     size_t absorbed_calls = 0;
     for (const Through* t : p.absorbed) absorbed_calls += t->calls.size();
-    if (inputs.size() > kMaxFusedInputs || members.size() + absorbed_calls < 2) return std::nullopt;
+    // A cat alone is worth a kernel: its own builder makes a dispatch per part.
+    const bool lone_cat = members.size() == 1 && cats.count(last);
+    if (inputs.size() > kMaxFusedInputs || (members.size() + absorbed_calls < 2 && !lone_cat)) return std::nullopt;
 
     // The terms in member order; a cat of n parts is n - 1 two-way selects.
     std::map<int32_t, uint32_t> term_of;  // a member's output -> its (last) term

@@ -35,4 +35,15 @@ size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes);
 // collapsed.
 size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
+// Layouts after a cat pushed onto its parts: y = L(cat(p_0, ..., p_n)) for layout calls L that
+// keep each part's elements in one block along one dim (reshapes that keep or split the cat dim,
+// permutes, slices and selects of other dims, a split into pieces, a last reshape that merges the
+// cat dim) becomes cat(L(p_0), ..., L(p_n)), a cat per piece. Elementwise fusion then reads the
+// parts through the pushed layouts (views) and evaluates each cat in one kernel. ShuffleNet's
+// channel shuffle (cat, view, permute, view, split: five dispatches) becomes one per piece. Float
+// cats of at most kMaxFusedInputs parts, every intermediate read once and not pinned or aliased,
+// the parts unchanged until the last call, and some call moving elements; static shapes only.
+// Returns the cats rewritten.
+size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
+
 }  // namespace etwebgpu::graph

@@ -56,6 +56,9 @@ size_t inverse_permutes(Graph&, format::VkGraphIR& ir, const UseDef& ix) { retur
 size_t identity_layouts(Graph& g, format::VkGraphIR& ir, const UseDef&) {
   return fold_identity_layouts(ir, g.options().static_shapes);
 }
+size_t cat_layouts(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
+  return push_layouts_into_cats(ir, ix, g.options().static_shapes);
+}
 size_t linear_projections(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return fuse_projections(ir, ix).groups; }
 size_t decoder_patterns(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
   const auto s = fuse_decoder_patterns(ir, ix);
@@ -75,6 +78,7 @@ ETW_REGISTER_LOAD_REWRITE(attention, Attention);
 ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
 ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);
 ETW_REGISTER_LOAD_REWRITE(identity_layouts, Simplify);
+ETW_REGISTER_LOAD_REWRITE(cat_layouts, Simplify);
 ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
 ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);
 ETW_REGISTER_LOAD_REWRITE(elementwise_chains, Elementwise);
