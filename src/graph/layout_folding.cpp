@@ -504,3 +504,71 @@ size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool stat
 }
 
 }  // namespace etwebgpu::graph
+
+namespace etwebgpu::graph {
+
+size_t reuse_cat_prefixes(format::VkGraphIR& ir, const UseDef& ix) {
+  struct CatCall {
+    size_t at;
+    int32_t out;
+    size_t dim;
+    std::vector<int32_t> parts;
+  };
+  // Well-formed cats, by chain position: parts and output of one dtype and rank, sizes adding up.
+  std::vector<CatCall> cats;
+  for (size_t i = 0; i < ir.chain.size(); ++i) {
+    const format::VkOpCall& c = ir.chain[i];
+    if (c.name != "aten.cat.default" || c.args.size() != 3 || !ix.tensor(c.args[2]) ||
+        ir.values[c.args[0]].kind != VkValueKind::ValueList)
+      continue;
+    const int32_t out = c.args[2];
+    const std::vector<int64_t>& od = ix.dims(out);
+    const int64_t r = static_cast<int64_t>(od.size());
+    const auto dim = static_int(ir, c.args[1]);
+    if (!dim || *dim < -r || *dim >= r) continue;
+    const size_t d = static_cast<size_t>(*dim < 0 ? *dim + r : *dim);
+    bool ok = true;
+    int64_t total = 0;
+    for (int32_t p : ir.values[c.args[0]].ids) {
+      if (!ix.tensor(p) || ix.dtype(p) != ix.dtype(out) || ix.dims(p).size() != od.size()) {
+        ok = false;
+        break;
+      }
+      std::vector<int64_t> pd = ix.dims(p);
+      total += pd[d];
+      pd[d] = od[d];
+      ok = ok && pd == od;
+    }
+    if (ok && total == od[d]) cats.push_back({i, out, d, ir.values[c.args[0]].ids});
+  }
+  size_t reused = 0;
+  for (size_t b = 0; b < cats.size(); ++b) {
+    CatCall& later = cats[b];
+    // The earlier cat with the most parts that appear in a row in this one.
+    size_t best = cats.size(), best_at = 0;
+    for (size_t a = 0; a < b; ++a) {
+      const CatCall& x = cats[a];
+      if (x.dim != later.dim || x.parts.size() < 2 || x.parts.size() > later.parts.size() ||
+          ix.dtype(x.out) != ix.dtype(later.out) || ix.dims(x.out).size() != ix.dims(later.out).size() ||
+          (best < cats.size() && x.parts.size() <= cats[best].parts.size()))
+        continue;
+      const auto run = std::search(later.parts.begin(), later.parts.end(), x.parts.begin(), x.parts.end());
+      if (run == later.parts.end()) continue;
+      bool steady = ix.unchanged_between(x.out, x.at, later.at);
+      for (int32_t p : x.parts) steady = steady && ix.unchanged_between(p, x.at, later.at);
+      if (!steady) continue;
+      best = a;
+      best_at = static_cast<size_t>(run - later.parts.begin());
+    }
+    if (best == cats.size()) continue;
+    const CatCall& x = cats[best];
+    std::vector<int32_t> parts(later.parts.begin(), later.parts.begin() + static_cast<std::ptrdiff_t>(best_at));
+    parts.push_back(x.out);
+    parts.insert(parts.end(), later.parts.begin() + static_cast<std::ptrdiff_t>(best_at + x.parts.size()), later.parts.end());
+    ir.chain[later.at].args[0] = add_value_list(ir, parts);
+    ++reused;
+  }
+  return reused;
+}
+
+}  // namespace etwebgpu::graph

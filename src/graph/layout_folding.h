@@ -46,4 +46,12 @@ size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool stat
 // Returns the cats rewritten.
 size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
+// Cats of cats: cat(p_0, ..., p_k, q, ...) after x = cat(p_0, ..., p_k) along the same dim reads x
+// in place of its parts (the longest earlier cat that fits). DenseNet concatenates every feature
+// of a block before each layer: layer l's cat of l + 1 parts (a dispatch each) becomes the cat of
+// the previous one and the newest feature, which elementwise fusion makes one kernel. The same
+// bytes are read. Taken when x and the parts it replaces hold at the later cat what they held at
+// the earlier one.
+size_t reuse_cat_prefixes(format::VkGraphIR& ir, const UseDef& ix);
+
 }  // namespace etwebgpu::graph

@@ -449,4 +449,87 @@ TEST(CatLayouts, LayoutsThatCutThroughPartsOrMoveNothingStay) {
   }
 }
 
+// A DenseNet block: layer l convolves the cat of every feature so far and adds one. Each cat reads
+// the one before it and the newest feature: one kernel, not one dispatch per part.
+TEST(CatPrefixes, DenseNetBlockCatsReadThePreviousCat) {
+  ETW_REQUIRE_GPU();
+  const int64_t kLayers = 4, kGrowth = 2;
+  HostTensor x0 = random_f32({1, 3, 3, 3}, 41);
+  std::vector<HostTensor> weights;
+  for (int64_t l = 0; l < kLayers; ++l) weights.push_back(random_f32({kGrowth, 3 + l * kGrowth, 1, 1}, 42 + l));
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    std::vector<Id> features{g.input(x0)};
+    Id cat = features[0];
+    for (int64_t l = 0; l < kLayers; ++l) {
+      const int64_t c = 3 + l * kGrowth;
+      Id f = g.tensor(DType::Float32, {1, kGrowth, 3, 3});
+      gb.op("aten.convolution.default", {cat, g.constant(weights[l]), gb.null(), gb.int_list({1, 1}), gb.int_list({0, 0}),
+                                          gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), f});
+      features.push_back(f);
+      cat = l + 1 == kLayers ? g.output(DType::Float32, {1, c + kGrowth, 3, 3}) : g.tensor(DType::Float32, {1, c + kGrowth, 3, 3});
+      gb.op("aten.cat.default", {gb.value_list(features), gb.int_(1), cat});
+    }
+  };
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops.size(), 4u + 2 + 3 + 4 + 5);  // the convs, then a dispatch per part of each cat
+  std::vector<std::string> want;
+  for (int64_t l = 0; l < kLayers; ++l) want.insert(want.end(), {"aten.convolution.default", "fused[cat]"});
+  EXPECT_EQ(fused.ops, want);
+  ASSERT_EQ(fused.out[0].numel(), plain.out[0].numel());
+  for (int64_t i = 0; i < plain.out[0].numel(); ++i) EXPECT_EQ(fused.out[0].as<float>()[i], plain.out[0].as<float>()[i]) << i;
+}
+
+// The parts must appear in a row, along the same dim, and hold at the later cat what the earlier
+// one read; the earlier cat's output too.
+TEST(CatPrefixes, ACatIsReadOnlyWhereItsPartsAreInARowAndUnchanged) {
+  VkValue zero, one;
+  zero.kind = one.kind = VkValueKind::Int;
+  one.int_val = 1;
+  struct Built {
+    Chain c;
+    int32_t x, a, b, d, e;
+  };
+  auto build = [&](std::vector<int> order, bool other_dim, bool write_part, bool write_cat) {
+    Built r;
+    Chain& c = r.c;
+    r.a = c.tensor({2, 3}), r.b = c.tensor({2, 3}), r.d = c.tensor({2, 3});
+    r.x = c.tensor({2, 6});
+    c.op("aten.cat.default", {c.list({r.a, r.b}), c.add(one), r.x});
+    if (write_part) c.op("aten.copy_.default", {r.b, c.tensor({2, 3}), r.b});
+    if (write_cat) c.op("aten.copy_.default", {r.x, c.tensor({2, 6}), r.x});
+    std::vector<int32_t> ids{r.a, r.b, r.d}, parts;
+    for (int k : order) parts.push_back(ids[k]);
+    r.e = other_dim ? c.tensor({6, 3}) : c.tensor({2, 9});
+    c.op("aten.cat.default", {c.list(parts), c.add(other_dim ? zero : one), r.e});
+    return r;
+  };
+  auto parts_of_last = [](Built& r) { return r.c.ir.values[r.c.ir.chain.back().args[0]].ids; };
+  {
+    Built r = build({2, 0, 1}, false, false, false);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 1u);
+    EXPECT_EQ(parts_of_last(r), (std::vector<int32_t>{r.d, r.x})) << "a run at the end";
+  }
+  {
+    Built r = build({1, 0, 2}, false, false, false);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 0u) << "the parts in another order";
+  }
+  {
+    Built r = build({0, 2, 1}, false, false, false);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 0u) << "not in a row";
+  }
+  {
+    Built r = build({0, 1, 2}, true, false, false);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 0u) << "along another dim";
+  }
+  {
+    Built r = build({0, 1, 2}, false, true, false);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 0u) << "a part written in between";
+  }
+  {
+    Built r = build({0, 1, 2}, false, false, true);
+    EXPECT_EQ(reuse_cat_prefixes(r.c.ir, UseDef(r.c.ir)), 0u) << "the earlier cat written in between";
+  }
+}
+
 }  // namespace
