@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "etwebgpu/tensor.h"
 #include "graph/layout_view.h"
 #include "graph/memory_plan.h"
 
@@ -147,6 +148,32 @@ int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t 
   return add_owned_constant(ir, std::move(bytes), dtype, {rows, 2 * width});
 }
 
+std::vector<double> f32_values(const format::VkGraphIR& ir, int32_t id, int64_t count, size_t rank) {
+  const auto& v = ir.values[id];
+  if (v.kind != format::VkValueKind::Tensor || v.tensor.dtype != VkDType::Float32 || !v.tensor.is_constant() ||
+      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size() || numel(v.tensor.dims) != count ||
+      (rank && v.tensor.dims.size() != rank))
+    return {};
+  const auto& data = ir.constants[v.tensor.constant_id].data;
+  if (data.size() < static_cast<size_t>(count) * 4) return {};
+  std::vector<double> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, data.data() + 4 * i, 4);
+    out[static_cast<size_t>(i)] = f;
+  }
+  return out;
+}
+
+int32_t add_f32_constant(format::VkGraphIR& ir, const std::vector<double>& values, std::vector<int64_t> dims) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float f = static_cast<float>(values[i]);
+    std::memcpy(bytes->data() + 4 * i, &f, 4);
+  }
+  return add_owned_constant(ir, std::move(bytes), VkDType::Float32, std::move(dims));
+}
+
 bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem) {
   const auto& v = ir.values[id];
   if (v.kind != format::VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dtype != dtype || v.tensor.dims.size() != 2 ||
@@ -160,6 +187,25 @@ bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
   return a == b || (u.kind == v.kind && u.kind != format::VkValueKind::Tensor && u.kind != format::VkValueKind::ValueList &&
                     u.int_val == v.int_val && u.double_val == v.double_val && u.bool_val == v.bool_val && u.ints == v.ints &&
                     u.doubles == v.doubles && u.bools == v.bools && u.str == v.str);
+}
+
+int32_t add_int(format::VkGraphIR& ir, int64_t x) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::Int;
+  v.int_val = x;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
+int32_t add_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::Tensor;
+  v.tensor.dtype = dtype;
+  v.tensor.dims = std::move(dims);
+  v.tensor.constant_id = -1;
+  v.tensor.mem_obj_id = -1;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
 }
 
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints) {

@@ -106,11 +106,17 @@ int32_t interleave_rows(format::VkGraphIR& ir, int32_t a, int32_t b, format::VkD
 // A new constant [R, 2 width] of the first `width` columns of a and b ([R, >= width]) taken in
 // turn: column 2c = a's column c, 2c + 1 = b's.
 int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t width, format::VkDType dtype, size_t elem);
+// An f32 constant of `count` elements (rank `rank`, or any rank when 0): its values, else empty.
+std::vector<double> f32_values(const format::VkGraphIR& ir, int32_t id, int64_t count, size_t rank = 0);
+// A new f32 constant of `values` (rounded from double) with dims `dims`; returns its id.
+int32_t add_f32_constant(format::VkGraphIR& ir, const std::vector<double>& values, std::vector<int64_t> dims);
 // A 2D constant of `dtype` whose data holds at least `elem` bytes per element of its dims.
 bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem);
 // Two non-tensor arguments with one value (the same id, or equal scalars, lists or strings).
 bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b);
-// New IntList / ValueList values; return their ids.
+// New Int / IntList / ValueList values and computed (non-constant) tensors; return their ids.
+int32_t add_int(format::VkGraphIR& ir, int64_t x);
+int32_t add_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims);
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.

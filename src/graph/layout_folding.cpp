@@ -146,25 +146,6 @@ namespace {
 // save time.
 constexpr uint64_t kMaxGatherTableBytes = 16ull << 20;
 
-int32_t new_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims) {
-  format::VkValue v;
-  v.kind = VkValueKind::Tensor;
-  v.tensor.dtype = dtype;
-  v.tensor.dims = std::move(dims);
-  v.tensor.constant_id = -1;
-  v.tensor.mem_obj_id = -1;
-  ir.values.push_back(std::move(v));
-  return static_cast<int32_t>(ir.values.size() - 1);
-}
-
-int32_t new_int(format::VkGraphIR& ir, int64_t x) {
-  format::VkValue v;
-  v.kind = VkValueKind::Int;
-  v.int_val = x;
-  ir.values.push_back(std::move(v));
-  return static_cast<int32_t>(ir.values.size() - 1);
-}
-
 }  // namespace
 
 size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes) {
@@ -216,14 +197,14 @@ size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool stat
       std::memcpy(table->data() + k * 4, &at, 4);
     }
     const int32_t index = add_owned_constant(ir, std::move(table), format::VkDType::Int32, {static_cast<int64_t>(entries)});
-    const int32_t flat = new_tensor(ir, dtype, {numel(sd) / unit, unit});
-    const int32_t picked = new_tensor(ir, dtype, {static_cast<int64_t>(entries), unit});
+    const int32_t flat = add_tensor(ir, dtype, {numel(sd) / unit, unit});
+    const int32_t picked = add_tensor(ir, dtype, {static_cast<int64_t>(entries), unit});
     format::VkOpCall view_in, gather, view_out;
     view_in.node_id = gather.node_id = view_out.node_id = ir.chain[j].node_id;
     view_in.name = view_out.name = "aten.view_copy.default";
     view_in.args = {src, add_int_list(ir, {numel(sd) / unit, unit}), flat};
     gather.name = "aten.index_select.default";
-    gather.args = {flat, new_int(ir, 0), index, picked};
+    gather.args = {flat, add_int(ir, 0), index, picked};
     view_out.args = {picked, add_int_list(ir, od), out};
     for (size_t c : calls) removed[c] = true;
     replacement[j] = {std::move(view_in), std::move(gather), std::move(view_out)};
@@ -367,7 +348,7 @@ size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool stat
           if (ix.mentions(pieces[p]).size() > 1 || ix.pinned(pieces[p])) {  // an unread piece is not made
             PushedStep s;
             s.kind = Kind::Slice;
-            s.args = {new_int(ir, static_cast<int64_t>(a)), new_int(ir, start), new_int(ir, start + len), new_int(ir, 1)};
+            s.args = {add_int(ir, static_cast<int64_t>(a)), add_int(ir, start), add_int(ir, start + len), add_int(ir, 1)};
             s.dims = D;
             s.dims[a] = len;
             s.cat_dim = c;
@@ -469,7 +450,7 @@ size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool stat
         for (const PushedStep& s : e.steps) {
           std::vector<int64_t> pd = s.dims;
           pd[s.cat_dim] = s.lens[j];
-          const int32_t o = new_tensor(ir, dtype, pd);
+          const int32_t o = add_tensor(ir, dtype, pd);
           switch (s.kind) {
             case Kind::Reshape: call("aten.view_copy.default", {cur, add_int_list(ir, pd), o}); break;
             case Kind::Permute: call("aten.permute_copy.default", {cur, s.args[0], o}); break;
@@ -482,8 +463,8 @@ size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool stat
       }
       const PushedStep& fin = e.steps.back();
       const bool same = ir.values[e.out].tensor.dims == fin.dims;
-      const int32_t z = same ? e.out : new_tensor(ir, dtype, fin.dims);
-      call("aten.cat.default", {add_value_list(ir, q), new_int(ir, static_cast<int64_t>(fin.cat_dim)), z});
+      const int32_t z = same ? e.out : add_tensor(ir, dtype, fin.dims);
+      call("aten.cat.default", {add_value_list(ir, q), add_int(ir, static_cast<int64_t>(fin.cat_dim)), z});
       if (!same) call("aten.view_copy.default", {z, add_int_list(ir, ir.values[e.out].tensor.dims), e.out});
     }
     removed[i] = true;

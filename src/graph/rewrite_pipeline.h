@@ -21,14 +21,15 @@ enum class RewritePhase : int {
   Prepare = 0,      // the delegate's memory packing undone, constant conversions folded
   Attention = 1,    // q @ k^T / softmax / @ v chains (holding elementwise and mask calls CSE would merge)
   Simplify = 2,     // common subexpressions, layouts that move nothing, BN after linear (before epilogues take the add after it)
-  Linears = 3,      // fp32 projections of one input stacked
-  Decoder = 4,      // RMSNorm and RoPE written out in aten ops
-  Elementwise = 5,  // elementwise chains into one kernel (typed expressions)
-  Epilogues = 6,    // elementwise consumers into the conv / GEMM before them
-  Patterns = 7,     // op-family patterns over those calls (8da4w qparams, int8 clamps, squeeze-excite)
-  Activations = 8,  // activations taken into the linears before them (SwiGLU: gate and up paired)
-  Projections = 9,  // quantized linears of one input become one multi-output call
-  Rotary = 10,      // rotary embeddings taken into the multi-output q/k/v linear before them
+  Norms = 3,        // inference BatchNorms the folds left become per-channel affines (elementwise)
+  Linears = 4,      // fp32 projections of one input stacked
+  Decoder = 5,      // RMSNorm and RoPE written out in aten ops
+  Elementwise = 6,  // elementwise chains into one kernel (typed expressions)
+  Epilogues = 7,    // elementwise consumers into the conv / GEMM before them
+  Patterns = 8,     // op-family patterns over those calls (8da4w qparams, int8 clamps, squeeze-excite)
+  Activations = 9,  // activations taken into the linears before them (SwiGLU: gate and up paired)
+  Projections = 10, // quantized linears of one input become one multi-output call
+  Rotary = 11,      // rotary embeddings taken into the multi-output q/k/v linear before them
 };
 
 // A pass rewrites `ir` in place (it may append values, constants and calls) and returns how many

@@ -22,7 +22,9 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   std::set<std::string> names;
   for (size_t i = 0; i < passes.size(); ++i) {
     EXPECT_TRUE(names.insert(passes[i].name).second) << passes[i].name << " is listed twice";
-    if (i) EXPECT_LE(static_cast<int>(passes[i - 1].phase), static_cast<int>(passes[i].phase)) << passes[i].name;
+    if (i) {
+      EXPECT_LE(static_cast<int>(passes[i - 1].phase), static_cast<int>(passes[i].phase)) << passes[i].name;
+    }
   }
   auto at = [&](const std::string& name) {
     auto it = std::find_if(passes.begin(), passes.end(), [&](const RewritePass& p) { return name == p.name; });
@@ -30,7 +32,7 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
     return it - passes.begin();
   };
   const char* order[] = {"split_packed_memory", "fold_constants", "constant_calls", "score_masks", "attention", "common_subexpressions",
-                         "inverse_permutes", "identity_layouts", "linear_projections", "decoder_patterns", "elementwise_chains",
+                         "inverse_permutes", "identity_layouts", "cat_prefixes", "cat_layouts", "batch_norm_affine", "linear_projections", "decoder_patterns", "elementwise_chains",
                          "epilogues", "fuse_choose_qparams", "pair_swiglu_projections", "fuse_q4gsw_projections",
                          "fold_rope_into_projections"};
   for (size_t i = 1; i < std::size(order); ++i) EXPECT_LT(at(order[i - 1]), at(order[i])) << order[i - 1] << " before " << order[i];
@@ -38,6 +40,8 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   // epilogues (the residual add after it becomes the linear's).
   EXPECT_LT(at("constant_calls"), at("fold_batch_norm_into_linear"));
   EXPECT_LT(at("fold_batch_norm_into_linear"), at("epilogues"));
+  // A BatchNorm becomes an affine only where no fold took it.
+  EXPECT_LT(at("fold_batch_norm_into_linear"), at("batch_norm_affine"));
   for (const char* p : {"fuse_layer_norm_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp", "fuse_qparams_projections"}) at(p);
 }
 

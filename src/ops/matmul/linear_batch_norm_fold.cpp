@@ -29,33 +29,6 @@ namespace {
 using format::VkDType;
 using format::VkValueKind;
 
-// An f32 constant of `count` elements (rank `rank`, or any rank when 0): its values, else empty.
-std::vector<double> f32_constant(const format::VkGraphIR& ir, int32_t id, int64_t count, size_t rank = 0) {
-  const auto& v = ir.values[id];
-  if (v.kind != VkValueKind::Tensor || v.tensor.dtype != VkDType::Float32 || !v.tensor.is_constant() ||
-      static_cast<size_t>(v.tensor.constant_id) >= ir.constants.size() || numel(v.tensor.dims) != count ||
-      (rank && v.tensor.dims.size() != rank))
-    return {};
-  const auto& data = ir.constants[v.tensor.constant_id].data;
-  if (data.size() < static_cast<size_t>(count) * 4) return {};
-  std::vector<double> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    float f;
-    std::memcpy(&f, data.data() + 4 * i, 4);
-    out[static_cast<size_t>(i)] = f;
-  }
-  return out;
-}
-
-int32_t f32_owned(format::VkGraphIR& ir, const std::vector<double>& values, std::vector<int64_t> dims) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * 4);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float f = static_cast<float>(values[i]);
-    std::memcpy(bytes->data() + 4 * i, &f, 4);
-  }
-  return graph::add_owned_constant(ir, std::move(bytes), VkDType::Float32, std::move(dims));
-}
-
 size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
   auto is = [&](int32_t id, VkValueKind k) { return ir.values[id].kind == k; };
@@ -105,14 +78,14 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
       const auto& wt = ir.values[lin.args[1]].tensor;
       if (!is(lin.args[1], VkValueKind::Tensor) || wt.dims.size() != 2 || wt.dims[0] != C) continue;
       K = wt.dims[1];
-      w = f32_constant(ir, lin.args[1], C * K, 2);
+      w = graph::f32_values(ir, lin.args[1], C * K, 2);
     } else if (lin.name == "aten.bmm.default" && lin.args.size() == 3 && lin.args.back() == y &&
                is(lin.args[1], VkValueKind::Tensor) && ir.values[lin.args[1]].tensor.dims.size() == 3 &&
                ir.values[lin.args[1]].tensor.dims[0] == 1 && ir.values[lin.args[1]].tensor.dims[2] == C) {
       // LeViT's LinearNorm exports its linear as bmm(x [1, M, K], W^T [1, K, C]) with W^T a
       // constant once evaluated: it becomes linear(x, W) with the BatchNorm folded in.
       K = ir.values[lin.args[1]].tensor.dims[1];
-      const auto wt = f32_constant(ir, lin.args[1], K * C, 3);
+      const auto wt = graph::f32_values(ir, lin.args[1], K * C, 3);
       if (wt.empty()) continue;
       w.resize(static_cast<size_t>(C * K));
       for (int64_t k = 0; k < K; ++k)
@@ -125,13 +98,13 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
     bool ok = !w.empty();
     auto take = [&](int32_t id, std::vector<double>& into) {
       if (!ok || is(id, VkValueKind::Null)) return;
-      into = f32_constant(ir, id, C);
+      into = graph::f32_values(ir, id, C);
       ok = !into.empty();
     };
     if (!from_bmm) take(lin.args[2], b);
     take(bn.args[1], gamma);
     take(bn.args[2], beta);
-    const auto mean = f32_constant(ir, bn.args[3], C), var = f32_constant(ir, bn.args[4], C);
+    const auto mean = graph::f32_values(ir, bn.args[3], C), var = graph::f32_values(ir, bn.args[4], C);
     if (!ok || mean.empty() || var.empty()) continue;
     const double eps = ir.values[bn.args[6]].double_val;
     std::vector<double> w2(w.size()), b2(static_cast<size_t>(C));
@@ -144,8 +117,8 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
       lin.name = "aten.linear.default";
       lin.args = {lin.args[0], -1, -1, y};
     }
-    lin.args[1] = f32_owned(ir, w2, {C, K});
-    lin.args[2] = f32_owned(ir, b2, {C});
+    lin.args[1] = graph::add_f32_constant(ir, w2, {C, K});
+    lin.args[2] = graph::add_f32_constant(ir, b2, {C});
     // f's writer (the view, or the linear) writes the BatchNorm's output instead, which now lives
     // from there: storage of its own, not a memory object the export shared with tensors live
     // between the two.
