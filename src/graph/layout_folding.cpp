@@ -92,6 +92,21 @@ bool moves_nothing(const format::VkGraphIR& ir, const format::VkOpCall& c) {
   return false;
 }
 
+// The one part of a cat of one tensor (DenseNet's first layer concatenates its input alone), of
+// the output's dtype and dims; -1 otherwise.
+int32_t sole_cat_part(const format::VkGraphIR& ir, const format::VkOpCall& c) {
+  if (c.name != "aten.cat.default" || c.args.size() != 3) return -1;
+  for (int32_t a : c.args)
+    if (a < 0 || static_cast<size_t>(a) >= ir.values.size()) return -1;
+  const auto& list = ir.values[c.args[0]];
+  const auto& out = ir.values[c.args[2]];
+  if (list.kind != VkValueKind::ValueList || list.ids.size() != 1 || out.kind != VkValueKind::Tensor) return -1;
+  const int32_t x = list.ids[0];
+  if (x < 0 || static_cast<size_t>(x) >= ir.values.size() || x == c.args[2]) return -1;
+  const auto& in = ir.values[x];
+  return in.kind == VkValueKind::Tensor && in.tensor.dtype == out.tensor.dtype && in.tensor.dims == out.tensor.dims ? x : -1;
+}
+
 }  // namespace
 
 size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes) {
@@ -99,8 +114,9 @@ size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes) {
   int32_t null_id = -1;
   size_t folded = 0;
   for (auto& c : ir.chain) {
-    if (!moves_nothing(ir, c)) continue;
-    const int32_t x = c.args.front(), y = c.args.back();
+    const int32_t part = sole_cat_part(ir, c);
+    if (part < 0 && !moves_nothing(ir, c)) continue;
+    const int32_t x = part >= 0 ? part : c.args.front(), y = c.args.back();
     c.name = "aten.clone.default";
     c.args = {x, null_value(ir, null_id), y};
     ++folded;

@@ -20,7 +20,7 @@ namespace etwebgpu::graph {
 size_t fold_inverse_permutes(format::VkGraphIR& ir, const UseDef& ix);
 
 // Identity layouts: a slice_copy that keeps every element (start 0, end past the dim, step 1), a
-// constant_pad_nd of all-zero pads and an expand_copy to its input's own shape. timm's Swin writes
+// constant_pad_nd of all-zero pads, an expand_copy to its input's own shape and a cat of one tensor. timm's Swin writes
 // three such slices and a zero pad per block (`pad` to a window multiple, `[:, :H, :W, :]` back).
 // Only when no program input is dynamic (`static_shapes`), so serialized dims are the live ones;
 // bounds must be plain Ints (a SymInt changes at run time). Returns the calls folded.

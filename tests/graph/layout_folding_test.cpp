@@ -100,7 +100,7 @@ TEST(PermuteFolding, LoadedPairDispatchesNothingAndKeepsTheValues) {
 
 // Every spelling of a slice, pad or expand that keeps each element where it was folds; one that
 // moves or drops anything does not.
-TEST(IdentityLayouts, SlicesPadsAndExpandsThatMoveNothingBecomeClones) {
+TEST(IdentityLayouts, SlicesPadsExpandsAndOnePartCatsThatMoveNothingBecomeClones) {
   auto slice = [](std::function<int32_t(Chain&)> start, std::function<int32_t(Chain&)> end, std::function<int32_t(Chain&)> step,
                   int64_t dim = 1, std::vector<int64_t> out_dims = {2, 6, 4}) {
     Chain c;
@@ -174,6 +174,18 @@ TEST(IdentityLayouts, SlicesPadsAndExpandsThatMoveNothingBecomeClones) {
     int32_t x = c.tensor({2, 1, 3}), y = c.tensor({2, 1, 3});
     c.op("aten.expand_copy.default", {x, c.ints({2, 4, 3}), c.boolean(false), y});
     cases.push_back({"expand whose sizes disagree", std::move(c), 0});
+  }
+  {
+    Chain c;  // DenseNet's first layer: the cat of its input alone
+    int32_t x = c.tensor({1, 4, 3, 3}), y = c.tensor({1, 4, 3, 3});
+    c.op("aten.cat.default", {c.list({x}), c.ints({1}), y});
+    cases.push_back({"cat of one tensor", std::move(c), 1});
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({1, 2, 3, 3}), y = c.tensor({1, 4, 3, 3});
+    c.op("aten.cat.default", {c.list({x, x}), c.ints({1}), y});
+    cases.push_back({"cat of one tensor twice", std::move(c), 0});
   }
   for (auto& k : cases) {
     const std::string before = k.c.ir.chain[0].name;
@@ -449,35 +461,50 @@ TEST(CatLayouts, LayoutsThatCutThroughPartsOrMoveNothingStay) {
   }
 }
 
-// A DenseNet block: layer l convolves the cat of every feature so far and adds one. Each cat reads
-// the one before it and the newest feature: one kernel, not one dispatch per part.
+// A DenseNet block as torchvision writes it: layer l concatenates every feature so far (the first
+// its input alone), then BatchNorm, relu and a conv add one feature. Each cat reads the one before
+// it and the newest feature (one kernel, not a dispatch per part), the one-part cat is an alias
+// and the BatchNorm fuses with the relu (ops/norm/batch_norm_affine.cpp): three dispatches a layer.
 TEST(CatPrefixes, DenseNetBlockCatsReadThePreviousCat) {
   ETW_REQUIRE_GPU();
   const int64_t kLayers = 4, kGrowth = 2;
   HostTensor x0 = random_f32({1, 3, 3, 3}, 41);
-  std::vector<HostTensor> weights;
-  for (int64_t l = 0; l < kLayers; ++l) weights.push_back(random_f32({kGrowth, 3 + l * kGrowth, 1, 1}, 42 + l));
+  std::vector<HostTensor> weights, stats;
+  for (int64_t l = 0; l < kLayers; ++l) {
+    const int64_t c = 3 + l * kGrowth;
+    weights.push_back(random_f32({kGrowth, c, 1, 1}, 42 + l));
+    for (int k = 0; k < 4; ++k) stats.push_back(random_f32({c}, 50 + 4 * l + k, k == 3 ? 0.5f : -1.f, k == 3 ? 2.f : 1.f));
+  }
   auto build = [&](OpGraph& g) {
     auto& gb = g.gb;
     std::vector<Id> features{g.input(x0)};
-    Id cat = features[0];
-    for (int64_t l = 0; l < kLayers; ++l) {
+    for (int64_t l = 0; l <= kLayers; ++l) {
       const int64_t c = 3 + l * kGrowth;
+      const Id cat = l == kLayers ? g.output(DType::Float32, {1, c, 3, 3}) : g.tensor(DType::Float32, {1, c, 3, 3});
+      gb.op("aten.cat.default", {gb.value_list(features), gb.int_(1), cat});
+      if (l == kLayers) break;
+      Id bn = g.tensor(DType::Float32, {1, c, 3, 3}), act = g.tensor(DType::Float32, {1, c, 3, 3});
       Id f = g.tensor(DType::Float32, {1, kGrowth, 3, 3});
-      gb.op("aten.convolution.default", {cat, g.constant(weights[l]), gb.null(), gb.int_list({1, 1}), gb.int_list({0, 0}),
+      gb.op("aten._native_batch_norm_legit_no_training.default",
+            {cat, g.constant(stats[4 * l]), g.constant(stats[4 * l + 1]), g.constant(stats[4 * l + 2]), g.constant(stats[4 * l + 3]),
+             gb.dbl(0.1), gb.dbl(1e-5), gb.value_list({bn, g.tensor(DType::Float32, {0}), g.tensor(DType::Float32, {0})})});
+      gb.op("aten.relu.default", {bn, act});
+      gb.op("aten.convolution.default", {act, g.constant(weights[l]), gb.null(), gb.int_list({1, 1}), gb.int_list({0, 0}),
                                           gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), f});
       features.push_back(f);
-      cat = l + 1 == kLayers ? g.output(DType::Float32, {1, c + kGrowth, 3, 3}) : g.tensor(DType::Float32, {1, c + kGrowth, 3, 3});
-      gb.op("aten.cat.default", {gb.value_list(features), gb.int_(1), cat});
     }
   };
   auto fused = load_graph(build, true), plain = load_graph(build, false);
-  EXPECT_EQ(plain.ops.size(), 4u + 2 + 3 + 4 + 5);  // the convs, then a dispatch per part of each cat
+  // The cats' parts (1, 2, 3, 4, 5), then BatchNorm, relu and conv per layer.
+  EXPECT_EQ(plain.ops.size(), 15u + 3 * kLayers);
   std::vector<std::string> want;
-  for (int64_t l = 0; l < kLayers; ++l) want.insert(want.end(), {"aten.convolution.default", "fused[cat]"});
+  for (int64_t l = 0; l < kLayers; ++l) {
+    if (l) want.push_back("fused[cat]");
+    want.insert(want.end(), {"fused[mul+add+relu]", "aten.convolution.default"});
+  }
+  want.push_back("fused[cat]");
   EXPECT_EQ(fused.ops, want);
-  ASSERT_EQ(fused.out[0].numel(), plain.out[0].numel());
-  for (int64_t i = 0; i < plain.out[0].numel(); ++i) EXPECT_EQ(fused.out[0].as<float>()[i], plain.out[0].as<float>()[i]) << i;
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
 }
 
 // The parts must appear in a row, along the same dim, and hold at the later cat what the earlier
