@@ -15,7 +15,13 @@ EpilogueHosts& EpilogueHosts::global() {
 }
 
 bool EpilogueHosts::has(const std::string& name) const {
-  return std::find(names_.begin(), names_.end(), name) != names_.end();
+  return std::any_of(hosts_.begin(), hosts_.end(), [&](const auto& h) { return h.first == name; });
+}
+
+size_t EpilogueHosts::max_inputs(const std::string& name) const {
+  for (const auto& [n, m] : hosts_)
+    if (n == name) return m;
+  return 0;
 }
 
 namespace {
@@ -123,7 +129,7 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     }
     if (c >= n) continue;
     std::optional<Consumer> cons = as_epilogue(g, ir, ir.chain[c], value);
-    if (!cons || cons->extras.size() > kMaxEpilogueInputs) continue;
+    if (!cons || cons->extras.size() > EpilogueHosts::global().max_inputs(prod.name)) continue;
     int32_t res = ir.chain[c].args.back();
     // The consumer keeps the elements and the dtype; across a view, its other inputs have its
     // shape exactly (read at the same flat index) or are one element (attention's scale after

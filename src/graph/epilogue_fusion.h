@@ -9,7 +9,7 @@
 // Ops whose builders read an epilogue register with ETW_REGISTER_EPILOGUE_HOST; the pass knows
 // no op by name. Left alone: a producer output used twice or kept (graph output, state), a
 // consumer whose output has another shape or dtype than the producer's (broadcast up, a
-// conversion), more than kMaxEpilogueInputs other operands, or a consumer so far down the chain
+// conversion), more other operands than the host binds (kMaxEpilogueInputs), or a consumer so far down the chain
 // that a call in between touches the producer's inputs.
 #pragma once
 #include <string>
@@ -22,25 +22,29 @@
 
 namespace etwebgpu::graph {
 
-class EpilogueHosts {
- public:
-  static EpilogueHosts& global();
-  void add(const std::string& name) { names_.push_back(name); }
-  bool has(const std::string& name) const;
-
- private:
-  std::vector<std::string> names_;
-};
-
-struct EpilogueHostRegistration {
-  explicit EpilogueHostRegistration(const char* name) { EpilogueHosts::global().add(name); }
-};
-#define ETW_REGISTER_EPILOGUE_HOST(name) \
-  static ::etwebgpu::graph::EpilogueHostRegistration ETW_CONCAT(etw_epi_reg_, __COUNTER__)(name)
-
 // Extra tensor inputs of one epilogue: conv and GEMM kernels bind 4 tensors, and 8 storage
 // buffers per stage is the default limit.
 inline constexpr size_t kMaxEpilogueInputs = 3;
+
+class EpilogueHosts {
+ public:
+  static EpilogueHosts& global();
+  void add(const std::string& name, size_t max_inputs) { hosts_.emplace_back(name, max_inputs); }
+  bool has(const std::string& name) const;
+  // The extra inputs the host's kernels have bindings left for (0 for an op that is no host).
+  size_t max_inputs(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, size_t>> hosts_;
+};
+
+struct EpilogueHostRegistration {
+  EpilogueHostRegistration(const char* name, size_t max_inputs) { EpilogueHosts::global().add(name, max_inputs); }
+};
+#define ETW_REGISTER_EPILOGUE_HOST(name) ETW_REGISTER_EPILOGUE_HOST_BINDING(name, ::etwebgpu::graph::kMaxEpilogueInputs)
+// A host whose kernels bind more tensors of their own: at most `max_inputs` extra inputs.
+#define ETW_REGISTER_EPILOGUE_HOST_BINDING(name, max_inputs) \
+  static ::etwebgpu::graph::EpilogueHostRegistration ETW_CONCAT(etw_epi_reg_, __COUNTER__)(name, max_inputs)
 
 struct EpilogueStats {
   size_t fused = 0;  // producers that took a consumer

@@ -34,9 +34,11 @@ Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& pr
   if (oc.nargs() <= fixed + 1) return e;
   const int32_t expr = oc.arg(fixed);
   e.extras_.assign(oc.call.args.begin() + static_cast<std::ptrdiff_t>(fixed) + 1, oc.call.args.end() - 1);
-  if (e.extras_.size() > graph::kMaxEpilogueInputs)
-    oc.fail(ErrorKind::Limit, std::to_string(e.extras_.size()) + " epilogue inputs; at most " +
-                                  std::to_string(graph::kMaxEpilogueInputs));
+  // A host's own limit; calls a later pass made from a host (8da4w's qparams linear) keep the default.
+  const auto& hosts = graph::EpilogueHosts::global();
+  const size_t most = hosts.has(oc.call.name) ? hosts.max_inputs(oc.call.name) : graph::kMaxEpilogueInputs;
+  if (e.extras_.size() > most)
+    oc.fail(ErrorKind::Limit, std::to_string(e.extras_.size()) + " epilogue inputs; at most " + std::to_string(most));
   for (int32_t x : e.extras_)
     require_dtype(oc, x, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "epilogue input");
   e.terms_ = fused_expr_arg(oc, expr, "argument " + std::to_string(fixed) + " after the operator's own (an epilogue expression)",

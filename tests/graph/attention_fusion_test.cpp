@@ -179,7 +179,8 @@ struct EagerBuilt {
   int64_t S;
   HostTensor qkv;
   double scale = 0.35;
-  EagerBuilt(Eager kind, int64_t tokens) : S(tokens), qkv(random_f32({tokens, 3 * kEH * kED}, 7)) {
+  std::vector<HostTensor> residuals;  // added after the + 1: [S, H * D] graph inputs
+  EagerBuilt(Eager kind, int64_t tokens, int n_residuals = 0) : S(tokens), qkv(random_f32({tokens, 3 * kEH * kED}, 7)) {
     auto& gb = g.gb;
     const int64_t E = kEH * kED;
     auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
@@ -239,15 +240,24 @@ struct EagerBuilt {
     gb.op("aten.view_copy.default", {o3, gb.int_list({1, kEH, S, kED}), o4});
     gb.op("aten.permute_copy.default", {o4, gb.int_list({0, 2, 1, 3}), ot});
     gb.op("aten.view_copy.default", {ot, gb.int_list({S, E}), o2});
-    Id y = g.output(DType::Float32, {S, E});
+    Id y = n_residuals ? t({S, E}) : g.output(DType::Float32, {S, E});
     gb.op("aten.add.Scalar", {o2, gb.int_(1), gb.int_(1), y});
+    for (int k = 0; k < n_residuals; ++k) {
+      residuals.push_back(random_f32({S, E}, 30 + k));
+      Id sum = k + 1 == n_residuals ? g.output(DType::Float32, {S, E}) : t({S, E});
+      gb.op("aten.add.Tensor", {y, g.input(residuals.back()), gb.int_(1), sum});
+      y = sum;
+    }
   }
   // fp64: softmax(q k^T * scale) v per head, as [S, H * D] plus 1.
   HostTensor reference() const {
     const int64_t E = kEH * kED;
     auto head = [&](int i) { return ref::split_heads(qkv, 3 * E, kEH, kED, i * E); };
     HostTensor y = ref::merge_heads(ref::sdpa(head(0), head(1), head(2), nullptr, scale));
-    for (int64_t i = 0; i < y.numel(); ++i) y.as<double>()[i] += 1;
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      y.as<double>()[i] += 1;
+      for (const HostTensor& r : residuals) y.as<double>()[i] += r.as<float>()[i];
+    }
     return y;
   }
 };
@@ -272,13 +282,46 @@ TEST(AttentionFusion, WhisperAndVitEagerAttentionFuseWithTheirPermutesAndSlicesO
         auto out = b.g.run(o);
         Profile p;
         b.g.model()->run(b.g.inputs, &p);
-        EXPECT_EQ(count(p, "etwebgpu.attention"), *route ? 3u : 1u);  // staged: QK, softmax, AV
+        // The + 1 after the output is the attention's epilogue, on every route (staged: QK,
+        // softmax, AV; the kernels writing the output apply it).
+        EXPECT_EQ(count(p, "fused[attention+add]"), *route ? 3u : 1u);
+        EXPECT_EQ(count(p, "aten.add.Scalar"), 0u);
         EXPECT_EQ(count(p, "aten.bmm.default"), 0u);
         EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
         EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
         LoadOptions off;
         off.fuse = false;
         EXPECT_TRUE(Close(plain.g.run(off)[0], b.reference(), 1e-5, 1e-4));
+      }
+}
+
+// An elementwise consumer of the fused attention is its epilogue on every route (flash, decode,
+// staged): a residual add reads its tensor at the output's flat index (written through the
+// permuted layout). One with more tensor operands than the attention's kernels have bindings left
+// for (two) stays a kernel of its own.
+TEST(AttentionFusion, AnElementwiseConsumerIsTheAttentionsEpilogueOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  // 150 tokens: the flash pass splits its keys and the combine pass writes the output.
+  for (int residuals : {1, 3})
+    for (int64_t S : {150, 19, 5})
+      for (const char* route : {"", "staged"}) {
+        SCOPED_TRACE(std::to_string(residuals) + " residuals, S=" + std::to_string(S) + " route=" + route);
+        EagerBuilt b(Eager::Whisper, S, residuals);
+        LoadOptions o;
+        if (*route) o.force_route["sdpa"] = route;
+        auto out = b.g.run(o);
+        Profile p;
+        b.g.model()->run(b.g.inputs, &p);
+        const size_t kernels = p.dispatches.size();
+        if (residuals == 1) {
+          EXPECT_EQ(count(p, "fused[attention+add+add]"), kernels);
+        } else {
+          EXPECT_EQ(count(p, "etwebgpu.attention") + 1, kernels);
+          EXPECT_EQ(count(p, "fused[add+add+add+add]"), 1u);
+        }
+        if (S == 150 && !*route)
+          EXPECT_TRUE(std::any_of(p.dispatches.begin(), p.dispatches.end(), [](const auto& d) { return d.variant == "decode_combine"; }));
+        EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
       }
 }
 
@@ -362,7 +405,7 @@ TEST(AttentionFusion, SwinWindowsAndHeadsWhoseStridesDoNotMergeFuseWithTheirLayo
   auto out = b.g.run();
   Profile p;
   b.g.model()->run(b.g.inputs, &p);
-  EXPECT_EQ(count(p, "etwebgpu.attention"), 1u);
+  EXPECT_EQ(count(p, "fused[attention+add]"), 1u);  // the + 1 after it is its epilogue
   EXPECT_EQ(count(p, "aten.bmm.default") + count(p, "aten._softmax.default"), 0u);
   EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
   EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
@@ -448,7 +491,7 @@ TEST(AttentionFusion, LevitSplitHeadsAreReadWhereTheProjectionWroteThem) {
   auto out = b.g.run();
   Profile p;
   b.g.model()->run(b.g.inputs, &p);
-  EXPECT_EQ(count(p, "etwebgpu.attention"), 1u);
+  EXPECT_EQ(count(p, "fused[attention+add]"), 1u);  // the + 1 after it is its epilogue
   EXPECT_EQ(count(p, "aten.split_with_sizes_copy.default"), 0u);
   EXPECT_EQ(copies(p), 0u) << "a permute, slice, clone or scaling was left";
   const auto ref = b.reference();

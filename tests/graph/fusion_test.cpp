@@ -268,6 +268,51 @@ TEST(Fusion, ExpressionRunsLikeTheOps) {
   EXPECT_TRUE(Close(out, ref_tensor({4, 3}, ref)));
 }
 
+// An epilogue with more tensor inputs than its host's kernels have bindings left for is a Limit
+// error naming the op: three for fused attention (two are left), four for a linear (three).
+TEST(Fusion, AnEpilogueWithMoreInputsThanItsHostBindsIsALimitError) {
+  ETW_REQUIRE_GPU();
+  auto sum_of = [](uint32_t inputs) {
+    format::VkExpr e;
+    format::VkExprOperand acc{Kind::Input, 0};
+    for (uint32_t k = 1; k < inputs; ++k) {
+      e.terms.push_back(binary(ops::code(ops::BinaryOp::Add), acc, {Kind::Input, k}, "add"));
+      acc = {Kind::Term, k - 1};
+    }
+    e.views.assign(inputs, std::nullopt);
+    return e;
+  };
+  auto expect_limit = [](IrChain& c, const std::vector<HostTensor>& in, const std::string& want) {
+    try {
+      run_ir(c.ir, in);
+      ADD_FAILURE() << "loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Limit) << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  {
+    IrChain c;
+    const std::vector<int64_t> d{1, 2, 4, 8};
+    int32_t q = c.input(d), k = c.input(d), v = c.input(d), e1 = c.input(d), e2 = c.input(d), e3 = c.input(d);
+    c.op("etwebgpu.attention", {q, k, v, c.null(), c.null(), c.boolean(false), c.null(), c.expr(sum_of(4)), e1, e2, e3, c.output(d)});
+    std::vector<HostTensor> in;
+    for (int i = 0; i < 6; ++i) in.push_back(random_f32(d, 40 + i));
+    expect_limit(c, in, "etwebgpu.attention");
+    expect_limit(c, in, "3 epilogue inputs; at most 2");
+  }
+  {
+    IrChain c;
+    int32_t x = c.input({2, 3}), w = c.input({4, 3});
+    std::vector<int32_t> args{x, w, c.null(), c.expr(sum_of(5))};
+    std::vector<HostTensor> in{random_f32({2, 3}, 50), random_f32({4, 3}, 51)};
+    for (int i = 0; i < 4; ++i) args.push_back(c.input({2, 4})), in.push_back(random_f32({2, 4}, 52 + i));
+    args.push_back(c.output({2, 4}));
+    c.op("aten.linear.default", args);
+    expect_limit(c, in, "4 epilogue inputs; at most 3");
+  }
+}
+
 format::VkExprView view(int64_t offset, std::vector<int64_t> dims, std::vector<int64_t> strides, const char* label) {
   format::VkExprView v;
   v.offset = offset;

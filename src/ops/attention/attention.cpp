@@ -24,6 +24,8 @@
 #include <limits>
 
 #include "graph/attention_fusion.h"
+#include "graph/epilogue_fusion.h"
+#include "ops/epilogue.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -42,8 +44,9 @@ struct Params {
   uint32_t o_b = 0, o_h = 0, o_s = 0, chunk = 0;
   uint32_t m_b = 0, m_h = 0, m_s = 0, m_c = 0;
   uint32_t q_o = 0, k_o = 0, v_o = 0, o_o = 0;
+  uint32_t pad = 0, pad1 = 0, pad2 = 0, pad3 = 0;  // pad: 0, which an epilogue's NaN patterns OR in
 };
-static_assert(sizeof(Params) == 144);
+static_assert(sizeof(Params) == 160);
 
 // Above this many S_q x S_kv entries per head a prefill (S_q > kDecodeRows) with head dims past
 // 64 takes the staged kernels by default (see pick_staged).
@@ -167,27 +170,28 @@ struct Attention {
   }
 
   // mask_kind: 0 none, 1 float, 2 bool; the maximum B*H, S_q, S_kv and head dims.
+  // `ep`: the epilogue every kernel writing out applies (empty: none).
   static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
                                           int mask_kind, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d,
-                                          int64_t dv) {
+                                          int64_t dv, const Epilogue& ep) {
     auto att = std::make_shared<Attention>();
     att->staged = pick_staged(oc, d, dv, max_sq, max_skv);
     check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
     int64_t max_rows = max_bh * max_sq;
     if (att->staged) {
-      att->build_staged(oc, q, k, v, out, mask, mask_kind, max_bh, max_sq, max_skv, d, dv);
+      att->build_staged(oc, q, k, v, out, mask, mask_kind, max_bh, max_sq, max_skv, d, dv, ep);
     } else {
       std::string r = forced(oc, "sdpa");
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv));
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv), ep);
     }
     return att;
   }
 
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax) {
+                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep) {
     Graph& g = oc.g;
     std::string reduce = forced(oc, "sdpa_reduce");
     if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
@@ -213,14 +217,9 @@ struct Attention {
     if (dmax > 64) flash.define("D128");
     else flash.buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite);
     if (wide) flash.define("ROWS64");
-    oc.add(flash.constant("MASK", mask_kind)
-               .input("Q", q)
-               .input("K", k)
-               .input("V", v)
-               .input("M", mask_kind ? mask : -1)
-               .output("O", out)
-               .params<Params>(params)
-               .when([this](const kernel::Live&) { return !use_decode; })
+    flash.constant("MASK", mask_kind).input("Q", q).input("K", k).input("V", v).input("M", mask_kind ? mask : -1).output("O", out);
+    ep.apply<Params>(flash, params);
+    oc.add(flash.when([this](const kernel::Live&) { return !use_decode; })
                .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(ceil_div(p.sq, flash_rows), p.splits, uint64_t(p.b) * p.h);
@@ -228,25 +227,24 @@ struct Attention {
                .variant("flash"));
     kernel::Kernel decode("sdpa_decode");
     if (subgroups) decode.define("SUBGROUPS");
-    oc.add(decode.constant("MASK", mask_kind)
-               .input("Q", q)
-               .input("K", k)
-               .input("V", v)
-               .input("M", mask_kind ? mask : -1)
-               .output("O", out)
-               .buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite)
-               .params<Params>(params)
-               .when([this](const kernel::Live&) { return use_decode; })
+    decode.constant("MASK", mask_kind)
+        .input("Q", q)
+        .input("K", k)
+        .input("V", v)
+        .input("M", mask_kind ? mask : -1)
+        .output("O", out)
+        .buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite);
+    ep.apply<Params>(decode, params);
+    oc.add(decode.when([this](const kernel::Live&) { return use_decode; })
                .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(p.splits, p.rows, 1);
                })
                .variant(subgroups ? "decode_subgroup" : "decode"));
-    oc.add(kernel::Kernel("sdpa_decode_combine")
-               .buffer("W", partials, g.float_storage(), kernel::Access::Read)
-               .output("O", out)
-               .params<Params>(params)
-               .when([this](const kernel::Live&) { return p.splits > 1; })
+    kernel::Kernel combine("sdpa_decode_combine");
+    combine.buffer("W", partials, g.float_storage(), kernel::Access::Read).output("O", out);
+    ep.apply<Params>(combine, params);
+    oc.add(combine.when([this](const kernel::Live&) { return p.splits > 1; })
                .groups([this](const kernel::Live&) {
                  return kernel::Groups::linear(p.dv == 0 ? 0 : p.rows);
                })
@@ -254,7 +252,7 @@ struct Attention {
   }
 
   void build_staged(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                    int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d, int64_t dv) {
+                    int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d, int64_t dv, const Epilogue& ep) {
     const int64_t max_rows = max_bh * max_sq;
     Graph& g = oc.g;
     route = forced_qk(oc);
@@ -294,12 +292,10 @@ struct Attention {
                .params<Params>(params)
                .groups([this](const kernel::Live&) { return kernel::Groups::linear(p.skv == 0 ? 0 : p.rows); })
                .variant("softmax"));
-    oc.add(kernel::Kernel("sdpa_av")
-               .buffer("A", scratch, g.float_storage(), kernel::Access::Read)
-               .input("V", v)
-               .output("O", out)
-               .params<Params>(params)
-               .when([this](const kernel::Live&) { return !use_av_split; })
+    kernel::Kernel av("sdpa_av");
+    av.buffer("A", scratch, g.float_storage(), kernel::Access::Read).input("V", v).output("O", out);
+    ep.apply<Params>(av, params);
+    oc.add(av.when([this](const kernel::Live&) { return !use_av_split; })
                .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h);
@@ -322,12 +318,10 @@ struct Attention {
                    return kernel::Groups::grid(ceil_div(p.dv, 64), ceil_div(p.sq, 64), uint64_t(p.b) * p.h * p.splits);
                  })
                  .variant("av_splitk"));
-      oc.add(kernel::Kernel("sdpa_av", "av_reduce")
-                 .define("SPLITK_REDUCE")
-                 .buffer("PART", part, g.float_storage(), kernel::Access::Read)
-                 .output("O", out)
-                 .params<Params>(params)
-                 .when([this](const kernel::Live&) { return use_av_split; })
+      kernel::Kernel reduce("sdpa_av", "av_reduce");
+      reduce.define("SPLITK_REDUCE").buffer("PART", part, g.float_storage(), kernel::Access::Read).output("O", out);
+      ep.apply<Params>(reduce, params);
+      oc.add(reduce.when([this](const kernel::Live&) { return use_av_split; })
                  .groups([this](const kernel::Live&) { return kernel::Groups::linear(ceil_div(uint64_t(p.rows) * p.dv, 256)); })
                  .variant("av_reduce"));
     }
@@ -478,8 +472,10 @@ void build_attention(OpContext& oc, bool fused) {
     oc.fail(ErrorKind::InvalidArgument, "out " + shape_str(g.tensor(out).max_dims) + " is smaller than [.., S_q, D_v]");
 
   auto od = std::make_shared<std::vector<int64_t>>();
+  // etwebgpu.attention may carry an epilogue after its 7 arguments (graph/epilogue_fusion.h).
+  const Epilogue ep = fused ? Epilogue::read(oc, 7, "attention") : Epilogue{};
   auto att = Attention::build(oc, q, k, v, out, mask, mask_kind, prod(mq, 0, r - 2), mq[r - 2], max_skv, mq.back(),
-                              mv.back());
+                              mv.back(), ep);
   // A fixed layout holds for the exported shapes only: q, k and v must keep them.
   std::vector<std::pair<int32_t, std::vector<int64_t>>> fixed;
   if (layout)
@@ -674,7 +670,7 @@ void build_sdpa_kv(OpContext& oc) {
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{});
   Node* node = &oc.node;
   oc.node.resize = [&g, node, kw, vw] {
     kw->apply(g.live(), *node);
@@ -709,6 +705,8 @@ void build_sdpa_kv(OpContext& oc) {
 
 ETW_REGISTER_OP("et_vk.sdpa.default", build_sdpa);
 ETW_REGISTER_OP(graph::kFusedAttentionOp, build_fused_attention);
+// Its kernels bind q, k, v, the mask, out and the partials: two storage buffers are left.
+ETW_REGISTER_EPILOGUE_HOST_BINDING(graph::kFusedAttentionOp, 2);
 ETW_REGISTER_OP("sdpa_with_kv_cache.default", build_sdpa_kv);
 ETW_REGISTER_OP("update_cache.default", build_update_cache);
 

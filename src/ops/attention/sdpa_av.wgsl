@@ -7,6 +7,7 @@
 // PART[split][bh][s][n], and the SPLITK_REDUCE entry adds the splits and writes O.
 // The float scratch A, V, O (PART with SPLITK) and P come from the generated preamble.
 //!include sdpa_params
+//!include epilogue_store
 
 #if SPLITK_REDUCE
 @compute @workgroup_size(256)
@@ -21,7 +22,7 @@ fn av_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   let s = row % P.sq;
   let bh = row / P.sq;
   let oo = P.o_o + (bh / P.h) * P.o_b + (bh % P.h) * P.o_h + s * P.o_s;
-  O[oo + n] = O_T(v);
+  O[oo + n] = O_T(epilogue(v, oo + n));
 }
 #else
 
@@ -115,7 +116,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
 #if SPLITK
       if (n < P.dv) { PART[oo + n] = PART_T(accs[i][j]); }
 #else
-      if (n < P.dv) { O[oo + n] = O_T(accs[i][j]); }
+      if (n < P.dv) { O[oo + n] = O_T(epilogue(accs[i][j], oo + n)); }
 #endif
     }
   }

@@ -8,6 +8,7 @@
 // reductions use subgroup operations; without, a tree in workgroup memory.
 // Q, K, V, M (mask; absent: a dummy), O, the float scratch W and P come from the generated preamble.
 //!include sdpa_params
+//!include epilogue_store
 //!include sdpa_bias
 
 override MASK: u32 = 0u;
@@ -158,7 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
     for (var k = 0u; k < VPT; k = k + 1u) {
       let dv = lid + WG * k;
-      if (dv < P.dv) { O[oo + dv] = O_T(finish_row(acc[k], lsum)); }
+      if (dv < P.dv) { O[oo + dv] = O_T(epilogue(finish_row(acc[k], lsum), oo + dv)); }
     }
     return;
   }

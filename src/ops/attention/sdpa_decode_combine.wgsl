@@ -3,6 +3,7 @@
 // out = sum acc_i exp(m_i - M) / L. A split that saw no visible key has m_i = -inf and adds 0.
 // W (the f32 partials), O and P come from the generated preamble.
 //!include sdpa_params
+//!include epilogue_store
 
 const WG: u32 = 64u;
 const VPT: u32 = 2u;  // value columns per invocation: head dims up to 128
@@ -36,6 +37,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
   for (var k = 0u; k < VPT; k = k + 1u) {
     let dv = lid + WG * k;
-    if (dv < P.dv) { O[oo + dv] = O_T(finish_row(acc[k], l)); }
+    if (dv < P.dv) { O[oo + dv] = O_T(epilogue(finish_row(acc[k], l), oo + dv)); }
   }
 }

@@ -11,6 +11,7 @@
 // Q, K, V, M (mask; absent: a dummy), O, W (head dims <= 64) and P come from the generated
 // preamble.
 //!include sdpa_params
+//!include epilogue_store
 //!include sdpa_bias
 
 override MASK: u32 = 0u;
@@ -135,7 +136,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
     let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s;
     for (var k = 0u; k < DPT; k = k + 1u) {
       let n = tx + 16u * k;
-      if (n < P.dv) { O[oo + n] = O_T(finish_row(acc[i][k], total)); }
+      if (n < P.dv) { O[oo + n] = O_T(epilogue(finish_row(acc[i][k], total), oo + n)); }
     }
   }
 }
@@ -184,7 +185,7 @@ fn store_row(bh: u32, b: u32, h: u32, r: u32, split: u32, tx: u32, m: f32, total
   }
   let oo = P.o_o + b * P.o_b + h * P.o_h + r * P.o_s;
   for (var k = 0u; k < 4u; k = k + 1u) {
-    if (4u * tx + k < P.dv) { O[oo + 4u * tx + k] = O_T(finish_row(acc[k], total)); }
+    if (4u * tx + k < P.dv) { O[oo + 4u * tx + k] = O_T(epilogue(finish_row(acc[k], total), oo + 4u * tx + k)); }
   }
 }
 

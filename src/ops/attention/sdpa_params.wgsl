@@ -12,6 +12,10 @@ struct Params {
   o_b: u32, o_h: u32, o_s: u32, chunk: u32,
   m_b: u32, m_h: u32, m_s: u32, m_c: u32,
   q_o: u32, k_o: u32, v_o: u32, o_o: u32,  // element offsets of q, k, v and out in their buffers
+  pad: u32, pad1: u32, pad2: u32, pad3: u32,  // pad: 0 (an epilogue's unary_math ORs it into NaN patterns)
+#if EPILOGUE
+  ep: Epilogue,  // the fused attention's epilogue (ops/epilogue.h): the kernels writing O apply it
+#endif
 };
 
 // What a query row whose normaliser is `l` and whose unnormalised value sum is `acc` gives:
