@@ -189,6 +189,11 @@ bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b) {
                     u.doubles == v.doubles && u.bools == v.bools && u.str == v.str);
 }
 
+int32_t add_null(format::VkGraphIR& ir) {
+  ir.values.push_back(format::VkValue{});
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
 int32_t add_int(format::VkGraphIR& ir, int64_t x) {
   format::VkValue v;
   v.kind = format::VkValueKind::Int;

@@ -41,10 +41,7 @@ std::vector<int64_t> normalized(const std::vector<int64_t>& dims, size_t rank) {
 
 // The id of a Null value (appended once): clone's memory_format.
 int32_t null_value(format::VkGraphIR& ir, int32_t& id) {
-  if (id < 0) {
-    ir.values.push_back(format::VkValue{});
-    id = static_cast<int32_t>(ir.values.size() - 1);
-  }
+  if (id < 0) id = add_null(ir);
   return id;
 }
 

@@ -8,6 +8,11 @@
 // BatchNorm stops being a dispatch of its own. Rounding: one multiply-add of folded constants
 // instead of PyTorch's (x - mean) * invstd * gamma + beta, as a BatchNorm folded into a conv.
 //
+// Where the output of a BatchNorm over [N, C] reaches a linear of constant weights as its input
+// (across contiguous views: LeViT's head, BatchNorm1d then Linear), the affine folds into the
+// linear instead: W'[o, c] = W[o, c] * s[c], b'[o] = b[o] + sum_c W[o, c] * t[c], and the
+// BatchNorm becomes a contiguous clone of x, which memory planning aliases.
+//
 // Taken where x and out are f32 of rank >= 2, gamma, beta (or Null), mean and var are f32
 // constants of C values, and the statistics outputs are read by nothing.
 #include <cmath>
@@ -15,6 +20,7 @@
 
 #include "etwebgpu/tensor.h"
 #include "graph/fusion.h"
+#include "graph/memory_plan.h"
 #include "graph/rewrite_pipeline.h"
 
 namespace etwebgpu::ops {
@@ -22,6 +28,40 @@ namespace {
 
 using format::VkDType;
 using format::VkValueKind;
+
+// Folds x * s + t (per last-dim channel) into the linear that reads `out` (the BatchNorm's output,
+// at chain position `at`), across contiguous views read once whose last dim stays C; false when
+// there is none.
+bool fold_into_linear(format::VkGraphIR& ir, const graph::UseDef& ix, size_t at, int32_t out, const std::vector<double>& s,
+                      const std::vector<double>& t) {
+  const int64_t C = static_cast<int64_t>(s.size());
+  int32_t value = out;
+  size_t r = ix.sole_reader(value, at);
+  while (r != graph::UseDef::npos && graph::is_contiguous_view(ir, ir.chain[r]) && ir.chain[r].args.front() == value) {
+    value = ir.chain[r].args.back();
+    if (ir.values[value].kind != VkValueKind::Tensor || ix.dims(value).empty() || ix.dims(value).back() != C) return false;
+    r = ix.sole_reader(value, r);
+  }
+  if (r == graph::UseDef::npos) return false;
+  format::VkOpCall& lin = ir.chain[r];
+  if (lin.name != "aten.linear.default" || lin.args.size() != 4 || lin.args[0] != value) return false;
+  const int32_t w = lin.args[1], b = lin.args[2];
+  if (ir.values[w].kind != VkValueKind::Tensor || ix.dims(w).size() != 2 || ix.dims(w)[1] != C) return false;
+  const int64_t O = ix.dims(w)[0];
+  const auto wv = graph::f32_values(ir, w, O * C, 2);
+  std::vector<double> bv(static_cast<size_t>(O), 0.0);
+  if (ir.values[b].kind != VkValueKind::Null) bv = graph::f32_values(ir, b, O);
+  if (wv.empty() || bv.empty()) return false;
+  std::vector<double> w2(wv.size());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < C; ++c) {
+      w2[o * C + c] = wv[o * C + c] * s[c];
+      bv[o] += wv[o * C + c] * t[c];
+    }
+  lin.args[1] = graph::add_f32_constant(ir, w2, {O, C});
+  lin.args[2] = graph::add_f32_constant(ir, bv, {O});
+  return true;
+}
 
 size_t batch_norm_affine(graph::Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
@@ -65,6 +105,12 @@ size_t batch_norm_affine(graph::Graph&, format::VkGraphIR& ir, const graph::UseD
     for (int64_t c = 0; c < C; ++c) {
       s[c] = gamma[c] / std::sqrt(var[c] + eps);
       t[c] = beta[c] - mean[c] * s[c];
+    }
+    if (dims.size() == 2 && fold_into_linear(ir, ix, i, out, s, t)) {
+      chain.back().name = "aten.clone.default";
+      chain.back().args = {x, graph::add_null(ir), out};
+      ++rewritten;
+      continue;
     }
     // Channels along dim 1 of x: [C, 1, ...] broadcasts over the dims after it.
     std::vector<int64_t> cdims(dims.size() - 1, 1);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference/matmul/matmul_ref.h"
 #include "reference/norm/norm_ref.h"
 #include "support/op_harness.h"
 
@@ -69,6 +70,31 @@ TEST(OpBatchNormAffine, BatchNormAfterAConvBecomesItsEpilogue) {
   auto fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(fused.ops, (std::vector<std::string>{"fused[convolution+mul+add+relu]"}));
   EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+}
+
+// LeViT's head: BatchNorm1d, a clone, then a linear of constant weights. The affine folds into the
+// linear's weights and bias: one dispatch. With the BatchNorm's output also a graph output, it is
+// a kernel of its own.
+TEST(OpBatchNormAffine, BatchNormBeforeALinearFoldsIntoItsWeights) {
+  ETW_REQUIRE_GPU();
+  Bn bn(6);
+  HostTensor x = random_f32({3, 6}, 69), w = random_f32({5, 6}, 70), b = random_f32({5}, 71);
+  for (bool escapes : {false, true}) {
+    auto build = [&](OpGraph& g) {
+      Id y = escapes ? g.output(DType::Float32, {3, 6}) : g.tensor(DType::Float32, {3, 6}), c = g.tensor(DType::Float32, {3, 6});
+      bn.call(g, g.input(x), y);
+      g.gb.op("aten.clone.default", {y, g.gb.null(), c});
+      g.gb.op("aten.linear.default", {c, g.constant(w), g.constant(b), g.output(DType::Float32, {3, 5})});
+    };
+    auto fused = load_graph(build, true);
+    const std::vector<std::string> want =
+        escapes ? std::vector<std::string>{"fused[mul+add]", "aten.linear.default"} : std::vector<std::string>{"aten.linear.default"};
+    EXPECT_EQ(fused.ops, want) << escapes;
+    HostTensor normed = bn.ref(x, false);
+    HostTensor nf(DType::Float32, {3, 6});
+    for (int64_t i = 0; i < nf.numel(); ++i) nf.as<float>()[i] = static_cast<float>(normed.as<double>()[i]);
+    EXPECT_TRUE(Close(fused.out[escapes ? 1 : 0], ref::linear(nf, w, &b), 1e-5, 1e-5)) << escapes;
+  }
 }
 
 // Statistics someone reads, or a weight that is no constant: the BatchNorm kernel runs.
