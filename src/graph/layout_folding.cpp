@@ -566,3 +566,138 @@ size_t reuse_cat_prefixes(format::VkGraphIR& ir, const UseDef& ix) {
 }
 
 }  // namespace etwebgpu::graph
+
+namespace etwebgpu::graph {
+
+namespace {
+
+// The row-wise op at `c`: its input and output tensors, or {-1, -1}. A LayerNorm over the last dim
+// alone whose statistics nothing reads, or a linear.
+std::pair<int32_t, int32_t> rowwise_io(const format::VkGraphIR& ir, const UseDef& ix, const format::VkOpCall& c) {
+  const std::pair<int32_t, int32_t> none{-1, -1};
+  if (c.name == "aten.linear.default" && c.args.size() == 4 && ix.tensor(c.args[0]) && ix.tensor(c.args[3]))
+    return {c.args[0], c.args[3]};
+  if (c.name != "aten.native_layer_norm.default" || c.args.size() != 6 || !ix.tensor(c.args[0])) return none;
+  const auto& shape = ir.values[c.args[1]];
+  const int32_t x = c.args[0];
+  if (shape.kind != VkValueKind::IntList || shape.ints.size() != 1 || ix.dims(x).empty() || shape.ints[0] != ix.dims(x).back())
+    return none;
+  int32_t out = c.args[5];
+  if (ir.values[out].kind == VkValueKind::ValueList) {
+    const auto ids = ir.values[out].ids;
+    if (ids.empty()) return none;
+    for (size_t k = 1; k < ids.size(); ++k)
+      if (ix.tensor(ids[k]) && !ix.unused(ids[k])) return none;
+    out = ids[0];
+  }
+  return ix.tensor(out) ? std::make_pair(x, out) : none;
+}
+
+}  // namespace
+
+size_t move_row_layouts_before_rowwise(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes) {
+  if (!static_shapes) return 0;
+  const size_t n = ir.chain.size();
+  std::vector<bool> removed(n, false);
+  std::vector<std::vector<format::VkOpCall>> replacement(n);
+  size_t moved = 0;
+  for (size_t p = 0; p < n; ++p) {
+    const auto [x, y] = rowwise_io(ir, ix, ir.chain[p]);
+    if (x < 0 || removed[p] || ix.dims(x).empty() || ix.dims(y).empty() || ix.dims(x).size() != ix.dims(y).size())
+      continue;
+    const int64_t K = ix.dims(x).back(), C = ix.dims(y).back();
+    if (K > C) continue;  // the layouts would move more data on x than on y
+    // The layout calls after y that move whole rows.
+    std::vector<size_t> calls;
+    bool copies = false;
+    int32_t t = y;
+    size_t at = p;
+    for (size_t r = ix.sole_reader(t, at); r != UseDef::npos && !removed[r]; r = ix.sole_reader(t, at)) {
+      const format::VkOpCall& c = ir.chain[r];
+      if (c.args.size() < 2 || c.args[0] != t || !ix.tensor(c.args.back())) break;
+      const int32_t o = c.args.back();
+      const std::vector<int64_t>& od = ix.dims(o);
+      const int64_t rank = static_cast<int64_t>(ix.dims(t).size());
+      if (od.empty() || od.back() != C || ix.dtype(o) != ix.dtype(t)) break;
+      auto not_last = [&](int32_t dim_arg) {
+        const auto d = static_int(ir, dim_arg);
+        return d && *d >= -rank && *d < rank && (*d < 0 ? *d + rank : *d) != rank - 1;
+      };
+      bool row = false;
+      if (c.name == "aten.view_copy.default" || c.name == "aten._unsafe_view.default" || c.name == "aten.clone.default") {
+        row = is_contiguous_view(ir, c);
+      } else if (c.name == "aten.permute_copy.default" && c.args.size() == 3) {
+        const auto perm = normalized(ir.values[c.args[1]].ints, static_cast<size_t>(rank));
+        row = !perm.empty() && perm.back() == rank - 1;
+        copies = copies || (row && !is_contiguous_view(ir, c));
+      } else if (c.name == "aten.index_select.default" && c.args.size() == 4) {
+        const auto& idx = ir.values[c.args[2]];
+        row = not_last(c.args[1]) && idx.kind == VkValueKind::Tensor && idx.tensor.is_constant();
+        copies = copies || row;
+      } else if (c.name == "aten.slice_copy.Tensor" && c.args.size() == 6) {
+        row = not_last(c.args[1]);
+        copies = copies || row;
+      }
+      // Well formed (an index_select's output: its input with the dim resized), and rows may be
+      // dropped, never added (the op would then run on more of them).
+      bool valid = false;
+      if (row && c.name == "aten.index_select.default") {
+        std::vector<int64_t> want = ix.dims(t);
+        const int64_t d = *static_int(ir, c.args[1]);
+        want[static_cast<size_t>(d < 0 ? d + rank : d)] = numel(ir.values[c.args[2]].tensor.dims);
+        valid = want == od;
+      } else if (row) {
+        const auto v = view_through(ir, c, contiguous_view(ix.dims(t)));
+        valid = v && v->dims == od;
+      }
+      if (!valid || numel(od) > numel(ix.dims(t))) break;
+      calls.push_back(r);
+      t = o;
+      at = r;
+    }
+    if (!copies || calls.empty()) continue;
+    const size_t last = calls.back();
+    if (!ix.unchanged_between(x, p, last)) continue;
+    // The same calls on x (last dim K), then the op, writing the last call's output.
+    std::vector<format::VkOpCall> made;
+    int32_t cur = x;
+    for (size_t r : calls) {
+      format::VkOpCall c = ir.chain[r];
+      std::vector<int64_t> d = ix.dims(c.args.back());
+      d.back() = K;
+      const int32_t o = add_tensor(ir, ix.dtype(x), d);
+      c.args.front() = cur;
+      c.args.back() = o;
+      if (c.name != "aten.clone.default" && is_contiguous_view(ir, c) && c.args.size() == 3) c.args[1] = add_int_list(ir, d);
+      made.push_back(std::move(c));
+      cur = o;
+    }
+    format::VkOpCall op = ir.chain[p];
+    op.args.front() = cur;
+    const int32_t z = ir.chain[last].args.back();
+    if (op.name == "aten.linear.default") {
+      op.args.back() = z;
+    } else {  // LayerNorm: fresh statistics tensors of z's rows
+      std::vector<int64_t> sd = ix.dims(z);
+      sd.back() = 1;
+      op.args.back() = add_value_list(ir, {z, add_tensor(ir, ix.dtype(z), sd), add_tensor(ir, ix.dtype(z), sd)});
+    }
+    made.push_back(std::move(op));
+    removed[p] = true;
+    for (size_t r : calls) removed[r] = true;
+    replacement[last] = std::move(made);
+    ++moved;
+  }
+  if (!moved) return 0;
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < n; ++i) {
+    if (!replacement[i].empty())
+      for (auto& c : replacement[i]) chain.push_back(std::move(c));
+    else if (!removed[i])
+      chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+  return moved;
+}
+
+}  // namespace etwebgpu::graph

@@ -46,6 +46,17 @@ size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool stat
 // Returns the cats rewritten.
 size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
+// Row layouts moved before the row-wise op that makes their input: y = op(x) (a LayerNorm over the
+// last dim, a linear), then layout calls that move whole rows of y (views keeping the last dim,
+// permutes keeping it last, index_selects and slices of other dims: Swin's window partition and
+// reverse, as permutes or as the gathers layout_chains makes), become the same calls on x and the
+// op after them. The op then meets its reader: a LayerNorm the linear after it
+// (ops/matmul/layer_norm_linear.cpp), a linear the residual add after it (its epilogue). Taken
+// where the calls keep or drop rows (never add any), x's rows are no longer than y's, every
+// intermediate is read once and not pinned or aliased, x holds its value until the last call, and
+// a LayerNorm's statistics are unread. Static shapes only. Returns the ops moved.
+size_t move_row_layouts_before_rowwise(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
+
 // Cats of cats: cat(p_0, ..., p_k, q, ...) after x = cat(p_0, ..., p_k) along the same dim reads x
 // in place of its parts (the longest earlier cat that fits). DenseNet concatenates every feature
 // of a block before each layer: layer l's cat of l + 1 parts (a dispatch each) becomes the cat of

@@ -68,6 +68,9 @@ size_t decoder_patterns(Graph&, format::VkGraphIR& ir, const UseDef& ix) {
 size_t layout_chains(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   return collapse_layout_chains(ir, ix, g.options().static_shapes);
 }
+size_t row_layouts(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
+  return move_row_layouts_before_rowwise(ir, ix, g.options().static_shapes);
+}
 size_t elementwise_chains(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_elementwise(g, ir, ix).groups; }
 size_t epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) { return fuse_epilogues(g, ir, ix).fused; }
 
@@ -84,8 +87,9 @@ ETW_REGISTER_LOAD_REWRITE(cat_layouts, Simplify);
 ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
 ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);
 ETW_REGISTER_LOAD_REWRITE(elementwise_chains, Elementwise);
+ETW_REGISTER_LOAD_REWRITE(layout_chains, Elementwise);
+ETW_REGISTER_LOAD_REWRITE(row_layouts, Elementwise);
 ETW_REGISTER_LOAD_REWRITE(epilogues, Epilogues);
-ETW_REGISTER_LOAD_REWRITE(layout_chains, Epilogues);
 
 }  // namespace
 }  // namespace etwebgpu::graph

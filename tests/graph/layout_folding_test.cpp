@@ -559,4 +559,88 @@ TEST(CatPrefixes, ACatIsReadOnlyWhereItsPartsAreInARowAndUnchanged) {
   }
 }
 
+// Swin's window partition after norm1 (a permute of whole rows) and its reverse after the
+// projection: the permutes move before the LayerNorm and the linear, which then meet the linear
+// after the LayerNorm (one kernel) and the residual add (its epilogue).
+TEST(RowLayouts, WindowPartitionAndReverseMoveBeforeTheLayerNormAndTheProjection) {
+  ETW_REQUIRE_GPU();
+  const int64_t C = 8;
+  HostTensor x = random_f32({1, 4, 4, C}, 71), w = random_f32({C}, 72), b = random_f32({C}, 73);
+  HostTensor wq = random_f32({C, C}, 74), wp = random_f32({C, C}, 75);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    Id xi = g.input(x), ln = t({1, 4, 4, C}), v6 = t({1, 2, 2, 2, 2, C}), p6 = t({1, 2, 2, 2, 2, C}), win = t({4, 4, C});
+    gb.op("aten.native_layer_norm.default", {xi, gb.int_list({C}), g.constant(w), g.constant(b), gb.dbl(1e-5),
+                                             gb.value_list({ln, t({1, 4, 4, 1}), t({1, 4, 4, 1})})});
+    gb.op("aten.view_copy.default", {ln, gb.int_list({1, 2, 2, 2, 2, C}), v6});
+    gb.op("aten.permute_copy.default", {v6, gb.int_list({0, 1, 3, 2, 4, 5}), p6});
+    gb.op("aten.view_copy.default", {p6, gb.int_list({4, 4, C}), win});
+    Id q = t({4, 4, C}), pr = t({4, 4, C}), r6 = t({1, 2, 2, 2, 2, C}), rp = t({1, 2, 2, 2, 2, C}), back = t({1, 4, 4, C});
+    gb.op("aten.linear.default", {win, g.constant(wq), gb.null(), q});
+    gb.op("aten.linear.default", {q, g.constant(wp), gb.null(), pr});
+    gb.op("aten.view_copy.default", {pr, gb.int_list({1, 2, 2, 2, 2, C}), r6});
+    gb.op("aten.permute_copy.default", {r6, gb.int_list({0, 1, 3, 2, 4, 5}), rp});
+    gb.op("aten.view_copy.default", {rp, gb.int_list({1, 4, 4, C}), back});
+    gb.op("aten.add.Tensor", {xi, back, gb.int_(1), g.output(DType::Float32, {1, 4, 4, C})});
+  };
+  auto fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops.size(), 6u);  // LayerNorm, permute, two linears, permute, add
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"aten.permute_copy.default", "etwebgpu.layer_norm_linear",
+                                                 "aten.permute_copy.default", "fused[linear+add]"}));
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+}
+
+// What stays: a linear that widens its rows (the permute would move more data before it), a
+// gather that repeats rows, a LayerNorm whose statistics are read, dynamic shapes.
+TEST(RowLayouts, LayoutsThatAddRowsOrMoveMoreDataStayAfterTheOp) {
+  VkValue zero;
+  zero.kind = VkValueKind::Int;
+  auto rows = [](Chain& c, int64_t n) { return c.constant({n}, std::vector<uint8_t>(static_cast<size_t>(4 * n)), format::VkDType::Int32); };
+  {
+    Chain c;
+    int32_t x = c.tensor({3, 4}), w = c.tensor({4, 4}), y = c.tensor({3, 4}), o = c.tensor({4, 4});
+    c.op("aten.linear.default", {x, w, c.null(), y});
+    c.op("aten.index_select.default", {y, c.add(zero), rows(c, 4), o});
+    c.op("aten.relu.default", {o, c.output({4, 4})});
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), true), 0u) << "a gather that repeats rows";
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({4, 4}), w = c.tensor({4, 4}), y = c.tensor({4, 4}), o = c.tensor({4, 4});
+    c.op("aten.linear.default", {x, w, c.null(), y});
+    c.op("aten.permute_copy.default", {y, c.ints({1, 0}), o});
+    c.op("aten.relu.default", {o, c.output({4, 4})});
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), true), 0u) << "a transpose moves the last dim";
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({3, 8}), w = c.tensor({4, 8}), y = c.tensor({3, 4}), o = c.tensor({3, 4});
+    c.op("aten.linear.default", {x, w, c.null(), y});
+    c.op("aten.index_select.default", {y, c.add(zero), rows(c, 3), o});
+    c.op("aten.relu.default", {o, c.output({3, 4})});
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), true), 0u) << "rows of 8 before, 4 after";
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), false), 0u) << "dynamic shapes";
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({3, 4}), w = c.tensor({4, 4}), y = c.tensor({3, 4}), o = c.tensor({3, 4});
+    c.op("aten.linear.default", {x, w, c.null(), y});
+    c.op("aten.index_select.default", {y, c.add(zero), rows(c, 3), o});
+    c.op("aten.relu.default", {o, c.output({3, 4})});
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), true), 1u) << "a permutation of rows of 4";
+    ASSERT_EQ(c.ir.chain.size(), 3u);
+    EXPECT_EQ(c.ir.chain[0].name, "aten.index_select.default");
+    EXPECT_EQ(c.ir.chain[1].name, "aten.linear.default");
+  }
+  {
+    Chain c;
+    int32_t x = c.tensor({3, 4}), y = c.tensor({3, 4}), m = c.output({3, 1}), o = c.tensor({3, 4});
+    c.op("aten.native_layer_norm.default", {x, c.ints({4}), c.null(), c.null(), c.null(), c.list({y, m, c.tensor({3, 1})})});
+    c.op("aten.index_select.default", {y, c.add(zero), rows(c, 3), o});
+    c.op("aten.relu.default", {o, c.output({3, 4})});
+    EXPECT_EQ(move_row_layouts_before_rowwise(c.ir, UseDef(c.ir), true), 0u) << "the LayerNorm's mean is a graph output";
+  }
+}
+
 }  // namespace
