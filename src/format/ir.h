@@ -82,6 +82,9 @@ struct VkExprView {
 struct VkExpr {
   std::vector<VkExprTerm> terms;                 // in evaluation order; the last is the result
   std::vector<std::optional<VkExprView>> views;  // per input: read through this view (none: as stored)
+  // A prologue: applied to the op's input as the op reads it (ops/conv/conv_prologue.h), not to
+  // its output.
+  bool on_input = false;
 };
 
 struct VkValue {

@@ -27,6 +27,7 @@ class Epilogue {
   // labels the node fused[producer+term+...].
   static Epilogue read(const OpContext& oc, size_t fixed, const std::string& producer);
   bool empty() const { return terms_.empty(); }
+  size_t inputs() const { return extras_.size(); }  // extra tensor inputs it binds
 
   // Declares `k`'s uniform: the op's Params from `base` and, with an epilogue, the generated
   // Epilogue member after it (operand shapes, term constants); binds the extra inputs and adds the

@@ -89,11 +89,15 @@ TEST(ConformanceRunner, FolderEntryReadsTheManifestStepsAndFilesLikeTheBytesEntr
   EXPECT_EQ(seen, conformance_case_names(dir.string()));
   EXPECT_EQ(s.line(), "conformance: 2 passed, 2 failed, 1 unsupported (5 cases)");
   for (const auto& r : s.cases) {
-    if (r.name == "ok")
+    if (r.name == "ok") {
       EXPECT_EQ(r.message, run_conformance_case("ok", em.pte, {{{em.input}, {em.expected}}}, em.atol, em.rtol).message);
-    if (r.name == "stateful") EXPECT_NE(r.message.find("; 2 steps ok"), std::string::npos) << r.message;
-    if (r.name == "mismatch") EXPECT_NE(r.message.find("out0 MISMATCH"), std::string::npos) << r.message;
-    if (r.name == "no_input_file") EXPECT_NE(r.message.find("input_0.npy"), std::string::npos) << r.message;
+    } else if (r.name == "stateful") {
+      EXPECT_NE(r.message.find("; 2 steps ok"), std::string::npos) << r.message;
+    } else if (r.name == "mismatch") {
+      EXPECT_NE(r.message.find("out0 MISMATCH"), std::string::npos) << r.message;
+    } else if (r.name == "no_input_file") {
+      EXPECT_NE(r.message.find("input_0.npy"), std::string::npos) << r.message;
+    }
   }
   EXPECT_EQ(run_conformance(dir.string(), "state").cases.size(), 1u);
   fs::remove_all(dir);

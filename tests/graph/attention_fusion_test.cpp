@@ -319,8 +319,9 @@ TEST(AttentionFusion, AnElementwiseConsumerIsTheAttentionsEpilogueOnEveryRoute) 
           EXPECT_EQ(count(p, "etwebgpu.attention") + 1, kernels);
           EXPECT_EQ(count(p, "fused[add+add+add+add]"), 1u);
         }
-        if (S == 150 && !*route)
+        if (S == 150 && !*route) {
           EXPECT_TRUE(std::any_of(p.dispatches.begin(), p.dispatches.end(), [](const auto& d) { return d.variant == "decode_combine"; }));
+        }
         EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
       }
 }

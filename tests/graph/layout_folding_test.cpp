@@ -463,8 +463,9 @@ TEST(CatLayouts, LayoutsThatCutThroughPartsOrMoveNothingStay) {
 
 // A DenseNet block as torchvision writes it: layer l concatenates every feature so far (the first
 // its input alone), then BatchNorm, relu and a conv add one feature. Each cat reads the one before
-// it and the newest feature (one kernel, not a dispatch per part), the one-part cat is an alias
-// and the BatchNorm fuses with the relu (ops/norm/batch_norm_affine.cpp): three dispatches a layer.
+// it and the newest feature (one kernel, not a dispatch per part), the one-part cat is an alias,
+// and the BatchNorm (ops/norm/batch_norm_affine.cpp) and relu become the conv's prologue
+// (ops/conv/conv_prologue.h): two dispatches a layer.
 TEST(CatPrefixes, DenseNetBlockCatsReadThePreviousCat) {
   ETW_REQUIRE_GPU();
   const int64_t kLayers = 4, kGrowth = 2;
@@ -500,7 +501,7 @@ TEST(CatPrefixes, DenseNetBlockCatsReadThePreviousCat) {
   std::vector<std::string> want;
   for (int64_t l = 0; l < kLayers; ++l) {
     if (l) want.push_back("fused[cat]");
-    want.insert(want.end(), {"fused[mul+add+relu]", "aten.convolution.default"});
+    want.push_back("fused[mul+add+relu+convolution]");
   }
   want.push_back("fused[cat]");
   EXPECT_EQ(fused.ops, want);

@@ -43,6 +43,8 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   // A BatchNorm becomes an affine only where no fold took it.
   EXPECT_LT(at("fold_batch_norm_into_linear"), at("batch_norm_affine"));
   for (const char* p : {"fuse_layer_norm_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp", "fuse_qparams_projections"}) at(p);
+  // A conv's prologue is taken after its epilogue, whose inputs it counts against the bindings.
+  EXPECT_LT(at("epilogues"), at("conv_prologues"));
 }
 
 }  // namespace

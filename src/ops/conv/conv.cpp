@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "graph/epilogue_fusion.h"
+#include "ops/conv/conv_prologue.h"
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
 
@@ -143,7 +144,15 @@ void build_conv(OpContext& oc, bool with_clamp) {
     if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
   }
 
-  Epilogue ep = Epilogue::read(oc, with_clamp ? 11 : 9, with_clamp ? "conv_with_clamp" : "convolution");
+  const size_t own = with_clamp ? 11 : 9;
+  const std::string label = with_clamp ? "conv_with_clamp" : "convolution";
+  const ConvPrologue pro = ConvPrologue::read(oc, own, IC);
+  if (!pro.empty() && c.transposed) oc.fail(ErrorKind::Format, "a transposed convolution takes no prologue");
+  Epilogue ep = Epilogue::read(oc, own + pro.args(), pro.empty() ? label : pro.label() + "+" + label);
+  if (!pro.empty() && ep.empty()) oc.node.op = "fused[" + pro.label() + "+" + label + "]";
+  if (pro.inputs() + ep.inputs() > graph::kMaxEpilogueInputs + 1)
+    oc.fail(ErrorKind::Limit, std::to_string(pro.inputs()) + " prologue and " + std::to_string(ep.inputs()) +
+                                  " epilogue inputs; at most " + std::to_string(graph::kMaxEpilogueInputs + 1) + " in all");
 
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
   // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 8 / 4 = large TM forced.
@@ -263,13 +272,15 @@ void build_conv(OpContext& oc, bool with_clamp) {
         .input("Wt", w)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
+    pro.attach(k, ep.empty());
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
   };
   if (route == Route::Gemm && part) {
     kernel::Kernel split("conv_gemm", "conv_gemm");
-    split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite)
-        .params<Params>([run](const kernel::Live&) { return run->p; });
+    split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite);
+    pro.attach(split, true);
+    split.params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->sel == 2; })
                .groups([run](const kernel::Live&) { return run->gemm; })
                .variant("conv_gemm_splitk"));

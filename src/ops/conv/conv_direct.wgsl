@@ -34,12 +34,13 @@ fn conv_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       let wo = oc * P.icg * khw + kh * P.KW + kw;
       if (VEC4 == 1u) {
         for (var c = 0u; c < P.icg; c = c + 4u) {
-          let x = vec4<f32>(f32(X[xo + c * hw]), f32(X[xo + (c + 1u) * hw]), f32(X[xo + (c + 2u) * hw]), f32(X[xo + (c + 3u) * hw]));
+          let x = vec4<f32>(x_in(xo + c * hw, ic0 + c), x_in(xo + (c + 1u) * hw, ic0 + c + 1u), x_in(xo + (c + 2u) * hw, ic0 + c + 2u),
+                             x_in(xo + (c + 3u) * hw, ic0 + c + 3u));
           let w = vec4<f32>(f32(Wt[wo + c * khw]), f32(Wt[wo + (c + 1u) * khw]), f32(Wt[wo + (c + 2u) * khw]), f32(Wt[wo + (c + 3u) * khw]));
           acc = acc + dot(x, w);
         }
       } else {
-        for (var c = 0u; c < P.icg; c = c + 1u) { acc = fma(f32(X[xo + c * hw]), f32(Wt[wo + c * khw]), acc); }
+        for (var c = 0u; c < P.icg; c = c + 1u) { acc = fma(x_in(xo + c * hw, ic0 + c), f32(Wt[wo + c * khw]), acc); }
       }
     }
   }

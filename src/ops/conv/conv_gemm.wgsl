@@ -70,7 +70,7 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
         let ih = ih0 + i32((kr / P.KW) * P.dh);
         let iw = iw0 + i32((kr % P.KW) * P.dw);
         if (ih >= 0 && ih < i32(P.H) && iw >= 0 && iw < i32(P.W)) {
-          bv = f32(X[xb + (ic * P.H + u32(ih)) * P.W + u32(iw)]);
+          bv = x_in(xb + (ic * P.H + u32(ih)) * P.W + u32(iw), ic);
         }
       }
       Bs[bk * 16u + bn / 4u][bn % 4u] = bv;

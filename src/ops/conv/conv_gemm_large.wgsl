@@ -44,7 +44,7 @@ fn gather(kb: u32) -> f32 {
   let ih = g_ih0 + i32(kh * P.dh);
   let iw = g_iw0 + i32(kw * P.dw);
   if (ih < 0 || ih >= i32(P.H) || iw < 0 || iw >= i32(P.W)) { return 0.0; }
-  return f32(X[g_xb + ic * P.H * P.W + u32(ih) * P.W + u32(iw)]);
+  return x_in(g_xb + ic * P.H * P.W + u32(ih) * P.W + u32(iw), ic);
 }
 
 // im2col row kb over the quad's four columns (ROW4 = 1).
@@ -61,7 +61,7 @@ fn gather_quad(kb: u32) -> vec4<f32> {
   let row = g_xb + ic * P.H * P.W + u32(ih) * P.W;
   for (var j = 0u; j < 4u; j = j + 1u) {
     let w = iw + i32(j * P.sw);
-    if (g_quad_ok[j] && w >= 0 && w < i32(P.W)) { v[j] = f32(X[row + u32(w)]); }
+    if (g_quad_ok[j] && w >= 0 && w < i32(P.W)) { v[j] = x_in(row + u32(w), ic); }
   }
   return v;
 }

@@ -18,6 +18,18 @@ struct Params {
 override HAS_BIAS: u32 = 0u;
 override HAS_CLAMP: u32 = 0u;
 
+#if !SPLITK_REDUCE
+// Input element i, of input channel c, as the conv reads it: through the fused prologue
+// (ops/conv/conv_prologue.h) when there is one. Padding stays 0: out-of-range reads never call it.
+fn x_in(i: u32, c: u32) -> f32 {
+#if PROLOGUE
+  return prologue_terms(f32(X[i]), c);
+#else
+  return f32(X[i]);
+#endif
+}
+#endif
+
 // v: output element i's value.
 fn epilogue(v: f32, i: u32) -> f32 {
   var r = v;
