@@ -262,6 +262,18 @@ void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   ir.chain = std::move(chain);
 }
 
+void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
+                  std::vector<std::vector<format::VkOpCall>>& replacement) {
+  std::vector<format::VkOpCall> chain;
+  for (size_t i = 0; i < ir.chain.size(); ++i) {
+    if (i < replacement.size() && !replacement[i].empty())
+      for (auto& c : replacement[i]) chain.push_back(std::move(c));
+    else if (i >= removed.size() || !removed[i])
+      chain.push_back(std::move(ir.chain[i]));
+  }
+  ir.chain = std::move(chain);
+}
+
 namespace {
 
 // Term t over operands a and b (b: Scalar for a unary term or a binary one's scalar).

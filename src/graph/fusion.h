@@ -122,6 +122,10 @@ int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
+// Rebuilds `ir.chain`: call i is replaced by `replacement[i]` where that is not empty (its calls
+// run there, in order), else dropped where `removed[i]`, else kept.
+void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
+                  std::vector<std::vector<format::VkOpCall>>& replacement);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
 // The expression of `terms` (term k writes ids[k]; -1: a value no other term reads) over

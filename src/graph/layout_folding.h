@@ -35,17 +35,6 @@ size_t fold_identity_layouts(format::VkGraphIR& ir, bool static_shapes);
 // collapsed.
 size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
-// Layouts after a cat pushed onto its parts: y = L(cat(p_0, ..., p_n)) for layout calls L that
-// keep each part's elements in one block along one dim (reshapes that keep or split the cat dim,
-// permutes, slices and selects of other dims, a split into pieces, a last reshape that merges the
-// cat dim) becomes cat(L(p_0), ..., L(p_n)), a cat per piece. Elementwise fusion then reads the
-// parts through the pushed layouts (views) and evaluates each cat in one kernel. ShuffleNet's
-// channel shuffle (cat, view, permute, view, split: five dispatches) becomes one per piece. Float
-// cats of at most kMaxFusedInputs parts, every intermediate read once and not pinned or aliased,
-// the parts unchanged until the last call, and some call moving elements; static shapes only.
-// Returns the cats rewritten.
-size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
-
 // Row layouts moved before the row-wise op that makes their input: y = op(x) (a LayerNorm over the
 // last dim, a linear), then layout calls that move whole rows of y (views keeping the last dim,
 // permutes keeping it last, index_selects and slices of other dims: Swin's window partition and
@@ -57,12 +46,5 @@ size_t push_layouts_into_cats(format::VkGraphIR& ir, const UseDef& ix, bool stat
 // a LayerNorm's statistics are unread. Static shapes only. Returns the ops moved.
 size_t move_row_layouts_before_rowwise(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
 
-// Cats of cats: cat(p_0, ..., p_k, q, ...) after x = cat(p_0, ..., p_k) along the same dim reads x
-// in place of its parts (the longest earlier cat that fits). DenseNet concatenates every feature
-// of a block before each layer: layer l's cat of l + 1 parts (a dispatch each) becomes the cat of
-// the previous one and the newest feature, which elementwise fusion makes one kernel. The same
-// bytes are read. Taken when x and the parts it replaces hold at the later cat what they held at
-// the earlier one.
-size_t reuse_cat_prefixes(format::VkGraphIR& ir, const UseDef& ix);
 
 }  // namespace etwebgpu::graph

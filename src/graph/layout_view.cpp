@@ -246,6 +246,18 @@ bool reshape_view(VkExprView& v, const Dims& to) {
   return true;
 }
 
+std::vector<int64_t> normalized_permutation(const std::vector<int64_t>& dims, size_t rank) {
+  if (dims.size() != rank) return {};
+  std::vector<int64_t> p;
+  std::set<int64_t> seen;
+  for (int64_t d : dims) {
+    int64_t k = d < 0 ? d + static_cast<int64_t>(rank) : d;
+    if (k < 0 || k >= static_cast<int64_t>(rank) || !seen.insert(k).second) return {};
+    p.push_back(k);
+  }
+  return p;
+}
+
 bool layout_op(const std::string& name) {
   return std::any_of(ops().begin(), ops().end(), [&](const auto& o) { return o.first == name; });
 }

@@ -23,6 +23,10 @@ bool reshape_view(format::VkExprView& v, const std::vector<int64_t>& to);
 // A static integer argument: an Int, or a Double holding one (the serializer interns 0 == 0.0).
 std::optional<int64_t> static_int(const format::VkGraphIR& ir, int32_t id);
 
+// The permutation `dims` normalized to [0, rank), or empty when it is not one (a dim out of range
+// or repeated).
+std::vector<int64_t> normalized_permutation(const std::vector<int64_t>& dims, size_t rank);
+
 // A call view_through knows (by name; its arguments may still refuse it).
 bool layout_op(const std::string& name);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/attention_fusion.h"
+#include "graph/cat_folding.h"
 #include "graph/constant_evaluation.h"
 #include "graph/constant_folding.h"
 #include "graph/cse.h"
