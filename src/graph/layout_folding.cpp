@@ -227,15 +227,8 @@ std::pair<int32_t, int32_t> rowwise_io(const format::VkGraphIR& ir, const UseDef
   const int32_t x = c.args[0];
   if (shape.kind != VkValueKind::IntList || shape.ints.size() != 1 || ix.dims(x).empty() || shape.ints[0] != ix.dims(x).back())
     return none;
-  int32_t out = c.args[5];
-  if (ir.values[out].kind == VkValueKind::ValueList) {
-    const auto ids = ir.values[out].ids;
-    if (ids.empty()) return none;
-    for (size_t k = 1; k < ids.size(); ++k)
-      if (ix.tensor(ids[k]) && !ix.unused(ids[k])) return none;
-    out = ids[0];
-  }
-  return ix.tensor(out) ? std::make_pair(x, out) : none;
+  const int32_t out = ix.main_output(c.args[5]);
+  return out >= 0 ? std::make_pair(x, out) : none;
 }
 
 }  // namespace

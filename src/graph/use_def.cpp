@@ -173,4 +173,15 @@ int32_t UseDef::clone_source(int32_t t, size_t* at) const {
   return t;
 }
 
+int32_t UseDef::main_output(int32_t out) const {
+  if (tensor(out)) return out;
+  if (out < 0 || static_cast<size_t>(out) >= ir_.values.size() || ir_.values[out].kind != format::VkValueKind::ValueList)
+    return -1;
+  const std::vector<int32_t>& ids = ir_.values[out].ids;
+  if (ids.empty() || !tensor(ids[0])) return -1;
+  for (size_t k = 1; k < ids.size(); ++k)
+    if (tensor(ids[k]) && !unused(ids[k])) return -1;
+  return ids[0];
+}
+
 }  // namespace etwebgpu::graph

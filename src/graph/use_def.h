@@ -88,6 +88,11 @@ class UseDef {
   // Its second half: each input holds at the last member what it held at the first reading it.
   bool reads_unchanged(const std::set<size_t>& members, const std::vector<int32_t>& inputs) const;
 
+  // The tensor a call writes through its output argument `out`: `out` itself when it is a tensor,
+  // else the first member of a ValueList whose other members nothing reads (a norm's statistics);
+  // -1 otherwise.
+  int32_t main_output(int32_t out) const;
+
   // The tensor a contiguous clone (aten.clone, memory_format None) copies into t, with that call's
   // index in *at; t itself when no such call writes it.
   int32_t clone_source(int32_t t, size_t* at) const;

@@ -11,7 +11,6 @@
 // (W [C, K]), the BatchNorm's input is [M, C] (its channels the linear's features), y and the views
 // are read once each and are no graph input, output or state, and the statistics outputs are read
 // by nothing.
-#include <cmath>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -21,6 +20,7 @@
 #include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
+#include "ops/norm/batch_norm_affine.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -44,16 +44,8 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
       continue;
     const int64_t C = ir.values[f].tensor.dims[1];
     // The output: a tensor, or a ValueList whose statistics nothing reads.
-    int32_t out = bn.args.back();
-    if (is(out, VkValueKind::ValueList)) {
-      const auto ids = ir.values[out].ids;
-      bool unused = !ids.empty();
-      for (size_t k = 1; k < ids.size() && unused; ++k)
-        unused = !is(ids[k], VkValueKind::Tensor) || ix.unused(ids[k]);
-      if (!unused) continue;
-      out = ids[0];
-    }
-    if (!graph::float_tensor(ir, out) || ir.values[out].tensor.dims != ir.values[f].tensor.dims ||
+    const int32_t out = ix.main_output(bn.args.back());
+    if (out < 0 || !graph::float_tensor(ir, out) || ir.values[out].tensor.dims != ir.values[f].tensor.dims ||
         ir.values[out].tensor.dtype != VkDType::Float32)
       continue;
     // f: the linear's output, or contiguous views of it (a squeeze, a clone) read by nothing else.
@@ -94,24 +86,15 @@ size_t fold_batch_norm_into_linear(Graph&, format::VkGraphIR& ir, const graph::U
     } else {
       continue;
     }
-    std::vector<double> b(static_cast<size_t>(C), 0.0), gamma(static_cast<size_t>(C), 1.0), beta(static_cast<size_t>(C), 0.0);
-    bool ok = !w.empty();
-    auto take = [&](int32_t id, std::vector<double>& into) {
-      if (!ok || is(id, VkValueKind::Null)) return;
-      into = graph::f32_values(ir, id, C);
-      ok = !into.empty();
-    };
-    if (!from_bmm) take(lin.args[2], b);
-    take(bn.args[1], gamma);
-    take(bn.args[2], beta);
-    const auto mean = graph::f32_values(ir, bn.args[3], C), var = graph::f32_values(ir, bn.args[4], C);
-    if (!ok || mean.empty() || var.empty()) continue;
-    const double eps = ir.values[bn.args[6]].double_val;
+    std::vector<double> b(static_cast<size_t>(C), 0.0);
+    if (!from_bmm && !is(lin.args[2], VkValueKind::Null)) b = graph::f32_values(ir, lin.args[2], C);
+    const auto bc = batch_norm_constants(ir, bn, C);
+    if (w.empty() || b.empty() || !bc) continue;
     std::vector<double> w2(w.size()), b2(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
-      const double s = gamma[c] / std::sqrt(var[c] + eps);
+      const double s = bc->scale[c];
       for (int64_t k = 0; k < K; ++k) w2[c * K + k] = w[c * K + k] * s;
-      b2[c] = (b[c] - mean[c]) * s + beta[c];
+      b2[c] = (b[c] - bc->mean[c]) * s + bc->beta[c];
     }
     if (from_bmm) {
       lin.name = "aten.linear.default";

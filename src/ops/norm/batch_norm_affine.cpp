@@ -15,6 +15,8 @@
 //
 // Taken where x and out are f32 of rank >= 2, gamma, beta (or Null), mean and var are f32
 // constants of C values, and the statistics outputs are read by nothing.
+#include "ops/norm/batch_norm_affine.h"
+
 #include <cmath>
 #include <vector>
 
@@ -24,6 +26,32 @@
 #include "graph/rewrite_pipeline.h"
 
 namespace etwebgpu::ops {
+
+std::optional<BatchNormConstants> batch_norm_constants(const format::VkGraphIR& ir, const format::VkOpCall& bn, int64_t C) {
+  using format::VkValueKind;
+  if (bn.name != "aten._native_batch_norm_legit_no_training.default" || bn.args.size() != 8 ||
+      ir.values[bn.args[6]].kind != VkValueKind::Double || C <= 0)
+    return std::nullopt;
+  std::vector<double> gamma(static_cast<size_t>(C), 1.0);
+  BatchNormConstants r;
+  r.beta.assign(static_cast<size_t>(C), 0.0);
+  bool ok = true;
+  auto take = [&](int32_t id, std::vector<double>& into) {
+    if (!ok || ir.values[id].kind == VkValueKind::Null) return;
+    into = graph::f32_values(ir, id, C);
+    ok = !into.empty();
+  };
+  take(bn.args[1], gamma);
+  take(bn.args[2], r.beta);
+  r.mean = graph::f32_values(ir, bn.args[3], C);
+  const auto var = graph::f32_values(ir, bn.args[4], C);
+  if (!ok || r.mean.empty() || var.empty()) return std::nullopt;
+  const double eps = ir.values[bn.args[6]].double_val;
+  r.scale.resize(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) r.scale[c] = gamma[c] / std::sqrt(var[c] + eps);
+  return r;
+}
+
 namespace {
 
 using format::VkDType;
@@ -76,36 +104,17 @@ size_t batch_norm_affine(graph::Graph&, format::VkGraphIR& ir, const graph::UseD
         !is(bn.args[6], VkValueKind::Double))
       continue;
     const int32_t x = bn.args[0];
-    int32_t out = bn.args.back();
-    if (is(out, VkValueKind::ValueList)) {
-      const auto ids = ir.values[out].ids;
-      bool unused = !ids.empty();
-      for (size_t k = 1; k < ids.size() && unused; ++k) unused = !is(ids[k], VkValueKind::Tensor) || ix.unused(ids[k]);
-      if (!unused) continue;
-      out = ids[0];
-    }
-    if (!is(x, VkValueKind::Tensor) || !is(out, VkValueKind::Tensor) || ix.dtype(x) != VkDType::Float32 ||
+    const int32_t out = ix.main_output(bn.args.back());
+    if (out < 0 || !is(x, VkValueKind::Tensor) || ix.dtype(x) != VkDType::Float32 ||
         ix.dtype(out) != VkDType::Float32 || ix.dims(x).size() < 2 || ix.dims(out) != ix.dims(x) || out == x)
       continue;
     const std::vector<int64_t> dims = ix.dims(x);
     const int64_t C = dims[1];
-    std::vector<double> gamma(static_cast<size_t>(C), 1.0), beta(static_cast<size_t>(C), 0.0);
-    bool ok = C > 0;
-    auto take = [&](int32_t id, std::vector<double>& into) {
-      if (!ok || is(id, VkValueKind::Null)) return;
-      into = graph::f32_values(ir, id, C);
-      ok = !into.empty();
-    };
-    take(bn.args[1], gamma);
-    take(bn.args[2], beta);
-    const auto mean = graph::f32_values(ir, bn.args[3], C), var = graph::f32_values(ir, bn.args[4], C);
-    if (!ok || mean.empty() || var.empty()) continue;
-    const double eps = ir.values[bn.args[6]].double_val;
-    std::vector<double> s(static_cast<size_t>(C)), t(static_cast<size_t>(C));
-    for (int64_t c = 0; c < C; ++c) {
-      s[c] = gamma[c] / std::sqrt(var[c] + eps);
-      t[c] = beta[c] - mean[c] * s[c];
-    }
+    const auto bc = batch_norm_constants(ir, bn, C);
+    if (!bc) continue;
+    const std::vector<double>& s = bc->scale;
+    std::vector<double> t(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) t[c] = bc->beta[c] - bc->mean[c] * s[c];
     if (dims.size() == 2 && fold_into_linear(ir, ix, i, out, s, t)) {
       chain.back().name = "aten.clone.default";
       chain.back().args = {x, graph::add_null(ir), out};
