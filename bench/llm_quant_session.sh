@@ -105,6 +105,8 @@ work() {
     timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet --trace $R/decode_trace_$q.json \
       > $R/decode_profile_$q.txt 2>&1
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
+    # The same chunk's first runs in a fresh process (no warm-up): what `generate`'s one prefill pays.
+    timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --warmup 0 --iters 3 --quiet > $R/prefill512_first_$q.txt 2>&1
     say "recipe $q: $(tail -1 $R/conf_recipe_$q.txt) $(head -c 400 $R/gen_recipe_$q.json)"
     [ $q = fp32 ] || rm -rf $W/r_$q
   done

@@ -39,10 +39,10 @@ std::string DeviceInfo::summary() const {
                      adapter_type == 3 ? "CPU" : "unknown";
   char buf[768];
   std::snprintf(buf, sizeof buf,
-                "%s [Vulkan, %s] maxBuffer=%llu maxStorageBinding=%llu maxInvocations=%u wgStorage=%u "
+                "%s [Vulkan, %s] maxBuffer=%llu maxStorageBinding=%llu storageBuffers=%u maxInvocations=%u wgStorage=%u "
                 "subgroups=%s(%u..%u) timestamp-query=%s shader-f16=%s dot4I8Packed=%s",
                 description.c_str(), type, (unsigned long long)max_buffer_size,
-                (unsigned long long)max_storage_binding, max_invocations, max_workgroup_storage,
+                (unsigned long long)max_storage_binding, max_storage_buffers_per_stage, max_invocations, max_workgroup_storage,
                 subgroups ? "yes" : "no", subgroup_min, subgroup_max, timestamp_query ? "yes" : "no",
                 shader_f16 ? "yes" : "no", packed_dot4 ? "yes" : "no");
   return memory_heap ? std::string(buf) + " memoryHeap=" + std::to_string(memory_heap) : std::string(buf);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <numeric>
 
+#include "ops/norm/input_norm.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -280,6 +281,22 @@ void build_rms_norm(OpContext& oc) {
   rms_norm_rows(oc, oc.arg(0), oc.g.is_null(oc.arg(1)) ? -1 : oc.arg(1), oc.g.number(oc.arg(2)), oc.out());
 }
 
+// etwebgpu.rms_norm_deferred [x, weight, eps, out] (input_norm.h): et_vk.rms_norm.default whose one
+// reader normalizes inputs of one row itself; this writes out on the other row counts.
+void build_rms_norm_deferred(OpContext& oc) {
+  const size_t first = oc.node.kernels.size();
+  build_rms_norm(oc);
+  const int32_t x = oc.arg(0);
+  for (size_t k = first; k < oc.node.kernels.size(); ++k) {
+    auto& run = oc.node.kernels[k];
+    run.when = [x, was = std::move(run.when)](const kernel::Live& l) {
+      const auto& d = l.dims(x);
+      const int64_t len = d.empty() ? 1 : std::max<int64_t>(d.back(), 1);
+      return !input_norm_inline(static_cast<uint64_t>(l.numel(x) / len)) && (!was || was(l));
+    };
+  }
+}
+
 void build_group_norm(OpContext& oc) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = first_output(oc, 1);
@@ -431,6 +448,7 @@ ETW_REGISTER_OP("aten._native_batch_norm_legit.no_stats", [](OpContext& oc) { bu
 ETW_REGISTER_OP("aten.native_layer_norm.default", build_layer_norm);
 ETW_REGISTER_OP("aten.native_group_norm.default", build_group_norm);
 ETW_REGISTER_OP("et_vk.rms_norm.default", build_rms_norm);
+ETW_REGISTER_OP(kDeferredRmsNorm, build_rms_norm_deferred);
 ETW_REGISTER_OP("aten._softmax.default", [](OpContext& oc) { build_softmax(oc, kSoftmax); });
 ETW_REGISTER_OP("aten._log_softmax.default", [](OpContext& oc) { build_softmax(oc, kLogSoftmax); });
 

@@ -213,26 +213,28 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
 // ValueList of 2 or 3 tensors]: such linears of one input with their weights, sums and scales
 // stacked (q, k and v), one kernel writing each output.
 void add_qparams_kernel(OpContext& oc, const std::vector<int32_t>& outs, const std::vector<int64_t>& widths, const Epilogue& ep,
-                        const q4::SwigluOut& glu = {}, const q4::RopeOut& rope = {}) {
+                        const InputNorm& norm, const q4::SwigluOut& glu = {}, const q4::RopeOut& rope = {}) {
   int32_t x = oc.arg(0), w = oc.arg(10), ws = oc.arg(12);
   q4::ActQuant aq;
   aq.source = q4::ActQuant::Source::Self;
   aq.args = q8::row_qparams_args(oc, x, VkDType::Int8);
   const q4::LinParams lin = lin_params(check_dq8ca(oc, x, 10, outs));
-  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, aq, glu, rope);
+  q4::add_linear_kernels(oc, x, w, ws, -1, outs, widths, lin, false, "linear_dq8ca_q4gsw", ep, aq, glu, rope, norm);
 }
 
 void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
   if (oc.nargs() < 16) oc.fail(ErrorKind::Format, "expects 16 arguments, got " + std::to_string(oc.nargs()));
-  const Epilogue ep = Epilogue::read(oc, 15, "linear_dq8ca_q4gsw");
-  add_qparams_kernel(oc, {oc.out()}, {oc.g.tensor(oc.out()).max_dims.back()}, ep);
+  const InputNorm norm = InputNorm::read(oc, 15, oc.arg(0));
+  const Epilogue ep = Epilogue::read(oc, 15 + norm.args(), "linear_dq8ca_q4gsw");
+  add_qparams_kernel(oc, {oc.out()}, {oc.g.tensor(oc.out()).max_dims.back()}, ep, norm);
 }
 
 // The multi-output call, with rotary embeddings or not (etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope:
 // freqs_cos and freqs_sin after the widths, the rotated q and k after the outputs,
 // q4gsw_gemv_rows.h RopeOut).
 void build_qparams_multi(OpContext& oc, bool with_rope) {
-  const size_t nargs = with_rope ? 19 : 17;
+  const InputNorm norm = InputNorm::read(oc, with_rope ? 18 : 16, oc.arg(0));
+  const size_t nargs = (with_rope ? 19 : 17) + norm.args();
   if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   std::vector<int64_t> widths;
   std::vector<int32_t> rotated;
@@ -240,7 +242,7 @@ void build_qparams_multi(OpContext& oc, bool with_rope) {
   const auto outs = q4::read_multi_outs(oc, 15, with_rope, &widths, &N, &rotated);
   q4::RopeOut rope;
   if (with_rope) rope = q4::read_rope_out(oc, 16, outs, rotated, widths);
-  add_qparams_kernel(oc, outs, widths, Epilogue(), {}, rope);
+  add_qparams_kernel(oc, outs, widths, Epilogue(), norm, {}, rope);
 }
 
 void build_linear_dq8ca_q4gsw_qparams_multi(OpContext& oc) { build_qparams_multi(oc, false); }
@@ -251,9 +253,11 @@ void build_linear_dq8ca_q4gsw_qparams_multi_rope(OpContext& oc) { build_qparams_
 // interleaved (row 2j gate j, 2j + 1 up j) and silu(gate) * up on the output
 // (q4gsw_swiglu_fusion.cpp).
 void build_linear_dq8ca_q4gsw_qparams_swiglu(OpContext& oc) {
-  if (oc.nargs() != 17) oc.fail(ErrorKind::Format, "expects 17 arguments, got " + std::to_string(oc.nargs()));
+  const InputNorm norm = InputNorm::read(oc, 16, oc.arg(0));
+  if (oc.nargs() != 17 + norm.args())
+    oc.fail(ErrorKind::Format, "expects " + std::to_string(17 + norm.args()) + " arguments, got " + std::to_string(oc.nargs()));
   const q4::SwigluOut glu = q4::read_swiglu_out(oc, 15);
-  add_qparams_kernel(oc, {glu.pairs}, {oc.g.tensor(glu.pairs).max_dims.back()}, Epilogue(), glu);
+  add_qparams_kernel(oc, {glu.pairs}, {oc.g.tensor(glu.pairs).max_dims.back()}, Epilogue(), norm, glu);
 }
 
 // Up to three consecutive etwebgpu.linear_dq8ca_q4gsw_qparams of one input (or clones of one
@@ -370,6 +374,12 @@ ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams", build_linear_dq8ca_q4gsw_
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_q4gsw_qparams_multi);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", build_linear_dq8ca_q4gsw_qparams_multi_rope);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", build_linear_dq8ca_q4gsw_qparams_swiglu);
+// Input norms (input_norm.h) at the argument after each one's own, the weight at 10, group size at 13.
+bool qparams_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_fits_call(ir, c, 10, 13); }
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams", 15, qparams_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", 16, qparams_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", 18, qparams_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", 16, qparams_fits);
 ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams, Patterns);
 ETW_REGISTER_LOAD_REWRITE(fuse_qparams_projections, Projections);
 ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_dq8ca_q4gsw.default");

@@ -104,9 +104,21 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
          g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
 }
 
+bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg) {
+  if (c.args.size() <= std::max(w_arg, gs_arg)) return false;
+  const auto& x = ir.values[c.args[0]];
+  const auto& w = ir.values[c.args[w_arg]];
+  const auto& gs = ir.values[c.args[gs_arg]];
+  if (x.kind != format::VkValueKind::Tensor || x.tensor.dims.empty() || w.kind != format::VkValueKind::Tensor ||
+      w.tensor.dims.size() != 2 || gs.kind != format::VkValueKind::Int)
+    return false;
+  const int64_t K = x.tensor.dims.back(), wrow = w.tensor.dims[1];
+  return K > 0 && K % 8 == 0 && gs.int_val > 0 && gs.int_val % 8 == 0 && wrow % 4 == 0 && wrow * 2 >= K;
+}
+
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                          const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu,
-                         const RopeOut& rope) {
+                         const RopeOut& rope, const InputNorm& norm) {
   Graph& g = oc.g;
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
@@ -122,7 +134,12 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
   k.constant("RPT", rpt).constant("KT", kt);
-  k.input("X", x, true)
+  if (norm.active()) {
+    k.define("NORM_IN");
+    if (norm.weight >= 0) k.define("NORM_W").input("NW", norm.weight, true);
+    lin.norm_eps = norm.eps;
+  }
+  k.input("X", norm.active() ? norm.x : x, true)
       .buffer("W", g.raw_constant_buffer(w), word4 ? "vec4<u32>" : "u32", kernel::Access::Read)
       .input("SC", sc)
       .input("BIAS", bias);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/epilogue.h"
+#include "ops/norm/input_norm.h"
 #include "ops/op_common.h"
 #include "ops/quantized/choose_qparams.h"
 
@@ -18,7 +19,7 @@ struct LinParams {
   uint32_t m, n, k, gs, wrow, srow, has_bias, pad;
   uint32_t n0, n1;  // several outputs: the first two widths
   uint32_t hd;      // RopeOut: the head dim
-  uint32_t pad3;
+  float norm_eps;   // an input norm's eps (gemv_rows under NORM_IN)
 };
 static_assert(sizeof(LinParams) == 48);
 
@@ -74,14 +75,18 @@ SwigluOut read_swiglu_out(OpContext& oc, size_t form_arg);
 // Whether gemv_rows takes input x with these weights: K and the group size multiples of 8, weight
 // rows of whole words and x read as vec4s.
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
+// The same for a call in the IR (an input-norm host's check, input_norm.h): its input (argument 0)
+// with the packed weight at argument w_arg and the group size at gs_arg.
+bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
 
 // The gemv_rows kernel over any row count: x [..., K] times the packed weights w (scales sc
 // [groups, >= N], bias -1 = none) into outs (widths base.n0, base.n1, then the rest, for more than
 // one), the epilogue `ep` applied to a single output; reductions by subgroup where
-// use_subgroups allows.
+// use_subgroups allows. With an active `norm` it reads the norm's input instead of x and
+// normalizes each row itself (NORM_IN).
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                          const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu = {},
-                         const RopeOut& rope = {});
+                         const RopeOut& rope = {}, const InputNorm& norm = {});
 
 // The kernels of a 4-bit linear (q4gsw_weights.wgsl; `qcs` selects the channel-wise packing):
 //   gemv_rows   one 256-wide workgroup per 8 or 16 outputs of a row, a chunk of packed words per
@@ -97,9 +102,11 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
 // own activation parameters (aq Self; needs gemv_rows' shapes) takes gemv_rows on one row (or
 // every row count, forced "gemv_rows") and on several the GEMM kernels over its rows fake-quantized
 // into scratch (dq8ca_dequant_rows.wgsl, route "dequant_rows"), as torchao's quantize_affine /
-// dequantize_affine compute them.
+// dequantize_affine compute them. An active input `norm` (input_norm.h; needs gemv_rows' shapes):
+// one row takes gemv_rows normalizing the norm's input, whatever the route forced; more rows read
+// x, which the deferred norm wrote.
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const ActQuant& aq = {}, const SwigluOut& glu = {}, const RopeOut& rope = {});
+                        const ActQuant& aq = {}, const SwigluOut& glu = {}, const RopeOut& rope = {}, const InputNorm& norm = {});
 
 }  // namespace etwebgpu::ops::q4

@@ -17,6 +17,8 @@
 // elementwise kernels it replaced (SIGMOID_FORM: gate * sigmoid(gate)).
 // ROPE_OUT (MULTI: outputs q, k and maybe v): the invocation holding rows 2j and 2j + 1 rotates
 // q's and k's pairs by COS and SIN [M, P.hd / 2] at row m, as rope_rotary.wgsl does.
+// NORM_IN (ops/norm/input_norm.h): X is an RMSNorm's input, which every workgroup normalizes as
+// it reads (weight NW under NORM_W, eps P.norm_eps), with norm_row.wgsl's sums and operations.
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -28,10 +30,27 @@
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 var<workgroup> part: array<vec4<f32>, 256>;
-#if SUBGROUPS
+#if NORM_IN
+const WG: u32 = 256u;
+//!include norm_wg_sum
+var<private> rstd_in: f32;  // the row's 1 / sqrt(mean(x^2) + eps)
+#elif SUBGROUPS
 var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
 var<private> sg_size: u32;
 #endif
+
+// Activations j .. j + 3 of the row at xrow (vec4 index j): x, or under NORM_IN x normalized as
+// norm_row.wgsl stores it ((x - 0) * rstd, times the weight).
+fn x_vec(xrow: u32, j: u32) -> vec4<f32> {
+  var v = vec4<f32>(X[xrow + j]);
+#if NORM_IN
+  v = (v - vec4<f32>(0.0)) * rstd_in;
+#if NORM_W
+  v = v * vec4<f32>(NW[j]);
+#endif
+#endif
+  return v;
+}
 
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
@@ -82,12 +101,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n = nbase + i;
     if (n < P.n && kt < chunks) { wpre[i] = chunk(n, kt); }
   }
+#if NORM_IN
+  var ss = 0.0;
+  for (var k = lid; k < P.k; k = k + WG) {
+    let v = f32(X[xrow + k / 4u][k % 4u]);
+    ss = ss + v * v;
+  }
+  rstd_in = inverseSqrt(wg_sum(ss, lid) / f32(P.k) + P.norm_eps);
+#endif
 #if DQ8CA
 #if DQ8CA_SELF
   var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
   var hi = 0.0;
   for (var j = lid; j < P.k / 4u; j = j + 256u) {
-    let v = vec4<f32>(X[xrow + j]);
+    let v = x_vec(xrow, j);
     lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
     hi = max(hi, max(max(v.x, v.y), max(v.z, v.w)));
   }
@@ -101,7 +128,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var c = kt; c < chunks; c = c + KT) {
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
-      var v = vec4<f32>(X[xrow + 2u * CW * c + t]);
+      var v = x_vec(xrow, 2u * CW * c + t);
 #if DQ8CA
       v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif

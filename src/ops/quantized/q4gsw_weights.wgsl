@@ -7,7 +7,7 @@ struct Params {
   m: u32, n: u32, k: u32, gs: u32, wrow: u32, srow: u32, has_bias: u32, pad: u32,
   n0: u32, n1: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
   hd: u32,           // ROPE_OUT (q4gsw_gemv_rows.wgsl): the head dim
-  pad3: u32,
+  norm_eps: f32,     // NORM_IN (q4gsw_gemv_rows.wgsl): the input norm's eps
 #if DQ8CA
   // 8da4w (q4gsw_gemv_rows.wgsl): q8_row_qparams' arguments
   mode: u32, sym_zp: i32, qmin: f32, qmax: f32, denom: f32, eps: f32, dq_pad0: u32, dq_pad1: u32,

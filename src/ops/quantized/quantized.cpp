@@ -61,7 +61,7 @@ struct SwigluPairsParams {
 
 void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                         const std::vector<int64_t>& widths, LinParams base, bool qcs, const char* force_key, const Epilogue& ep,
-                        const ActQuant& aq, const SwigluOut& glu, const RopeOut& rope) {
+                        const ActQuant& aq, const SwigluOut& glu, const RopeOut& rope, const InputNorm& norm) {
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   const bool self_quant = aq.source == ActQuant::Source::Self;
@@ -93,6 +93,8 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   if (route == "gemv_rows" && !rows_ok)
     oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
                                             " = \"gemv_rows\" needs q4gsw weights, K % 8 == 0 and group_size % 8 == 0");
+  if (norm.active() && !rows_ok)
+    oc.fail(ErrorKind::Format, "an input norm needs the gemv_rows kernel: q4gsw weights, K % 8 == 0 and group_size % 8 == 0");
 
   // (The 8da4w linears' checks declared their outputs.)
   for (size_t i = 0; i < outs.size() && !self_quant; ++i)
@@ -139,7 +141,10 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   auto rows = [x, base](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / base.k); };
   // 8da4w: gemv_rows up to kLargeRows rows (bit-identical to choose_qparams_affine and the
   // unfused kernel), the large GEMM from there.
-  auto gemv = [rows, route, self_quant, large_ok](const kernel::Live& l) {
+  // One row with an input norm: gemv_rows normalizing it, the only kernel that does.
+  auto norm_here = [rows, on = norm.active()](const kernel::Live& l) { return on && input_norm_inline(rows(l)); };
+  auto gemv = [rows, route, self_quant, large_ok, norm_here](const kernel::Live& l) {
+    if (norm_here(l)) return true;
     if (self_quant) return route == "gemv_rows" || !large_ok || rows(l) < kLargeRows;
     return route == "gemv" || route == "gemv_rows" || (route.empty() && rows(l) == 1);
   };
@@ -161,12 +166,15 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     return k;
   };
   // The one-row GEMV is gemv_rows where it fits, unless route "gemv" pins the simple one.
-  const bool rows_gemv = self_quant || (rows_ok && route != "gemv");
+  const bool rows_gemv = self_quant || norm.active() || (rows_ok && route != "gemv");
   auto takes_rows = [gemv, rows_gemv](const kernel::Live& l) { return rows_gemv && gemv(l); };
   if (rows_gemv) {
+    const std::string variant = !self_quant ? "gemv_rows" : outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams";
+    if (norm.active())
+      oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, glu, rope, norm).when(norm_here).variant(variant + "_norm"));
     oc.add(gemv_rows(oc, x, w, sc, bias, outs, base, aq, ep, glu, rope)
-               .when(gemv)
-               .variant(!self_quant ? "gemv_rows" : outs.size() > 1 ? "gemv_rows_qparams_multi" : "gemv_rows_qparams"));
+               .when([gemv, norm_here](const kernel::Live& l) { return gemv(l) && !norm_here(l); })
+               .variant(variant));
   } else {
     oc.add(linear("q4gsw_gemv", false)
                .when(gemv)
@@ -265,7 +273,9 @@ void build_linear_q4gsw(OpContext& oc) {
   require_dtype(oc, out, {VkDType::Float32, VkDType::Float16}, "out");
   const int64_t N = g.tensor(out).max_dims.back();
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), bias, N, g.tensor(out).rank());
-  q4::add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw", Epilogue::read(oc, 5, "linear_q4gsw"));
+  const InputNorm norm = InputNorm::read(oc, 5, x);
+  q4::add_linear_kernels(oc, x, w, sc, bias, {out}, {N}, base, false, "linear_q4gsw",
+                         Epilogue::read(oc, 5 + norm.args(), "linear_q4gsw"), {}, {}, {}, norm);
 }
 
 // etwebgpu.linear_q4gsw_multi [input, weight, weight_scales, group_size, widths (IntList), out =
@@ -277,9 +287,10 @@ void build_linear_q4gsw(OpContext& oc) {
 // q_rot and k_rot [..., H, D] hold the rotated heads; q and k the products on the GEMM routes.
 void build_q4gsw_multi(OpContext& oc, bool with_rope) {
   Graph& g = oc.g;
-  const size_t nargs = with_rope ? 8 : 6;
-  if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  const InputNorm norm = InputNorm::read(oc, with_rope ? 7 : 5, x);
+  const size_t nargs = (with_rope ? 8 : 6) + norm.args();
+  if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   std::vector<int64_t> widths;
   std::vector<int32_t> rotated;
   int64_t N = 0;
@@ -289,7 +300,7 @@ void build_q4gsw_multi(OpContext& oc, bool with_rope) {
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, the widths add up to " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(outs[0]).rank());
-  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), {}, {}, rope);
+  q4::add_linear_kernels(oc, x, w, sc, -1, outs, widths, base, false, "linear_q4gsw", Epilogue(), {}, {}, rope, norm);
 }
 
 void build_linear_q4gsw_multi(OpContext& oc) { build_q4gsw_multi(oc, false); }
@@ -302,14 +313,16 @@ void build_linear_q4gsw_multi_rope(OpContext& oc) { build_q4gsw_multi(oc, true);
 // the GEMM routes.
 void build_linear_q4gsw_swiglu(OpContext& oc) {
   Graph& g = oc.g;
-  if (oc.nargs() != 6) oc.fail(ErrorKind::Format, "expects 6 arguments, got " + std::to_string(oc.nargs()));
   int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
+  const InputNorm norm = InputNorm::read(oc, 5, x);
+  if (oc.nargs() != 6 + norm.args())
+    oc.fail(ErrorKind::Format, "expects " + std::to_string(6 + norm.args()) + " arguments, got " + std::to_string(oc.nargs()));
   const q4::SwigluOut glu = q4::read_swiglu_out(oc, 4);
   const int64_t N = g.tensor(glu.pairs).max_dims.back();
   if (g.tensor(w).rank() == 2 && g.tensor(w).max_dims[0] != N)
     oc.fail(ErrorKind::Format, "weight has " + std::to_string(g.tensor(w).max_dims[0]) + " rows, pairs needs " + std::to_string(N));
   LinParams base = check_q4gsw(oc, x, w, sc, oc.arg(3), -1, N, g.tensor(glu.pairs).rank());
-  q4::add_linear_kernels(oc, x, w, sc, -1, {glu.pairs}, {N}, base, false, "linear_q4gsw", Epilogue(), {}, glu);
+  q4::add_linear_kernels(oc, x, w, sc, -1, {glu.pairs}, {N}, base, false, "linear_q4gsw", Epilogue(), {}, glu, {}, norm);
 }
 
 // linear_q4gsw calls reading one input (or contiguous clones of one tensor, as the export gives q,
@@ -450,6 +463,12 @@ ETW_REGISTER_EPILOGUE_HOST("et_vk.linear_q4gsw.default");
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_swiglu", build_linear_q4gsw_swiglu);
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi_rope", build_linear_q4gsw_multi_rope);
+// Input norms (input_norm.h) at the argument after each one's own, the weight at 1, group size at 3.
+bool q4gsw_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_fits_call(ir, c, 1, 3); }
+ETW_REGISTER_INPUT_NORM_HOST("et_vk.linear_q4gsw.default", 5, q4gsw_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi", 5, q4gsw_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi_rope", 7, q4gsw_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_swiglu", 5, q4gsw_fits);
 ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
 ETW_REGISTER_OP("et_vk.embedding_q4gsw.default", build_embedding_q4gsw);

@@ -413,6 +413,34 @@ HostTensor run_rms(const HostTensor& x, const HostTensor& w, double eps) {
   return g.run()[0];
 }
 
+// etwebgpu.rms_norm_deferred called directly (ops/norm/input_norm.h): on several rows the bits of
+// et_vk.rms_norm on every route (4096-long rows: split, workgroup); on one row it dispatches
+// nothing (its reader normalizes that row itself).
+TEST(OpRmsNorm, DeferredNormRunsOnSeveralRowsOnlyAndMatchesTheNorm) {
+  ETW_REQUIRE_GPU();
+  for (int64_t K : {64, 4096}) {
+    auto w = random_f32({K}, 54);
+    for (int64_t rows : {1, 3}) {
+      auto x = random_f32({rows, K}, 55, -3, 3);
+      auto loaded = load_graph([&](OpGraph& g) {
+        Id in = g.input(x);
+        g.gb.op("et_vk.rms_norm.default", {in, g.constant(w), g.gb.dbl(1e-5), g.output(DType::Float32, x.shape)});
+        Id o = g.output(DType::Float32, x.shape);
+        g.gb.op("etwebgpu.rms_norm_deferred", {in, g.constant(w), g.gb.dbl(1e-5), o});
+      }, true);
+      const auto deferred = std::count(loaded.ops.begin(), loaded.ops.end(), "etwebgpu.rms_norm_deferred");
+      const std::string at = "K " + std::to_string(K) + " rows " + std::to_string(rows);
+      if (rows == 1) {
+        EXPECT_EQ(deferred, 0) << at;
+      } else {
+        EXPECT_GT(deferred, 0) << at;
+        EXPECT_EQ(loaded.out[0].data, loaded.out[1].data) << at;
+        EXPECT_TRUE(Close(loaded.out[1], ref::rms_norm(x, vec(w), 1e-5), 1e-5, 1e-4)) << at;
+      }
+    }
+  }
+}
+
 TEST(OpRmsNorm, LastDimMatchesReferenceForShortAndLongRows) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({2, 3, 45}, 50, -3, 3), w = random_f32({45}, 51);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "gpu/context.h"
+#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "reference/quantized/q8_linear_ref.h"
 #include "reference/rope/rope_ref.h"
@@ -326,8 +327,16 @@ TEST(OpLinearDq8caQ4gsw, ChainedAfterChooseQparamsLikeThe8da4wExport) {
 // The export's form: choose_qparams_affine and the linear each read their own clone of the
 // activations, and a residual add follows. At load the three kernels (and the add) become one
 // (etwebgpu.linear_dq8ca_q4gsw_qparams with an epilogue), bit-identical to the unfused run.
-void build_8da4w(OpGraph& g, const Dq& d, const HostTensor& x, const HostTensor& res, const Cq& c, bool keep_scale) {
+// `norm`: the activations are first an RMSNorm of x (weight norm_w, eps 1e-5) that only the
+// 8da4w calls read (1), or whose output is also the graph's first output (2).
+void build_8da4w(OpGraph& g, const Dq& d, const HostTensor& x, const HostTensor& res, const Cq& c, bool keep_scale, int norm = 0,
+                 const HostTensor* norm_w = nullptr) {
   Id xi = g.input(x), ri = g.input(res);
+  if (norm) {
+    Id y = norm == 2 ? g.output(DType::Float32, x.shape) : g.tensor(DType::Float32, x.shape);
+    g.gb.op("et_vk.rms_norm.default", {xi, g.constant(*norm_w), g.gb.dbl(1e-5), y});
+    xi = y;
+  }
   Id a = g.tensor(DType::Float32, x.shape), b = g.tensor(DType::Float32, x.shape);
   g.gb.op("aten.clone.default", {xi, g.gb.null(), a});
   Id s, z;
@@ -364,6 +373,39 @@ TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBit) {
     auto want = d.ref(x, rs, rz);
     for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << " K " << c.K;
+  }
+}
+
+// The RMSNorm before an 8da4w linear (with its residual-add epilogue) is computed in the one-row
+// GEMV that chooses the activation parameters (ops/norm/input_norm.h): the same bits as the graph
+// whose norm output is also a graph output (the norm a kernel of its own), on one row; on 5 rows
+// (gemv_rows over the norm's output) and 40 (the large GEMM) the norm runs as
+// etwebgpu.rms_norm_deferred.
+TEST(OpLinearDq8caQ4gsw, RmsNormFoldsIntoTheOneRowGemvBitForBit) {
+  ETW_REQUIRE_GPU();
+  Dq d(20, 64, 32, 150);
+  const auto w = random_f32({64}, 151, 0.5f, 1.5f);
+  for (int64_t rows : {1, 5, 40}) {
+    auto x = rows_x(rows, 64, 152);
+    auto res = random_f32({rows, 20}, 153);
+    auto folded = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 1, &w); }, true);
+    auto kept = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 2, &w); }, true);
+    const std::string at = "rows " + std::to_string(rows);
+    EXPECT_EQ(std::count(folded.variants.begin(), folded.variants.end(), "gemv_rows_qparams_norm"), rows == 1 ? 1 : 0) << at;
+    EXPECT_EQ(std::count(folded.ops.begin(), folded.ops.end(), "etwebgpu.rms_norm_deferred") > 0, rows > 1) << at;
+    EXPECT_EQ(std::count(kept.variants.begin(), kept.variants.end(), "gemv_rows_qparams_norm"), 0) << at;
+    ASSERT_EQ(folded.out.size(), 1u);
+    ASSERT_EQ(kept.out.size(), 2u);
+    EXPECT_TRUE(SameBits(fvec(folded.out[0]), fvec(kept.out[1]))) << at;
+    auto y = ref::rms_norm(x, f64(w), 1e-5);
+    HostTensor yf(DType::Float32, y.shape);
+    for (int64_t i = 0; i < y.numel(); ++i) yf.as<float>()[i] = static_cast<float>(y.as<double>()[i]);
+    std::vector<float> rs;
+    std::vector<int32_t> rz;
+    ref_qparams(yf, &rs, &rz);
+    auto want = d.ref(yf, rs, rz);
+    for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
+    EXPECT_TRUE(Close(folded.out[0], want, 2e-3, 2e-3)) << at;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "gpu/context.h"
+#include "reference/norm/norm_ref.h"
 #include "reference/quantized/q4_ref.h"
 #include "reference/rope/rope_ref.h"
 #include "support/op_harness.h"
@@ -69,6 +70,24 @@ LinRun run_lin_v(const Lin& l, const HostTensor& x, const std::string& route = "
   return r;
 }
 HostTensor run_lin(const Lin& l, const HostTensor& x, const std::string& route = "") { return run_lin_v(l, x, route).out; }
+
+// The projection graphs below read x itself, or an RMSNorm of x (weight norm_weight(K) or none, eps
+// 1e-5) that only they read (the input norm folds into the GEMV, ops/norm/input_norm.h) or that is
+// also the graph's first output (it stays a kernel of its own: the control).
+enum class Norm { None, Folds, Kept, FoldsUnweighted, KeptUnweighted };
+HostTensor norm_weight(int64_t K) { return random_f32({K}, 140, 0.5f, 1.5f); }
+Id normed_input(OpGraph& g, Id xi, const std::vector<int64_t>& shape, Norm n) {
+  if (n == Norm::None) return xi;
+  const bool kept = n == Norm::Kept || n == Norm::KeptUnweighted;
+  const bool weighted = n == Norm::Folds || n == Norm::Kept;
+  Id y = kept ? g.output(DType::Float32, shape) : g.tensor(DType::Float32, shape);
+  g.gb.op("et_vk.rms_norm.default", {xi, weighted ? g.constant(norm_weight(shape.back())) : g.gb.null(), g.gb.dbl(1e-5), y});
+  return y;
+}
+HostTensor normed_ref(const HostTensor& x, bool weighted) {
+  const int64_t K = x.shape.back();
+  return ref::rms_norm(x, weighted ? f64(norm_weight(K)) : std::vector<double>(static_cast<size_t>(K), 1.0), 1e-5);
+}
 
 TEST(OpQ4gswLinear, GemvOneTokenWithPaddedKAndNAndBias) {
   ETW_REQUIRE_GPU();
@@ -189,9 +208,10 @@ HostTensor swiglu_ref(const HostTensor& g, const HostTensor& u) {
   return h;
 }
 
-void build_mlp(OpGraph& g, const Lin& gate, const Lin& up, const Lin& down, const HostTensor& x, bool sigmoid_form, bool keep_product) {
+void build_mlp(OpGraph& g, const Lin& gate, const Lin& up, const Lin& down, const HostTensor& x, bool sigmoid_form, bool keep_product,
+               Norm norm = Norm::None) {
   const int64_t rows = x.shape[0];
-  Id xi = g.input(x);
+  Id xi = normed_input(g, g.input(x), x.shape, norm);
   Id xg = g.tensor(DType::Float32, x.shape), xu = g.tensor(DType::Float32, x.shape);
   Id gv = g.tensor(DType::Float32, {rows, gate.N}), uv = g.tensor(DType::Float32, {rows, up.N});
   g.gb.op("aten.clone.default", {xi, g.gb.null(), xg});
@@ -334,9 +354,10 @@ struct Qkv {
   HostTensor x, cos, sin;
   explicit Qkv(int64_t rows)
       : x(random_f32({rows, K}, 133, -2.f, 2.f)), cos(random_f32({rows, D / 2}, 134)), sin(random_f32({rows, D / 2}, 135)) {}
-  void build(OpGraph& g, bool q_out, bool cos_later = false) const {
+  void build(OpGraph& g, bool q_out, bool cos_later = false, Norm norm = Norm::None) const {
     const int64_t rows = x.shape[0];
     Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
+    xi = normed_input(g, xi, x.shape, norm);
     std::vector<Id> ys;
     for (const Lin* l : {&q, &k, &v}) {
       Id xc = g.tensor(DType::Float32, x.shape);
@@ -396,6 +417,92 @@ TEST(OpQ4gswLinear, RotaryEmbeddingFoldsIntoTheQkvKernelOnEveryRoute) {
       EXPECT_TRUE(Close(fused.out[i], plain.out[i], 1e-5, 1e-5)) << at << " output " << i;
     }
   }
+}
+
+// An RMSNorm whose output only a 4-bit linear reads (through the clone the export puts before each
+// projection) is computed in that linear's GEMV on one row: the single linear, the SwiGLU pair and
+// the q/k/v with rotary embeddings. Their outputs are the bits of the same graph with the norm's
+// output also a graph output (the norm a kernel of its own), with and without a norm weight, on
+// rows whose mean square is near eps too (x ~ 1e-3: eps must be added). On three rows the norm
+// runs as etwebgpu.rms_norm_deferred and the GEMMs read it.
+TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
+  ETW_REQUIRE_GPU();
+  const int64_t K = 64, F = 96;
+  Lin lin(40, K, 32, true, 141), gate(F, K, 32, false, 100), up(F, K, 32, false, 101), down(40, F, 32, false, 102);
+  struct Host {
+    const char* name;
+    std::function<void(OpGraph&, const HostTensor&, Norm)> build;
+    std::function<std::vector<HostTensor>(const HostTensor&)> ref;  // from the normalized input
+  };
+  const Host hosts[] = {
+      {"linear_q4gsw",
+       [&](OpGraph& g, const HostTensor& x, Norm n) {
+         Id y = normed_input(g, g.input(x), x.shape, n);  // the norm's output first
+         lin.add(g, y, g.output(DType::Float32, {x.shape[0], lin.N}));
+       },
+       [&](const HostTensor& y) { return std::vector<HostTensor>{lin.ref(y)}; }},
+      {"linear_q4gsw_swiglu", [&](OpGraph& g, const HostTensor& x, Norm n) { build_mlp(g, gate, up, down, x, false, false, n); },
+       [&](const HostTensor& y) { return std::vector<HostTensor>{down.ref(swiglu_ref(gate.ref(y), up.ref(y)))}; }},
+      {"linear_q4gsw_multi_rope",
+       [&](OpGraph& g, const HostTensor& x, Norm n) {
+         Qkv a(x.shape[0]);
+         a.x = x;
+         a.build(g, false, false, n);
+       },
+       [&](const HostTensor& y) {
+         Qkv a(y.shape[0]);
+         a.x = y;
+         return a.ref();
+       }},
+  };
+  for (const Host& h : hosts)
+    for (int64_t rows : {1, 3})
+      for (float scale : {2.f, 1e-3f})
+        for (bool weighted : {true, false}) {
+          const std::string at = std::string(h.name) + " rows " + std::to_string(rows) + " |x| <= " + std::to_string(scale) +
+                                 (weighted ? " weighted" : " unweighted");
+          auto x = random_f32({rows, K}, 142, -scale, scale);
+          auto folded = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Folds : Norm::FoldsUnweighted); }, true);
+          auto kept = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Kept : Norm::KeptUnweighted); }, true);
+          auto normed = [](const std::string& v) { return v.size() > 5 && v.compare(v.size() - 5, 5, "_norm") == 0; };
+          EXPECT_EQ(std::count_if(folded.variants.begin(), folded.variants.end(), normed), rows == 1 ? 1 : 0) << at;
+          EXPECT_EQ(std::count(folded.ops.begin(), folded.ops.end(), "etwebgpu.rms_norm_deferred") > 0, rows > 1) << at;
+          EXPECT_EQ(std::count(folded.ops.begin(), folded.ops.end(), "et_vk.rms_norm.default"), 0) << at;
+          EXPECT_EQ(std::count_if(kept.variants.begin(), kept.variants.end(), normed), 0) << at;
+          EXPECT_GT(std::count(kept.ops.begin(), kept.ops.end(), "et_vk.rms_norm.default"), 0) << at;
+          const auto want = h.ref(normed_ref(x, weighted));
+          ASSERT_EQ(folded.out.size(), want.size()) << at;
+          ASSERT_EQ(kept.out.size(), want.size() + 1) << at;
+          for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_EQ(folded.out[i].data, kept.out[i + 1].data) << at << " output " << i;
+            EXPECT_TRUE(Close(folded.out[i], want[i], 1e-4, 1e-4)) << at << " output " << i;
+          }
+        }
+}
+
+// An input-norm group (["rms_norm", x, weight, eps] after the linear's own arguments) that does not
+// fit the linear's input is a Format error naming what is wrong.
+TEST(OpQ4gswLinear, InputNormGroupsThatDoNotFitTheInputAreFormatErrors) {
+  ETW_REQUIRE_GPU();
+  Lin l(16, 64, 32, false, 160);
+  auto run = [&](int64_t x_len, int64_t w_len, double eps) {
+    OpGraph g;
+    Id x = g.input(random_f32({1, x_len}, 161));
+    Id y = g.tensor(DType::Float32, {1, 64});
+    g.gb.op("aten.clone.default", {g.input(random_f32({1, 64}, 162)), g.gb.null(), y});
+    Id w = g.gb.constant(DType::UInt8, {16, 32}, ref::pack_q4_linear(l.q, 16, 64, 8));
+    Id s = g.gb.constant_f32({2, l.npad}, l.scales);
+    g.gb.op("et_vk.linear_q4gsw.default", {y, w, s, g.gb.int_(32), g.gb.null(), g.gb.str("rms_norm"), x,
+                                           g.constant(random_f32({w_len}, 163)), g.gb.dbl(eps), g.output(DType::Float32, {1, 16})});
+    g.run();
+  };
+  EXPECT_NO_THROW(run(64, 64, 1e-5));
+  std::string e = load_error([&] { run(64, 63, 1e-5); });
+  EXPECT_NE(e.find("input norm's weight [63] does not hold one value per feature (64)"), std::string::npos) << e;
+  e = load_error([&] { run(32, 64, 1e-5); });
+  EXPECT_NE(e.find("input norm's input [1, 32] does not hold the rows of the input [1, 64]"), std::string::npos) << e;
+  e = load_error([&] { run(64, 64, std::nan("")); });
+  EXPECT_NE(e.find("input norm's eps must be finite and not negative"), std::string::npos) << e;
 }
 
 // The rotation stays a kernel of its own where the linear's q is read otherwise too (here a graph
