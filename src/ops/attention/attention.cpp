@@ -95,7 +95,6 @@ struct Attention {
   Params p;
   bool staged = false;
   bool use_entry = false, use_decode = false, use_av_split = false;
-  bool new_rows = false;  // the decode kernel reads and stores a KV cache step's new rows (build)
   Route route = Route::Auto;  // staged: Auto | Row | Entry; fused: Auto | Flash | Decode
   uint32_t tpe = 1;
   int64_t floor = 4096;
@@ -171,12 +170,10 @@ struct Attention {
   }
 
   // mask_kind: 0 none, 1 float, 2 bool; the maximum B*H, S_q, S_kv and head dims.
-  // `ep`: the epilogue every kernel writing out applies (empty: none). k_new / v_new (a KV cache's
-  // step, k and v its caches): the decode route reads keys from P.start on from them and writes
-  // them into the caches itself (sdpa_decode.wgsl NEW_ROWS; writes_new_rows()).
+  // `ep`: the epilogue every kernel writing out applies (empty: none).
   static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
                                           int mask_kind, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d,
-                                          int64_t dv, const Epilogue& ep, int32_t k_new = -1, int32_t v_new = -1) {
+                                          int64_t dv, const Epilogue& ep) {
     auto att = std::make_shared<Attention>();
     att->staged = pick_staged(oc, d, dv, max_sq, max_skv);
     check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
@@ -188,18 +185,13 @@ struct Attention {
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
-      att->new_rows = k_new >= 0 && v_new >= 0;
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv), ep, k_new, v_new);
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv), ep);
     }
     return att;
   }
 
-  // This run's decode kernel writes the new rows into the caches (no copies needed).
-  bool writes_new_rows() const { return new_rows && use_decode; }
-
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep,
-                   int32_t k_new, int32_t v_new) {
+                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep) {
     Graph& g = oc.g;
     std::string reduce = forced(oc, "sdpa_reduce");
     if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
@@ -235,10 +227,11 @@ struct Attention {
                .variant("flash"));
     kernel::Kernel decode("sdpa_decode");
     if (subgroups) decode.define("SUBGROUPS");
-    decode.constant("MASK", mask_kind).input("Q", q);
-    if (new_rows) decode.define("NEW_ROWS").output("K", k).output("V", v).input("KN", k_new).input("VN", v_new);
-    else decode.input("K", k).input("V", v);
-    decode.input("M", mask_kind ? mask : -1)
+    decode.constant("MASK", mask_kind)
+        .input("Q", q)
+        .input("K", k)
+        .input("V", v)
+        .input("M", mask_kind ? mask : -1)
         .output("O", out)
         .buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite);
     ep.apply<Params>(decode, params);
@@ -618,15 +611,15 @@ struct CacheWrite {
                                                   " exceeds the cache length " + std::to_string(dc[1]));
     return {sp, S};
   }
-  // Sizes the copy for this run (host-side resize hook); none when `skip` (a kernel writes the rows).
-  void apply(const kernel::Live& l, Node& node, bool skip = false) const {
+  // Sizes the copy for this run (host-side resize hook).
+  void apply(const kernel::Live& l, Node& node) const {
     auto [sp, S] = check(l);
     const auto& dv = l.dims(value);
     uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * elem;
     Step& s = node.steps[step];
     s.copy_src_offset = 0;
     s.copy_dst_offset = static_cast<uint64_t>(sp) * row;
-    s.copy_size = skip ? 0 : static_cast<uint64_t>(S) * row;
+    s.copy_size = static_cast<uint64_t>(S) * row;
   }
 };
 
@@ -673,17 +666,15 @@ void build_sdpa_kv(OpContext& oc) {
   // sequence length. Any other value must equal it.
   const bool seq_placeholder = sk == format::VkValueKind::Int && g.integer(seq_len) == 1;
 
-  // The cache writes come first in the node: attention reads the updated caches. A decode step's
-  // attention kernel writes the new rows itself instead (the copies then move nothing): a copy
-  // between two dispatches ends the compute pass.
+  // The cache writes come first in the node: attention reads the updated caches.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{}, k, v);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{});
   Node* node = &oc.node;
-  oc.node.resize = [&g, node, kw, vw, att] {
-    kw->apply(g.live(), *node, att->writes_new_rows());
-    vw->apply(g.live(), *node, att->writes_new_rows());
+  oc.node.resize = [&g, node, kw, vw] {
+    kw->apply(g.live(), *node);
+    vw->apply(g.live(), *node);
   };
   oc.prepare([att, kw, vw, q, k, seq_len, seq_placeholder, scale_opt](const kernel::Live& l) {
     auto [sp, S] = kw->check(l);

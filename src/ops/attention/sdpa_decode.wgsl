@@ -6,11 +6,6 @@
 // unnormalised value sums) to the scratch W, merged by sdpa_decode_combine; with one split it
 // normalises and writes O itself (one dispatch). Head dims up to 128. With SUBGROUPS the
 // reductions use subgroup operations; without, a tree in workgroup memory.
-// NEW_ROWS (sdpa_with_kv_cache's decode step): K and V are the caches and KN, VN [1, S, Hkv, D]
-// the step's new rows, with the caches' row and head strides, which belong at cache rows
-// [P.start, P.start + S). Keys from P.start on are read from KN and VN, and the first split of
-// each kv head's first query row copies them into the caches: no buffer copies before the
-// dispatch, and no workgroup reads a cache row another writes.
 // Q, K, V, M (mask; absent: a dummy), O, the float scratch W and P come from the generated preamble.
 //!include sdpa_params
 //!include epilogue_store
@@ -70,21 +65,6 @@ fn red_sum(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
 }
 #endif
 
-// Element d of key c (value column d of value c) of the kv head whose cache rows start at ko
-// (vo) and new rows at kno (vno).
-fn key_at(ko: u32, kno: u32, c: u32, d: u32) -> f32 {
-#if NEW_ROWS
-  if (c >= P.start) { return f32(KN[kno + (c - P.start) * P.k_s + d]); }
-#endif
-  return f32(K[ko + c * P.k_s + d]);
-}
-fn value_at(vo: u32, vno: u32, c: u32, d: u32) -> f32 {
-#if NEW_ROWS
-  if (c >= P.start) { return f32(VN[vno + (c - P.start) * P.v_s + d]); }
-#endif
-  return f32(V[vo + c * P.v_s + d]);
-}
-
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32
 #if SUBGROUPS
@@ -103,19 +83,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let qo = P.q_o + b * P.q_b + h * P.q_h + s * P.q_s;
   let ko = P.k_o + b * P.k_b + (h / P.group) * P.k_h;
   let vo = P.v_o + b * P.v_b + (h / P.group) * P.v_h;
-  let kno = (h / P.group) * P.k_h;  // NEW_ROWS: batch 1
-  let vno = (h / P.group) * P.v_h;
-#if NEW_ROWS
-  if (split == 0u && s == 0u && h % P.group == 0u) {
-    let n_new = P.sq * P.d;
-    for (var i = lid; i < n_new; i = i + WG) {
-      let t = i / P.d;
-      let d = i % P.d;
-      K[ko + (P.start + t) * P.k_s + d] = K_T(KN[kno + t * P.k_s + d]);
-      V[vo + (P.start + t) * P.v_s + d] = V_T(VN[vno + t * P.v_s + d]);
-    }
-  }
-#endif
   let neg_inf = bitcast<f32>(P.neg_inf_bits);
   for (var d = lid; d < DMAX; d = d + WG) {
     var x = 0.0;
@@ -135,20 +102,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var sc = neg_inf;
     if (c < c_end) {
       var dot = 0.0;
+      let kb = ko + c * P.k_s;
       var d = 0u;
       // Many loads in flight (each invocation reads its own key row: one L2 round trip per
       // batch), added in order: the same sums whatever the batch.
       for (; d + 32u <= P.d; d = d + 32u) {
         var r: array<f32, 32>;
-        for (var u = 0u; u < 32u; u = u + 1u) { r[u] = key_at(ko, kno, c, d + u); }
+        for (var u = 0u; u < 32u; u = u + 1u) { r[u] = f32(K[kb + d + u]); }
         for (var u = 0u; u < 32u; u = u + 1u) { dot = dot + qs[d + u] * r[u]; }
       }
       for (; d + 8u <= P.d; d = d + 8u) {
         var r: array<f32, 8>;
-        for (var u = 0u; u < 8u; u = u + 1u) { r[u] = key_at(ko, kno, c, d + u); }
+        for (var u = 0u; u < 8u; u = u + 1u) { r[u] = f32(K[kb + d + u]); }
         for (var u = 0u; u < 8u; u = u + 1u) { dot = dot + qs[d + u] * r[u]; }
       }
-      for (; d < P.d; d = d + 1u) { dot = dot + qs[d] * key_at(ko, kno, c, d); }
+      for (; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[kb + d]); }
       sc = dot * P.scale + bias(b, h, s, c);
     }
     let mn = max(m, red_max(sc, lid, sgi, sgs));
@@ -168,18 +136,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // Rows of V loaded in batches before they are added (in the same order): the loads are
         // independent, so 32 are in flight instead of one L2 round trip per key (H200: 52 us per
         // layer at 1001 keys with one, 30 with eight).
+        let vb = vo + t0 * P.v_s + dv;
         var j = 0u;
         for (; j + 32u <= n; j = j + 32u) {
           var r: array<f32, 32>;
-          for (var u = 0u; u < 32u; u = u + 1u) { r[u] = value_at(vo, vno, t0 + j + u, dv); }
+          for (var u = 0u; u < 32u; u = u + 1u) { r[u] = f32(V[vb + (j + u) * P.v_s]); }
           for (var u = 0u; u < 32u; u = u + 1u) { a = a + ps[j + u] * r[u]; }
         }
         for (; j + 8u <= n; j = j + 8u) {
           var r: array<f32, 8>;
-          for (var u = 0u; u < 8u; u = u + 1u) { r[u] = value_at(vo, vno, t0 + j + u, dv); }
+          for (var u = 0u; u < 8u; u = u + 1u) { r[u] = f32(V[vb + (j + u) * P.v_s]); }
           for (var u = 0u; u < 8u; u = u + 1u) { a = a + ps[j + u] * r[u]; }
         }
-        for (; j < n; j = j + 1u) { a = a + ps[j] * value_at(vo, vno, t0 + j, dv); }
+        for (; j < n; j = j + 1u) { a = a + ps[j] * f32(V[vb + j * P.v_s]); }
         acc[k] = a;
       }
     }

@@ -97,35 +97,6 @@ TEST(OpSdpaKvCache, PrefillThenDecodeOnFlashDecodeAndStagedRoutes) {
   }
 }
 
-// The decode route's attention kernel (up to 8 query rows a head) stores the step's keys and values
-// into the caches itself: no update_cache copies (each would end the compute pass), and the next
-// steps read them there. The flash route (pinned here) copies them first.
-TEST(OpSdpaKvCache, DecodeStepsWriteTheCachesInTheAttentionKernel) {
-  ETW_REQUIRE_GPU();
-  for (const char* route : {"", "flash"}) {
-    KvGraph kg(true);
-    LoadOptions o;
-    if (*route) o.force_route["sdpa"] = route;
-    HostTensor keys(DType::Float32, {1, 0, kHkv, kD}), vals(DType::Float32, {1, 0, kHkv, kD});
-    int64_t pos = 0;
-    uint64_t seed = 300;
-    for (int64_t S : {7, 1, 1}) {
-      const std::string at = std::string(*route ? route : "auto") + " S " + std::to_string(S);
-      auto q = random_f32({1, S, kHq, kD}, seed++), k = random_f32({1, S, kHkv, kD}, seed++), v = random_f32({1, S, kHkv, kD}, seed++);
-      kg.g.inputs = {q, k, v, HostTensor::from<int32_t>(DType::Int32, {1}, {static_cast<int32_t>(pos)})};
-      if (S == 7) kg.g.run(o);
-      auto out = kg.g.rerun(kg.g.inputs);
-      const auto variants = kg.g.variants();
-      EXPECT_EQ(std::count(variants.begin(), variants.end(), "update_cache"), *route ? 2 : 0) << at;
-      EXPECT_EQ(std::count(variants.begin(), variants.end(), "flash"), *route ? 1 : 0) << at;
-      append(keys, k);
-      append(vals, v);
-      EXPECT_TRUE(Close(out[0], ref::sdpa_kv_causal(q, keys, vals, pos, std::nullopt), 1e-5, 1e-4)) << at;
-      pos += S;
-    }
-  }
-}
-
 // ExecuTorch's Vulkan partitioner writes seq_len as the constant 1 (patterns/sdpa.py) even for a
 // prefill chunk: q's live length is the sequence length then.
 TEST(OpSdpaKvCache, PartitionersSeqLenPlaceholderOfOneFollowsQsLength) {
