@@ -8,6 +8,16 @@
 namespace etwebgpu::ops::q4 {
 namespace {
 
+// Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup of 4
+// row groups (an even count per invocation: a SwiGLU or rotary pair is one invocation's).
+uint32_t outputs_per_workgroup(int64_t n) { return n >= 8192 ? 16 : 8; }
+
+// Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
+// (1B recipe decode, profiled) that cost 5 us over a norm dispatch's 14 at 384 workgroups (q, k,
+// v), 13 at 1024 (gate and up) and 91 at 8016 (the vocabulary head): the norm pays for itself up
+// to about 512.
+constexpr int64_t kNormInlineWorkgroups = 512;
+
 // Params with the 8da4w fields (q4gsw_weights.wgsl under DQ8CA).
 struct DqLinParams {
   LinParams lin;
@@ -116,6 +126,12 @@ bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c,
   return K > 0 && K % 8 == 0 && gs.int_val > 0 && gs.int_val % 8 == 0 && wrow % 4 == 0 && wrow * 2 >= K;
 }
 
+bool gemv_rows_norm_pays(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg) {
+  if (c.args.size() <= w_arg || ir.values[c.args[w_arg]].tensor.dims.size() != 2) return false;
+  const int64_t N = ir.values[c.args[w_arg]].tensor.dims[0];
+  return kernel::ceil_div(N, static_cast<int64_t>(outputs_per_workgroup(N))) <= kNormInlineWorkgroups;
+}
+
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
                          const LinParams& base, const ActQuant& aq, const Epilogue& ep, const SwigluOut& glu,
                          const RopeOut& rope, const InputNorm& norm) {
@@ -123,10 +139,8 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  // Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup
-  // (an even count: a SwiGLU or rotary pair is one invocation's).
-  const uint32_t rpt = base.n >= 8192 ? 4 : 2, kt = 64;
-  const uint64_t per = (256 / kt) * rpt;
+  const uint32_t rpt = outputs_per_workgroup(base.n) / 4, kt = 64;
+  const uint64_t per = outputs_per_workgroup(base.n);
 
   LinParams lin = base;
   lin.hd = rope.head_dim;

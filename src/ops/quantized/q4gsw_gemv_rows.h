@@ -78,6 +78,9 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
 // The same for a call in the IR (an input-norm host's check, input_norm.h): its input (argument 0)
 // with the packed weight at argument w_arg and the group size at gs_arg.
 bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
+// Whether normalizing the input in the GEMV (input_norm.h) costs less than the norm's own dispatch:
+// few enough workgroups for the call's weight rows (at w_arg) to each sum the row again.
+bool gemv_rows_norm_pays(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg);
 
 // The gemv_rows kernel over any row count: x [..., K] times the packed weights w (scales sc
 // [groups, >= N], bias -1 = none) into outs (widths base.n0, base.n1, then the rest, for more than

@@ -480,6 +480,26 @@ TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
         }
 }
 
+// A linear whose GEMV runs more than 512 workgroups on one row (here 8208 outputs, 16 a workgroup:
+// 513) keeps its RMSNorm a kernel of its own: each workgroup would sum the row's squares again (on
+// an H100 the vocabulary head's 8016 workgroups cost 91 us more than the norm's dispatch). 8192
+// outputs (512 workgroups) take it.
+TEST(OpQ4gswLinear, RmsNormStaysBeforeAGemvOfMoreThan512Workgroups) {
+  ETW_REQUIRE_GPU();
+  for (int64_t N : {8192, 8208}) {
+    Lin wide(N, 64, 32, false, 170);
+    auto x = random_f32({1, 64}, 171);
+    auto r = load_graph([&](OpGraph& g) {
+      Id y = normed_input(g, g.input(x), x.shape, Norm::Folds);
+      wide.add(g, y, g.output(DType::Float32, {1, N}));
+    }, true);
+    const bool folds = N == 8192;
+    EXPECT_EQ(std::count(r.variants.begin(), r.variants.end(), "gemv_rows_norm"), folds ? 1 : 0) << N;
+    EXPECT_EQ(std::count(r.ops.begin(), r.ops.end(), "et_vk.rms_norm.default"), folds ? 0 : 1) << N;
+    EXPECT_TRUE(Close(r.out[0], wide.ref(normed_ref(x, true)), 1e-4, 1e-4)) << N;
+  }
+}
+
 // An input-norm group (["rms_norm", x, weight, eps] after the linear's own arguments) that does not
 // fit the linear's input is a Format error naming what is wrong.
 TEST(OpQ4gswLinear, InputNormGroupsThatDoNotFitTheInputAreFormatErrors) {
