@@ -11,8 +11,8 @@ namespace {
 
 struct Sdpa {
   HostTensor q, k, v;
-  std::optional<HostTensor> mask;
-  std::optional<double> scale;
+  std::optional<HostTensor> mask = std::nullopt;
+  std::optional<double> scale = std::nullopt;
 };
 
 std::vector<int64_t> out_shape(const Sdpa& s) {
