@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/fusion.h"
 
 namespace etwebgpu::graph {
 
@@ -139,7 +140,7 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
   };
 
   std::map<std::string, size_t> seen;  // call key -> chain position of its first occurrence
-  std::vector<char> removed(ir.chain.size(), 0);
+  std::vector<bool> removed(ir.chain.size(), false);
   for (size_t j = 0; j < ir.chain.size(); ++j) {
     const auto& c = ir.chain[j];
     if (c.args.empty() || !pure_op(c.name)) continue;
@@ -178,14 +179,10 @@ CseStats eliminate_common_subexpressions(format::VkGraphIR& ir, const UseDef& ix
       }
     if (clash) continue;
     rename(out, keep, j);
-    removed[j] = 1;
+    removed[j] = true;
     ++stats.calls_removed;
   }
-  if (!stats.calls_removed) return stats;
-  std::vector<format::VkOpCall> chain;
-  for (size_t p = 0; p < ir.chain.size(); ++p)
-    if (!removed[p]) chain.push_back(std::move(ir.chain[p]));
-  ir.chain = std::move(chain);
+  if (stats.calls_removed) drop_calls(ir, removed);
   return stats;
 }
 

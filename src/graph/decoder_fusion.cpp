@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include "graph/fusion.h"
+
 namespace etwebgpu::graph {
 
 namespace {
@@ -254,7 +256,7 @@ std::optional<Rewrite> match_rope(format::VkGraphIR& ir, const UseDef& ix, size_
 DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir, const UseDef& ix) {
   DecoderFusionStats stats;
   const size_t n = ir.chain.size();
-  std::vector<char> removed(n, 0);
+  std::vector<bool> removed(n, false);
   std::vector<std::optional<format::VkOpCall>> replacement(n);
   for (size_t i = 0; i < n; ++i) {
     std::optional<Rewrite> rw = match_rms_norm(ir, ix, i);
@@ -265,7 +267,7 @@ DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir, const UseDef& ix
     for (size_t m : rw->members) taken = taken || removed[m];
     if (taken) continue;
     ++(rope ? stats.ropes : stats.rms_norms);
-    for (size_t m : rw->members) removed[m] = 1;
+    for (size_t m : rw->members) removed[m] = true;
     // The delegate may have packed the output into an input's memory object (their lives met only
     // through the calls now gone); the memory plan packs it anew, apart from the inputs it reads.
     int32_t out = rw->call.args.back();
@@ -274,13 +276,7 @@ DecoderFusionStats fuse_decoder_patterns(format::VkGraphIR& ir, const UseDef& ix
     replacement[*rw->members.rbegin()] = std::move(rw->call);
     stats.calls_removed += rw->members.size() - 1;
   }
-  if (!stats.calls_removed) return stats;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i) {
-    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
-    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  }
-  ir.chain = std::move(chain);
+  if (stats.calls_removed) splice_calls(ir, removed, replacement);
   return stats;
 }
 

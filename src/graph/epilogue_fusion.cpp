@@ -182,13 +182,7 @@ EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     }
     ++stats.fused;
   }
-  if (!stats.fused) return stats;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i) {
-    if (!replacement[i].empty()) chain.insert(chain.end(), replacement[i].begin(), replacement[i].end());
-    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  }
-  ir.chain = std::move(chain);
+  if (stats.fused) splice_calls(ir, removed, replacement);
   return stats;
 }
 

@@ -248,10 +248,7 @@ size_t rewrite_projection_groups(format::VkGraphIR& ir, const UseDef& ix, size_t
     for (size_t cl : clones) removed[cl] = true;
     ++fused;
   }
-  if (!fused) return 0;
-  for (size_t i = 0; i < n; ++i)
-    if (replacement[i]) ir.chain[i] = std::move(*replacement[i]);
-  drop_calls(ir, removed);
+  if (fused) splice_calls(ir, removed, replacement);
   return fused;
 }
 
@@ -272,6 +269,14 @@ void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
       chain.push_back(std::move(ir.chain[i]));
   }
   ir.chain = std::move(chain);
+}
+
+void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
+                  std::vector<std::optional<format::VkOpCall>>& replacement) {
+  std::vector<std::vector<format::VkOpCall>> calls(replacement.size());
+  for (size_t i = 0; i < replacement.size(); ++i)
+    if (replacement[i]) calls[i].push_back(std::move(*replacement[i]));
+  splice_calls(ir, removed, calls);
 }
 
 namespace {
@@ -614,14 +619,7 @@ FusionStats fuse_elementwise(Graph& g, format::VkGraphIR& ir, const UseDef& ix) 
     ++stats.groups;
     stats.calls_removed += members.size() - 1 + absorbed_calls;
   }
-  if (!stats.groups) return stats;
-  std::vector<format::VkOpCall> chain;
-  chain.reserve(n - stats.calls_removed);
-  for (size_t i = 0; i < n; ++i) {
-    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
-    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  }
-  ir.chain = std::move(chain);
+  if (stats.groups) splice_calls(ir, removed, replacement);
   return stats;
 }
 

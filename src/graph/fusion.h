@@ -126,6 +126,9 @@ void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // run there, in order), else dropped where `removed[i]`, else kept.
 void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
                   std::vector<std::vector<format::VkOpCall>>& replacement);
+// The same with at most one call in place of each.
+void splice_calls(format::VkGraphIR& ir, const std::vector<bool>& removed,
+                  std::vector<std::optional<format::VkOpCall>>& replacement);
 // `c` as a labelled term of float tensors, or nullopt (not fusable, or malformed: left to its builder).
 std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c);
 // The expression of `terms` (term k writes ids[k]; -1: a value no other term reads) over

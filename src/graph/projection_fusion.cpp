@@ -170,13 +170,7 @@ ProjectionFusionStats fuse_projections(format::VkGraphIR& ir, const UseDef& ix) 
     ++stats.groups;
     stats.linears_removed += group.size() - 1;
   }
-  if (!stats.groups) return stats;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < ir.chain.size(); ++i) {
-    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
-    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  }
-  ir.chain = std::move(chain);
+  if (stats.groups) splice_calls(ir, removed, replacement);
   return stats;
 }
 

@@ -301,13 +301,7 @@ size_t fuse_squeeze_excite(Graph& g, format::VkGraphIR& ir, const graph::UseDef&
     replacement[j2] = std::move(call);
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<format::VkOpCall> chain;
-  for (size_t i = 0; i < n; ++i) {
-    if (replacement[i]) chain.push_back(std::move(*replacement[i]));
-    else if (!removed[i]) chain.push_back(std::move(ir.chain[i]));
-  }
-  ir.chain = std::move(chain);
+  if (fused) graph::splice_calls(ir, removed, replacement);
   return fused;
 }
 
