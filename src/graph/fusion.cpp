@@ -194,6 +194,14 @@ int32_t add_null(format::VkGraphIR& ir) {
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
+int32_t add_string(format::VkGraphIR& ir, std::string s) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::String;
+  v.str = std::move(s);
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
 int32_t add_int(format::VkGraphIR& ir, int64_t x) {
   format::VkValue v;
   v.kind = format::VkValueKind::Int;

@@ -89,22 +89,15 @@ size_t input_norms(graph::Graph& g, format::VkGraphIR& ir, const graph::UseDef& 
     if (!h || host.args.size() <= h->at || host.args[0] != value || !h->fits(ir, host)) continue;
     bool ok = true;
     for (size_t a = 1; a < host.args.size(); ++a) ok = ok && host.args[a] != value;
-    std::vector<int32_t> outs;
-    if (ir.values[host.args.back()].kind == VkValueKind::ValueList) outs = ir.values[host.args.back()].ids;
-    else outs = {host.args.back()};
     for (int32_t r : {x, w}) {
       if (!ix.tensor(r)) continue;
       ok = ok && ix.unchanged_between(r, i, j, views);
-      for (int32_t o : outs) ok = ok && o != r && !ix.share_memory(o, r);
+      ix.each_tensor(host.args.back(), [&](int32_t o) { ok = ok && o != r && !ix.share_memory(o, r); });
     }
     if (!ok) continue;
-    format::VkValue marker;
-    marker.kind = VkValueKind::String;
-    marker.str = "rms_norm";
-    ir.values.push_back(std::move(marker));
-    const int32_t m = static_cast<int32_t>(ir.values.size() - 1);
+    const int32_t marker = graph::add_string(ir, "rms_norm");
     auto& args = ir.chain[j].args;
-    args.insert(args.begin() + static_cast<std::ptrdiff_t>(h->at), {m, x, w, eps});
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(h->at), {marker, x, w, eps});
     ir.chain[i].name = kDeferredRmsNorm;
     ++fused;
   }

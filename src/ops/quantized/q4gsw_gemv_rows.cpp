@@ -18,6 +18,9 @@ uint32_t outputs_per_workgroup(int64_t n) { return n >= 8192 ? 16 : 8; }
 // to about 512.
 constexpr int64_t kNormInlineWorkgroups = 512;
 
+// gemv_rows' shapes: K and the group size multiples of 8, weight rows of whole words packing K.
+bool gemv_rows_shapes(int64_t K, int64_t gs, int64_t wrow) { return K % 8 == 0 && gs % 8 == 0 && wrow % 4 == 0 && wrow * 2 >= K; }
+
 // Params with the 8da4w fields (q4gsw_weights.wgsl under DQ8CA).
 struct DqLinParams {
   LinParams lin;
@@ -109,27 +112,20 @@ RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>&
 }
 
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
-  const auto& tx = g.tensor(x);
-  return base.k % 8 == 0 && base.gs % 8 == 0 && base.wrow % 4 == 0 && base.wrow * 2 >= base.k &&
-         g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
+  return gemv_rows_shapes(base.k, base.gs, base.wrow) && g.buffer(x).size() >= 4u * kernel::element_bytes(g.tensor(x).storage);
 }
 
-bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg) {
+bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg) {
   if (c.args.size() <= std::max(w_arg, gs_arg)) return false;
   const auto& x = ir.values[c.args[0]];
   const auto& w = ir.values[c.args[w_arg]];
   const auto& gs = ir.values[c.args[gs_arg]];
   if (x.kind != format::VkValueKind::Tensor || x.tensor.dims.empty() || w.kind != format::VkValueKind::Tensor ||
-      w.tensor.dims.size() != 2 || gs.kind != format::VkValueKind::Int)
+      w.tensor.dims.size() != 2 || gs.kind != format::VkValueKind::Int || x.tensor.dims.back() <= 0 || gs.int_val <= 0)
     return false;
-  const int64_t K = x.tensor.dims.back(), wrow = w.tensor.dims[1];
-  return K > 0 && K % 8 == 0 && gs.int_val > 0 && gs.int_val % 8 == 0 && wrow % 4 == 0 && wrow * 2 >= K;
-}
-
-bool gemv_rows_norm_pays(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg) {
-  if (c.args.size() <= w_arg || ir.values[c.args[w_arg]].tensor.dims.size() != 2) return false;
-  const int64_t N = ir.values[c.args[w_arg]].tensor.dims[0];
-  return kernel::ceil_div(N, static_cast<int64_t>(outputs_per_workgroup(N))) <= kNormInlineWorkgroups;
+  const int64_t N = w.tensor.dims[0];
+  return gemv_rows_shapes(x.tensor.dims.back(), gs.int_val, w.tensor.dims[1]) &&
+         kernel::ceil_div(N, static_cast<int64_t>(outputs_per_workgroup(N))) <= kNormInlineWorkgroups;
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,

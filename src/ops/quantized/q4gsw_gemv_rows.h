@@ -75,12 +75,11 @@ SwigluOut read_swiglu_out(OpContext& oc, size_t form_arg);
 // Whether gemv_rows takes input x with these weights: K and the group size multiples of 8, weight
 // rows of whole words and x read as vec4s.
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
-// The same for a call in the IR (an input-norm host's check, input_norm.h): its input (argument 0)
-// with the packed weight at argument w_arg and the group size at gs_arg.
-bool gemv_rows_fits_call(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
-// Whether normalizing the input in the GEMV (input_norm.h) costs less than the norm's own dispatch:
-// few enough workgroups for the call's weight rows (at w_arg) to each sum the row again.
-bool gemv_rows_norm_pays(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg);
+// Whether a call in the IR (an input-norm host, input_norm.h) takes an input norm: its input
+// (argument 0), the packed weight at w_arg and the group size at gs_arg fit gemv_rows, and its
+// GEMV runs few enough workgroups on a row for each to sum the row's squares again at less cost
+// than the norm's own dispatch.
+bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
 
 // The gemv_rows kernel over any row count: x [..., K] times the packed weights w (scales sc
 // [groups, >= N], bias -1 = none) into outs (widths base.n0, base.n1, then the rest, for more than
