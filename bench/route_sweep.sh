@@ -3,10 +3,12 @@
 # GPU machine (devbin/ and .gl/ as for h200_session.sh), so route thresholds come from
 # measurements: one etwebgpu_microbench call per (shape, route), GPU time by timestamp queries.
 # Prints "case route gpu_ms kernels" lines; the default route is the one the runtime picks.
-#   bash bench/route_sweep.sh [--iters N]
+#   bash bench/route_sweep.sh [--iters N] [FAMILY ...]   (linear conv attn q4; default: all)
 set -uo pipefail
 iters=10
-[ "${1:-}" = --iters ] && iters=$2
+[ "${1:-}" = --iters ] && { iters=$2; shift 2; }
+families=" ${*:-linear conv attn q4} "
+want() { [[ "$families" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
 export LD_LIBRARY_PATH=$PWD/devbin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -21,16 +23,23 @@ sweep() {  # case, op key, routes...
   done
 }
 # ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576) and the Whisper-size encoder (1500 x 384).
-for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_384_1536 \
+want linear && for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_384_1536 \
          lin_1500_1536_384; do
   sweep $c matmul vec4 splitk large_m64 large
 done
 # ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7.
-for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
+want conv && for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
          conv_960_160_7_1 conv_160_960_7_1; do
   sweep $c conv gemm gemm_splitk gemm_large_m64 direct
 done
 # Attention at ViT-tiny's and the Whisper-size encoder's shapes: one fused pass or three kernels.
-for c in attn_3_197_64 attn_6_1500_64; do
+want attn && for c in attn_3_197_64 attn_6_1500_64; do
   sweep $c sdpa flash decode staged
+done
+# The 1B Llama's decode GEMVs (4-bit and 8da4w, one token): q/k/v stacked, o, gate/up paired,
+# down, the vocabulary head; _xL repeats a layer's weights past the L2, as a model streams them.
+# Layouts of gemv_rows: outputs per invocation x invocations along K.
+want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
+                   dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
+  sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32
 done

@@ -8,9 +8,27 @@
 namespace etwebgpu::ops::q4 {
 namespace {
 
-// Four outputs per invocation for wide outputs, two otherwise: 8 or 16 outputs per workgroup of 4
-// row groups (an even count per invocation: a SwiGLU or rotary pair is one invocation's).
-uint32_t outputs_per_workgroup(int64_t n) { return n >= 8192 ? 16 : 8; }
+// A workgroup's layout: KT invocations along K times 256 / KT row groups, RPT outputs each (even:
+// a SwiGLU or rotary pair is one invocation's; at most 4, one vec4 of sums).
+struct RowsConfig {
+  uint32_t rpt, kt;
+  uint32_t per() const { return (256 / kt) * rpt; }  // outputs per workgroup
+};
+
+// Four outputs per invocation for wide outputs, two otherwise, 64 invocations along K: 8 or 16
+// outputs per workgroup. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 2 or 4, KT 32 or 64) pins
+// one, for the route sweep.
+RowsConfig default_rows_config(int64_t n) { return {n >= 8192 ? 4u : 2u, 64u}; }
+RowsConfig rows_config(const Graph& g, int64_t n) {
+  const RowsConfig c = default_rows_config(n);
+  const auto& fr = g.options().force_route;
+  auto it = fr.find("q4_gemv_rows");
+  if (it == fr.end()) return c;
+  const std::string& v = it->second;
+  if (v == "2x64" || v == "4x64" || v == "2x32" || v == "4x32") return {static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
+  throw Error(ErrorKind::InvalidArgument, "force_route q4_gemv_rows must be \"2x64\", \"4x64\", \"2x32\" or \"4x32\" (outputs per "
+                                          "invocation x invocations along K), got \"" + format::escape_untrusted(v) + "\"");
+}
 
 // Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
 // (1B recipe decode, profiled) that cost 5 us over a norm dispatch's 14 at 384 workgroups (q, k,
@@ -125,7 +143,7 @@ bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c
     return false;
   const int64_t N = w.tensor.dims[0];
   return gemv_rows_shapes(x.tensor.dims.back(), gs.int_val, w.tensor.dims[1]) &&
-         kernel::ceil_div(N, static_cast<int64_t>(outputs_per_workgroup(N))) <= kNormInlineWorkgroups;
+         kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N).per())) <= kNormInlineWorkgroups;
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
@@ -135,8 +153,9 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const uint32_t rpt = outputs_per_workgroup(base.n) / 4, kt = 64;
-  const uint64_t per = outputs_per_workgroup(base.n);
+  const RowsConfig cfg = rows_config(g, base.n);
+  const uint32_t rpt = cfg.rpt, kt = cfg.kt;
+  const uint64_t per = cfg.per();
 
   LinParams lin = base;
   lin.hd = rope.head_dim;
