@@ -12,7 +12,7 @@ want() { [[ "$families" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
 export LD_LIBRARY_PATH=$PWD/devbin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-mb=./devbin/etwebgpu_microbench
+mb=${MB:-./devbin/etwebgpu_microbench}  # MB: another build of it
 sweep() {  # case, op key, routes...
   local c=$1 key=$2; shift 2
   for r in default "$@"; do

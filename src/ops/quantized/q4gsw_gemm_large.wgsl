@@ -18,8 +18,7 @@ var<private> g_n: u32;
 fn wq4(n: u32, k: u32) -> vec4<f32> {
   let byte = n * P.wrow + k / 2u;
   let half = (W[byte / 4u] >> ((byte % 4u) * 8u)) & 0xffffu;
-  let q = vec4<i32>(vec4<u32>(half & 15u, (half >> 4u) & 15u, (half >> 8u) & 15u, half >> 12u)) - vec4<i32>(8);
-  return vec4<f32>(q) * f32(SC[(k / P.gs) * P.srow + n]);
+  return nib4(vec4<u32>(half, half >> 4u, half >> 8u, half >> 12u)) * f32(SC[(k / P.gs) * P.srow + n]);
 }
 
 fn load_tile(t: u32) -> Tile {

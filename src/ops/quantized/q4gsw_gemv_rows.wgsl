@@ -62,9 +62,7 @@ fn chunk(n: u32, c: u32) -> vec4<u32> { return vec4<u32>(W[n * (P.wrow / 4u) + c
 
 // Sum over one word's eight weights (k in natural nibble order) of a[k] * q_w[k].
 fn word_dot(w: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
-  let lo = vec4<f32>(vec4<i32>(vec4<u32>(w, w >> 4u, w >> 8u, w >> 12u) & vec4<u32>(15u)) - vec4<i32>(8));
-  let hi = vec4<f32>(vec4<i32>(vec4<u32>(w >> 16u, w >> 20u, w >> 24u, w >> 28u) & vec4<u32>(15u)) - vec4<i32>(8));
-  return dot(a, lo) + dot(b, hi);
+  return dot(a, nib4(vec4<u32>(w, w >> 4u, w >> 8u, w >> 12u))) + dot(b, nib4(vec4<u32>(w >> 16u, w >> 20u, w >> 24u, w >> 28u)));
 }
 
 // Output n's value from its sum t: times the row's scale (8da4w; 1 otherwise), plus its bias.

@@ -41,6 +41,13 @@ fn store_out(m: u32, n: u32, v: f32) {
 #endif
 }
 
+// Four 4-bit weights (the low nibbles of v) minus 8 as exact floats, without int-to-float
+// conversions (a fraction-rate instruction on GPUs; the 4-bit GEMVs were bound by them): a nibble
+// q ORed into the mantissa of 2^23 is the float 2^23 + q, and subtracting 2^23 + 8 leaves q - 8.
+fn nib4(v: vec4<u32>) -> vec4<f32> {
+  return bitcast<vec4<f32>>((v & vec4<u32>(15u)) | vec4<u32>(0x4b000000u)) - vec4<f32>(8388616.0);
+}
+
 #if !WORD4
 // Weight row n holds wrow bytes (W as u32 words; q4gsw_gemv_rows reads it as vec4s under WORD4).
 // q4gsw: byte j = (q[2j+1] + 8) << 4 | (q[2j] + 8); scales [num_groups, srow], group k / gs.
