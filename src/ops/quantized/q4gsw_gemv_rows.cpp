@@ -30,6 +30,28 @@ RowsConfig rows_config(const Graph& g, int64_t n) {
                                           "invocation x invocations along K), got \"" + format::escape_untrusted(v) + "\"");
 }
 
+// How an 8da4w gemv_rows sums a chunk: "dot4" / "portable" (the row quantized once into
+// workgroup memory, integer dot products by dot4I8Packed or its portable form; K up to 8192, 8 KiB
+// of the 16 KiB every adapter has) or "float" (each invocation quantizes what it reads; other K).
+// force_route["dq8ca_gemv_rows"] pins one.
+std::string dq8ca_sums(Graph& g, int64_t K) {
+  const bool fits = K <= 8192;
+  const bool have = g.ctx().info().packed_dot4;
+  std::string r = fits ? (have ? "dot4" : "portable") : "float";
+  const auto& fr = g.options().force_route;
+  auto it = fr.find("dq8ca_gemv_rows");
+  if (it == fr.end()) return r;
+  const std::string& v = it->second;
+  if (v != "dot4" && v != "portable" && v != "float")
+    throw Error(ErrorKind::InvalidArgument,
+                "force_route dq8ca_gemv_rows must be \"dot4\", \"portable\" or \"float\", got \"" + format::escape_untrusted(v) + "\"");
+  if (v != "float" && !fits)
+    throw Error(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"" + v + "\" needs K <= 8192, got " + std::to_string(K));
+  if (v == "dot4" && !have)
+    throw Error(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"dot4\" needs the adapter's packed_4x8_integer_dot_product");
+  return v;
+}
+
 // Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
 // (1B recipe decode, profiled) that cost 5 us over a norm dispatch's 14 at 384 workgroups (q, k,
 // v), 13 at 1024 (gate and up) and 91 at 8016 (the vocabulary head): the norm pays for itself up
@@ -174,6 +196,11 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
       .input("BIAS", bias);
   if (aq.source == ActQuant::Source::Tensors) k.define("DQ8CA").input("ISC", aq.scales).input("IZP", aq.zero_points);
   if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
+  if (aq.source != ActQuant::Source::None) {
+    const std::string sums = dq8ca_sums(g, base.k);
+    if (sums != "float") k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
+    if (sums == "dot4") k.define("DOT4");
+  }
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

@@ -10,6 +10,12 @@
 // clamp(round(x * (1 / scale)) + zp, -128, 127), and a chunk's sum of (x_q - zp) * q_w is an exact
 // integer held in f32 (|sum| <= 32 * 255 * 8 < 2^24) before its group scale multiplies it:
 //   out[m, n] = scale_m * sum_g ws[g, n] * sum_{k in g} (x_q[m, k] - zp_m) * q_w[n, k]
+// DQ8CA_SHARED (K <= 8192): the workgroup quantizes row m once into workgroup memory, packed as
+// dq8ca_quantize_rows.wgsl packs it (block b: word 2b the even activations, 2b + 1 the odd, the
+// order of a weight word's low and high nibbles), and a chunk's sum is taken in integers with
+// dot4 (dot4I8Packed under DOT4): for a block of eight, with n the nibbles (q_w = n - 8),
+//   sum (x_q - zp) * (n - 8) = dot(x_q, n) - 8 * sum x_q - zp * (sum n - 64)
+// the same integer as the float form, so the output has the same bits.
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
 // under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
 // SWIGLU_OUT: the weight rows are (gate, up) pairs (q4gsw_swiglu_fusion.cpp), and the invocation
@@ -30,6 +36,18 @@
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 var<workgroup> part: array<vec4<f32>, 256>;
+#if DQ8CA_SHARED
+override XQ_WORDS: u32 = 512u;  // K / 4
+var<workgroup> xq: array<u32, XQ_WORDS>;
+
+// Sum over one block of eight (weight word w, activation words e and o, sx = sum of the block's x_q)
+// of (x_q - zp) * q_w, exact in integers.
+fn block_dot(w: u32, e: u32, o: u32, sx: i32, zp: i32) -> i32 {
+  let lo = w & 0x0f0f0f0fu;
+  let hi = (w >> 4u) & 0x0f0f0f0fu;
+  return dot4(e, lo) + dot4(o, hi) - 8 * sx - zp * (dot4(lo + hi, 0x01010101u) - 64);
+}
+#endif
 #if NORM_IN
 const WG: u32 = 256u;
 //!include norm_wg_sum
@@ -122,8 +140,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   let inv = div_rn(1.0, q.x);
 #endif
+#if DQ8CA_SHARED
+  for (var b = lid; b < P.k / 8u; b = b + 256u) {
+    let lo8 = vec4<i32>(clamp(round(x_vec(xrow, 2u * b) * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)));
+    let hi8 = vec4<i32>(clamp(round(x_vec(xrow, 2u * b + 1u) * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)));
+    xq[2u * b] = pack_i8(vec4<i32>(lo8.x, lo8.z, hi8.x, hi8.z));
+    xq[2u * b + 1u] = pack_i8(vec4<i32>(lo8.y, lo8.w, hi8.y, hi8.w));
+  }
+  workgroupBarrier();
+  let zp = i32(q.y);
+#endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
+#if DQ8CA_SHARED
+    var e: array<u32, 4>;
+    var o: array<u32, 4>;
+    var sx: array<i32, 4>;
+    for (var t = 0u; t < CW; t = t + 1u) {
+      e[t] = xq[2u * (CW * c + t)];
+      o[t] = xq[2u * (CW * c + t) + 1u];
+      sx[t] = dot4(e[t], 0x01010101u) + dot4(o[t], 0x01010101u);
+    }
+#else
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
       var v = x_vec(xrow, 2u * CW * c + t);
@@ -132,12 +170,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
       xs[t] = v;
     }
+#endif
     for (var i = 0u; i < RPT; i = i + 1u) {
       let n = nbase + i;
       if (n < P.n) {
         var w = wpre[i];
         if (c != kt) { w = chunk(n, c); }
+#if DQ8CA_SHARED
 #if GS_CHUNK
+        var d = 0;
+        for (var t = 0u; t < CW; t = t + 1u) { d = d + block_dot(w[t], e[t], o[t], sx[t], zp); }
+        acc[i] = acc[i] + f32(d) * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+#else
+        for (var t = 0u; t < CW; t = t + 1u) {
+          let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
+          acc[i] = acc[i] + f32(block_dot(w[t], e[t], o[t], sx[t], zp)) * s;
+        }
+#endif
+#elif GS_CHUNK
         var d = 0.0;
         for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
         acc[i] = acc[i] + d * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);

@@ -235,6 +235,20 @@ void ref_qparams(const HostTensor& x, std::vector<float>* s, std::vector<int32_t
   ref::choose_qparams_rows(fvec(x), x.numel() / K, K, "ASYMMETRIC", -128, 127, FLT_EPSILON, s, z);
 }
 
+// The op after choose_qparams_affine on x, with these routes pinned.
+HostTensor run_dq_routes(const Dq& d, const HostTensor& x, const std::map<std::string, std::string>& routes) {
+  OpGraph g;
+  Id xi = g.input(x);
+  Id sc, zp;
+  add_cq(g, xi, x.shape, Cq{}, &sc, &zp, false);
+  auto od = x.shape;
+  od.back() = d.N;
+  d.add(g, xi, sc, zp, g.output(DType::Float32, od));
+  LoadOptions o;
+  o.force_route = routes;
+  return g.run(o)[0];
+}
+
 TEST(OpLinearDq8caQ4gsw, OneTokenMatchesFakeQuantReferenceOnEveryRoute) {
   ETW_REQUIRE_GPU();
   Dq d(20, 128, 32, 1);  // N 20: sums padded to 24
@@ -374,6 +388,57 @@ TEST(OpLinearDq8caQ4gsw, ChooseQparamsFoldsIntoTheLinearBitForBit) {
     for (int64_t i = 0; i < want.numel(); ++i) want.as<double>()[i] += res.as<float>()[i];
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << " K " << c.K;
   }
+}
+
+// gemv_rows' 8da4w sums taken in integers from the row quantized once into workgroup memory
+// (force_route dq8ca_gemv_rows "dot4" / "portable", the default for K <= 8192) have the bits of
+// the float sums of each invocation's own quantization ("float"): chunks of four words with a
+// scale each (group 32) and a scale a word (16), one word a step (K 40), K 2048; rows with zero
+// points at both ends and clamped values; the parameters given (the op) and chosen in the kernel
+// (the export's chain). Bad pins are errors naming the limit.
+TEST(OpLinearDq8caQ4gsw, GemvRowsIntegerSumsFromWorkgroupMemoryHaveTheFloatSumsBits) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t N, K, gs; };
+  for (const Case& c : {Case{20, 64, 32}, Case{9, 64, 16}, Case{20, 40, 8}, Case{37, 2048, 32}}) {
+    Dq d(c.N, c.K, c.gs, 160);
+    auto x = rows_x(5, c.K, 161);
+    std::vector<float> s;
+    std::vector<int32_t> z;
+    ref_qparams(x, &s, &z);
+    z[1] = -128;
+    z[2] = 127;
+    s[0] *= 0.25f;  // row 0's extremes clamp at -128 / 127
+    auto res = random_f32({5, c.N}, 162);
+    const std::string at = "K " + std::to_string(c.K) + " gs " + std::to_string(c.gs);
+    std::map<std::string, LoadedGraph> op, chain;
+    for (const char* sums : {"float", "portable", "dot4"}) {
+      if (std::string(sums) == "dot4" && !have_dot4()) continue;
+      const std::map<std::string, std::string> routes{{"linear_dq8ca_q4gsw", "gemv_rows"}, {"dq8ca_gemv_rows", sums}};
+      op.emplace(sums, load_graph([&](OpGraph& g) {
+        auto rd = qdims(x.shape, false);
+        Id xi = g.input(x);
+        Id si = g.input(HostTensor::from(DType::Float32, rd, s));
+        std::vector<int8_t> z8(z.begin(), z.end());
+        Id zi = g.input(HostTensor::from(DType::Int8, rd, z8));
+        d.add(g, xi, si, zi, g.output(DType::Float32, {5, c.N}));
+      }, true, routes));
+      chain.emplace(sums, load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false); }, true, routes));
+      EXPECT_EQ(chain.at(sums).variants, std::vector<std::string>{"gemv_rows_qparams"}) << at;
+    }
+    EXPECT_TRUE(Close(op.at("float").out[0], d.ref(x, s, z), 1e-4, 1e-4)) << at;
+    for (const char* sums : {"portable", "dot4"}) {
+      if (!op.count(sums)) continue;
+      EXPECT_TRUE(SameBits(fvec(op.at(sums).out[0]), fvec(op.at("float").out[0]))) << at << " " << sums;
+      EXPECT_TRUE(SameBits(fvec(chain.at(sums).out[0]), fvec(chain.at("float").out[0]))) << at << " " << sums;
+    }
+  }
+  Dq d(8, 64, 32, 163);
+  auto x = rows_x(1, 64, 164);
+  std::string e = load_error([&] { run_dq_routes(d, x, {{"dq8ca_gemv_rows", "fast"}}); });
+  EXPECT_TRUE(has(e, "force_route dq8ca_gemv_rows must be \"dot4\", \"portable\" or \"float\", got \"fast\"")) << e;
+  Dq wide(8, 8200, 8, 165);
+  e = load_error([&] { run_dq_routes(wide, random_f32({1, 8200}, 166), {{"dq8ca_gemv_rows", "portable"}}); });
+  EXPECT_TRUE(has(e, "force_route dq8ca_gemv_rows = \"portable\" needs K <= 8192, got 8200")) << e;
 }
 
 // The RMSNorm before an 8da4w linear (with its residual-add epilogue) is computed in the one-row
