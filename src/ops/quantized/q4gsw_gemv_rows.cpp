@@ -52,6 +52,21 @@ std::string dq8ca_sums(Graph& g, int64_t K) {
   return v;
 }
 
+// Whether gemv_rows stages the float row in workgroup memory (XS_SHARED): force_route
+// ["q4_gemv_rows_x"] = "shared" where K floats fit beside the kernel's 5 KiB, else "global".
+bool x_in_workgroup_memory(Graph& g, int64_t K) {
+  const auto& fr = g.options().force_route;
+  auto it = fr.find("q4_gemv_rows_x");
+  if (it == fr.end()) return false;
+  const std::string& v = it->second;
+  if (v != "shared" && v != "global")
+    throw Error(ErrorKind::InvalidArgument, "force_route q4_gemv_rows_x must be \"shared\" or \"global\", got \"" + format::escape_untrusted(v) + "\"");
+  if (v == "shared" && static_cast<uint64_t>(K) * 4 + 5120 > g.ctx().info().max_workgroup_storage)
+    throw Error(ErrorKind::Unsupported, "force_route q4_gemv_rows_x = \"shared\" needs " + std::to_string(K * 4 + 5120) +
+                                            " bytes of workgroup memory, the device has " + std::to_string(g.ctx().info().max_workgroup_storage));
+  return v == "shared";
+}
+
 // Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
 // (1B recipe decode, profiled) that cost 5 us over a norm dispatch's 14 at 384 workgroups (q, k,
 // v), 13 at 1024 (gate and up) and 91 at 8016 (the vocabulary head): the norm pays for itself up
@@ -196,11 +211,14 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
       .input("BIAS", bias);
   if (aq.source == ActQuant::Source::Tensors) k.define("DQ8CA").input("ISC", aq.scales).input("IZP", aq.zero_points);
   if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
+  bool dq_shared = false;
   if (aq.source != ActQuant::Source::None) {
     const std::string sums = dq8ca_sums(g, base.k);
-    if (sums != "float") k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
+    dq_shared = sums != "float";
+    if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
+  if (!dq_shared && x_in_workgroup_memory(g, base.k)) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>(base.k / 4));
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

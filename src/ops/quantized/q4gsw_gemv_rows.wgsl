@@ -16,6 +16,8 @@
 // dot4 (dot4I8Packed under DOT4): for a block of eight, with n the nibbles (q_w = n - 8),
 //   sum (x_q - zp) * (n - 8) = dot(x_q, n) - 8 * sum x_q - zp * (sum n - 64)
 // the same integer as the float form, so the output has the same bits.
+// XS_SHARED: the workgroup reads row m once (coalesced; normalized under NORM_IN) into workgroup
+// memory, and every row group reads it there.
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
 // under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
 // SWIGLU_OUT: the weight rows are (gate, up) pairs (q4gsw_swiglu_fusion.cpp), and the invocation
@@ -36,6 +38,10 @@
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 var<workgroup> part: array<vec4<f32>, 256>;
+#if XS_SHARED
+override XS_VEC4: u32 = 512u;  // K / 4
+var<workgroup> xsh: array<vec4<f32>, XS_VEC4>;
+#endif
 #if DQ8CA_SHARED
 override XQ_WORDS: u32 = 512u;  // K / 4
 var<workgroup> xq: array<u32, XQ_WORDS>;
@@ -140,6 +146,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   let inv = div_rn(1.0, q.x);
 #endif
+#if XS_SHARED
+  for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[j] = x_vec(xrow, j); }
+  workgroupBarrier();
+#endif
 #if DQ8CA_SHARED
   for (var b = lid; b < P.k / 8u; b = b + 256u) {
     let lo8 = vec4<i32>(clamp(round(x_vec(xrow, 2u * b) * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)));
@@ -164,7 +174,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #else
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
+#if XS_SHARED
+      var v = xsh[2u * CW * c + t];
+#else
       var v = x_vec(xrow, 2u * CW * c + t);
+#endif
 #if DQ8CA
       v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif

@@ -696,24 +696,27 @@ TEST(OpQ4gswLinear, GemvRowsReducesBySubgroupAndByWorkgroupTree) {
 }
 
 // Every workgroup layout of gemv_rows (outputs per invocation x invocations along K; the route
-// sweep pins them with force_route q4_gemv_rows) agrees with the reference, on a K of fewer chunks
-// than lanes and one of several chunks a lane, with both reductions; an unknown layout is an error.
+// sweep pins them with force_route q4_gemv_rows), with the row read from memory or staged in
+// workgroup memory (q4_gemv_rows_x), agrees with the reference, on a K of fewer chunks than lanes
+// and one of several chunks a lane, with both reductions; an unknown layout is an error.
 TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   ETW_REQUIRE_GPU();
   for (int64_t K : {256, 4096}) {
     Lin l(37, K, 32, true, 62);
     auto x = random_f32({1, K}, 63);
     for (const char* layout : {"2x64", "4x64", "2x32", "4x32"})
-      for (const char* reduce : {"workgroup", "subgroup"}) {
-        if (std::string(reduce) == "subgroup" && !gpu::Context::get()->info().subgroups) continue;
-        OpGraph g;
-        Id xi = g.input(x);
-        l.add(g, xi, g.output(DType::Float32, {1, 37}));
-        LoadOptions o;
-        o.force_route["q4_gemv_rows"] = layout;
-        o.force_route["reduce"] = reduce;
-        EXPECT_TRUE(Close(g.run(o)[0], l.ref(x), 1e-4, 1e-4)) << K << " " << layout << " " << reduce;
-      }
+      for (const char* reduce : {"workgroup", "subgroup"})
+        for (const char* staging : {"global", "shared"}) {
+          if (std::string(reduce) == "subgroup" && !gpu::Context::get()->info().subgroups) continue;
+          OpGraph g;
+          Id xi = g.input(x);
+          l.add(g, xi, g.output(DType::Float32, {1, 37}));
+          LoadOptions o;
+          o.force_route["q4_gemv_rows"] = layout;
+          o.force_route["reduce"] = reduce;
+          o.force_route["q4_gemv_rows_x"] = staging;
+          EXPECT_TRUE(Close(g.run(o)[0], l.ref(x), 1e-4, 1e-4)) << K << " " << layout << " " << reduce << " " << staging;
+        }
   }
   Lin l(8, 64, 32, false, 64);
   OpGraph g;
