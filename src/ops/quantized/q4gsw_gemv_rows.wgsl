@@ -84,9 +84,10 @@ const CW: u32 = 1u;
 fn chunk(n: u32, c: u32) -> vec4<u32> { return vec4<u32>(W[n * (P.wrow / 4u) + c], 0u, 0u, 0u); }
 #endif
 
-// Sum over one word's eight weights (k in natural nibble order) of a[k] * q_w[k].
+// Sum over one word's eight weights (k in natural nibble order) of a[k] * q_w[k], a and b scaled
+// by NIB_SCALE (nib4_in_place).
 fn word_dot(w: u32, a: vec4<f32>, b: vec4<f32>) -> f32 {
-  return dot(a, nib4(vec4<u32>(w, w >> 4u, w >> 8u, w >> 12u))) + dot(b, nib4(vec4<u32>(w >> 16u, w >> 20u, w >> 24u, w >> 28u)));
+  return dot(a, nib4_in_place(w)) + dot(b, nib4_in_place(w >> 16u));
 }
 
 // Output n's value from its sum t: times the row's scale (8da4w; 1 otherwise), plus its bias.
@@ -182,7 +183,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if DQ8CA
       v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
 #endif
-      xs[t] = v;
+      xs[t] = v * NIB_SCALE;
     }
 #endif
     for (var i = 0u; i < RPT; i = i + 1u) {

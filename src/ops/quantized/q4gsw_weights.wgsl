@@ -48,6 +48,16 @@ fn nib4(v: vec4<u32>) -> vec4<f32> {
   return bitcast<vec4<f32>>((v & vec4<u32>(15u)) | vec4<u32>(0x4b000000u)) - vec4<f32>(8388616.0);
 }
 
+// The same without shifts, for the four nibbles of the low 16 bits of h: nibble j stays in place
+// (q * 16^j < 2^16 still fits the mantissa), giving (q_j - 8) * 16^j exactly; the activations it
+// multiplies are scaled by NIB_SCALE (16^-j) beforehand, so each product is a_j * (q_j - 8)
+// exactly (powers of two), the same bits as nib4's.
+const NIB_SCALE = vec4<f32>(1.0, 0.0625, 0.00390625, 0.000244140625);
+fn nib4_in_place(h: u32) -> vec4<f32> {
+  return bitcast<vec4<f32>>((vec4<u32>(h) & vec4<u32>(0xfu, 0xf0u, 0xf00u, 0xf000u)) | vec4<u32>(0x4b000000u)) -
+         vec4<f32>(8388616.0, 8388736.0, 8390656.0, 8421376.0);
+}
+
 #if !WORD4
 // Weight row n holds wrow bytes (W as u32 words; q4gsw_gemv_rows reads it as vec4s under WORD4).
 // q4gsw: byte j = (q[2j+1] + 8) << 4 | (q[2j] + 8); scales [num_groups, srow], group k / gs.
