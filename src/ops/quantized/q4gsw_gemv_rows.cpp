@@ -218,7 +218,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
-  if (!dq_shared && x_in_workgroup_memory(g, base.k)) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>(base.k / 4));
+  if (!dq_shared && x_in_workgroup_memory(g, base.k)) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>((base.k / 4 + 7) / 8 * 8));
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

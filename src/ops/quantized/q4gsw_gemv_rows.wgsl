@@ -39,8 +39,11 @@ override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of parti
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 var<workgroup> part: array<vec4<f32>, 256>;
 #if XS_SHARED
-override XS_VEC4: u32 = 512u;  // K / 4
+override XS_VEC4: u32 = 512u;  // K / 4 rounded up to 8
 var<workgroup> xsh: array<vec4<f32>, XS_VEC4>;
+// Where vec4 j of the row sits: an invocation reads 8 consecutive vec4s a chunk and its neighbours
+// the next 8, so without the swizzle eight neighbours would read one bank at each step.
+fn xs_at(j: u32) -> u32 { return j ^ ((j >> 3u) & 7u); }
 #endif
 #if DQ8CA_SHARED
 override XQ_WORDS: u32 = 512u;  // K / 4
@@ -148,7 +151,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let inv = div_rn(1.0, q.x);
 #endif
 #if XS_SHARED
-  for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[j] = x_vec(xrow, j); }
+  for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[xs_at(j)] = x_vec(xrow, j); }
   workgroupBarrier();
 #endif
 #if DQ8CA_SHARED
@@ -176,7 +179,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
 #if XS_SHARED
-      var v = xsh[2u * CW * c + t];
+      var v = xsh[xs_at(2u * CW * c + t)];
 #else
       var v = x_vec(xrow, 2u * CW * c + t);
 #endif

@@ -697,11 +697,12 @@ TEST(OpQ4gswLinear, GemvRowsReducesBySubgroupAndByWorkgroupTree) {
 
 // Every workgroup layout of gemv_rows (outputs per invocation x invocations along K; the route
 // sweep pins them with force_route q4_gemv_rows), with the row read from memory or staged in
-// workgroup memory (q4_gemv_rows_x), agrees with the reference, on a K of fewer chunks than lanes
-// and one of several chunks a lane, with both reductions; an unknown layout is an error.
+// workgroup memory (q4_gemv_rows_x), agrees with the reference, on a K of one word a step, one of
+// fewer chunks than lanes and one of several chunks a lane, with both reductions; an unknown
+// layout is an error.
 TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   ETW_REQUIRE_GPU();
-  for (int64_t K : {256, 4096}) {
+  for (int64_t K : {40, 256, 4096}) {  // 40: one word a step, a row of 10 vec4s
     Lin l(37, K, 32, true, 62);
     auto x = random_f32({1, K}, 63);
     for (const char* layout : {"2x64", "4x64", "2x32", "4x32"})
