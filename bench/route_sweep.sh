@@ -39,9 +39,9 @@ want attn && for c in attn_3_197_64 attn_6_1500_64; do
 done
 # The 1B Llama's decode GEMVs (4-bit and 8da4w, one token): q/k/v stacked, o, gate/up paired,
 # down, the vocabulary head; _xL repeats a layer's weights past the L2, as a model streams them.
-# Layouts of gemv_rows: outputs per invocation x invocations along K; the row staged in workgroup
-# memory; 8da4w sums in floats (the default: integers from workgroup memory).
+# Layouts of gemv_rows: outputs per invocation x invocations along K; the row and the scales read
+# from memory (the default: staged in workgroup memory); 8da4w sums in floats (default: integers).
 want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
                    dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
-  sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=shared dq8ca_gemv_rows=float
+  sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=global dq8ca_gemv_rows=float
 done

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "format/escape.h"
 
@@ -52,19 +53,38 @@ std::string dq8ca_sums(Graph& g, int64_t K) {
   return v;
 }
 
-// Whether gemv_rows stages the float row in workgroup memory (XS_SHARED): force_route
-// ["q4_gemv_rows_x"] = "shared" where K floats fit beside the kernel's 5 KiB, else "global".
-bool x_in_workgroup_memory(Graph& g, int64_t K) {
+// What gemv_rows stages in workgroup memory, besides its fixed 7 KiB (partial sums, reductions):
+// the float row (XS_SHARED, unless the 8da4w row is staged quantized: `xq_bytes`) and the
+// workgroup's scales (SC_SHARED), each where it still fits the device's workgroup memory, the row
+// first. force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
+struct Staging {
+  bool x = false, sc = false;
+};
+Staging staging(Graph& g, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes) {
+  const uint64_t limit = g.ctx().info().max_workgroup_storage;
+  const uint64_t fixed = 7168 + xq_bytes;
+  const uint64_t x_bytes = xq_bytes ? 0 : static_cast<uint64_t>((K / 4 + 7) / 8 * 8) * 16;
+  const uint64_t sc_bytes = static_cast<uint64_t>(per) * static_cast<uint64_t>((K + gs - 1) / gs) * 4;
   const auto& fr = g.options().force_route;
-  auto it = fr.find("q4_gemv_rows_x");
-  if (it == fr.end()) return false;
-  const std::string& v = it->second;
-  if (v != "shared" && v != "global")
-    throw Error(ErrorKind::InvalidArgument, "force_route q4_gemv_rows_x must be \"shared\" or \"global\", got \"" + format::escape_untrusted(v) + "\"");
-  if (v == "shared" && static_cast<uint64_t>(K) * 4 + 5120 > g.ctx().info().max_workgroup_storage)
-    throw Error(ErrorKind::Unsupported, "force_route q4_gemv_rows_x = \"shared\" needs " + std::to_string(K * 4 + 5120) +
-                                            " bytes of workgroup memory, the device has " + std::to_string(g.ctx().info().max_workgroup_storage));
-  return v == "shared";
+  auto pinned = [&](const char* key) -> std::optional<bool> {
+    auto it = fr.find(key);
+    if (it == fr.end()) return std::nullopt;
+    if (it->second != "shared" && it->second != "global")
+      throw Error(ErrorKind::InvalidArgument, std::string("force_route ") + key + " must be \"shared\" or \"global\", got \"" +
+                                                  format::escape_untrusted(it->second) + "\"");
+    return it->second == "shared";
+  };
+  Staging st;
+  const auto px = pinned("q4_gemv_rows_x"), psc = pinned("q4_gemv_rows_sc");
+  st.x = !xq_bytes && px.value_or(fixed + x_bytes <= limit);
+  const uint64_t used = fixed + (st.x ? x_bytes : 0);
+  st.sc = psc.value_or(used + sc_bytes <= limit);
+  if ((px.value_or(false) && xq_bytes) || used > limit || (st.sc && used + sc_bytes > limit))
+    throw Error(ErrorKind::Unsupported, "force_route q4_gemv_rows_x / q4_gemv_rows_sc = \"shared\": " +
+                                            std::string(xq_bytes ? "the 8da4w row is staged quantized; " : "") + "the staging needs " +
+                                            std::to_string(used + (st.sc ? sc_bytes : 0)) + " bytes of workgroup memory, the device has " +
+                                            std::to_string(limit));
+  return st;
 }
 
 // Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
@@ -218,7 +238,9 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
-  if (!dq_shared && x_in_workgroup_memory(g, base.k)) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>((base.k / 4 + 7) / 8 * 8));
+  const Staging st = staging(g, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
+  if (st.x) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>((base.k / 4 + 7) / 8 * 8));
+  if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", static_cast<uint32_t>(per * ((base.k + base.gs - 1) / base.gs)));
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

@@ -16,6 +16,9 @@
 // dot4 (dot4I8Packed under DOT4): for a block of eight, with n the nibbles (q_w = n - 8),
 //   sum (x_q - zp) * (n - 8) = dot(x_q, n) - 8 * sum x_q - zp * (sum n - 64)
 // the same integer as the float form, so the output has the same bits.
+// SC_SHARED: the workgroup stages its outputs' scales in workgroup memory first (SC read
+// coalesced): otherwise neighbouring invocations, holding neighbouring groups, read words a scale
+// row apart.
 // XS_SHARED: the workgroup reads row m once (coalesced; normalized under NORM_IN) into workgroup
 // memory, and every row group reads it there.
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
@@ -45,6 +48,21 @@ var<workgroup> xsh: array<vec4<f32>, XS_VEC4>;
 // the next 8, so without the swizzle eight neighbours would read one bank at each step.
 fn xs_at(j: u32) -> u32 { return j ^ ((j >> 3u) & 7u); }
 #endif
+#if SC_SHARED
+override SC_WORDS: u32 = 1024u;  // outputs per workgroup x groups covering K
+var<workgroup> scs: array<f32, SC_WORDS>;
+var<private> sc_n0: u32;      // the workgroup's first output
+var<private> sc_groups: u32;  // groups covering K
+#endif
+// The scale of group g of output n: from the workgroup's staged block (output-major, so
+// neighbouring invocations, which hold neighbouring groups, read neighbouring words) or SC.
+fn scale_of(g: u32, n: u32) -> f32 {
+#if SC_SHARED
+  return scs[(n - sc_n0) * sc_groups + g];
+#else
+  return f32(SC[g * P.srow + n]);
+#endif
+}
 #if DQ8CA_SHARED
 override XQ_WORDS: u32 = 512u;  // K / 4
 var<workgroup> xq: array<u32, XQ_WORDS>;
@@ -152,6 +170,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
 #if XS_SHARED
   for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[xs_at(j)] = x_vec(xrow, j); }
+#endif
+#if SC_SHARED
+  // Read in SC's order (each group's outputs contiguous), stored output-major.
+  sc_n0 = (gi % blocks) * per;
+  sc_groups = (P.k + P.gs - 1u) / P.gs;
+  for (var i = lid; i < per * sc_groups; i = i + 256u) {
+    let n = sc_n0 + i % per;
+    var v = 0.0;
+    if (n < P.n) { v = f32(SC[(i / per) * P.srow + n]); }
+    scs[(i % per) * sc_groups + i / per] = v;
+  }
+#endif
+#if XS_SHARED || SC_SHARED
   workgroupBarrier();
 #endif
 #if DQ8CA_SHARED
@@ -198,20 +229,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if GS_CHUNK
         var d = 0;
         for (var t = 0u; t < CW; t = t + 1u) { d = d + block_dot(w[t], e[t], o[t], sx[t], zp); }
-        acc[i] = acc[i] + f32(d) * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+        acc[i] = acc[i] + f32(d) * scale_of((8u * CW * c) / P.gs, n);
 #else
         for (var t = 0u; t < CW; t = t + 1u) {
-          let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
+          let s = scale_of((8u * (CW * c + t)) / P.gs, n);
           acc[i] = acc[i] + f32(block_dot(w[t], e[t], o[t], sx[t], zp)) * s;
         }
 #endif
 #elif GS_CHUNK
         var d = 0.0;
         for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
-        acc[i] = acc[i] + d * f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+        acc[i] = acc[i] + d * scale_of((8u * CW * c) / P.gs, n);
 #else
         for (var t = 0u; t < CW; t = t + 1u) {
-          let s = f32(SC[((8u * (CW * c + t)) / P.gs) * P.srow + n]);
+          let s = scale_of((8u * (CW * c + t)) / P.gs, n);
           acc[i] = acc[i] + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]) * s;
         }
 #endif

@@ -413,7 +413,9 @@ TEST(OpLinearDq8caQ4gsw, GemvRowsIntegerSumsFromWorkgroupMemoryHaveTheFloatSumsB
     std::map<std::string, LoadedGraph> op, chain;
     for (const char* sums : {"float", "portable", "dot4"}) {
       if (std::string(sums) == "dot4" && !have_dot4()) continue;
-      const std::map<std::string, std::string> routes{{"linear_dq8ca_q4gsw", "gemv_rows"}, {"dq8ca_gemv_rows", sums}};
+      // The float sums read the scales from memory, the integer sums from workgroup memory.
+      const std::map<std::string, std::string> routes{{"linear_dq8ca_q4gsw", "gemv_rows"}, {"dq8ca_gemv_rows", sums},
+                                                      {"q4_gemv_rows_sc", std::string(sums) == "float" ? "global" : "shared"}};
       op.emplace(sums, load_graph([&](OpGraph& g) {
         auto rd = qdims(x.shape, false);
         Id xi = g.input(x);

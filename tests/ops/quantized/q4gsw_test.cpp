@@ -696,28 +696,35 @@ TEST(OpQ4gswLinear, GemvRowsReducesBySubgroupAndByWorkgroupTree) {
 }
 
 // Every workgroup layout of gemv_rows (outputs per invocation x invocations along K; the route
-// sweep pins them with force_route q4_gemv_rows), with the row read from memory or staged in
-// workgroup memory (q4_gemv_rows_x), agrees with the reference, on a K of one word a step, one of
+// sweep pins them with force_route q4_gemv_rows), with the row and the scales read from memory or
+// staged in workgroup memory (q4_gemv_rows_x, q4_gemv_rows_sc), agrees with the reference, on a K of one word a step, one of
 // fewer chunks than lanes and one of several chunks a lane, with both reductions; an unknown
 // layout is an error.
 TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   ETW_REQUIRE_GPU();
-  for (int64_t K : {40, 256, 4096}) {  // 40: one word a step, a row of 10 vec4s
+  for (int64_t K : {40, 256, 2048}) {  // 40: one word a step, a row of 10 vec4s
     Lin l(37, K, 32, true, 62);
     auto x = random_f32({1, K}, 63);
     for (const char* layout : {"2x64", "4x64", "2x32", "4x32"})
       for (const char* reduce : {"workgroup", "subgroup"})
-        for (const char* staging : {"global", "shared"}) {
-          if (std::string(reduce) == "subgroup" && !gpu::Context::get()->info().subgroups) continue;
-          OpGraph g;
-          Id xi = g.input(x);
-          l.add(g, xi, g.output(DType::Float32, {1, 37}));
-          LoadOptions o;
-          o.force_route["q4_gemv_rows"] = layout;
-          o.force_route["reduce"] = reduce;
-          o.force_route["q4_gemv_rows_x"] = staging;
-          EXPECT_TRUE(Close(g.run(o)[0], l.ref(x), 1e-4, 1e-4)) << K << " " << layout << " " << reduce << " " << staging;
-        }
+        for (const char* staging : {"global", "shared"})
+          for (const char* scales : {"global", "shared"}) {
+            if (std::string(reduce) == "subgroup" && !gpu::Context::get()->info().subgroups) continue;
+            // What the pinned staging needs (the kernel's fixed 7 KiB besides), where it fits.
+            const int64_t per = 256 / (layout[2] == '6' ? 64 : 32) * (layout[0] - '0');
+            const int64_t bytes = 7168 + (std::string(staging) == "shared" ? (K / 4 + 7) / 8 * 8 * 16 : 0) +
+                                  (std::string(scales) == "shared" ? per * ((K + 31) / 32) * 4 : 0);
+            if (bytes > gpu::Context::get()->info().max_workgroup_storage) continue;
+            OpGraph g;
+            Id xi = g.input(x);
+            l.add(g, xi, g.output(DType::Float32, {1, 37}));
+            LoadOptions o;
+            o.force_route["q4_gemv_rows"] = layout;
+            o.force_route["reduce"] = reduce;
+            o.force_route["q4_gemv_rows_x"] = staging;
+            o.force_route["q4_gemv_rows_sc"] = scales;
+            EXPECT_TRUE(Close(g.run(o)[0], l.ref(x), 1e-4, 1e-4)) << K << " " << layout << " " << reduce << " " << staging << " " << scales;
+          }
   }
   Lin l(8, 64, 32, false, 64);
   OpGraph g;
@@ -727,6 +734,18 @@ TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   o.force_route["q4_gemv_rows"] = "8x16";
   std::string e = load_error([&] { g.run(o); });
   EXPECT_NE(e.find("force_route q4_gemv_rows must be \"2x64\", \"4x64\", \"2x32\" or \"4x32\""), std::string::npos) << e;
+  o.force_route = {{"q4_gemv_rows_sc", "local"}};
+  e = load_error([&] { g.run(o); });
+  EXPECT_NE(e.find("force_route q4_gemv_rows_sc must be \"shared\" or \"global\", got \"local\""), std::string::npos) << e;
+  // A row past the device's workgroup memory cannot be pinned there.
+  const int64_t Kbig = (gpu::Context::get()->info().max_workgroup_storage / 16 + 8) * 4;
+  Lin big(8, Kbig, 32, false, 66);
+  OpGraph gb;
+  Id xb = gb.input(random_f32({1, Kbig}, 67));
+  big.add(gb, xb, gb.output(DType::Float32, {1, 8}));
+  o.force_route = {{"q4_gemv_rows_x", "shared"}};
+  e = load_error([&] { gb.run(o); });
+  EXPECT_NE(e.find("bytes of workgroup memory, the device has"), std::string::npos) << e;
 }
 
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
