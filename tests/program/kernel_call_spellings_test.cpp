@@ -448,7 +448,9 @@ TEST(KernelCallSpellings, EveryListedSpellingLoadsAndRunsAsItsOperator) {
       ASSERT_EQ(got.size(), want.size()) << k;
       for (size_t j = 0; j < got.size(); ++j) {
         EXPECT_EQ(got[j].shape, want[j].shape) << k << " output " << j;
-        if (r.values) EXPECT_TRUE(CloseNan(got[j], want[j], 0, 0)) << k << " output " << j;
+        if (r.values) {
+          EXPECT_TRUE(CloseNan(got[j], want[j], 0, 0)) << k << " output " << j;
+        }
       }
     }
   }

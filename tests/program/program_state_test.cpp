@@ -48,13 +48,13 @@ bool load_fixture(Fixture& f) {
   return true;
 }
 
-#define ETW_REQUIRE_FIXTURE(f)                                                                       \
+#define ETW_REQUIRE_STATE_FIXTURE(f)                                                                 \
   Fixture f;                                                                                        \
   if (!load_fixture(f)) GTEST_SKIP() << "fixture " << kCase << " absent under " << conformance_dir();
 
 TEST(ProgramState, KvCacheCarriesFromOneRunToTheNext) {
   ETW_REQUIRE_GPU();
-  ETW_REQUIRE_FIXTURE(f);
+  ETW_REQUIRE_STATE_FIXTURE(f);
   auto a = Model::load(f.dir + "/model.pte");
   auto r0 = a->run(f.inputs(0));
   ASSERT_EQ(r0.size(), 1u);
@@ -70,7 +70,7 @@ TEST(ProgramState, KvCacheCarriesFromOneRunToTheNext) {
 
 TEST(ProgramState, AllDecodeStepsMatchTheirGoldensOnOneLoadedModel) {
   ETW_REQUIRE_GPU();
-  ETW_REQUIRE_FIXTURE(f);
+  ETW_REQUIRE_STATE_FIXTURE(f);
   auto a = Model::load(f.dir + "/model.pte");
   for (int k = 0; k <= 5; ++k) {
     if (k && !std::filesystem::exists(f.dir + "/step" + std::to_string(k) + "_input_0.npy")) break;
@@ -84,7 +84,7 @@ TEST(ProgramState, AllDecodeStepsMatchTheirGoldensOnOneLoadedModel) {
 // step's dispatches; every step still matches its golden and the unrewritten model's result.
 TEST(ProgramState, DecodeRewritesCutDispatchesAndEveryStepStillMatches) {
   ETW_REQUIRE_GPU();
-  ETW_REQUIRE_FIXTURE(f);
+  ETW_REQUIRE_STATE_FIXTURE(f);
   LoadOptions plain_opts;
   plain_opts.fuse = false;
   auto fused = Model::load(f.dir + "/model.pte"), plain = Model::load(f.dir + "/model.pte", plain_opts);
@@ -108,7 +108,7 @@ TEST(ProgramState, DecodeRewritesCutDispatchesAndEveryStepStillMatches) {
 
 TEST(ProgramState, ResetStateReplaysTheSequenceFromTheStart) {
   ETW_REQUIRE_GPU();
-  ETW_REQUIRE_FIXTURE(f);
+  ETW_REQUIRE_STATE_FIXTURE(f);
   auto a = Model::load(f.dir + "/model.pte");
   a->run(f.inputs(0));
   a->run(f.inputs(1));
@@ -126,7 +126,7 @@ TEST(ProgramState, ResetStateReplaysTheSequenceFromTheStart) {
 
 TEST(ProgramState, NumStateBuffersCountsTheFourKvCachesAndZeroForAStatelessModel) {
   ETW_REQUIRE_GPU();
-  ETW_REQUIRE_FIXTURE(f);
+  ETW_REQUIRE_STATE_FIXTURE(f);
   EXPECT_EQ(Model::load(f.dir + "/model.pte")->num_state_buffers(), 4u);
   std::string stateless = conformance_dir() + "/add_bcast/model.pte";
   if (!std::filesystem::exists(stateless)) GTEST_SKIP() << "fixture add_bcast absent";

@@ -37,7 +37,9 @@ void check_file(const std::string& name, bool lossless) {
       EXPECT_EQ(tok->encode(text), want) << name << ": \"" << text << "\"";
       EXPECT_EQ(tok->decode(want), text) << name << ": decode of the reference ids";
     }
-    if (lossless) EXPECT_EQ(tok->decode(tok->encode(text)), text) << name << ": round trip of \"" << text << "\"";
+    if (lossless) {
+      EXPECT_EQ(tok->decode(tok->encode(text)), text) << name << ": round trip of \"" << text << "\"";
+    }
   }
 }
 

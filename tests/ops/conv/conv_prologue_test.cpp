@@ -30,7 +30,9 @@ void expect_prologue(const std::function<void(OpGraph&)>& build, const std::vect
     std::map<std::string, std::string> r;
     if (!route.empty()) r["conv"] = route;
     LoadedGraph fused = load_graph(build, true, r), plain = load_graph(build, false, r);
-    if (route.empty()) EXPECT_EQ(fused.ops, want);
+    if (route.empty()) {
+      EXPECT_EQ(fused.ops, want);
+    }
     ASSERT_EQ(fused.out.size(), plain.out.size());
     for (size_t k = 0; k < fused.out.size(); ++k) EXPECT_TRUE(Close(fused.out[k], plain.out[k], 1e-5, 1e-5)) << k;
   }

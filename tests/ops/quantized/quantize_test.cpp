@@ -237,7 +237,9 @@ TEST(OpQ8ta, ReluRequantizesWithItsOwnParameters) {
   auto got = q8ta(a, nullptr, {0.02, 10, 0.015, -128});
   EXPECT_TRUE(Close(got, ref::q8ta_elementwise(a, 0.02, 10, nullptr, 0, 0, 0.015, -128, 1.0), 0, 0));
   for (int64_t i = 0; i < 37; ++i)
-    if (a.as<int8_t>()[i] <= 10) EXPECT_EQ(got.as<int8_t>()[i], -128);
+    if (a.as<int8_t>()[i] <= 10) {
+      EXPECT_EQ(got.as<int8_t>()[i], -128);
+    }
 }
 
 TEST(OpQ8ta, AddOfDifferentShapesOrBadOutputScaleIsRefused) {
