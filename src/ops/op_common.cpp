@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "format/escape.h"
+
 namespace etwebgpu::ops {
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
@@ -88,12 +90,23 @@ SplitK choose_split_k(const SplitPolicy& pol, uint64_t tiles, uint64_t K, bool f
   return {static_cast<uint32_t>(ceil_div(K, chunk)), static_cast<uint32_t>(chunk)};
 }
 
-bool use_subgroups(const OpContext& oc, uint32_t max_size) {
+std::string pinned_route(const OpContext& oc, const char* key, std::initializer_list<const char*> allowed) {
   const auto& fr = oc.g.options().force_route;
-  auto it = fr.find("reduce");
-  const std::string r = it == fr.end() ? "" : it->second;
-  if (!r.empty() && r != "workgroup" && r != "subgroup")
-    oc.fail(ErrorKind::InvalidArgument, "force_route reduce must be \"workgroup\" or \"subgroup\", got \"" + r + "\"");
+  auto it = fr.find(key);
+  if (it == fr.end()) return "";
+  std::string list;
+  size_t i = 0;
+  for (const char* a : allowed) {
+    if (it->second == a) return it->second;
+    list += std::string(i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + "\"" + a + "\"";
+    ++i;
+  }
+  oc.fail(ErrorKind::InvalidArgument,
+          std::string("force_route ") + key + " must be " + list + ", got \"" + format::escape_untrusted(it->second) + "\"");
+}
+
+bool use_subgroups(const OpContext& oc, uint32_t max_size) {
+  const std::string r = pinned_route(oc, "reduce", {"workgroup", "subgroup"});
   const auto& info = oc.g.ctx().info();
   const bool fit = info.subgroups && info.subgroup_min >= 1 && info.subgroup_max <= max_size;
   if (r == "subgroup" && !fit)

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,9 @@ bool is_int(VkDType t);
 bool is_boolish(VkDType t);
 // Throws naming the op when the tensor's dtype is not one of `allowed`.
 void require_dtype(const OpContext& oc, int32_t id, std::initializer_list<VkDType> allowed, const char* what);
+// The route force_route[key] pins ("" when none); a value outside `allowed` is an InvalidArgument
+// error naming the op and listing them: force_route KEY must be "a", "b" or "c", got "v".
+std::string pinned_route(const OpContext& oc, const char* key, std::initializer_list<const char*> allowed);
 // Whether a kernel reduces by subgroup (define SUBGROUPS): the device has subgroups of at most
 // `max_size` invocations, unless force_route["reduce"] = "workgroup" (a tree in workgroup memory;
 // "subgroup" where they cannot be used is an error naming the device's sizes).

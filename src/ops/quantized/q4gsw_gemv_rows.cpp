@@ -20,36 +20,25 @@ struct RowsConfig {
 // outputs per workgroup. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 2 or 4, KT 32 or 64) pins
 // one, for the route sweep.
 RowsConfig default_rows_config(int64_t n) { return {n >= 8192 ? 4u : 2u, 64u}; }
-RowsConfig rows_config(const Graph& g, int64_t n) {
-  const RowsConfig c = default_rows_config(n);
-  const auto& fr = g.options().force_route;
-  auto it = fr.find("q4_gemv_rows");
-  if (it == fr.end()) return c;
-  const std::string& v = it->second;
-  if (v == "2x64" || v == "4x64" || v == "2x32" || v == "4x32") return {static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
-  throw Error(ErrorKind::InvalidArgument, "force_route q4_gemv_rows must be \"2x64\", \"4x64\", \"2x32\" or \"4x32\" (outputs per "
-                                          "invocation x invocations along K), got \"" + format::escape_untrusted(v) + "\"");
+RowsConfig rows_config(const OpContext& oc, int64_t n) {
+  const std::string v = pinned_route(oc, "q4_gemv_rows", {"2x64", "4x64", "2x32", "4x32"});
+  if (v.empty()) return default_rows_config(n);
+  return {static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
 }
 
 // How an 8da4w gemv_rows sums a chunk: "dot4" / "portable" (the row quantized once into
 // workgroup memory, integer dot products by dot4I8Packed or its portable form; K up to 8192, 8 KiB
 // of the 16 KiB every adapter has) or "float" (each invocation quantizes what it reads; other K).
 // force_route["dq8ca_gemv_rows"] pins one.
-std::string dq8ca_sums(Graph& g, int64_t K) {
+std::string dq8ca_sums(const OpContext& oc, int64_t K) {
   const bool fits = K <= 8192;
-  const bool have = g.ctx().info().packed_dot4;
-  std::string r = fits ? (have ? "dot4" : "portable") : "float";
-  const auto& fr = g.options().force_route;
-  auto it = fr.find("dq8ca_gemv_rows");
-  if (it == fr.end()) return r;
-  const std::string& v = it->second;
-  if (v != "dot4" && v != "portable" && v != "float")
-    throw Error(ErrorKind::InvalidArgument,
-                "force_route dq8ca_gemv_rows must be \"dot4\", \"portable\" or \"float\", got \"" + format::escape_untrusted(v) + "\"");
+  const bool have = oc.g.ctx().info().packed_dot4;
+  const std::string v = pinned_route(oc, "dq8ca_gemv_rows", {"dot4", "portable", "float"});
+  if (v.empty()) return fits ? (have ? "dot4" : "portable") : "float";
   if (v != "float" && !fits)
-    throw Error(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"" + v + "\" needs K <= 8192, got " + std::to_string(K));
+    oc.fail(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"" + v + "\" needs K <= 8192, got " + std::to_string(K));
   if (v == "dot4" && !have)
-    throw Error(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"dot4\" needs the adapter's packed_4x8_integer_dot_product");
+    oc.fail(ErrorKind::Unsupported, "force_route dq8ca_gemv_rows = \"dot4\" needs the adapter's packed_4x8_integer_dot_product");
   return v;
 }
 
@@ -59,31 +48,30 @@ std::string dq8ca_sums(Graph& g, int64_t K) {
 // first. force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
 struct Staging {
   bool x = false, sc = false;
+  uint32_t x_vec4 = 0, sc_words = 0;  // their sizes (XS_VEC4: K / 4 rounded up to 8; SC_WORDS)
 };
-Staging staging(Graph& g, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes) {
-  const uint64_t limit = g.ctx().info().max_workgroup_storage;
-  const uint64_t fixed = 7168 + xq_bytes;
-  const uint64_t x_bytes = xq_bytes ? 0 : static_cast<uint64_t>((K / 4 + 7) / 8 * 8) * 16;
-  const uint64_t sc_bytes = static_cast<uint64_t>(per) * static_cast<uint64_t>((K + gs - 1) / gs) * 4;
-  const auto& fr = g.options().force_route;
-  auto pinned = [&](const char* key) -> std::optional<bool> {
-    auto it = fr.find(key);
-    if (it == fr.end()) return std::nullopt;
-    if (it->second != "shared" && it->second != "global")
-      throw Error(ErrorKind::InvalidArgument, std::string("force_route ") + key + " must be \"shared\" or \"global\", got \"" +
-                                                  format::escape_untrusted(it->second) + "\"");
-    return it->second == "shared";
-  };
+Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes) {
   Staging st;
+  st.x_vec4 = static_cast<uint32_t>((K / 4 + 7) / 8 * 8);
+  st.sc_words = per * static_cast<uint32_t>((K + gs - 1) / gs);
+  const uint64_t limit = oc.g.ctx().info().max_workgroup_storage;
+  const uint64_t fixed = 7168 + xq_bytes;
+  const uint64_t x_bytes = xq_bytes ? 0 : uint64_t{st.x_vec4} * 16;
+  const uint64_t sc_bytes = uint64_t{st.sc_words} * 4;
+  auto pinned = [&](const char* key) -> std::optional<bool> {
+    const std::string v = pinned_route(oc, key, {"shared", "global"});
+    if (v.empty()) return std::nullopt;
+    return v == "shared";
+  };
   const auto px = pinned("q4_gemv_rows_x"), psc = pinned("q4_gemv_rows_sc");
   st.x = !xq_bytes && px.value_or(fixed + x_bytes <= limit);
   const uint64_t used = fixed + (st.x ? x_bytes : 0);
   st.sc = psc.value_or(used + sc_bytes <= limit);
   if ((px.value_or(false) && xq_bytes) || used > limit || (st.sc && used + sc_bytes > limit))
-    throw Error(ErrorKind::Unsupported, "force_route q4_gemv_rows_x / q4_gemv_rows_sc = \"shared\": " +
-                                            std::string(xq_bytes ? "the 8da4w row is staged quantized; " : "") + "the staging needs " +
-                                            std::to_string(used + (st.sc ? sc_bytes : 0)) + " bytes of workgroup memory, the device has " +
-                                            std::to_string(limit));
+    oc.fail(ErrorKind::Unsupported, "force_route q4_gemv_rows_x / q4_gemv_rows_sc = \"shared\": " +
+                                        std::string(xq_bytes ? "the 8da4w row is staged quantized; " : "") + "the staging needs " +
+                                        std::to_string(used + (st.sc ? sc_bytes : 0)) + " bytes of workgroup memory, the device has " +
+                                        std::to_string(limit));
   return st;
 }
 
@@ -210,7 +198,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const RowsConfig cfg = rows_config(g, base.n);
+  const RowsConfig cfg = rows_config(oc, base.n);
   const uint32_t rpt = cfg.rpt, kt = cfg.kt;
   const uint64_t per = cfg.per();
 
@@ -233,14 +221,14 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
   bool dq_shared = false;
   if (aq.source != ActQuant::Source::None) {
-    const std::string sums = dq8ca_sums(g, base.k);
+    const std::string sums = dq8ca_sums(oc, base.k);
     dq_shared = sums != "float";
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
-  const Staging st = staging(g, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
-  if (st.x) k.define("XS_SHARED").constant("XS_VEC4", static_cast<uint32_t>((base.k / 4 + 7) / 8 * 8));
-  if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", static_cast<uint32_t>(per * ((base.k + base.gs - 1) / base.gs)));
+  const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
+  if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
+  if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

@@ -63,6 +63,12 @@ fn scale_of(g: u32, n: u32) -> f32 {
   return f32(SC[g * P.srow + n]);
 #endif
 }
+#if DQ8CA
+// Four activations quantized as torchao.quantize_affine does: clamp(round(v * inv) + zp, -128, 127).
+fn quantize4(v: vec4<f32>, inv: f32, zp: f32) -> vec4<f32> {
+  return clamp(round(v * inv) + zp, vec4<f32>(-128.0), vec4<f32>(127.0));
+}
+#endif
 #if DQ8CA_SHARED
 override XQ_WORDS: u32 = 512u;  // K / 4
 var<workgroup> xq: array<u32, XQ_WORDS>;
@@ -182,18 +188,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     scs[(i % per) * sc_groups + i / per] = v;
   }
 #endif
-#if XS_SHARED || SC_SHARED
-  workgroupBarrier();
-#endif
 #if DQ8CA_SHARED
   for (var b = lid; b < P.k / 8u; b = b + 256u) {
-    let lo8 = vec4<i32>(clamp(round(x_vec(xrow, 2u * b) * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)));
-    let hi8 = vec4<i32>(clamp(round(x_vec(xrow, 2u * b + 1u) * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)));
+    let lo8 = vec4<i32>(quantize4(x_vec(xrow, 2u * b), inv, q.y));
+    let hi8 = vec4<i32>(quantize4(x_vec(xrow, 2u * b + 1u), inv, q.y));
     xq[2u * b] = pack_i8(vec4<i32>(lo8.x, lo8.z, hi8.x, hi8.z));
     xq[2u * b + 1u] = pack_i8(vec4<i32>(lo8.y, lo8.w, hi8.y, hi8.w));
   }
-  workgroupBarrier();
   let zp = i32(q.y);
+#endif
+#if XS_SHARED || SC_SHARED || DQ8CA_SHARED
+  workgroupBarrier();  // one for everything staged
 #endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
@@ -215,7 +220,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var v = x_vec(xrow, 2u * CW * c + t);
 #endif
 #if DQ8CA
-      v = clamp(round(v * inv) + q.y, vec4<f32>(-128.0), vec4<f32>(127.0)) - q.y;
+      v = quantize4(v, inv, q.y) - q.y;
 #endif
       xs[t] = v * NIB_SCALE;
     }
