@@ -22,9 +22,10 @@
 # too, alternating with ours ROUNDS times (default 2), side by side. The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. GEMV_AB=OLD_MB
-# (another build of etwebgpu_microbench) times the 1B decode GEMVs of both builds
-# (bench/gemv_ab.sh), the per-dispatch floor and `bench/route_sweep.sh q4` while the CPU exports
-# run (gemv_ab.txt, route_sweep_q4.txt; at most 270 s, before any etwebgpu timing).
+# (another build of etwebgpu_microbench; "none": no A/B) times the 1B decode GEMVs of both builds
+# (bench/gemv_ab.sh), the per-dispatch floor and `bench/route_sweep.sh $GEMV_SWEEP` (default q4)
+# while the CPU exports run (gemv_ab.txt, route_sweep_q4.txt; at most 270 s, before any etwebgpu
+# timing).
 set -uo pipefail
 START=$(date +%s)
 say() { echo "[$(($(date +%s) - START)) s] $*" | tee -a $R/log.txt; }
@@ -38,9 +39,9 @@ export PYTHONPATH=$EX/python${PYTHONPATH:+:$PYTHONPATH}  # executorch and torcha
 
 work() {
   $BIN info > $R/info.txt 2>&1
-  [ -n "${GEMV_AB:-}" ] && ( timeout 270 bash -c "bash bench/gemv_ab.sh $GEMV_AB ./devbin/etwebgpu_microbench 1 > $R/gemv_ab.txt 2>&1
+  [ -n "${GEMV_AB:-}" ] && ( timeout 270 bash -c "[ $GEMV_AB = none ] || bash bench/gemv_ab.sh $GEMV_AB ./devbin/etwebgpu_microbench 1 > $R/gemv_ab.txt 2>&1
       ./devbin/etwebgpu_microbench --case dispatch_chain_64 --case dispatch_chain_256 --iters 10 >> $R/gemv_ab.txt 2>&1
-      bash bench/route_sweep.sh --iters 10 q4 > $R/route_sweep_q4.txt 2>&1"; say "gemv sweep done" ) &
+      bash bench/route_sweep.sh --iters 10 ${GEMV_SWEEP:-q4} > $R/route_sweep_q4.txt 2>&1"; say "gemv sweep done" ) &
   QUANTS=${RECIPE_QUANTS:-q4 8da4w fp32} LONG=${RECIPE_LONG:-q4}
   part recipe || QUANTS=""
   for q in q4 8da4w fp32; do [[ " $QUANTS " == *" $q "* ]] || touch $W/r_$q.rc; done

@@ -3,11 +3,11 @@
 # GPU machine (devbin/ and .gl/ as for h200_session.sh), so route thresholds come from
 # measurements: one etwebgpu_microbench call per (shape, route), GPU time by timestamp queries.
 # Prints "case route gpu_ms kernels" lines; the default route is the one the runtime picks.
-#   bash bench/route_sweep.sh [--iters N] [FAMILY ...]   (linear conv attn q4; default: all)
+#   bash bench/route_sweep.sh [--iters N] [FAMILY ...]   (linear conv attn q4 q4x; default: all)
 set -uo pipefail
 iters=10
 [ "${1:-}" = --iters ] && { iters=$2; shift 2; }
-families=" ${*:-linear conv attn q4} "
+families=" ${*:-linear conv attn q4 q4x} "
 want() { [[ "$families" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
@@ -18,7 +18,7 @@ sweep() {  # case, op key, routes...
   for r in default "$@"; do
     local f=()
     [ "$r" != default ] && f=(--force "$key=$r")
-    [[ "$r" == *=* ]] && f=(--force "$r")  # a route of another key: KEY=ROUTE
+    [[ "$r" == *=* ]] && { f=(); for kv in ${r//,/ }; do f+=(--force "$kv"); done; }  # routes of other keys: KEY=ROUTE[,KEY=ROUTE]
     $mb --case "$c" --iters "$iters" "${f[@]}" 2>&1 | awk -v c="$c" -v r="$r" '$1 == c {
       k = ""; for (i = 6; i <= NF; ++i) k = k " " $i; printf "%-22s %-16s %10s %s\n", c, r, $2, k }'
   done
@@ -43,5 +43,12 @@ done
 # from memory (the default: staged in workgroup memory); 8da4w sums in floats (default: integers).
 want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
                    dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
-  sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=global dq8ca_gemv_rows=float
+  sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=shared dq8ca_gemv_rows=float
+done
+# The same shapes, the layouts (but 4x32, never the best) with the row staged and read from memory (q4x).
+want q4x && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
+                    dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
+  r=()
+  for l in 2x64 4x64 2x32; do r+=("q4_gemv_rows=$l,q4_gemv_rows_x=shared" "q4_gemv_rows=$l,q4_gemv_rows_x=global"); done
+  sweep $c q4_gemv_rows "${r[@]}"
 done

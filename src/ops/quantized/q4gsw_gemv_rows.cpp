@@ -42,21 +42,24 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
   return v;
 }
 
-// What gemv_rows stages in workgroup memory, besides its fixed 7 KiB (partial sums, reductions):
-// the float row (XS_SHARED, unless the 8da4w row is staged quantized: `xq_bytes`) and the
-// workgroup's scales (SC_SHARED), each where it still fits the device's workgroup memory, the row
-// first. force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
+// What gemv_rows stages in workgroup memory, besides its fixed 7 KiB (partial sums, reductions)
+// and an 8da4w row staged quantized (`xq_bytes`): the float row (XS_SHARED) where it fits the
+// device's workgroup memory, unless the quantized row replaces it (an 8da4w GEMV stages both only
+// under an input norm, whose sums read the row anyway); the workgroup's scales (SC_SHARED) only
+// when pinned: on an H100 staging them lost on every 1B decode shape (the vocabulary head 147 us
+// against 111, gate/up 117 against 101: stop 44's route sweep).
+// force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
 struct Staging {
   bool x = false, sc = false;
   uint32_t x_vec4 = 0, sc_words = 0;  // their sizes (XS_VEC4: K / 4 rounded up to 8; SC_WORDS)
 };
-Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes) {
+Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes, bool norm_in) {
   Staging st;
   st.x_vec4 = static_cast<uint32_t>((K / 4 + 7) / 8 * 8);
   st.sc_words = per * static_cast<uint32_t>((K + gs - 1) / gs);
   const uint64_t limit = oc.g.ctx().info().max_workgroup_storage;
   const uint64_t fixed = 7168 + xq_bytes;
-  const uint64_t x_bytes = xq_bytes ? 0 : uint64_t{st.x_vec4} * 16;
+  const uint64_t x_bytes = uint64_t{st.x_vec4} * 16;
   const uint64_t sc_bytes = uint64_t{st.sc_words} * 4;
   auto pinned = [&](const char* key) -> std::optional<bool> {
     const std::string v = pinned_route(oc, key, {"shared", "global"});
@@ -64,22 +67,28 @@ Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64
     return v == "shared";
   };
   const auto px = pinned("q4_gemv_rows_x"), psc = pinned("q4_gemv_rows_sc");
-  st.x = !xq_bytes && px.value_or(fixed + x_bytes <= limit);
+  st.x = px.value_or((!xq_bytes || norm_in) && fixed + x_bytes <= limit);
   const uint64_t used = fixed + (st.x ? x_bytes : 0);
-  st.sc = psc.value_or(used + sc_bytes <= limit);
-  if ((px.value_or(false) && xq_bytes) || used > limit || (st.sc && used + sc_bytes > limit))
-    oc.fail(ErrorKind::Unsupported, "force_route q4_gemv_rows_x / q4_gemv_rows_sc = \"shared\": " +
-                                        std::string(xq_bytes ? "the 8da4w row is staged quantized; " : "") + "the staging needs " +
+  st.sc = psc.value_or(false);
+  if (used > limit || (st.sc && used + sc_bytes > limit))
+    oc.fail(ErrorKind::Unsupported, "force_route q4_gemv_rows_x / q4_gemv_rows_sc = \"shared\": the staging needs " +
                                         std::to_string(used + (st.sc ? sc_bytes : 0)) + " bytes of workgroup memory, the device has " +
                                         std::to_string(limit));
   return st;
 }
 
-// Every workgroup of a GEMV with an input norm sums the row's squares again. On an H100 at K 2048
-// (1B recipe decode, profiled) that cost 5 us over a norm dispatch's 14 at 384 workgroups (q, k,
-// v), 13 at 1024 (gate and up) and 91 at 8016 (the vocabulary head): the norm pays for itself up
-// to about 512.
+// Every workgroup of a GEMV with an input norm sums the row's squares again. Read from memory (the
+// row not staged), on an H100 at K 2048 (1B recipe decode, profiled) that cost 5 us over a norm
+// dispatch's 14 at 384 workgroups (q, k, v), 13 at 1024 (gate and up) and 91 at 8016 (the
+// vocabulary head): the norm pays for itself up to about 512. Where the row is staged (K up to
+// 4096: 16 KiB, which desktop GPUs' workgroup memory holds beside the kernel's own) the sums come
+// with the staging's one read of the row, so the fold reaches gate and up too; the head keeps its
+// norm until measured.
 constexpr int64_t kNormInlineWorkgroups = 512;
+constexpr int64_t kStagedNormMaxK = 4096, kStagedNormWorkgroups = 2048;
+bool norm_pays(int64_t K, int64_t workgroups) {
+  return workgroups <= (K <= kStagedNormMaxK ? kStagedNormWorkgroups : kNormInlineWorkgroups);
+}
 
 // gemv_rows' shapes: K and the group size multiples of 8, weight rows of whole words packing K.
 bool gemv_rows_shapes(int64_t K, int64_t gs, int64_t wrow) { return K % 8 == 0 && gs % 8 == 0 && wrow % 4 == 0 && wrow * 2 >= K; }
@@ -187,8 +196,9 @@ bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c
       w.tensor.dims.size() != 2 || gs.kind != format::VkValueKind::Int || x.tensor.dims.back() <= 0 || gs.int_val <= 0)
     return false;
   const int64_t N = w.tensor.dims[0];
-  return gemv_rows_shapes(x.tensor.dims.back(), gs.int_val, w.tensor.dims[1]) &&
-         kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N).per())) <= kNormInlineWorkgroups;
+  const int64_t K = x.tensor.dims.back();
+  return gemv_rows_shapes(K, gs.int_val, w.tensor.dims[1]) &&
+         norm_pays(K, kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N).per())));
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
@@ -226,7 +236,8 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
-  const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
+  const Staging st =
+      staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0, norm.active());
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at

@@ -19,8 +19,9 @@
 // SC_SHARED: the workgroup stages its outputs' scales in workgroup memory first (SC read
 // coalesced): otherwise neighbouring invocations, holding neighbouring groups, read words a scale
 // row apart.
-// XS_SHARED: the workgroup reads row m once (coalesced; normalized under NORM_IN) into workgroup
-// memory, and every row group reads it there.
+// XS_SHARED: the workgroup reads row m once (coalesced; under NORM_IN in the loop that sums its
+// squares, then normalized in place) into workgroup memory, and every row group (and the 8da4w
+// prologue) reads it there.
 // DQ8CA_SELF: the workgroup chooses row m's scale and zero point (q8_row_qparams, by subgroup
 // under SUBGROUPS); otherwise they are ISC[m] and IZP[m] (torchao.choose_qparams_affine's outputs).
 // SWIGLU_OUT: the weight rows are (gate, up) pairs (q4gsw_swiglu_fusion.cpp), and the invocation
@@ -103,6 +104,15 @@ fn x_vec(xrow: u32, j: u32) -> vec4<f32> {
   return v;
 }
 
+// The same from the staged row where there is one.
+fn row_vec(xrow: u32, j: u32) -> vec4<f32> {
+#if XS_SHARED
+  return xsh[xs_at(j)];
+#else
+  return x_vec(xrow, j);
+#endif
+}
+
 #if WORD4
 const CW: u32 = 4u;  // words per chunk
 fn chunk(n: u32, c: u32) -> vec4<u32> { return W[n * (P.wrow / 16u) + c]; }
@@ -156,15 +166,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = lid; k < P.k; k = k + WG) {
     let v = f32(X[xrow + k / 4u][k % 4u]);
     ss = ss + v * v;
+#if XS_SHARED
+    xsh[xs_at(k / 4u)][k % 4u] = v;  // normalized in place below: the row is read once
+#endif
   }
   rstd_in = inverseSqrt(wg_sum(ss, lid) / f32(P.k) + P.norm_eps);
+#endif
+#if XS_SHARED
+#if NORM_IN
+  // This invocation's own elements, with x_vec's operations.
+  for (var k = lid; k < P.k; k = k + WG) {
+    let j = xs_at(k / 4u);
+    var v = (xsh[j][k % 4u] - 0.0) * rstd_in;
+#if NORM_W
+    v = v * f32(NW[k / 4u][k % 4u]);
+#endif
+    xsh[j][k % 4u] = v;
+  }
+#else
+  for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[xs_at(j)] = x_vec(xrow, j); }
+#endif
+#if DQ8CA
+  workgroupBarrier();  // the 8da4w prologue below reads the whole staged row
+#endif
 #endif
 #if DQ8CA
 #if DQ8CA_SELF
   var lo = 0.0;  // the row's extremes, zero included (torchao's min_val_neg / max_val_pos)
   var hi = 0.0;
   for (var j = lid; j < P.k / 4u; j = j + 256u) {
-    let v = x_vec(xrow, j);
+    let v = row_vec(xrow, j);
     lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
     hi = max(hi, max(max(v.x, v.y), max(v.z, v.w)));
   }
@@ -173,9 +204,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let q = vec2<f32>(f32(load_ISC(m)), f32(load_IZP(m)));
 #endif
   let inv = div_rn(1.0, q.x);
-#endif
-#if XS_SHARED
-  for (var j = lid; j < P.k / 4u; j = j + 256u) { xsh[xs_at(j)] = x_vec(xrow, j); }
 #endif
 #if SC_SHARED
   // Read in SC's order (each group's outputs contiguous), stored output-major.
@@ -190,8 +218,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
 #if DQ8CA_SHARED
   for (var b = lid; b < P.k / 8u; b = b + 256u) {
-    let lo8 = vec4<i32>(quantize4(x_vec(xrow, 2u * b), inv, q.y));
-    let hi8 = vec4<i32>(quantize4(x_vec(xrow, 2u * b + 1u), inv, q.y));
+    let lo8 = vec4<i32>(quantize4(row_vec(xrow, 2u * b), inv, q.y));
+    let hi8 = vec4<i32>(quantize4(row_vec(xrow, 2u * b + 1u), inv, q.y));
     xq[2u * b] = pack_i8(vec4<i32>(lo8.x, lo8.z, hi8.x, hi8.z));
     xq[2u * b + 1u] = pack_i8(vec4<i32>(lo8.y, lo8.w, hi8.y, hi8.w));
   }
@@ -214,11 +242,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #else
     var xs: array<vec4<f32>, 8>;
     for (var t = 0u; t < 2u * CW; t = t + 1u) {
-#if XS_SHARED
-      var v = xsh[xs_at(2u * CW * c + t)];
-#else
-      var v = x_vec(xrow, 2u * CW * c + t);
-#endif
+      var v = row_vec(xrow, 2u * CW * c + t);
 #if DQ8CA
       v = quantize4(v, inv, q.y) - q.y;
 #endif

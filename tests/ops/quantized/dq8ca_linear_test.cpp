@@ -445,19 +445,22 @@ TEST(OpLinearDq8caQ4gsw, GemvRowsIntegerSumsFromWorkgroupMemoryHaveTheFloatSumsB
 
 // The RMSNorm before an 8da4w linear (with its residual-add epilogue) is computed in the one-row
 // GEMV that chooses the activation parameters (ops/norm/input_norm.h): the same bits as the graph
-// whose norm output is also a graph output (the norm a kernel of its own), on one row; on 5 rows
+// whose norm output is also a graph output (the norm a kernel of its own), on one row, with the
+// normalized float row staged in workgroup memory or read from memory; on 5 rows
 // (gemv_rows over the norm's output) and 40 (the large GEMM) the norm runs as
 // etwebgpu.rms_norm_deferred.
 TEST(OpLinearDq8caQ4gsw, RmsNormFoldsIntoTheOneRowGemvBitForBit) {
   ETW_REQUIRE_GPU();
   Dq d(20, 64, 32, 150);
   const auto w = random_f32({64}, 151, 0.5f, 1.5f);
-  for (int64_t rows : {1, 5, 40}) {
+  for (int64_t rows : {1, 5, 40})
+    for (const char* staged : {"shared", "global"}) {  // the float row staged beside the quantized one, or read from memory
     auto x = rows_x(rows, 64, 152);
     auto res = random_f32({rows, 20}, 153);
-    auto folded = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 1, &w); }, true);
-    auto kept = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 2, &w); }, true);
-    const std::string at = "rows " + std::to_string(rows);
+    const std::map<std::string, std::string> routes{{"q4_gemv_rows_x", staged}};
+    auto folded = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 1, &w); }, true, routes);
+    auto kept = load_graph([&](OpGraph& g) { build_8da4w(g, d, x, res, Cq{}, false, 2, &w); }, true, routes);
+    const std::string at = "rows " + std::to_string(rows) + " row " + staged;
     EXPECT_EQ(std::count(folded.variants.begin(), folded.variants.end(), "gemv_rows_qparams_norm"), rows == 1 ? 1 : 0) << at;
     EXPECT_EQ(std::count(folded.ops.begin(), folded.ops.end(), "etwebgpu.rms_norm_deferred") > 0, rows > 1) << at;
     EXPECT_EQ(std::count(kept.variants.begin(), kept.variants.end(), "gemv_rows_qparams_norm"), 0) << at;

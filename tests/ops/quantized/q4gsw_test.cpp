@@ -423,8 +423,9 @@ TEST(OpQ4gswLinear, RotaryEmbeddingFoldsIntoTheQkvKernelOnEveryRoute) {
 // projection) is computed in that linear's GEMV on one row: the single linear, the SwiGLU pair and
 // the q/k/v with rotary embeddings. Their outputs are the bits of the same graph with the norm's
 // output also a graph output (the norm a kernel of its own), with and without a norm weight, on
-// rows whose mean square is near eps too (x ~ 1e-3: eps must be added). On three rows the norm
-// runs as etwebgpu.rms_norm_deferred and the GEMMs read it.
+// rows whose mean square is near eps too (x ~ 1e-3: eps must be added), with the row staged in
+// workgroup memory (its squares summed as it is staged, then normalized in place) and read from
+// memory. On three rows the norm runs as etwebgpu.rms_norm_deferred and the GEMMs read it.
 TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
   ETW_REQUIRE_GPU();
   const int64_t K = 64, F = 96;
@@ -458,12 +459,14 @@ TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
   for (const Host& h : hosts)
     for (int64_t rows : {1, 3})
       for (float scale : {2.f, 1e-3f})
-        for (bool weighted : {true, false}) {
+        for (bool weighted : {true, false})
+          for (const char* staged : {"shared", "global"}) {  // the row summed as it is staged, or read from memory
           const std::string at = std::string(h.name) + " rows " + std::to_string(rows) + " |x| <= " + std::to_string(scale) +
-                                 (weighted ? " weighted" : " unweighted");
+                                 (weighted ? " weighted" : " unweighted") + " row " + staged;
           auto x = random_f32({rows, K}, 142, -scale, scale);
-          auto folded = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Folds : Norm::FoldsUnweighted); }, true);
-          auto kept = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Kept : Norm::KeptUnweighted); }, true);
+          const std::map<std::string, std::string> routes{{"q4_gemv_rows_x", staged}};
+          auto folded = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Folds : Norm::FoldsUnweighted); }, true, routes);
+          auto kept = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Kept : Norm::KeptUnweighted); }, true, routes);
           auto normed = [](const std::string& v) { return v.size() > 5 && v.compare(v.size() - 5, 5, "_norm") == 0; };
           EXPECT_EQ(std::count_if(folded.variants.begin(), folded.variants.end(), normed), rows == 1 ? 1 : 0) << at;
           EXPECT_EQ(std::count(folded.ops.begin(), folded.ops.end(), "etwebgpu.rms_norm_deferred") > 0, rows > 1) << at;
@@ -480,23 +483,25 @@ TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
         }
 }
 
-// A linear whose GEMV runs more than 512 workgroups on one row (here 8208 outputs, 16 a workgroup:
-// 513) keeps its RMSNorm a kernel of its own: each workgroup would sum the row's squares again (on
-// an H100 the vocabulary head's 8016 workgroups cost 91 us more than the norm's dispatch). 8192
-// outputs (512 workgroups) take it.
-TEST(OpQ4gswLinear, RmsNormStaysBeforeAGemvOfMoreThan512Workgroups) {
+// Where the GEMV's row is staged in workgroup memory (K up to 4096) its RMSNorm folds into GEMVs
+// of up to 2048 workgroups (16 outputs a workgroup at these widths: N 32768), the norm's sums
+// coming with the staging; a longer row (K 4104) folds up to 512 only (N 8192), every workgroup
+// summing the row's squares from memory. A wider GEMV keeps the norm a kernel of its own (on an
+// H100 the vocabulary head's 8016 workgroups cost 91 us more than the norm's dispatch unstaged).
+TEST(OpQ4gswLinear, RmsNormStaysBeforeAGemvOfMoreWorkgroupsThanItPaysFor) {
   ETW_REQUIRE_GPU();
-  for (int64_t N : {8192, 8208}) {
-    Lin wide(N, 64, 32, false, 170);
-    auto x = random_f32({1, 64}, 171);
+  for (auto [K, N, folds] : {std::tuple<int64_t, int64_t, bool>{64, 32768, true}, {64, 32784, false}, {4104, 8192, true},
+                             {4104, 8208, false}}) {
+    Lin wide(N, K, 32, false, 170);
+    auto x = random_f32({1, K}, 171);
     auto r = load_graph([&](OpGraph& g) {
       Id y = normed_input(g, g.input(x), x.shape, Norm::Folds);
       wide.add(g, y, g.output(DType::Float32, {1, N}));
     }, true);
-    const bool folds = N == 8192;
-    EXPECT_EQ(std::count(r.variants.begin(), r.variants.end(), "gemv_rows_norm"), folds ? 1 : 0) << N;
-    EXPECT_EQ(std::count(r.ops.begin(), r.ops.end(), "et_vk.rms_norm.default"), folds ? 0 : 1) << N;
-    EXPECT_TRUE(Close(r.out[0], wide.ref(normed_ref(x, true)), 1e-4, 1e-4)) << N;
+    const std::string at = "K " + std::to_string(K) + " N " + std::to_string(N);
+    EXPECT_EQ(std::count(r.variants.begin(), r.variants.end(), "gemv_rows_norm"), folds ? 1 : 0) << at;
+    EXPECT_EQ(std::count(r.ops.begin(), r.ops.end(), "et_vk.rms_norm.default"), folds ? 0 : 1) << at;
+    EXPECT_TRUE(Close(r.out[0], wide.ref(normed_ref(x, true)), 1e-4, 1e-4)) << at;
   }
 }
 
