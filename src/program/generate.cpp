@@ -132,7 +132,7 @@ GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const 
                                                 std::to_string(vocab));
       int64_t rows = numel(d) / vocab;
       sp.offset = static_cast<uint32_t>((rows - 1) * vocab);
-      cmds.push_back(sampler.command(sp));
+      sampler.commands(sp, cmds);
       reads.push_back(sampler.read());
     });
     return pick ? static_cast<int64_t>(sampler.token()) : -1;

@@ -1,5 +1,6 @@
-// GPU token sampling over one row of a logits buffer (token_sampler.wgsl): one single-workgroup
-// dispatch appended to a model's run, and a 4-byte read of the chosen token.
+// GPU token sampling over one row of a logits buffer (token_sampler.wgsl): its dispatches appended
+// to a model's run (greedy: the blocks' argmax, then one workgroup over their candidates;
+// sampling: one workgroup), and a 4-byte read of the chosen token.
 #pragma once
 #include <cstdint>
 
@@ -16,7 +17,7 @@ struct SamplerParams {
   float inv_temp = 1.f;
   float top_p = 1.f;
   float u = 0.f;           // uniform random number in [0, 1)
-  uint32_t pad = 0;
+  uint32_t blocks = 0;     // set by commands(): the greedy first pass's blocks
 };
 static_assert(sizeof(SamplerParams) == 32);
 
@@ -24,17 +25,17 @@ class TokenSampler {
  public:
   // `storage`: how the logits are stored (f32, or f16 at fp16 precision).
   TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage);
-  // Writes the parameters of the next pick; returns the command to append to the run.
-  gpu::Command command(const SamplerParams& p);
+  // Writes the parameters of the next pick and appends its commands to the run's.
+  void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
   // The region to read back in the same submit; token() is valid after that submit.
   gpu::Context::Read read() { return {&result_, 0, 4, &token_}; }
   uint32_t token() const { return token_; }
 
  private:
   gpu::Context& ctx_;
-  gpu::Buffer uniform_, result_;
-  const gpu::Pipeline& pipeline_;
-  gpu::BindGroup bind_group_;
+  gpu::Buffer uniform_, result_, part_;
+  const gpu::Pipeline &pipeline_, &blocks_pipeline_;
+  gpu::BindGroup bind_group_, blocks_bind_group_;
   uint32_t token_ = 0;
 };
 

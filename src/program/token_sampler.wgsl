@@ -1,12 +1,15 @@
-// Picks the next token from one row of logits, on the GPU, in one workgroup (only the token id
-// goes back to the host). Greedy: argmax, first index on ties (as torch.argmax). Sampling: weights
+// Picks the next token from one row of logits, on the GPU (only the token id goes back to the
+// host). Greedy: argmax, first index on ties (as torch.argmax), in two passes: ARGMAX_BLOCKS, one
+// workgroup per block of BLOCK logits writing its (key, first index) to PART, then one workgroup
+// over the P.blocks partials (one workgroup alone reading a 128K vocabulary waits on 500 loads in
+// a row per invocation). Sampling, in one workgroup: weights
 // exp((x - max) / temperature) restricted to the top_k largest (ties broken by lower index), then to
 // the smallest top set whose mass reaches top_p, then the token where the running sum over the kept
 // tokens in index order crosses u * total. Thresholds are found by bisection over an order-
 // preserving u32 key of the logits, so no sort and no candidate buffer is needed.
-struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, pad: u32 };
+struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, blocks: u32 };
 
-// L (logits, f32 or f16 storage, read as f32), OUT and P come from the generated preamble.
+// L (logits, f32 or f16 storage, read as f32), OUT, PART and P come from the generated preamble.
 
 const WG: u32 = 256u;
 var<workgroup> su: array<u32, WG>;
@@ -58,6 +61,44 @@ fn max_u(v: u32, lid: u32) -> u32 {
   return workgroupUniformLoad(&red_u);
 }
 
+// The better of two (key, index) candidates: the larger key, the lower index on ties; index
+// 0xffffffff is no candidate.
+fn better(k: u32, i: u32, bk: u32, bi: u32) -> bool { return i != 0xffffffffu && (bi == 0xffffffffu || k > bk || (k == bk && i < bi)); }
+
+// The workgroup's best of one candidate per invocation, left in su[0] / si[0].
+fn best_of(k: u32, i: u32, lid: u32) {
+  su[lid] = k;
+  si[lid] = i;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s && better(su[lid + s], si[lid + s], su[lid], si[lid])) {
+      su[lid] = su[lid + s];
+      si[lid] = si[lid + s];
+    }
+    workgroupBarrier();
+  }
+}
+
+#if ARGMAX_BLOCKS
+override BLOCK: u32 = 2048u;  // a multiple of WG
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let begin = wid.x * BLOCK;
+  let end = min(begin + BLOCK, P.n);
+  var bk = 0u;
+  var bi = 0xffffffffu;
+  for (var i = begin + lid; i < end; i = i + WG) {
+    let k = key(logit(i));
+    if (better(k, i, bk, bi)) { bk = k; bi = i; }
+  }
+  best_of(bk, bi, lid);
+  if (lid == 0u) {
+    PART[2u * wid.x] = su[0];
+    PART[2u * wid.x + 1u] = si[0];
+  }
+}
+#else
 // Kept after top-k: key above the threshold, or equal to it with an index below j_cut.
 fn kept_k(i: u32, k: u32, t: u32, j_cut: u32) -> bool { return k > t || (k == t && i < j_cut); }
 
@@ -65,26 +106,13 @@ fn kept_k(i: u32, k: u32, t: u32, j_cut: u32) -> bool { return k > t || (k == t 
 fn main(@builtin(local_invocation_index) lid: u32) {
   let n = P.n;
   if (P.sample == 0u) {
+    // The blocks' candidates, in block order (each block's index is its first best).
     var bk = 0u;
     var bi = 0xffffffffu;
-    for (var i = lid; i < n; i = i + WG) {
-      let k = key(logit(i));
-      if (bi == 0xffffffffu || k > bk) { bk = k; bi = i; }
+    for (var b = lid; b < P.blocks; b = b + WG) {
+      if (better(PART[2u * b], PART[2u * b + 1u], bk, bi)) { bk = PART[2u * b]; bi = PART[2u * b + 1u]; }
     }
-    su[lid] = bk;
-    si[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-      if (lid < s) {
-        let ok = su[lid + s];
-        let oi = si[lid + s];
-        if (oi != 0xffffffffu && (si[lid] == 0xffffffffu || ok > su[lid] || (ok == su[lid] && oi < si[lid]))) {
-          su[lid] = ok;
-          si[lid] = oi;
-        }
-      }
-      workgroupBarrier();
-    }
+    best_of(bk, bi, lid);
     if (lid == 0u) { OUT[0] = si[0]; }
     return;
   }
@@ -192,3 +220,4 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     OUT[0] = pick;
   }
 }
+#endif

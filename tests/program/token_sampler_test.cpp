@@ -1,5 +1,6 @@
 // TokenSampler on its own: the logits' storage type is part of its kernel, so a model loaded at
 // fp16 precision samples from f16 logits exactly as one at fp32 does from f32 logits.
+#include <cmath>
 #include <cstring>
 
 #include "program/token_sampler.h"
@@ -39,7 +40,9 @@ uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Stora
   gpu::Buffer buf = ctx.create_buffer(bytes.size(), gpu::BufferKind::Storage, "test.logits");
   ctx.write(buf, 0, bytes.data(), bytes.size());
   graph::TokenSampler sampler(ctx, buf, s);
-  ctx.submit({sampler.command(p)}, nullptr, {sampler.read()});
+  std::vector<gpu::Command> cmds;
+  sampler.commands(p, cmds);
+  ctx.submit(cmds, nullptr, {sampler.read()});
   return sampler.token();
 }
 
@@ -66,6 +69,41 @@ TEST(TokenSampler, PicksFromF16LogitsLikeFromF32Logits) {
   all.sample = 1;
   all.u = 0.37f;
   EXPECT_EQ(pick(*ctx, logits, kernel::Storage::F16, all), pick(*ctx, logits, kernel::Storage::F32, all));
+}
+
+// Greedy picks over a Llama-3-size vocabulary (128256: 63 blocks of the first pass, the last one
+// partial) are torch.argmax's: the maximum in a late block, in the partial last block, a tie
+// across blocks (the first index wins), a tie within a block, a NaN (above every number, as
+// torch.argmax takes it), all equal (index 0) and a row at an offset.
+TEST(TokenSampler, GreedyOverManyBlocksIsTheFirstArgmax) {
+  ETW_REQUIRE_GPU();
+  auto ctx = gpu::Context::get();
+  const uint32_t vocab = 128256;
+  auto host_argmax = [](const std::vector<float>& l, size_t from, size_t n) {
+    size_t best = from;
+    for (size_t i = from; i < from + n; ++i)
+      if (std::isnan(l[i]) ? !std::isnan(l[best]) : (!std::isnan(l[best]) && l[i] > l[best])) best = i;
+    return static_cast<uint32_t>(best - from);
+  };
+  std::vector<float> base(2 * vocab);
+  for (size_t i = 0; i < base.size(); ++i) base[i] = -4.f + static_cast<float>((i * 7919) % 4099) / 512.f;
+  struct Case { const char* what; std::vector<std::pair<uint32_t, float>> set; bool all_equal; };
+  const Case cases[] = {{"late block", {{100001, 40.f}}, false},
+                        {"partial last block", {{vocab - 3, 40.f}}, false},
+                        {"tie across blocks", {{70000, 40.f}, {5000, 40.f}, {120000, 40.f}}, false},
+                        {"tie in a block", {{4097, 40.f}, {4096 + 2047, 40.f}}, false},
+                        {"NaN", {{9000, 40.f}, {77777, std::nanf("")}}, false},
+                        {"all equal", {}, true}};
+  for (const Case& c : cases)
+    for (uint32_t row : {0u, 1u}) {
+      auto l = base;
+      if (c.all_equal) std::fill(l.begin(), l.end(), 1.5f);
+      for (auto [i, v] : c.set) l[row * vocab + i] = v;
+      graph::SamplerParams p;
+      p.n = vocab;
+      p.offset = row * vocab;
+      EXPECT_EQ(pick(*ctx, l, kernel::Storage::F32, p), host_argmax(l, row * vocab, vocab)) << c.what << " row " << row;
+    }
 }
 
 TEST(TokenSampler, IntegerLogitsAreRefused) {
