@@ -19,7 +19,9 @@
 # SESSION_DEADLINE_S (default 560) comes back in $OUT/session.tgz. GEN_TWICE=1 runs each
 # `generate` a second time in a new process (pipelines from the disk cache). BASE_BINS="LABEL=PATH
 # ..." (other builds of the CLI, e.g. the tree before a change) runs every `generate` with each
-# too, alternating with ours ROUNDS times (default 2), side by side. The part "plain" exports the static one-token Llamas
+# too, alternating with ours ROUNDS times (default 2), side by side; GEN_SAMPLE (generate's sampling
+# options) once more each with them; GEN_TOKENS the new tokens (default 128); BASE_CONF=0 skips
+# the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too. The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. GEMV_AB=OLD_MB
 # (another build of etwebgpu_microbench; "none": no A/B) times the 1B decode GEMVs of both builds
@@ -86,6 +88,11 @@ work() {
   # build (gen_LABEL_NAME.json), then all again (gen_NAME_R.json, gen_LABEL_NAME_R.json, round R).
   gen_pair() {
     timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1.json 2> $R/gen_$1.err
+    # GEN_SAMPLE="--temperature T --top-k K --top-p P": once sampled too, with ours and each base.
+    [ -n "${GEN_SAMPLE:-}" ] && for b in "ours=$BIN" ${BASE_BINS:-}; do
+      timeout 120 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet $GEN_SAMPLE --seed 1 \
+        > $R/gen_sample_${b%%=*}_$1.json 2> $R/gen_sample_${b%%=*}_$1.err
+    done
     [ -n "${BASE_BINS:-}" ] || return 0
     for round in $(seq 1 ${ROUNDS:-2}); do
       sfx=""; [ $round -gt 1 ] && sfx=_$round
@@ -102,15 +109,19 @@ work() {
     c=$W/r_$q/recipe_$q
     [ -f $c/model.pte ] || continue
     ls -la $c/model.pte >> $R/export_recipe_$q.log
-    gen_pair recipe_$q $c/model.pte "$prompt" 128
+    gen_pair recipe_$q $c/model.pte "$prompt" ${GEN_TOKENS:-128}
     # GEN_TWICE=1: again in a new process, its pipelines in the disk cache (is the first run compile?)
     [ "${GEN_TWICE:-0}" = 1 ] && timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen2_recipe_$q.json 2> $R/gen2_recipe_$q.err
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
-    for b in ${BASE_BINS:-}; do timeout 60 ${b#*=} conformance $W/r_$q > $R/conf_${b%%=*}_recipe_$q.txt 2>&1; done
+    [ "${BASE_CONF:-1}" = 1 ] && for b in ${BASE_BINS:-}; do timeout 60 ${b#*=} conformance $W/r_$q > $R/conf_${b%%=*}_recipe_$q.txt 2>&1; done
     last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
     timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet --trace $R/decode_trace_$q.json \
       > $R/decode_profile_$q.txt 2>&1
+    # PROFILE_BASES=1: the same profiled step with each base build.
+    [ "${PROFILE_BASES:-0}" = 1 ] && for b in ${BASE_BINS:-}; do
+      timeout 60 ${b#*=} bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet > $R/decode_profile_${b%%=*}_$q.txt 2>&1
+    done
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
     # The same chunk's first runs in a fresh process (no warm-up): what `generate`'s one prefill pays.
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --warmup 0 --iters 3 --quiet > $R/prefill512_first_$q.txt 2>&1
