@@ -107,7 +107,7 @@ GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const 
                                                   std::to_string(vocab) + ")");
 
   const int32_t logits_id = static_cast<int32_t>(g.output_ids()[0]);
-  graph::TokenSampler sampler(g.ctx(), g.buffer(logits_id), g.tensor(logits_id).storage);
+  graph::TokenSampler sampler(g.ctx(), g.buffer(logits_id), g.tensor(logits_id).storage, static_cast<uint32_t>(vocab));
   std::mt19937_64 rng(o.seed);
   graph::SamplerParams sp;
   sp.n = static_cast<uint32_t>(vocab);

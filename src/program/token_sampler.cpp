@@ -5,66 +5,78 @@
 namespace etwebgpu::graph {
 namespace {
 
-// Logits per workgroup of the greedy first pass (ARGMAX_BLOCKS): eight loads an invocation.
+// Logits per workgroup of the first passes (eight an invocation), and the largest top_k they
+// take (its candidates, blocks x top_k, are about 1/8 of the vocabulary).
 constexpr uint32_t kBlock = 2048;
-// Room for the blocks' candidates of a vocabulary up to 2^24 tokens.
-constexpr uint32_t kMaxBlocks = (1u << 24) / kBlock;
+constexpr uint32_t kMaxTopK = 256;
 
-// The sampler's two kernels as kernel declarations, for their generated preambles (typed logits)
-// and binding slots: the greedy first pass over blocks (`blocks`), and the pick. They run outside
-// any graph node, so their params functions are never called: command() writes them.
-kernel::Kernel sampler_kernel(const gpu::Buffer& result, const gpu::Buffer& part, bool blocks) {
+// The sampler's kernels as kernel declarations, for their generated preambles (typed logits) and
+// binding slots: the pick, and the first passes over blocks. They run outside any graph node, so
+// their params functions are never called: commands() writes them.
+kernel::Kernel sampler_kernel(const gpu::Buffer& result, const gpu::Buffer& part, SamplerPass pass) {
   kernel::Kernel k("token_sampler");
   k.input("L", 0);
-  if (blocks) {
-    k.define("ARGMAX_BLOCKS").constant("BLOCK", kBlock);
-  } else {
-    k.buffer("OUT", result, "u32", kernel::Access::ReadWrite);
-  }
-  k.buffer("PART", part, "u32", blocks ? kernel::Access::ReadWrite : kernel::Access::Read)
+  if (pass == SamplerPass::Pick) k.buffer("OUT", result, "u32", kernel::Access::ReadWrite);
+  if (pass == SamplerPass::ArgmaxBlocks) k.define("ARGMAX_BLOCKS");
+  if (pass == SamplerPass::TopkBlocks) k.define("TOPK_BLOCKS");
+  if (pass != SamplerPass::Pick) k.constant("BLOCK", kBlock);
+  k.buffer("PART", part, "u32", pass == SamplerPass::Pick ? kernel::Access::Read : kernel::Access::ReadWrite)
       .params<SamplerParams>([](const kernel::Live&) { return SamplerParams{}; })
       .groups([](const kernel::Live&) { return kernel::Groups::grid(1, 1); });
   return k;
 }
 
-const gpu::Pipeline& sampler_pipeline(gpu::Context& ctx, const gpu::Buffer& result, const gpu::Buffer& part,
-                                      kernel::Storage storage, bool blocks) {
-  if (!kernel::is_float(storage))
-    throw Error(ErrorKind::Unsupported, std::string("token sampling needs float logits, got ") + kernel::storage_name(storage));
-  kernel::Kernel k = sampler_kernel(result, part, blocks);
-  return ctx.pipeline_from_source(k.source({storage}), k.entry(), k.constants(), k.shader());
-}
-
-gpu::BindGroup sampler_bind_group(gpu::Context& ctx, const gpu::Pipeline& p, const gpu::Buffer& logits, const gpu::Buffer& result,
-                                  const gpu::Buffer& part, const gpu::Buffer& uniform, bool blocks) {
-  kernel::Kernel::Slots s = sampler_kernel(result, part, blocks).slots();
-  std::vector<gpu::Binding> e{{s.tensor[0], &logits}, {s.uniform, &uniform}};
-  // Slots in declaration order: PART alone (blocks), or OUT then PART.
-  for (size_t i = 0; i < s.buffer.size(); ++i) e.push_back({s.buffer[i], blocks || i == 1 ? &part : &result});
-  return ctx.bind_group(p, e);
-}
-
 }  // namespace
 
-TokenSampler::TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage)
+TokenSampler::Stage TokenSampler::stage(SamplerPass pass, const gpu::Buffer& logits, kernel::Storage storage) {
+  kernel::Kernel k = sampler_kernel(result_, part_, pass);
+  const gpu::Pipeline& p = ctx_.pipeline_from_source(k.source({storage}), k.entry(), k.constants(), k.shader());
+  const gpu::Buffer& uniform = pass == SamplerPass::Pick ? uniform_ : blocks_uniform_;
+  kernel::Kernel::Slots s = k.slots();
+  std::vector<gpu::Binding> e{{s.tensor[0], &logits}, {s.uniform, &uniform}};
+  // Slots in declaration order: OUT then PART (the pick), or PART alone.
+  for (size_t i = 0; i < s.buffer.size(); ++i) e.push_back({s.buffer[i], pass != SamplerPass::Pick || i == 1 ? &part_ : &result_});
+  return Stage{&p, ctx_.bind_group(p, e)};
+}
+
+TokenSampler::TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab)
     : ctx_(ctx),
+      vocab_(vocab),
       uniform_(ctx.create_buffer(sizeof(SamplerParams), gpu::BufferKind::Uniform, "sampler.params")),
+      blocks_uniform_(ctx.create_buffer(sizeof(SamplerParams), gpu::BufferKind::Uniform, "sampler.block_params")),
       result_(ctx.create_buffer(16, gpu::BufferKind::Storage, "sampler.token")),
-      part_(ctx.create_buffer(uint64_t{kMaxBlocks} * 8, gpu::BufferKind::Storage, "sampler.blocks")),
-      pipeline_(sampler_pipeline(ctx, result_, part_, storage, false)),
-      blocks_pipeline_(sampler_pipeline(ctx, result_, part_, storage, true)),
-      bind_group_(sampler_bind_group(ctx, pipeline_, logits, result_, part_, uniform_, false)),
-      blocks_bind_group_(sampler_bind_group(ctx, blocks_pipeline_, logits, result_, part_, uniform_, true)) {}
+      part_(ctx.create_buffer(uint64_t{(vocab + kBlock - 1) / kBlock} * kMaxTopK * 8 + 16, gpu::BufferKind::Storage,
+                              "sampler.candidates")) {
+  if (!kernel::is_float(storage))
+    throw Error(ErrorKind::Unsupported, std::string("token sampling needs float logits, got ") + kernel::storage_name(storage));
+  pick_ = stage(SamplerPass::Pick, logits, storage);
+  argmax_ = stage(SamplerPass::ArgmaxBlocks, logits, storage);
+  topk_ = stage(SamplerPass::TopkBlocks, logits, storage);
+}
 
 void TokenSampler::commands(SamplerParams p, std::vector<gpu::Command>& cmds) {
+  if (p.n > vocab_)
+    throw Error(ErrorKind::Internal, "token sampling over " + std::to_string(p.n) + " logits, the sampler was made for " +
+                                         std::to_string(vocab_));
   const uint32_t blocks = (p.n + kBlock - 1) / kBlock;
-  if (p.sample == 0 && blocks > kMaxBlocks)
-    throw Error(ErrorKind::Limit, "token sampling: a vocabulary of " + std::to_string(p.n) + " tokens exceeds the sampler's " +
-                                      std::to_string(uint64_t{kMaxBlocks} * kBlock));
-  p.blocks = p.sample == 0 ? blocks : 0;
-  ctx_.write(uniform_, 0, &p, sizeof p);
-  if (p.sample == 0) cmds.push_back(ctx_.dispatch(blocks_pipeline_, blocks_bind_group_, gpu::Grid{blocks, 1, 1}));
-  cmds.push_back(ctx_.dispatch(pipeline_, bind_group_, gpu::Grid{1, 1, 1}));
+  const Stage* first = nullptr;
+  SamplerParams pick = p;
+  pick.blocks = 0;
+  if (p.sample == 0) {
+    first = &argmax_;
+    pick.blocks = blocks;
+  } else if (p.top_k >= 1 && p.top_k < p.n && p.top_k <= kMaxTopK && blocks > 1) {
+    first = &topk_;
+    pick.blocks = blocks;
+    pick.n = blocks * p.top_k;  // the candidates, read by the pick as its logits
+    pick.offset = 0;
+  }
+  if (first) {
+    ctx_.write(blocks_uniform_, 0, &p, sizeof p);
+    cmds.push_back(ctx_.dispatch(*first->pipeline, first->bind_group, gpu::Grid{blocks, 1, 1}));
+  }
+  ctx_.write(uniform_, 0, &pick, sizeof pick);
+  cmds.push_back(ctx_.dispatch(*pick_.pipeline, pick_.bind_group, gpu::Grid{1, 1, 1}));
 }
 
 }  // namespace etwebgpu::graph

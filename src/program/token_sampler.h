@@ -1,6 +1,6 @@
 // GPU token sampling over one row of a logits buffer (token_sampler.wgsl): its dispatches appended
-// to a model's run (greedy: the blocks' argmax, then one workgroup over their candidates;
-// sampling: one workgroup), and a 4-byte read of the chosen token.
+// to a model's run (a first pass over blocks of logits for greedy picks and top-k sampling, then
+// the pick in one workgroup), and a 4-byte read of the chosen token.
 #pragma once
 #include <cstdint>
 
@@ -17,14 +17,18 @@ struct SamplerParams {
   float inv_temp = 1.f;
   float top_p = 1.f;
   float u = 0.f;           // uniform random number in [0, 1)
-  uint32_t blocks = 0;     // set by commands(): the greedy first pass's blocks
+  uint32_t blocks = 0;     // set by commands(): the first pass's blocks (0: none)
 };
 static_assert(sizeof(SamplerParams) == 32);
 
+// The sampler's kernels: the pick, and the first passes over blocks of logits.
+enum class SamplerPass { Pick, ArgmaxBlocks, TopkBlocks };
+
 class TokenSampler {
  public:
-  // `storage`: how the logits are stored (f32, or f16 at fp16 precision).
-  TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage);
+  // `storage`: how the logits are stored (f32, or f16 at fp16 precision); `vocab`: the most
+  // logits a pick reads (the first passes' candidates are sized for it).
+  TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab);
   // Writes the parameters of the next pick and appends its commands to the run's.
   void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
   // The region to read back in the same submit; token() is valid after that submit.
@@ -32,10 +36,16 @@ class TokenSampler {
   uint32_t token() const { return token_; }
 
  private:
+  struct Stage {
+    const gpu::Pipeline* pipeline = nullptr;
+    gpu::BindGroup bind_group;
+  };
+  Stage stage(SamplerPass pass, const gpu::Buffer& logits, kernel::Storage storage);
+
   gpu::Context& ctx_;
-  gpu::Buffer uniform_, result_, part_;
-  const gpu::Pipeline &pipeline_, &blocks_pipeline_;
-  gpu::BindGroup bind_group_, blocks_bind_group_;
+  uint32_t vocab_;
+  gpu::Buffer uniform_, blocks_uniform_, result_, part_;
+  Stage pick_, argmax_, topk_;
   uint32_t token_ = 0;
 };
 

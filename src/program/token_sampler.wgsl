@@ -1,15 +1,23 @@
 // Picks the next token from one row of logits, on the GPU (only the token id goes back to the
-// host). Greedy: argmax, first index on ties (as torch.argmax), in two passes: ARGMAX_BLOCKS, one
-// workgroup per block of BLOCK logits writing its (key, first index) to PART, then one workgroup
-// over the P.blocks partials (one workgroup alone reading a 128K vocabulary waits on 500 loads in
-// a row per invocation). Sampling, in one workgroup: weights
+// host). Greedy: argmax, first index on ties (as torch.argmax). Sampling: weights
 // exp((x - max) / temperature) restricted to the top_k largest (ties broken by lower index), then to
 // the smallest top set whose mass reaches top_p, then the token where the running sum over the kept
 // tokens in index order crosses u * total. Thresholds are found by bisection over an order-
-// preserving u32 key of the logits, so no sort and no candidate buffer is needed.
+// preserving u32 key of the logits, so no sort is needed.
+// The pick runs in one workgroup (main, below). A 128K vocabulary read by one workgroup waits on
+// 500 loads in a row per invocation, and sampling's bisections read it about 80 times, so a first
+// pass over blocks of BLOCK logits, one workgroup each, shrinks what the pick reads (P.blocks > 0):
+// - greedy (ARGMAX_BLOCKS): each block's best (key, first index) into PART; the pick takes the
+//   best of the P.blocks candidates.
+// - top_k of at most 256 (TOPK_BLOCKS): each block's top_k (key descending, lower index first),
+//   in index order, as (value bits, index) pairs at PART[2 * (block * top_k + j)]; the pick runs
+//   over those P.n = blocks * top_k candidates as if they were the logits. The global top_k are
+//   among them (each has fewer than top_k tokens before it, so fewer in its block), they keep
+//   index order, and a short last block's padding has key 0, which no threshold keeps.
 struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, blocks: u32 };
 
-// L (logits, f32 or f16 storage, read as f32), OUT, PART and P come from the generated preamble.
+// L (logits, f32 or f16 storage, read as f32), OUT (the pick's), PART and P come from the
+// generated preamble.
 
 const WG: u32 = 256u;
 var<workgroup> su: array<u32, WG>;
@@ -28,7 +36,14 @@ fn unkey(k: u32) -> f32 {
   if ((k & 0x80000000u) != 0u) { return bitcast<f32>(k & 0x7fffffffu); }
   return bitcast<f32>(~k);
 }
-fn logit(i: u32) -> f32 { return f32(L[P.offset + i]); }
+// The pick reads candidates when a top-k pass wrote them.
+fn candidates() -> bool { return P.sample == 1u && P.blocks > 0u; }
+fn logit(i: u32) -> f32 {
+#if !ARGMAX_BLOCKS && !TOPK_BLOCKS
+  if (candidates()) { return bitcast<f32>(PART[2u * i]); }
+#endif
+  return f32(L[P.offset + i]);
+}
 
 fn sum_u(v: u32, lid: u32) -> u32 {
   su[lid] = v;
@@ -96,6 +111,96 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (lid == 0u) {
     PART[2u * wid.x] = su[0];
     PART[2u * wid.x + 1u] = si[0];
+  }
+}
+#elif TOPK_BLOCKS
+override BLOCK: u32 = 2048u;  // a multiple of WG
+var<workgroup> keys: array<u32, BLOCK>;
+var<workgroup> hist: array<atomic<u32>, WG>;  // one bin per 8-bit digit value
+var<workgroup> pick_bin: u32;
+var<workgroup> pick_above: u32;
+
+// Inclusive prefix sum over the workgroup's invocations (in su).
+fn scan(v: u32, lid: u32) -> u32 {
+  su[lid] = v;
+  workgroupBarrier();
+  for (var s = 1u; s < WG; s = s * 2u) {
+    var t = su[lid];
+    if (lid >= s) { t = t + su[lid - s]; }
+    workgroupBarrier();
+    su[lid] = t;
+    workgroupBarrier();
+  }
+  let r = su[lid];
+  workgroupBarrier();  // su is reused by the next scan
+  return r;
+}
+
+// In the block's top k: above the k-th largest key t, or one of the first `need` ties at t (`tie`
+// ties at lower indices).
+fn in_top(kv: u32, t: u32, tie: u32, need: u32) -> bool { return kv > t || (kv == t && tie < need); }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let begin = wid.x * BLOCK;
+  let len = min(BLOCK, P.n - begin);
+  let k = min(P.top_k, len);
+  let per = BLOCK / WG;  // invocation lid holds the contiguous logits [lid * per, (lid + 1) * per)
+  let i0 = lid * per;
+  for (var j = 0u; j < per; j = j + 1u) {
+    if (i0 + j < len) { keys[i0 + j] = key(logit(begin + i0 + j)); }
+  }
+  // Radix select of the k-th largest key t, eight bits at a time from the top: the digit's bin
+  // where the count from the top reaches the rank still wanted; `need` ends as the ties at t kept.
+  var t = 0u;
+  var need = k;
+  for (var d = 0u; d < 4u; d = d + 1u) {
+    let shift = 24u - 8u * d;
+    atomicStore(&hist[lid], 0u);
+    workgroupBarrier();
+    for (var j = 0u; j < per; j = j + 1u) {
+      let i = i0 + j;
+      if (i < len && (d == 0u || (keys[i] >> (shift + 8u)) == (t >> (shift + 8u)))) {
+        atomicAdd(&hist[(keys[i] >> shift) & 255u], 1u);
+      }
+    }
+    workgroupBarrier();
+    let upto = scan(atomicLoad(&hist[255u - lid]), lid);  // keys in bins 255 - lid .. 255
+    let above = upto - atomicLoad(&hist[255u - lid]);
+    if (above < need && upto >= need) {
+      pick_bin = 255u - lid;
+      pick_above = above;
+    }
+    t = t | (workgroupUniformLoad(&pick_bin) << shift);
+    need = need - workgroupUniformLoad(&pick_above);
+  }
+  // This invocation's kept logits, in index order after those of lower invocations.
+  var ties = 0u;
+  for (var j = 0u; j < per; j = j + 1u) {
+    if (i0 + j < len && keys[i0 + j] == t) { ties = ties + 1u; }
+  }
+  let tie0 = scan(ties, lid) - ties;  // ties at lower indices
+  var tie = tie0;
+  var kept = 0u;
+  for (var j = 0u; j < per; j = j + 1u) {
+    let i = i0 + j;
+    if (i < len && in_top(keys[i], t, tie, need)) { kept = kept + 1u; }
+    if (i < len && keys[i] == t) { tie = tie + 1u; }
+  }
+  var at = wid.x * P.top_k + scan(kept, lid) - kept;
+  tie = tie0;
+  for (var j = 0u; j < per; j = j + 1u) {
+    let i = i0 + j;
+    if (i < len && in_top(keys[i], t, tie, need)) {
+      PART[2u * at] = bitcast<u32>(logit(begin + i));
+      PART[2u * at + 1u] = begin + i;
+      at = at + 1u;
+    }
+    if (i < len && keys[i] == t) { tie = tie + 1u; }
+  }
+  for (var j = k + lid; j < P.top_k; j = j + WG) {  // a short last block: key 0
+    PART[2u * (wid.x * P.top_k + j)] = 0xffffffffu;
+    PART[2u * (wid.x * P.top_k + j) + 1u] = 0u;
   }
 }
 #else
@@ -217,6 +322,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
       }
       pick = last;
     }
+    if (candidates()) { pick = PART[2u * pick + 1u]; }
     OUT[0] = pick;
   }
 }

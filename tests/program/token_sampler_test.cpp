@@ -1,5 +1,7 @@
 // TokenSampler on its own: the logits' storage type is part of its kernel, so a model loaded at
 // fp16 precision samples from f16 logits exactly as one at fp32 does from f32 logits.
+#include <algorithm>
+#include <random>
 #include <cmath>
 #include <cstring>
 
@@ -39,7 +41,7 @@ uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Stora
   bytes.resize((bytes.size() + 15) / 16 * 16, 0);
   gpu::Buffer buf = ctx.create_buffer(bytes.size(), gpu::BufferKind::Storage, "test.logits");
   ctx.write(buf, 0, bytes.data(), bytes.size());
-  graph::TokenSampler sampler(ctx, buf, s);
+  graph::TokenSampler sampler(ctx, buf, s, static_cast<uint32_t>(logits.size()));
   std::vector<gpu::Command> cmds;
   sampler.commands(p, cmds);
   ctx.submit(cmds, nullptr, {sampler.read()});
@@ -106,12 +108,91 @@ TEST(TokenSampler, GreedyOverManyBlocksIsTheFirstArgmax) {
     }
 }
 
+// The sampling rule in doubles (token_sampler.wgsl's header): the top_k largest logits (lower
+// index first on ties), then the smallest top set of those whose mass reaches top_p (all ties of
+// its last logit included), then the first token in index order where the running mass passes
+// u * total. `margin` is set to how close u * total or top_p's goal came to a boundary (relative):
+// a pick that close may go either way in f32.
+uint32_t host_sample(const std::vector<float>& l, const graph::SamplerParams& p, double* margin) {
+  const size_t n = p.n;
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return l[a] > l[b]; });
+  const size_t k = p.top_k > 0 && p.top_k < n ? p.top_k : n;
+  const double m = l[order[0]];
+  auto w = [&](uint32_t i) { return std::exp((static_cast<double>(l[i]) - m) * p.inv_temp); };
+  double z = 0;
+  for (size_t j = 0; j < k; ++j) z += w(order[j]);
+  *margin = 1;
+  size_t kept = k;
+  if (p.top_p < 1) {
+    double goal = p.top_p * z, acc = 0;
+    for (size_t j = 0; j < k; ++j) {
+      acc += w(order[j]);
+      *margin = std::min(*margin, std::abs(acc - goal) / z);
+      if (acc >= goal) {
+        kept = j + 1;
+        while (kept < k && l[order[kept]] == l[order[j]]) ++kept;
+        break;
+      }
+    }
+  }
+  std::vector<uint32_t> set(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept));
+  std::sort(set.begin(), set.end());
+  double total = 0;
+  for (uint32_t i : set) total += w(i);
+  const double goal = p.u * total;
+  double acc = 0;
+  for (uint32_t i : set) {
+    acc += w(i);
+    *margin = std::min(*margin, std::abs(acc - goal) / total);
+    if (acc > goal) return i;
+  }
+  return set.back();
+}
+
+// Sampling picks are the rule's, in doubles (host_sample), over a Llama-3-size vocabulary and
+// over vocabularies of one block, two blocks with a one-logit last block, and a short last
+// block; with top-k through the first pass over blocks (k up to 256, ties at the k-th logit
+// included by index) and past it (512: the pick alone), top-p, both and neither, at several
+// temperatures and seeds. Logits are multiples of 1/8, so ties are many. Picks whose u or top_p
+// land within 1e-5 of a boundary are not compared.
+TEST(TokenSampler, SamplingPicksAreTheRulesOverEveryVocabularyAndTopK) {
+  ETW_REQUIRE_GPU();
+  auto ctx = gpu::Context::get();
+  int compared = 0;
+  for (uint32_t vocab : {128256u, 2048u, 2049u, 5000u})
+    for (uint32_t top_k : {0u, 1u, 5u, 40u, 256u, 512u})
+      for (float top_p : {1.f, 0.9f, 0.3f}) {
+        std::vector<float> l(vocab);
+        std::mt19937 rng(vocab * 31 + top_k * 7 + static_cast<uint32_t>(top_p * 10));
+        for (float& v : l) v = static_cast<float>(static_cast<int>(rng() % 97) - 60) / 8.f;
+        for (float u : {0.02f, 0.5f, 0.93f})
+          for (float temp : {0.7f, 1.3f}) {
+            graph::SamplerParams p;
+            p.n = vocab;
+            p.sample = 1;
+            p.top_k = top_k;
+            p.top_p = top_p;
+            p.inv_temp = 1.f / temp;
+            p.u = u;
+            double margin = 0;
+            const uint32_t want = host_sample(l, p, &margin);
+            if (margin < 1e-5) continue;
+            ++compared;
+            EXPECT_EQ(pick(*ctx, l, kernel::Storage::F32, p), want)
+                << "vocab " << vocab << " top_k " << top_k << " top_p " << top_p << " u " << u << " T " << temp;
+          }
+      }
+  EXPECT_GT(compared, 300);
+}
+
 TEST(TokenSampler, IntegerLogitsAreRefused) {
   ETW_REQUIRE_GPU();
   auto ctx = gpu::Context::get();
   gpu::Buffer buf = ctx->create_buffer(64, gpu::BufferKind::Storage, "test.logits");
   try {
-    graph::TokenSampler sampler(*ctx, buf, kernel::Storage::I32);
+    graph::TokenSampler sampler(*ctx, buf, kernel::Storage::I32, 16);
     FAIL() << "i32 logits were accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
