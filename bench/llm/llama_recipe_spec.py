@@ -10,7 +10,7 @@ goldens, before ExecuTorch's custom_ops.py adds their Meta kernels.
 Environment: LLAMA_SIZE=1b for the Llama-3.2-1B shape (default: a small model for fixtures);
 RECIPE_QUANT=q4 (default; IntxWeightOnlyConfig(int4, PerGroup(32))), 8da4w or fp32: every linear
 layer, the output head included, as export_llama quantizes; the embedding stays float32.
-LLAMA_CONTEXT=N sets the KV cache's length (max_context_len).
+LLAMA_CONTEXT=N sets the KV cache's length (max_context_len), LLAMA_VOCAB=N the vocabulary.
 Steps: a 7-token prefill chunk at position 0, a 3-token chunk at 7, then single tokens at 10, 11;
 with RECIPE_STEPS=long (the long-context check, LLAMA_CONTEXT=4096): four 1000-token chunks fill
 positions 0..3999, then single tokens decode at 4000 and 4001; with RECIPE_STEPS=bench (the 1B
@@ -30,6 +30,8 @@ ONE_B = dict(dim=2048, n_layers=16, n_heads=32, n_kv_heads=8, hidden_dim=8192, v
 ARGS = dict(ONE_B if os.environ.get("LLAMA_SIZE") == "1b" else SMALL)
 if os.environ.get("LLAMA_CONTEXT"):
     ARGS["max_context_len"] = int(os.environ["LLAMA_CONTEXT"])
+if os.environ.get("LLAMA_VOCAB"):
+    ARGS["vocab_size"] = int(os.environ["LLAMA_VOCAB"])
 QUANT = os.environ.get("RECIPE_QUANT", "q4")
 STEPS = os.environ.get("RECIPE_STEPS", "")
 
