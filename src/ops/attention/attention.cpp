@@ -74,19 +74,10 @@ constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 1
 
 enum class Route { Auto, Row, Entry, Flash, Decode };
 
-std::string forced(const OpContext& oc, const char* key) {
-  const auto& fr = oc.g.options().force_route;
-  auto it = fr.find(key);
-  return it == fr.end() ? std::string() : it->second;
-}
-
 // The staged QK route forced by "sdpa_qk".
 Route forced_qk(const OpContext& oc) {
-  std::string r = forced(oc, "sdpa_qk");
-  if (r.empty()) return Route::Auto;
-  if (r == "row") return Route::Row;
-  if (r == "entry") return Route::Entry;
-  oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_qk must be \"row\" or \"entry\", got \"" + r + "\"");
+  const std::string r = pinned_route(oc, "sdpa_qk", {"row", "entry"});
+  return r.empty() ? Route::Auto : r == "row" ? Route::Row : Route::Entry;
 }
 
 // The kernels of one attention op: created once at load; `set` (from the op's prepare) takes the
@@ -145,9 +136,7 @@ struct Attention {
 
   // Whether an op with these maximum head dims runs the staged kernels (see the file comment).
   static bool pick_staged(const OpContext& oc, int64_t d, int64_t dv, int64_t max_sq, int64_t max_skv) {
-    std::string r = forced(oc, "sdpa");
-    if (!r.empty() && r != "flash" && r != "decode" && r != "staged")
-      oc.fail(ErrorKind::InvalidArgument, "force_route sdpa must be \"flash\", \"decode\" or \"staged\", got \"" + r + "\"");
+    const std::string r = pinned_route(oc, "sdpa", {"flash", "decode", "staged"});
     bool fits = std::max(d, dv) <= 128;  // the decode kernels' head dims
     bool flash_fits = fits && oc.g.ctx().info().max_workgroup_storage >=
                                   (std::max(d, dv) <= 64 ? kFlashBytes64 : kFlashBytes128);
@@ -181,7 +170,7 @@ struct Attention {
     if (att->staged) {
       att->build_staged(oc, q, k, v, out, mask, mask_kind, max_bh, max_sq, max_skv, d, dv, ep);
     } else {
-      std::string r = forced(oc, "sdpa");
+      const std::string r = pinned_route(oc, "sdpa", {"flash", "decode", "staged"});
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
@@ -193,9 +182,7 @@ struct Attention {
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
                    int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep) {
     Graph& g = oc.g;
-    std::string reduce = forced(oc, "sdpa_reduce");
-    if (!reduce.empty() && reduce != "workgroup" && reduce != "subgroup")
-      oc.fail(ErrorKind::InvalidArgument, "force_route sdpa_reduce must be \"workgroup\" or \"subgroup\", got \"" + reduce + "\"");
+    const std::string reduce = pinned_route(oc, "sdpa_reduce", {"workgroup", "subgroup"});
     if (reduce == "subgroup" && !g.ctx().info().subgroups)
       oc.fail(ErrorKind::Unsupported, "force_route sdpa_reduce = \"subgroup\" but the device has no subgroups");
     bool subgroups = g.ctx().info().subgroups && reduce != "workgroup";

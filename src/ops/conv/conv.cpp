@@ -157,11 +157,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
   // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 8 / 4 = large TM forced.
   int gemm_force = 0;
-  if (auto it = g.options().force_route.find("conv"); it != g.options().force_route.end()) {
-    const std::string& f = it->second;
-    if (f != "gemm" && f != "gemm_splitk" && f != "gemm_large" && f != "gemm_large_m64" && f != "direct")
-      oc.fail(ErrorKind::InvalidArgument,
-              "force_route conv='" + f + "' (expected gemm, gemm_splitk, gemm_large, gemm_large_m64 or direct)");
+  if (const std::string f = pinned_route(oc, "conv", {"gemm", "gemm_splitk", "gemm_large", "gemm_large_m64", "direct"}); !f.empty()) {
     if (!c.transposed && c.groups == 1) {
       route = f == "direct" ? Route::Direct : Route::Gemm;
       gemm_force = f == "gemm" ? 1 : f == "gemm_splitk" ? 2 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;

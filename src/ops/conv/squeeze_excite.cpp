@@ -133,10 +133,7 @@ void build_squeeze_excite(OpContext& oc) {
                                     static_cast<uint64_t>(d[0]));
       });
   oc.add(pool.variant("squeeze_excite_pool"));
-  std::string route;
-  if (auto it = g.options().force_route.find("squeeze_excite"); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "fused" && route != "split")
-    oc.fail(ErrorKind::InvalidArgument, "force_route squeeze_excite must be \"fused\" or \"split\", got \"" + route + "\"");
+  const std::string route = pinned_route(oc, "squeeze_excite", {"fused", "split"});
   const uint64_t R = gate_threads(static_cast<uint64_t>(C));
   const uint64_t rounds = kernel::ceil_div(static_cast<uint64_t>(S), 256 / R) * kernel::ceil_div(static_cast<uint64_t>(C), 4 * R);
   const bool split = route == "split" || (route.empty() && rounds > kSplitRounds);

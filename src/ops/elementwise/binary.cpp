@@ -106,10 +106,7 @@ void build_binary(OpContext& oc, Form f) {
   int32_t bt = f.scalar_other ? -1 : b;  // a scalar operand binds the dummy
 
   // vec4 fast path: float arithmetic without int->float promotion of an operand.
-  std::string forced;
-  if (auto it = g.options().force_route.find("binary"); it != g.options().force_route.end()) forced = it->second;
-  if (!forced.empty() && forced != "vec4" && forced != "general")
-    oc.fail(ErrorKind::InvalidArgument, "force_route binary must be \"vec4\" or \"general\", got \"" + forced + "\"");
+  const std::string forced = pinned_route(oc, "binary", {"vec4", "general"});
   // A vec4 binding needs the buffer to hold one whole vec4 of its storage type.
   auto holds_vec4 = [&g](int32_t id) {
     const Tensor& t = g.tensor(id);

@@ -143,14 +143,7 @@ void build_gemm(OpContext& oc, Spec s) {
   // beta == 0 ignores the bias entirely (PyTorch: nan/inf in it are not propagated).
   bool has_bias = s.bias >= 0 && s.beta != 0.0;
   if (s.bias >= 0) require_float(oc, s.bias, "bias");
-  std::string force;
-  if (auto it = g.options().force_route.find("matmul"); it != g.options().force_route.end()) {
-    force = it->second;
-    if (force != "tiled" && force != "vec4" && force != "gemv" && force != "large" && force != "large_m64" &&
-        force != "splitk")
-      oc.fail(ErrorKind::InvalidArgument,
-              "force_route matmul='" + force + "' (expected tiled, vec4, gemv, large, large_m64 or splitk)");
-  }
+  std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk"});
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
   // the large-tile routes, which only bind vec4 operands).
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };

@@ -84,12 +84,8 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
   // The route a test pins: force_route "softmax" = "vec4" | "lanes" | "general" (the softmax modes),
   // "norm" = "lanes" | "workgroup" | "split" (the norms).
   const bool softmax_mode = s.mode == kSoftmax || s.mode == kLogSoftmax;
-  std::string forced;
-  if (auto it = g.options().force_route.find(softmax_mode ? "softmax" : "norm"); it != g.options().force_route.end()) forced = it->second;
-  if (softmax_mode && !forced.empty() && forced != "vec4" && forced != "lanes" && forced != "general")
-    oc.fail(ErrorKind::InvalidArgument, "force_route softmax must be \"vec4\", \"lanes\" or \"general\", got \"" + forced + "\"");
-  if (!softmax_mode && !forced.empty() && forced != "lanes" && forced != "workgroup" && forced != "split")
-    oc.fail(ErrorKind::InvalidArgument, "force_route norm must be \"lanes\", \"workgroup\" or \"split\", got \"" + forced + "\"");
+  const std::string forced = softmax_mode ? pinned_route(oc, "softmax", {"vec4", "lanes", "general"})
+                                          : pinned_route(oc, "norm", {"lanes", "workgroup", "split"});
   std::vector<int64_t> max_sd;
   const RowParams maxp = shape(g.tensor(s.x).max_dims, &max_sd);
   // Softmax over contiguous rows whose length divides by 4: softmax_row_vec4 (vec4 bindings need

@@ -38,14 +38,7 @@ struct DqParams {
 static_assert(sizeof(DqParams) == 48);
 
 // The route force_route["linear_dq8ca_q4gsw"] pins: "" (chosen by shape), "gemv_rows", "dot4" or "portable".
-std::string forced_route(const OpContext& oc) {
-  const auto& fr = oc.g.options().force_route;
-  auto it = fr.find("linear_dq8ca_q4gsw");
-  std::string r = it == fr.end() ? "" : it->second;
-  if (!r.empty() && r != "gemv_rows" && r != "dot4" && r != "portable")
-    oc.fail(ErrorKind::InvalidArgument, "force_route linear_dq8ca_q4gsw must be \"gemv_rows\", \"dot4\" or \"portable\", got \"" + r + "\"");
-  return r;
-}
+std::string forced_route(const OpContext& oc) { return pinned_route(oc, "linear_dq8ca_q4gsw", {"gemv_rows", "dot4", "portable"}); }
 
 // The linear_q4gsw uniform of the same product (gemv_rows' Params).
 q4::LinParams lin_params(const DqParams& p) {

@@ -131,13 +131,8 @@ inline void check_scales(const OpContext& oc, const std::vector<float>& s, size_
 // The integer kernels' route: "dot4" (WGSL dot4I8Packed, where the adapter has it) or "portable";
 // LoadOptions::force_route[key] pins one.
 inline bool use_dot4(const OpContext& oc, const char* key) {
-  Graph& g = oc.g;
-  std::string route;
-  if (auto it = g.options().force_route.find(key); it != g.options().force_route.end()) route = it->second;
-  if (!route.empty() && route != "dot4" && route != "portable")
-    oc.fail(ErrorKind::InvalidArgument,
-            std::string("force_route ") + key + " must be \"dot4\" or \"portable\", got \"" + route + "\"");
-  const bool have = g.ctx().info().packed_dot4;
+  const std::string route = pinned_route(oc, key, {"dot4", "portable"});
+  const bool have = oc.g.ctx().info().packed_dot4;
   if (route == "dot4" && !have)
     oc.fail(ErrorKind::Unsupported, std::string("force_route ") + key + " = \"dot4\" needs the adapter's packed_4x8_integer_dot_product");
   return route.empty() ? have : route == "dot4";

@@ -65,15 +65,11 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   Graph& g = oc.g;
   const auto& tx = g.tensor(x);
   const bool self_quant = aq.source == ActQuant::Source::Self;
-  std::string route = "";
-  if (auto it = g.options().force_route.find(force_key); it != g.options().force_route.end()) route = it->second;
   // The 8da4w kernels that choose their own parameters exist only where the route is free or
-  // gemv_rows (dq8ca_linear.cpp): gemv_rows pins every row count to it.
+  // gemv_rows (dq8ca_linear.cpp, whose pins these are): gemv_rows pins every row count to it.
+  std::string route = self_quant ? pinned_route(oc, force_key, {"gemv_rows", "dot4", "portable"})
+                                 : pinned_route(oc, force_key, {"gemv_rows", "gemv", "gemm", "gemm_tiled", "gemm_large"});
   if (self_quant && route != "gemv_rows") route = "";
-  if (!route.empty() && route != "gemv_rows" && route != "gemv" && route != "gemm" && route != "gemm_tiled" && route != "gemm_large")
-    oc.fail(ErrorKind::InvalidArgument, std::string("force_route ") + force_key +
-                                            " must be \"gemv_rows\", \"gemv\", \"gemm\", \"gemm_tiled\" or \"gemm_large\", got \"" +
-                                            route + "\"");
   int64_t K = base.k, N = base.n;
   int64_t max_m = tx.max_numel() / std::max<int64_t>(K, 1);
   uint32_t lim = g.ctx().info().max_workgroups_per_dim;

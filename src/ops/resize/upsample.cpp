@@ -50,10 +50,7 @@ void build_upsample(OpContext& oc, bool bilinear) {
   }
   if (osize && sf) oc.fail(ErrorKind::InvalidArgument, "only one of output_size and scale_factors may be given");
   if (!osize && !sf) oc.fail(ErrorKind::InvalidArgument, "either output_size or scale_factors must be given");
-  std::string forced;
-  if (auto it = g.options().force_route.find("upsample"); it != g.options().force_route.end()) forced = it->second;
-  if (!forced.empty() && forced != "vec4" && forced != "general")
-    oc.fail(ErrorKind::InvalidArgument, "force_route upsample must be \"vec4\" or \"general\", got \"" + forced + "\"");
+  const std::string forced = pinned_route(oc, "upsample", {"vec4", "general"});
   // A vec4 binding needs the buffer to hold one whole vec4 at the maximum shape.
   const Tensor& to = g.tensor(out);
   uint64_t eb = kernel::element_bytes(to.storage);
