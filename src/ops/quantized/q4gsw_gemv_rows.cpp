@@ -45,15 +45,16 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
 // What gemv_rows stages in workgroup memory, besides its fixed 7 KiB (partial sums, reductions)
 // and an 8da4w row staged quantized (`xq_bytes`): the float row (XS_SHARED) where it fits the
 // device's workgroup memory, unless the quantized row replaces it (an 8da4w GEMV stages both only
-// under an input norm, whose sums read the row anyway); the workgroup's scales (SC_SHARED) only
-// when pinned: on an H100 staging them lost on every 1B decode shape (the vocabulary head 147 us
-// against 111, gate/up 117 against 101: stop 44's route sweep).
+// when pinned: under an input norm that made the 1B q/k/v 7 us slower a call on an H100, and the
+// row is read from memory); the workgroup's scales (SC_SHARED) only when pinned: on an H100
+// staging them lost on every 1B decode shape (the vocabulary head 147 us against 111, gate/up 117
+// against 101: stop 44's route sweep).
 // force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
 struct Staging {
   bool x = false, sc = false;
   uint32_t x_vec4 = 0, sc_words = 0;  // their sizes (XS_VEC4: K / 4 rounded up to 8; SC_WORDS)
 };
-Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes, bool norm_in) {
+Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64_t xq_bytes) {
   Staging st;
   st.x_vec4 = static_cast<uint32_t>((K / 4 + 7) / 8 * 8);
   st.sc_words = per * static_cast<uint32_t>((K + gs - 1) / gs);
@@ -67,7 +68,7 @@ Staging staging(const OpContext& oc, int64_t K, int64_t gs, uint32_t per, uint64
     return v == "shared";
   };
   const auto px = pinned("q4_gemv_rows_x"), psc = pinned("q4_gemv_rows_sc");
-  st.x = px.value_or((!xq_bytes || norm_in) && fixed + x_bytes <= limit);
+  st.x = px.value_or(!xq_bytes && fixed + x_bytes <= limit);
   const uint64_t used = fixed + (st.x ? x_bytes : 0);
   st.sc = psc.value_or(false);
   if (used > limit || (st.sc && used + sc_bytes > limit))
@@ -236,8 +237,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
     if (sums == "dot4") k.define("DOT4");
   }
-  const Staging st =
-      staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0, norm.active());
+  const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
