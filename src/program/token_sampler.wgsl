@@ -174,21 +174,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     t = t | (workgroupUniformLoad(&pick_bin) << shift);
     need = need - workgroupUniformLoad(&pick_above);
   }
-  // This invocation's kept logits, in index order after those of lower invocations.
+  // This invocation's kept logits (those above t, and its ties while fewer than `need` come
+  // before them), in index order after those of lower invocations.
+  var above_t = 0u;
   var ties = 0u;
   for (var j = 0u; j < per; j = j + 1u) {
+    if (i0 + j < len && keys[i0 + j] > t) { above_t = above_t + 1u; }
     if (i0 + j < len && keys[i0 + j] == t) { ties = ties + 1u; }
   }
   let tie0 = scan(ties, lid) - ties;  // ties at lower indices
-  var tie = tie0;
-  var kept = 0u;
-  for (var j = 0u; j < per; j = j + 1u) {
-    let i = i0 + j;
-    if (i < len && in_top(keys[i], t, tie, need)) { kept = kept + 1u; }
-    if (i < len && keys[i] == t) { tie = tie + 1u; }
-  }
+  let kept = above_t + min(ties, need - min(need, tie0));
   var at = wid.x * P.top_k + scan(kept, lid) - kept;
-  tie = tie0;
+  var tie = tie0;
   for (var j = 0u; j < per; j = j + 1u) {
     let i = i0 + j;
     if (i < len && in_top(keys[i], t, tie, need)) {

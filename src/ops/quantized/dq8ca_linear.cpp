@@ -37,9 +37,6 @@ struct DqParams {
 };
 static_assert(sizeof(DqParams) == 48);
 
-// The route force_route["linear_dq8ca_q4gsw"] pins: "" (chosen by shape), "gemv_rows", "dot4" or "portable".
-std::string forced_route(const OpContext& oc) { return pinned_route(oc, "linear_dq8ca_q4gsw", {"gemv_rows", "dot4", "portable"}); }
-
 // The linear_q4gsw uniform of the same product (gemv_rows' Params).
 q4::LinParams lin_params(const DqParams& p) {
   q4::LinParams l{};
@@ -152,7 +149,7 @@ void build_linear_dq8ca_q4gsw(OpContext& oc) {
   if (g.tensor(isc).max_numel() != rows || g.tensor(izp).max_numel() != rows)
     oc.fail(ErrorKind::Format, "input_scales " + shape_str(g.tensor(isc).max_dims) + " and input_zp " + shape_str(g.tensor(izp).max_dims) +
                                    " must hold one value per row of input " + shape_str(g.tensor(x).max_dims));
-  const std::string route = forced_route(oc);
+  const std::string route = q4::dq8ca_route(oc);
   const q4::LinParams lin = lin_params(base);
   if (route == "gemv_rows" || (route.empty() && q4::gemv_rows_fits(g, x, lin))) {
     if (!q4::gemv_rows_fits(g, x, lin))

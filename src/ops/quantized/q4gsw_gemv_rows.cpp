@@ -184,6 +184,8 @@ RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>&
   return rope;
 }
 
+std::string dq8ca_route(const OpContext& oc) { return pinned_route(oc, "linear_dq8ca_q4gsw", {"gemv_rows", "dot4", "portable"}); }
+
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
   return gemv_rows_shapes(base.k, base.gs, base.wrow) && g.buffer(x).size() >= 4u * kernel::element_bytes(g.tensor(x).storage);
 }

@@ -81,6 +81,10 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
 // than the norm's own dispatch.
 bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
 
+// The route force_route["linear_dq8ca_q4gsw"] pins: "" (chosen by shape), "gemv_rows", "dot4" or
+// "portable" (read by the 8da4w ops and by the linear kernels they share).
+std::string dq8ca_route(const OpContext& oc);
+
 // The gemv_rows kernel over any row count: x [..., K] times the packed weights w (scales sc
 // [groups, >= N], bias -1 = none) into outs (widths base.n0, base.n1, then the rest, for more than
 // one), the epilogue `ep` applied to a single output; reductions by subgroup where

@@ -66,8 +66,8 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
   const auto& tx = g.tensor(x);
   const bool self_quant = aq.source == ActQuant::Source::Self;
   // The 8da4w kernels that choose their own parameters exist only where the route is free or
-  // gemv_rows (dq8ca_linear.cpp, whose pins these are): gemv_rows pins every row count to it.
-  std::string route = self_quant ? pinned_route(oc, force_key, {"gemv_rows", "dot4", "portable"})
+  // gemv_rows (dq8ca_linear.cpp): gemv_rows pins every row count to it.
+  std::string route = self_quant ? q4::dq8ca_route(oc)
                                  : pinned_route(oc, force_key, {"gemv_rows", "gemv", "gemm", "gemm_tiled", "gemm_large"});
   if (self_quant && route != "gemv_rows") route = "";
   int64_t K = base.k, N = base.n;
