@@ -32,8 +32,10 @@ struct GenerateResult {
 };
 
 // Starts a fresh sequence (resets the model's state), runs the prompt from position 0 (in chunks
-// as large as the model's token input allows), then decodes one token per run. `on_token` sees each new token as it comes and may return
-// false to stop early. Throws Error(InvalidArgument) for an empty prompt, a prompt longer than the
+// as large as the model's token input allows), then decodes one token per run, each run queued
+// before the one ahead of it finishes (the token goes from one to the next on the GPU). `on_token`
+// sees each new token as it comes and may return false to stop early; it must not run the model
+// (generate holds its run lock: that is an Error(InvalidArgument)). Throws Error(InvalidArgument) for an empty prompt, a prompt longer than the
 // context or bad options, Error(Unsupported) for a model whose inputs/outputs do not fit the shape
 // above.
 GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const GenerateOptions& opts,

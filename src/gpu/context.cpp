@@ -315,14 +315,14 @@ Command Context::clear(const Buffer& dst, uint64_t off, uint64_t size) {
   return c;
 }
 
-void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations, const std::vector<Read>& reads) {
-  require_alive();
+namespace {
+// The commands worth sending: inactive work (zero grid, empty copy) is skipped, as dynamic shapes
+// may shrink a step to nothing; `index` maps each kept command back to its position in `cmds`.
+std::vector<Command> live_commands(const std::vector<Command>& cmds, std::vector<size_t>& index) {
   std::vector<Command> live;
   live.reserve(cmds.size());
-  std::vector<size_t> index;
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
-    // Inactive work (zero grid, empty copy) is skipped: dynamic shapes may shrink a step to nothing.
     if (c.kind == EW_CMD_DISPATCH && (c.groups_x == 0 || c.groups_y == 0 || c.groups_z == 0)) continue;
     if ((c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) && c.size == 0) continue;
     if (c.kind == EW_CMD_COPY && c.src == c.dst) {
@@ -333,15 +333,28 @@ void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* du
     live.push_back(c);
     index.push_back(i);
   }
-  bool timed = durations && info_.timestamp_query;
-  std::vector<uint64_t> d(live.size(), 0);
-  char err[kErrLen] = {0};
+  return live;
+}
+
+std::vector<EwRead> read_regions(const std::vector<Context::Read>& reads) {
   std::vector<EwRead> rd;
   for (auto& r : reads) {
     if (r.offset % 4 || r.size % 4 || r.offset + r.size > r.buffer->size())
       throw Error(ErrorKind::Internal, "read-back region out of range or misaligned");
     rd.push_back(EwRead{r.buffer->handle(), r.offset, r.size, r.dst});
   }
+  return rd;
+}
+}  // namespace
+
+void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations, const std::vector<Read>& reads) {
+  require_alive();
+  std::vector<size_t> index;
+  std::vector<Command> live = live_commands(cmds, index);
+  bool timed = durations && info_.timestamp_query;
+  std::vector<uint64_t> d(live.size(), 0);
+  char err[kErrLen] = {0};
+  std::vector<EwRead> rd = read_regions(reads);
   if (ewgpu_submit(live.data(), live.size(), timed ? 1 : 0, timed ? d.data() : nullptr, err, sizeof err, rd.data(),
                    rd.size()))
     fail(classify(err), "submit", err);
@@ -349,6 +362,23 @@ void Context::submit(const std::vector<Command>& cmds, std::vector<uint64_t>* du
     durations->assign(cmds.size(), 0);
     for (size_t k = 0; k < live.size(); ++k) (*durations)[index[k]] = d[k];
   }
+}
+
+Context::Ticket Context::submit_async(const std::vector<Command>& cmds, const std::vector<Read>& reads) {
+  require_alive();
+  std::vector<size_t> index;
+  std::vector<Command> live = live_commands(cmds, index);
+  std::vector<EwRead> rd = read_regions(reads);
+  char err[kErrLen] = {0};
+  Ticket t = 0;
+  if (ewgpu_submit_async(live.data(), live.size(), rd.data(), rd.size(), &t, err, sizeof err))
+    fail(classify(err), "submit", err);
+  return t;
+}
+
+void Context::wait(Ticket t) {
+  char err[kErrLen] = {0};
+  if (ewgpu_submit_wait(t, err, sizeof err)) fail(classify(err), "submit", err);
 }
 
 Context::LiveObjects Context::live_objects() {

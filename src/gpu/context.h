@@ -147,6 +147,11 @@ class Context {
   struct Read { const Buffer* buffer; uint64_t offset; uint64_t size; void* dst; };
   void submit(const std::vector<Command>& cmds, std::vector<uint64_t>* durations_ns = nullptr,
               const std::vector<Read>& reads = {});
+  // submit without waiting (ewgpu_submit_async): the reads land in host memory when wait(ticket)
+  // returns. At most 4 in flight; each ticket is waited for once.
+  using Ticket = uint32_t;
+  Ticket submit_async(const std::vector<Command>& cmds, const std::vector<Read>& reads);
+  void wait(Ticket t);
 
   // Test hook: destroys the device (as a driver reset would); every later call fails with an Error.
   void debug_lose_device() { ewgpu_debug_lose_device(); }

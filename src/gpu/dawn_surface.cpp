@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,20 @@ struct Table {
   }
 };
 
+// A submit that returned before its work finished (ewgpu_submit_async): its own read-back buffer,
+// whose map completes once the work has.
+constexpr size_t kMaxPending = 4;
+struct PendingRun {
+  bool busy = false;
+  WGPUBuffer staging = nullptr;
+  uint64_t staging_size = 0, need = 0;
+  std::vector<EwRead> reads;
+  std::vector<uint64_t> at;
+  WGPUFuture future{};
+  WGPUEnum status = 0;
+  std::string message;
+};
+
 struct State {
   std::recursive_mutex mu;
   WGPUInstance instance = nullptr;
@@ -67,6 +82,7 @@ struct State {
   uint64_t staging_size = 0;
   WGPUBuffer upload = nullptr;   // MapWrite buffer reused by large writes (see ewgpu_buffer_write)
   uint64_t upload_size = 0;
+  std::array<PendingRun, kMaxPending> pending;  // ewgpu_submit_async's submits, by ticket - 1
   // Device memory (see fits()). The buffers of older, lost devices no longer count.
   uint64_t heap_bytes = 0;    // the adapter's device-local memory heaps; 0 when it reports none
   bool cpu_adapter = false;   // its buffers are host memory that the driver maps into this process
@@ -434,6 +450,122 @@ constexpr const char* kInstallHint =
     "install a Vulkan driver: on Debian 12 run scripts/setup.sh (Mesa >= 25 lavapipe from bookworm-backports; "
     "Debian 12's own Mesa 22 is rejected by this Dawn), or point VK_DRIVER_FILES at your GPU's ICD json";
 
+// Every command and read is checked before any is encoded: a run goes to the queue in parts
+// (encode_run), and a bad command must not leave part of it done.
+bool check_run(const EwCommand* cmds, size_t count, const EwRead* reads, size_t n_reads, char* err, size_t n) {
+  State& s = S();
+  for (size_t i = 0; i < count; ++i) {
+    const EwCommand& c = cmds[i];
+    if (c.kind == EW_CMD_DISPATCH) {
+      if (!s.pipelines.get(c.pipeline) || !s.bind_groups.get(c.bind_group)) {
+        set_err(err, n, "dispatch names an unknown pipeline or bind group");
+        return false;
+      }
+    } else if (c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) {
+      if (!s.buffers.get(c.dst) || (c.kind == EW_CMD_COPY && !s.buffers.get(c.src))) {
+        set_err(err, n, "copy names an unknown buffer");
+        return false;
+      }
+    } else {
+      set_err(err, n, "unknown command kind " + std::to_string(c.kind));
+      return false;
+    }
+  }
+  for (size_t r = 0; r < n_reads; ++r)
+    if (!s.buffers.get(reads[r].buffer) || reads[r].offset % 4 || reads[r].size % 4) {
+      set_err(err, n, "read-back region names an unknown buffer or is not 4-byte aligned");
+      return false;
+    }
+  return true;
+}
+
+// Read-back layout: each read at a 64-byte aligned offset of the staging buffer (whole lines for
+// copy_mapped); returns the bytes they take.
+uint64_t layout_reads(const EwRead* reads, size_t n_reads, std::vector<uint64_t>& at) {
+  at.resize(n_reads);
+  uint64_t need = 0;
+  for (size_t r = 0; r < n_reads; ++r) {
+    at[r] = need;
+    need += (reads[r].size + 63) & ~uint64_t(63);
+  }
+  return need;
+}
+
+void copy_reads_in(WGPUCommandEncoder enc, const EwRead* reads, size_t n_reads, const std::vector<uint64_t>& at,
+                   WGPUBuffer staging) {
+  for (size_t r = 0; r < n_reads; ++r)
+    if (reads[r].size)
+      wgpuCommandEncoderCopyBufferToBuffer(enc, S().buffers.get(reads[r].buffer), reads[r].offset, staging, at[r],
+                                           reads[r].size);
+}
+
+// Straight from the mapped range into each destination: no intermediate host copy.
+void copy_reads_out(const uint8_t* host, const EwRead* reads, size_t n_reads, const std::vector<uint64_t>& at) {
+  for (size_t r = 0; r < n_reads; ++r)
+    if (reads[r].size) copy_mapped(reads[r].dst, host + at[r], reads[r].size);
+}
+
+// Encodes checked commands and submits them in parts of 8, 16, 32, ... so the GPU starts on the
+// first while the rest are encoded; with one submit at the end it sat idle while Dawn encoded the
+// whole run (H200, wall per run: MobileNetV3-small 1.12-1.13 -> 0.86-0.87 ms, ViT-tiny 1.77-1.81
+// -> 1.46-1.49, Whisper encoder 3.18-3.24 -> 3.08-3.10; docs/PERFORMANCE.md). Returns the encoder
+// of the last part, not yet submitted. With `qs`, each dispatch of `timed` (command indices) gets
+// its own pass with begin/end timestamps.
+WGPUCommandEncoder encode_run(const EwCommand* cmds, size_t count, WGPUQuerySet qs, const std::vector<size_t>& timed) {
+  State& s = S();
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+  WGPUComputePassEncoder pass = nullptr;
+  size_t next_timed = 0;
+  auto end_pass = [&] {
+    if (pass) {
+      wgpuComputePassEncoderEnd(pass);
+      wgpuComputePassEncoderRelease(pass);
+      pass = nullptr;
+    }
+  };
+  size_t part = 8, in_part = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const EwCommand& c = cmds[i];
+    if (in_part == part) {
+      end_pass();
+      submit(enc);
+      enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
+      in_part = 0;
+      part *= 2;
+    }
+    ++in_part;
+    if (c.kind == EW_CMD_DISPATCH) {
+      bool is_timed = qs && next_timed < timed.size() && timed[next_timed] == i;
+      if (is_timed) {
+        end_pass();
+        WGPUPassTimestampWrites tw{};
+        tw.querySet = qs;
+        tw.beginningOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2);
+        tw.endOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2 + 1);
+        WGPUComputePassDescriptor pd{};
+        pd.timestampWrites = &tw;
+        pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
+        ++next_timed;
+      } else if (!pass) {
+        pass = wgpuCommandEncoderBeginComputePass(enc, nullptr);
+      }
+      wgpuComputePassEncoderSetPipeline(pass, s.pipelines.get(c.pipeline));
+      wgpuComputePassEncoderSetBindGroup(pass, 0, s.bind_groups.get(c.bind_group), 0, nullptr);
+      wgpuComputePassEncoderDispatchWorkgroups(pass, c.groups_x, c.groups_y, c.groups_z);
+      if (is_timed) end_pass();
+    } else {
+      end_pass();
+      WGPUBuffer dst = s.buffers.get(c.dst);
+      if (c.kind == EW_CMD_COPY)
+        wgpuCommandEncoderCopyBufferToBuffer(enc, s.buffers.get(c.src), c.src_offset, dst, c.dst_offset, c.size);
+      else
+        wgpuCommandEncoderClearBuffer(enc, dst, c.dst_offset, c.size);
+    }
+  }
+  end_pass();
+  return enc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -451,6 +583,10 @@ int ewgpu_init(EwAdapterInfo* out, char* err, size_t n) {
     if (s.upload) wgpuBufferRelease(s.upload);
     s.staging = s.upload = nullptr;
     s.staging_size = s.upload_size = 0;
+    for (PendingRun& p : s.pending) {
+      if (p.staging) wgpuBufferRelease(p.staging);
+      p = PendingRun{};
+    }
     wgpuQueueRelease(s.queue);
     WGPUDevice lost = s.device;
     s.device = nullptr;
@@ -855,25 +991,7 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   if (!check_device(err, n, "submitting work")) return 1;
   if (timestamps && !s.has_timestamps) { set_err(err, n, "timestamp queries are not supported by this device"); return 1; }
-  // Every command is checked before any is encoded: the run goes to the queue in parts (below), and
-  // a bad command must not leave part of it done.
-  for (size_t i = 0; i < count; ++i) {
-    const EwCommand& c = cmds[i];
-    if (c.kind == EW_CMD_DISPATCH) {
-      if (!s.pipelines.get(c.pipeline) || !s.bind_groups.get(c.bind_group)) {
-        set_err(err, n, "dispatch names an unknown pipeline or bind group");
-        return 1;
-      }
-    } else if (c.kind == EW_CMD_COPY || c.kind == EW_CMD_CLEAR) {
-      if (!s.buffers.get(c.dst) || (c.kind == EW_CMD_COPY && !s.buffers.get(c.src))) {
-        set_err(err, n, "copy names an unknown buffer");
-        return 1;
-      }
-    } else {
-      set_err(err, n, "unknown command kind " + std::to_string(c.kind));
-      return 1;
-    }
-  }
+  if (!check_run(cmds, count, reads, n_reads, err, n)) return 1;
   // Timed runs: each dispatch is its own pass with begin/end timestamps (4096 queries per set).
   constexpr uint32_t kMaxTimed = 2048;
   WGPUQuerySet qs = nullptr;
@@ -893,79 +1011,13 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
       resolve = wgpuDeviceCreateBuffer(s.device, &bd);
     }
   }
-  // Staging layout: each read at a 64-byte aligned offset (whole lines for copy_mapped), then the
-  // resolved timestamps.
-  std::vector<uint64_t> read_at(n_reads);
-  uint64_t staging_need = 0;
-  for (size_t r = 0; r < n_reads; ++r) {
-    if (!s.buffers.get(reads[r].buffer) || reads[r].offset % 4 || reads[r].size % 4) {
-      set_err(err, n, "read-back region names an unknown buffer or is not 4-byte aligned");
-      return 1;
-    }
-    read_at[r] = staging_need;
-    staging_need += (reads[r].size + 63) & ~uint64_t(63);
-  }
+  std::vector<uint64_t> read_at;
+  uint64_t staging_need = layout_reads(reads, n_reads, read_at);
   uint64_t ts_at = staging_need;
   staging_need += timed.size() * 16;
   if (staging_need && !ensure_staging(staging_need, err, n)) return 1;
-  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
-  WGPUComputePassEncoder pass = nullptr;
-  size_t next_timed = 0;
-  auto end_pass = [&] {
-    if (pass) {
-      wgpuComputePassEncoderEnd(pass);
-      wgpuComputePassEncoderRelease(pass);
-      pass = nullptr;
-    }
-  };
-  // The commands go to the queue in parts of 8, 16, 32, ... so the GPU starts on the first while
-  // the rest are encoded; with one submit at the end it sat idle while Dawn encoded the whole run
-  // (H200, wall per run: MobileNetV3-small 1.12-1.13 -> 0.86-0.87 ms, ViT-tiny 1.77-1.81 ->
-  // 1.46-1.49, Whisper encoder 3.18-3.24 -> 3.08-3.10; docs/PERFORMANCE.md).
-  size_t part = 8, in_part = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const EwCommand& c = cmds[i];
-    if (in_part == part) {
-      end_pass();
-      submit(enc);
-      enc = wgpuDeviceCreateCommandEncoder(s.device, nullptr);
-      in_part = 0;
-      part *= 2;
-    }
-    ++in_part;
-    if (c.kind == EW_CMD_DISPATCH) {
-      bool is_timed = qs && next_timed < timed.size() && timed[next_timed] == i;
-      if (is_timed) {
-        end_pass();
-        WGPUPassTimestampWrites tw{};
-        tw.querySet = qs;
-        tw.beginningOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2);
-        tw.endOfPassWriteIndex = static_cast<uint32_t>(next_timed * 2 + 1);
-        WGPUComputePassDescriptor pd{};
-        pd.timestampWrites = &tw;
-        pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
-        ++next_timed;
-      } else if (!pass) {
-        pass = wgpuCommandEncoderBeginComputePass(enc, nullptr);
-      }
-      wgpuComputePassEncoderSetPipeline(pass, s.pipelines.get(c.pipeline));
-      wgpuComputePassEncoderSetBindGroup(pass, 0, s.bind_groups.get(c.bind_group), 0, nullptr);
-      wgpuComputePassEncoderDispatchWorkgroups(pass, c.groups_x, c.groups_y, c.groups_z);
-      if (is_timed) end_pass();
-    } else {
-      end_pass();
-      WGPUBuffer dst = s.buffers.get(c.dst);
-      if (c.kind == EW_CMD_COPY)
-        wgpuCommandEncoderCopyBufferToBuffer(enc, s.buffers.get(c.src), c.src_offset, dst, c.dst_offset, c.size);
-      else
-        wgpuCommandEncoderClearBuffer(enc, dst, c.dst_offset, c.size);
-    }
-  }
-  end_pass();
-  for (size_t r = 0; r < n_reads; ++r)
-    if (reads[r].size)
-      wgpuCommandEncoderCopyBufferToBuffer(enc, s.buffers.get(reads[r].buffer), reads[r].offset, s.staging, read_at[r],
-                                           reads[r].size);
+  WGPUCommandEncoder enc = encode_run(cmds, count, qs, timed);
+  copy_reads_in(enc, reads, n_reads, read_at, s.staging);
   if (qs) {
     wgpuCommandEncoderResolveQuerySet(enc, qs, 0, static_cast<uint32_t>(timed.size() * 2), resolve, 0);
     wgpuCommandEncoderCopyBufferToBuffer(enc, resolve, 0, s.staging, ts_at, timed.size() * 16);
@@ -973,8 +1025,7 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
   if (durations) for (size_t i = 0; i < count; ++i) durations[i] = 0;
   // Straight from the mapped range into each destination: no intermediate host copy.
   auto copy_out = [&](const uint8_t* host) {
-    for (size_t r = 0; r < n_reads; ++r)
-      if (reads[r].size) copy_mapped(reads[r].dst, host + read_at[r], reads[r].size);
+    copy_reads_out(host, reads, n_reads, read_at);
     if (qs && durations)
       for (size_t k = 0; k < timed.size(); ++k) {
         uint64_t t[2];
@@ -987,6 +1038,81 @@ int ewgpu_submit(const EwCommand* cmds, size_t count, int timestamps, uint64_t* 
   if (qs) { wgpuQuerySetDestroy(qs); wgpuQuerySetRelease(qs); }
   if (resolve) { wgpuBufferDestroy(resolve); wgpuBufferRelease(resolve); }
   return ok ? 0 : 1;
+}
+
+int ewgpu_submit_async(const EwCommand* cmds, size_t count, const EwRead* reads, size_t n_reads, uint32_t* ticket,
+                       char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  *ticket = 0;
+  if (!check_device(err, n, "submitting work")) return 1;
+  if (!check_run(cmds, count, reads, n_reads, err, n)) return 1;
+  size_t slot = 0;
+  while (slot < kMaxPending && s.pending[slot].busy) ++slot;
+  if (slot == kMaxPending) {
+    set_err(err, n, "submitting work: " + std::to_string(kMaxPending) + " submits are already in flight (wait for one first)");
+    return 1;
+  }
+  PendingRun& p = s.pending[slot];
+  uint64_t need = layout_reads(reads, n_reads, p.at);
+  if (need && !ensure_host_buffer(p.staging, p.staging_size, need, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                  "etwebgpu.pending_staging", "creating read-back buffer", err, n))
+    return 1;
+  WGPUCommandEncoder enc = encode_run(cmds, count, nullptr, {});
+  copy_reads_in(enc, reads, n_reads, p.at, p.staging);
+  submit(enc);
+  p.reads.assign(reads, reads + n_reads);
+  p.need = need;
+  p.status = 0;
+  p.message.clear();
+  // The map (or, with nothing to read, the queue's work-done) completes once the work has.
+  if (need) {
+    WGPUBufferMapCallbackInfo cb{};
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = on_map;
+    cb.userdata1 = &p.status;
+    cb.userdata2 = &p.message;
+    p.future = wgpuBufferMapAsync(p.staging, WGPUMapMode_Read, 0, (need + 3) & ~uint64_t(3), cb);
+  } else {
+    WGPUQueueWorkDoneCallbackInfo info{};
+    info.mode = WGPUCallbackMode_WaitAnyOnly;
+    info.callback = on_done;
+    info.userdata1 = &p.status;
+    p.future = wgpuQueueOnSubmittedWorkDone(s.queue, info);
+  }
+  p.busy = true;
+  *ticket = static_cast<uint32_t>(slot + 1);
+  return 0;
+}
+
+int ewgpu_submit_wait(uint32_t ticket, char* err, size_t n) {
+  State& s = S();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (ticket == 0 || ticket > kMaxPending || !s.pending[ticket - 1].busy) {
+    set_err(err, n, "waiting for work: unknown ticket " + std::to_string(ticket));
+    return 1;
+  }
+  PendingRun& p = s.pending[ticket - 1];
+  p.busy = false;
+  if (!wait(p.future, err, n, "running GPU work")) return 1;
+  bool ok = true;
+  if (p.need) {
+    if (p.status != WGPUMapAsyncStatus_Success) {
+      set_err(err, n, "mapping read-back buffer failed: " + p.message);
+      ok = false;
+    } else if (const void* host = wgpuBufferGetConstMappedRange(p.staging, 0, (p.need + 3) & ~uint64_t(3))) {
+      copy_reads_out(static_cast<const uint8_t*>(host), p.reads.data(), p.reads.size(), p.at);
+    } else {
+      set_err(err, n, "read-back buffer mapped range unavailable");
+      ok = false;
+    }
+    if (p.status == WGPUMapAsyncStatus_Success) wgpuBufferUnmap(p.staging);
+  } else if (p.status != WGPUQueueWorkDoneStatus_Success) {
+    set_err(err, n, "running GPU work: queue work failed (status " + std::to_string(p.status) + ")");
+    ok = false;
+  }
+  // A device error or loss during the work is the cause to report, also of a failed map.
+  return check_device(err, n, "running GPU work") && ok ? 0 : 1;
 }
 
 }  // extern "C"

@@ -94,6 +94,14 @@ struct EwRead { uint32_t buffer; uint64_t offset; uint64_t size; void* dst; };
 // memory in the same submit, so a run costs one queue round trip.
 int ewgpu_submit(const EwCommand* cmds, size_t n, int timestamps, uint64_t* durations_ns, char* err, size_t err_len,
                  const EwRead* reads, size_t n_reads);
+// ewgpu_submit without timestamps that returns once the work is queued, with a ticket (1..4) for
+// ewgpu_submit_wait, which waits for that work and copies its reads into host memory (their `dst`
+// must stay valid until then). Work submitted later may be queued meanwhile (at most 4 submits in
+// flight), so the host records the next run while the GPU runs this one. Every ticket must be
+// waited for once; a wait reports the errors of its work.
+int ewgpu_submit_async(const EwCommand* cmds, size_t n, const EwRead* reads, size_t n_reads, uint32_t* ticket,
+                       char* err, size_t err_len);
+int ewgpu_submit_wait(uint32_t ticket, char* err, size_t err_len);
 
 // What new buffers may still take on the current device, for a check before anything is
 // allocated. Returns 0 and writes `available` (bytes), `heap` (the adapter's memory heaps, bytes)

@@ -701,18 +701,23 @@ IndexCheck& Graph::index_check() {
   return *index_check_;
 }
 
-void Graph::set_input(size_t i, const HostTensor& h) {
+void Graph::set_input_shape(size_t i, const std::vector<int64_t>& shape) {
   if (i >= ir_.input_ids.size())
     throw Error(ErrorKind::InvalidArgument, "input index " + std::to_string(i) + " out of range (graph has " +
                                                 std::to_string(ir_.input_ids.size()) + " inputs)");
-  int32_t id = static_cast<int32_t>(ir_.input_ids[i]);
-  Tensor& t = tensor(id);
-  bool fits = h.shape.size() == t.max_dims.size();
-  for (size_t d = 0; fits && d < h.shape.size(); ++d) fits = h.shape[d] >= 0 && h.shape[d] <= t.max_dims[d];
+  Tensor& t = tensor(static_cast<int32_t>(ir_.input_ids[i]));
+  bool fits = shape.size() == t.max_dims.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d) fits = shape[d] >= 0 && shape[d] <= t.max_dims[d];
   if (!fits)
-    throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(h.shape) +
+    throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(shape) +
                                                 ", outside the exported bound " + shape_str(t.max_dims));
-  t.dims = h.shape;
+  t.dims = shape;
+}
+
+void Graph::set_input(size_t i, const HostTensor& h) {
+  set_input_shape(i, h.shape);
+  int32_t id = static_cast<int32_t>(ir_.input_ids[i]);
+  const Tensor& t = tensor(id);
   if (same_words(h.dtype, t.dtype, t.storage) && h.data.size() == static_cast<size_t>(h.numel()) * 4) {
     ctx_->write(buffer(id), 0, h.data.data(), h.data.size());  // no host copy: large inputs upload at memcpy speed
     return;
@@ -914,15 +919,20 @@ void Graph::execute_and_read(const std::vector<DType>& dtypes, std::vector<HostT
   }
 }
 
-void Graph::execute_extended(const Extend& extend) {
+gpu::Context::Ticket Graph::execute_async(const Extend& extend) {
   std::vector<gpu::Command> cmds;
   resize_and_record(cmds, nullptr, nullptr);
   std::vector<gpu::Context::Read> reads;
   if (extend) extend(cmds, reads);
   if (index_check_) index_check_->arm(reads);
-  ctx_->submit(cmds, nullptr, reads);
+  return ctx_->submit_async(cmds, reads);
+}
+
+void Graph::finish(gpu::Context::Ticket t) {
+  ctx_->wait(t);
   if (index_check_) index_check_->raise_if_reported();
 }
+
 
 
 }  // namespace etwebgpu::graph

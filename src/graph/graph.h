@@ -199,6 +199,8 @@ class Graph {
   const std::vector<uint32_t>& output_ids() const { return ir_.output_ids; }
   // Sets an input's live shape (must fit the serialized bound) and uploads its data.
   void set_input(size_t i, const HostTensor& t);
+  // Sets only the live shape: the input's buffer keeps what work queued earlier writes there.
+  void set_input_shape(size_t i, const std::vector<int64_t>& shape);
 
   // --- execution
   void resize();                                  // re-run every resize hook in chain order
@@ -208,9 +210,13 @@ class Graph {
   // where dtype and shape already match (no allocation or zero-fill) and are replaced otherwise.
   void execute_and_read(const std::vector<DType>& dtypes, std::vector<HostTensor>& out,
                         std::vector<uint64_t>* durations = nullptr, std::vector<std::string>* labels = nullptr);
-  // resize + record, then `extend` may append commands and reads; one submit (no outputs read).
+  // resize + record, then `extend` may append commands and reads; one submit (no outputs read)
+  // that returns once queued: the reads hold their values once finish(ticket) returns, which also
+  // raises an index error the run reported. Runs queued meanwhile see this one's results (queue
+  // order); tickets are finished in the order they were queued.
   using Extend = std::function<void(std::vector<gpu::Command>&, std::vector<gpu::Context::Read>&)>;
-  void execute_extended(const Extend& extend);
+  gpu::Context::Ticket execute_async(const Extend& extend);
+  void finish(gpu::Context::Ticket t);
   const std::vector<Node>& nodes() const { return nodes_; }
   // Mutable buffers (ir.state): written with their initial contents at build and by reset_state().
   void reset_state();

@@ -189,15 +189,23 @@ namespace detail {
 
 graph::Graph& ModelAccess::graph(Model& m) { return *m.impl_->graph; }
 
-void ModelAccess::run_extended(Model& model, const std::vector<HostTensor>& inputs, const graph::Graph::Extend& extend) {
-  Model::Impl& m = *model.impl_;
-  std::unique_lock<std::mutex> lock(m.run_mu, std::try_to_lock);
+std::unique_lock<std::mutex> ModelAccess::lock_runs(Model& model) {
+  std::unique_lock<std::mutex> lock(model.impl_->run_mu, std::try_to_lock);
   if (!lock.owns_lock())
     throw Error(ErrorKind::InvalidArgument,
                 "Model::run called while another run of the same model is in progress; use one Model per thread");
+  return lock;
+}
+
+gpu::Context::Ticket ModelAccess::queue_run(Model& model, const std::vector<HostTensor>& inputs, const std::vector<bool>& keep,
+                                            const graph::Graph::Extend& extend) {
+  Model::Impl& m = *model.impl_;
   validate_inputs(m, inputs);
-  for (size_t i = 0; i < inputs.size(); ++i) m.graph->set_input(i, inputs[i]);
-  m.graph->execute_extended(extend);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i < keep.size() && keep[i]) m.graph->set_input_shape(i, inputs[i].shape);
+    else m.graph->set_input(i, inputs[i]);
+  }
+  return m.graph->execute_async(extend);
 }
 
 }  // namespace detail

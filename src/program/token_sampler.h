@@ -31,9 +31,10 @@ class TokenSampler {
   TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab);
   // Writes the parameters of the next pick and appends its commands to the run's.
   void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
-  // The region to read back in the same submit; token() is valid after that submit.
-  gpu::Context::Read read() { return {&result_, 0, 4, &token_}; }
-  uint32_t token() const { return token_; }
+  // The picked token (a u32 in the first word of result()), to read back into `dst` after the
+  // pick's commands in the same submit.
+  gpu::Context::Read read(uint32_t* dst) const { return {&result_, 0, 4, dst}; }
+  const gpu::Buffer& result() const { return result_; }
 
  private:
   struct Stage {
@@ -46,7 +47,6 @@ class TokenSampler {
   uint32_t vocab_;
   gpu::Buffer uniform_, blocks_uniform_, result_, part_;
   Stage pick_, argmax_, topk_;
-  uint32_t token_ = 0;
 };
 
 }  // namespace etwebgpu::graph

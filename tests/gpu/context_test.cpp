@@ -374,4 +374,46 @@ TEST(GpuContext, BadCommandLateInARunFailsBeforeAnyPartRuns) {
   for (uint32_t v : got) EXPECT_EQ(v, 0u) << "a part ran before the bad command was seen";
 }
 
+// Runs submitted without waiting overlap in the queue: each one's reads hold its own results when
+// its ticket is waited for (a host write queued between them lands between them), at most four
+// are in flight, and a ticket waited for twice or never issued is an error, not a hang.
+TEST(GpuContext, AsyncSubmitsKeepQueueOrderAndEachReadLandsAtItsWait) {
+  ETW_REQUIRE_GPU();
+  auto ctx = Context::get();
+  Buffer o = ctx->create_buffer(256, BufferKind::Storage, "async_chain");
+  const Pipeline& p = ctx->pipeline_from_source(kIncrement, "main", {}, "async_chain");
+  BindGroup bg = ctx->bind_group(p, {{0, &o}});
+  std::vector<uint32_t> start(64, 5), reset(64, 100);
+  ctx->write(o, 0, start.data(), 256);
+  std::vector<Command> three(3, ctx->dispatch(p, bg, Grid{1, 1, 1}));
+  std::vector<std::vector<uint32_t>> got(4, std::vector<uint32_t>(64, 0));
+  std::vector<Context::Ticket> t;
+  t.push_back(ctx->submit_async(three, {{&o, 0, 256, got[0].data()}}));
+  ctx->write(o, 0, reset.data(), 256);  // after the first run, before the second
+  t.push_back(ctx->submit_async(three, {{&o, 0, 256, got[1].data()}}));
+  t.push_back(ctx->submit_async({}, {{&o, 0, 256, got[2].data()}}));
+  t.push_back(ctx->submit_async({ctx->dispatch(p, bg, Grid{1, 1, 1})}, {}));
+  try {
+    ctx->submit_async(three, {});
+    ADD_FAILURE() << "a fifth submit in flight was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("in flight"), std::string::npos) << e.what();
+  }
+  auto thrice = [](uint32_t v) { return ((v * 3u + 1u) * 3u + 1u) * 3u + 1u; };
+  for (Context::Ticket k : t) ctx->wait(k);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(got[0][i], thrice(5));
+    EXPECT_EQ(got[1][i], thrice(100));
+    EXPECT_EQ(got[2][i], thrice(100));
+  }
+  std::vector<uint32_t> last(64);
+  ctx->read(o, 0, last.data(), 256);
+  EXPECT_EQ(last[0], thrice(100) * 3u + 1u);
+  EXPECT_THROW(ctx->wait(t[0]), Error);   // waited for already
+  EXPECT_THROW(ctx->wait(0), Error);      // never issued
+  EXPECT_THROW(ctx->wait(99), Error);
+  Context::Ticket again = ctx->submit_async(three, {});  // the slots are free again
+  EXPECT_NO_THROW(ctx->wait(again));
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 
 #include "etwebgpu/generate.h"
 #include "support/op_harness.h"
@@ -87,6 +88,39 @@ TEST(Generate, StopTokenAndCallbackEndGenerationEarly) {
   auto s = generate(*m, {9, 8}, o, [&](int64_t) { return ++seen < 2; });
   EXPECT_EQ(s.stop_reason, "stopped");
   EXPECT_EQ(s.tokens.size(), 2u);
+}
+
+// generate queues each decode run before the one ahead of it has finished. A callback that throws,
+// or one that runs the model (refused: generate holds the model's run lock), leaves no run in
+// flight: the next generate and a plain run give what they give on a freshly loaded model.
+TEST(Generate, EarlyEndsLeaveNoRunInFlightAndTheModelUsable) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> prompt = {5, 17, 200};
+  GenerateOptions o;
+  o.max_new_tokens = 8;
+  const auto want = generate(*m, prompt, o).tokens;
+  int seen = 0;
+  EXPECT_THROW(generate(*m, prompt, o,
+                        [&](int64_t) -> bool {
+                          if (++seen == 3) throw std::runtime_error("the caller's own error");
+                          return true;
+                        }),
+               std::runtime_error);
+  EXPECT_EQ(seen, 3);
+  try {
+    generate(*m, prompt, o, [&](int64_t t) { return !m->run({i64({1, 1}, {t}), i64({1}, {0})}).empty(); });
+    ADD_FAILURE() << "a run from inside generate's callback was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("in progress"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(generate(*m, prompt, o).tokens, want);
+  m->reset_state();
+  auto fresh = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  auto a = m->run({i64({1, 1}, {7}), i64({1}, {0})})[0];
+  auto b = fresh->run({i64({1, 1}, {7}), i64({1}, {0})})[0];
+  EXPECT_EQ(a.data, b.data);
 }
 
 TEST(Generate, SamplingIsSeededAndTopKOneOrTinyTopPIsGreedy) {

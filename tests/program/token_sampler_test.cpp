@@ -44,8 +44,9 @@ uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Stora
   graph::TokenSampler sampler(ctx, buf, s, static_cast<uint32_t>(logits.size()));
   std::vector<gpu::Command> cmds;
   sampler.commands(p, cmds);
-  ctx.submit(cmds, nullptr, {sampler.read()});
-  return sampler.token();
+  uint32_t token = 0;
+  ctx.submit(cmds, nullptr, {sampler.read(&token)});
+  return token;
 }
 
 TEST(TokenSampler, PicksFromF16LogitsLikeFromF32Logits) {

@@ -93,6 +93,9 @@ var LibraryEwgpu = {
     bindGroups: [null], freeBindGroups: [],
     staging: null,      // MAP_READ buffer reused by reads and timestamp readback
     stagingSize: 0,
+    // ewgpu_submit_async's submits, by ticket - 1: each its own MAP_READ buffer, mapped (done)
+    // once its work has completed.
+    pending: [0, 1, 2, 3].map(function() { return {busy: false, buffer: null, size: 0, reads: [], need: 0, done: null}; }),
     // Counts and wall milliseconds of the asynchronous calls (Module.ewgpuStats, for the pages).
     stats: {pipelines: 0, pipelineMs: 0, bindGroups: 0, bindGroupMs: 0, buffers: 0, bufferMs: 0,
             submits: 0, submitMs: 0, reads: 0, readMs: 0},
@@ -209,6 +212,60 @@ var LibraryEwgpu = {
       if (EW.pendingError) { var m = what + ': ' + EW.pendingError; EW.pendingError = ''; return m; }
       return bytes;
     },
+    // Read-back layout: each read at an 8-byte aligned offset of a staging buffer; a message for a
+    // bad region.
+    readLayout: function(reads, nReads) {
+      var rd = [], need = 0;
+      for (var i = 0; i < nReads; ++i) {
+        var rp = reads + 32 * i;
+        var rb = EW.get(EW.buffers, HEAPU32[rp >> 2]);
+        var ro = EW.readU64(rp + 8), rs = EW.readU64(rp + 16);
+        if (!rb || ro % 4 || rs % 4) return 'read-back region names an unknown buffer or is not 4-byte aligned';
+        rd.push({buffer: rb, offset: ro, size: rs, dst: HEAPU32[(rp + 24) >> 2], at: need});
+        need += Math.ceil(rs / 8) * 8;
+      }
+      return {reads: rd, need: need};
+    },
+    // Encodes the commands (EwCommand, 56 bytes each) into `enc`; with `qs`, each dispatch of
+    // `timed` (command indices) gets its own pass with begin/end timestamps. Null or a message.
+    encodeRun: function(enc, cmds, count, qs, timed) {
+      var pass = null, nextTimed = 0;
+      function endPass() { if (pass) { pass.end(); pass = null; } }
+      for (var i = 0; i < count; ++i) {
+        var c = (cmds + 56 * i) >> 2;
+        var kind = HEAPU32[c];
+        if (kind == 1) {
+          var p = EW.get(EW.pipelines, HEAPU32[c + 1]);
+          var bg = EW.get(EW.bindGroups, HEAPU32[c + 2]);
+          if (!p || !bg) return 'dispatch names an unknown pipeline or bind group';
+          var isTimed = qs && nextTimed < timed.length && timed[nextTimed] == i;
+          if (isTimed) {
+            endPass();
+            pass = enc.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: nextTimed * 2,
+                                                          endOfPassWriteIndex: nextTimed * 2 + 1}});
+            ++nextTimed;
+          } else if (!pass) {
+            pass = enc.beginComputePass();
+          }
+          pass.setPipeline(p);
+          pass.setBindGroup(0, bg);
+          pass.dispatchWorkgroups(HEAPU32[c + 3], HEAPU32[c + 4], HEAPU32[c + 5]);
+          if (isTimed) endPass();
+        } else if (kind == 2 || kind == 3) {
+          endPass();
+          var dst = EW.get(EW.buffers, HEAPU32[c + 7]);
+          var src = kind == 2 ? EW.get(EW.buffers, HEAPU32[c + 6]) : null;
+          if (!dst || (kind == 2 && !src)) return 'copy names an unknown buffer';
+          var so = EW.readU64((c + 8) << 2), dof = EW.readU64((c + 10) << 2), sz = EW.readU64((c + 12) << 2);
+          if (kind == 2) enc.copyBufferToBuffer(src, so, dst, dof, sz);
+          else enc.clearBuffer(dst, dof, sz);
+        } else {
+          return 'unknown command kind ' + kind;
+        }
+      }
+      endPass();
+      return null;
+    },
     // Maps the staging buffer and returns a copy of its first `size` bytes (Uint8Array) or a message.
     readStaging: async function(size) {
       var mapSize = Math.ceil(size / 4) * 4;
@@ -238,6 +295,7 @@ var LibraryEwgpu = {
           // The lost device goes; objects made on it stay in the tables until their owners destroy them.
           EW.device = null; EW.queue = null; EW.adapter = null;
           EW.staging = null; EW.stagingSize = 0;
+          EW.pending.forEach(function(p) { p.busy = false; p.buffer = null; p.size = 0; p.done = null; });
           EW.lostMessage = ''; EW.pendingError = '';
         }
         // A GPUDevice handed in by the page (etwebgpu.js Model.load(src, {device})): shared with
@@ -493,20 +551,10 @@ var LibraryEwgpu = {
             if (tr.error) { cleanup(); EW.setErr(err, errLen, tr.error); return 1; }
           }
         }
-        // Staging layout: each read at an 8-byte aligned offset, then the resolved timestamps.
-        var rd = [], stagingNeed = 0;
-        for (i = 0; i < nReads; ++i) {
-          var rp = reads + 32 * i;
-          var rb = EW.get(EW.buffers, HEAPU32[rp >> 2]);
-          var ro = EW.readU64(rp + 8), rs = EW.readU64(rp + 16);
-          if (!rb || ro % 4 || rs % 4) {
-            cleanup();
-            EW.setErr(err, errLen, 'read-back region names an unknown buffer or is not 4-byte aligned');
-            return 1;
-          }
-          rd.push({buffer: rb, offset: ro, size: rs, dst: HEAPU32[(rp + 24) >> 2], at: stagingNeed});
-          stagingNeed += Math.ceil(rs / 8) * 8;
-        }
+        // Staging layout: the reads, then the resolved timestamps.
+        var lay = EW.readLayout(reads, nReads);
+        if (typeof lay === 'string') { cleanup(); EW.setErr(err, errLen, lay); return 1; }
+        var rd = lay.reads, stagingNeed = lay.need;
         var tsAt = stagingNeed;
         stagingNeed += timed.length * 16;
         if (stagingNeed) {
@@ -514,43 +562,10 @@ var LibraryEwgpu = {
           if (se) { cleanup(); EW.setErr(err, errLen, se); return 1; }
         }
         var enc = EW.device.createCommandEncoder();
-        var pass = null, nextTimed = 0, bad = null;
-        function endPass() { if (pass) { pass.end(); pass = null; } }
+        var bad = null;
         EW.pushScopes();
         try {
-          for (i = 0; i < count && !bad; ++i) {
-            c = (cmds + 56 * i) >> 2;
-            var kind = HEAPU32[c];
-            if (kind == 1) {
-              var p = EW.get(EW.pipelines, HEAPU32[c + 1]);
-              var bg = EW.get(EW.bindGroups, HEAPU32[c + 2]);
-              if (!p || !bg) { bad = 'dispatch names an unknown pipeline or bind group'; break; }
-              var isTimed = qs && nextTimed < timed.length && timed[nextTimed] == i;
-              if (isTimed) {
-                endPass();
-                pass = enc.beginComputePass({timestampWrites: {querySet: qs, beginningOfPassWriteIndex: nextTimed * 2,
-                                                              endOfPassWriteIndex: nextTimed * 2 + 1}});
-                ++nextTimed;
-              } else if (!pass) {
-                pass = enc.beginComputePass();
-              }
-              pass.setPipeline(p);
-              pass.setBindGroup(0, bg);
-              pass.dispatchWorkgroups(HEAPU32[c + 3], HEAPU32[c + 4], HEAPU32[c + 5]);
-              if (isTimed) endPass();
-            } else if (kind == 2 || kind == 3) {
-              endPass();
-              var dst = EW.get(EW.buffers, HEAPU32[c + 7]);
-              var src = kind == 2 ? EW.get(EW.buffers, HEAPU32[c + 6]) : null;
-              if (!dst || (kind == 2 && !src)) { bad = 'copy names an unknown buffer'; break; }
-              var so = EW.readU64((c + 8) << 2), dof = EW.readU64((c + 10) << 2), sz = EW.readU64((c + 12) << 2);
-              if (kind == 2) enc.copyBufferToBuffer(src, so, dst, dof, sz);
-              else enc.clearBuffer(dst, dof, sz);
-            } else {
-              bad = 'unknown command kind ' + kind;
-            }
-          }
-          endPass();
+          bad = EW.encodeRun(enc, cmds, count, qs, timed);
           if (!bad) {
             rd.forEach(function(r) {
               if (r.size) enc.copyBufferToBuffer(r.buffer, r.offset, EW.staging, r.at, r.size);
@@ -590,6 +605,88 @@ var LibraryEwgpu = {
         EW.setErr(err, errLen, 'submitting work: ' + EW.message(x));
         return 1;
       }
+    });
+  },
+  ewgpu_submit_async__deps: ['$EW'],
+  ewgpu_submit_async: function(cmds, count, reads, nReads, ticketOut, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      HEAPU32[ticketOut >> 2] = 0;
+      try {
+        if (!EW.device) { EW.setErr(err, errLen, 'submitting work: WebGPU is not initialised'); return 1; }
+        if (!EW.checkDevice(err, errLen, 'submitting work')) return 1;
+        var slot = EW.pending.findIndex(function(p) { return !p.busy; });
+        if (slot < 0) {
+          EW.setErr(err, errLen, 'submitting work: ' + EW.pending.length + ' submits are already in flight (wait for one first)');
+          return 1;
+        }
+        var p = EW.pending[slot];
+        var lay = EW.readLayout(reads, nReads);
+        if (typeof lay === 'string') { EW.setErr(err, errLen, lay); return 1; }
+        if (lay.need > p.size) {
+          if (p.buffer) { p.buffer.destroy(); p.buffer = null; p.size = 0; }
+          var sz = 256;
+          while (sz < lay.need) sz *= 2;
+          var cr = await EW.scoped('creating read-back buffer', function() {
+            return EW.device.createBuffer({label: 'etwebgpu.pending_staging', size: sz,
+                                           usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+          });
+          if (cr.error) { if (cr.value) cr.value.destroy(); EW.setErr(err, errLen, cr.error); return 1; }
+          p.buffer = cr.value;
+          p.size = sz;
+        }
+        var enc = EW.device.createCommandEncoder();
+        var bad = null;
+        EW.pushScopes();
+        try {
+          bad = EW.encodeRun(enc, cmds, count, null, []);
+          if (!bad) lay.reads.forEach(function(r) { if (r.size) enc.copyBufferToBuffer(r.buffer, r.offset, p.buffer, r.at, r.size); });
+        } catch (x) {
+          if (!bad) bad = 'recording GPU work: ' + EW.message(x);
+        }
+        var recErr = await EW.popScopes('recording GPU work');
+        if (bad || recErr) { EW.setErr(err, errLen, bad || recErr); return 1; }
+        var sr = await EW.scoped('running GPU work', function() { EW.queue.submit([enc.finish()]); });
+        if (sr.error) { EW.setErr(err, errLen, sr.error); return 1; }
+        p.reads = lay.reads;
+        p.need = lay.need;
+        // Resolves (to null or a message) once the work has completed.
+        p.done = lay.need
+            ? p.buffer.mapAsync(GPUMapMode.READ, 0, Math.ceil(lay.need / 4) * 4).then(
+                  function() { return null; }, function(x) { return 'mapping read-back buffer failed: ' + EW.message(x); })
+            : EW.queue.onSubmittedWorkDone().then(
+                  function() { return null; }, function(x) { return 'running GPU work: queue work failed: ' + EW.message(x); });
+        p.busy = true;
+        HEAPU32[ticketOut >> 2] = slot + 1;
+        return 0;
+      } catch (x) {
+        EW.setErr(err, errLen, 'submitting work: ' + EW.message(x));
+        return 1;
+      }
+    });
+  },
+
+  ewgpu_submit_wait__deps: ['$EW'],
+  ewgpu_submit_wait: function(ticket, err, errLen) {
+    return Asyncify.handleAsync(async function() {
+      var p = ticket >= 1 && ticket <= EW.pending.length ? EW.pending[ticket - 1] : null;
+      if (!p || !p.busy) { EW.setErr(err, errLen, 'waiting for work: unknown ticket ' + ticket); return 1; }
+      p.busy = false;
+      var e = await EW.timed('submits', function() { return p.done; });
+      if (!e && p.need) {
+        try {
+          // HEAPU8 as of now: memory may have grown while we waited.
+          var bytes = new Uint8Array(p.buffer.getMappedRange(0, Math.ceil(p.need / 4) * 4));
+          p.reads.forEach(function(r) { HEAPU8.set(bytes.subarray(r.at, r.at + r.size), r.dst); });
+        } catch (x) {
+          e = 'read-back buffer mapped range unavailable: ' + EW.message(x);
+        }
+        p.buffer.unmap();
+      }
+      // A device error or loss during the work is the cause to report, also of a failed map.
+      if (EW.lostMessage) e = 'running GPU work: device lost: ' + EW.lostMessage;
+      else if (EW.pendingError) { e = 'running GPU work: ' + EW.pendingError; EW.pendingError = ''; }
+      if (e) { EW.setErr(err, errLen, e); return 1; }
+      return 0;
     });
   },
 };
