@@ -50,7 +50,7 @@ srcs+=("$gen/embedded_shaders.cpp" "$here/tools/conformance/conformance.cpp" "$h
 
 cxxflags="-std=c++20 $opt -g0 -fexceptions -DFMT_HEADER_ONLY -DETWEBGPU_WEB=1 -Wall -Wextra -Wno-unused-parameter \
  -I$here/include -I$here/src -I$here -I$gen -isystem $out/sysinc"
-async_imports="ewgpu_init,ewgpu_buffer_create,ewgpu_buffer_read,ewgpu_pipelines_create,ewgpu_bind_group_create,ewgpu_submit"
+async_imports="ewgpu_init,ewgpu_buffer_create,ewgpu_buffer_read,ewgpu_pipelines_create,ewgpu_bind_group_create,ewgpu_submit,ewgpu_submit_async,ewgpu_submit_wait"
 exports="_malloc,_free"
 exports+=",$(grep -o 'EMSCRIPTEN_KEEPALIVE [^(]*(' "$here/web/etwebgpu_web.cpp" | sed -E 's/.* \**([a-z_0-9]+)\($/_\1/' | paste -sd,)"
 ldflags="$opt -fexceptions -sENVIRONMENT=web,worker -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createEtwebgpu \
