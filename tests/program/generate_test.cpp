@@ -90,6 +90,29 @@ TEST(Generate, StopTokenAndCallbackEndGenerationEarly) {
   EXPECT_EQ(s.tokens.size(), 2u);
 }
 
+// generate leaves the cache of the sequence it made (each run at its own position, also those
+// queued ahead): a plain run after it, at the next position, gives the logits a plain run gives
+// after the prompt and the tokens were fed one by one.
+TEST(Generate, LeavesTheCacheOfItsSequenceForAPlainRunAfterIt) {
+  ETW_REQUIRE_LLAMA_FIXTURE();
+  auto m = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> prompt = {5, 17, 200};
+  GenerateOptions o;
+  o.max_new_tokens = 6;
+  o.temperature = 1.0;  // sampled: tokens a greedy argmax chain would not pick
+  o.seed = 3;
+  auto r = generate(*m, prompt, o);
+  ASSERT_EQ(r.tokens.size(), 6u);
+  const int64_t next_pos = static_cast<int64_t>(prompt.size() + r.tokens.size()) - 1;
+  auto after = m->run({i64({1, 1}, {r.tokens.back()}), i64({1}, {next_pos})})[0];
+  auto fresh = Model::load(fixture_model("llama_kv_cache_decode_steps"));
+  std::vector<int64_t> fed = prompt;
+  fed.insert(fed.end(), r.tokens.begin(), r.tokens.end());
+  HostTensor want;
+  for (size_t p = 0; p < fed.size(); ++p) want = fresh->run({i64({1, 1}, {fed[p]}), i64({1}, {static_cast<int64_t>(p)})})[0];
+  EXPECT_EQ(after.data, want.data);
+}
+
 // generate queues each decode run before the one ahead of it has finished. A callback that throws,
 // or one that runs the model (refused: generate holds the model's run lock), leaves no run in
 // flight: the next generate and a plain run give what they give on a freshly loaded model.

@@ -131,20 +131,21 @@ TEST(OpFusedAttention, DecodeCombineWritesValueHeadDimsPast64OverSeveralKeySplit
   }
 }
 
-// The combine pass weighs 64 splits at a time and adds their value rows in batches of 16: one row
-// over 4,470 keys is 70 splits (a second, partial chunk of 6, no multiple of the batch), and keys
-// 1,000..1,999 masked out leave whole splits with no visible key (weight 0).
+// The combine pass weighs 64 splits at a time and adds their value rows in batches of 16: two
+// query heads (one row each, the second's partials right after the first's) over 4,470 keys are 70
+// splits a row (a second, partial chunk of 6, no multiple of the batch), and keys 1,000..1,999
+// masked out leave whole splits with no visible key (weight 0).
 TEST(OpFusedAttention, DecodeCombineMergesMoreSplitsThanOneChunkWithFullyMaskedSplits) {
   ETW_REQUIRE_GPU();
   const int64_t n = 4470;
   HostTensor mask(DType::Float32, {1, 1, 1, n});
   for (int64_t i = 0; i < n; ++i)
     mask.as<float>()[i] = i >= 1000 && i < 2000 ? -std::numeric_limits<float>::infinity() : 0.f;
-  Case c{random_f32({1, 1, 1, 64}, 30), random_f32({1, 1, n, 64}, 31), random_f32({1, 1, n, 64}, 32), mask, 0.125};
+  Case c{random_f32({1, 2, 1, 64}, 30), random_f32({1, 1, n, 64}, 31), random_f32({1, 1, n, 64}, 32), mask, 0.125};
   auto ref = reference(c);
   OpGraph g;
   Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
-  Id o = g.output(DType::Float32, {1, 1, 1, 64});
+  Id o = g.output(DType::Float32, {1, 2, 1, 64});
   g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
   EXPECT_TRUE(Close(g.run(route("decode"))[0], ref, 1e-5, 1e-4));
   auto variants = g.variants();
