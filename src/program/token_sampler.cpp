@@ -20,6 +20,7 @@ kernel::Kernel sampler_kernel(const gpu::Buffer& result, const gpu::Buffer& part
   if (pass == SamplerPass::ArgmaxBlocks) k.define("ARGMAX_BLOCKS");
   if (pass == SamplerPass::TopkBlocks) k.define("TOPK_BLOCKS");
   if (pass != SamplerPass::Pick) k.constant("BLOCK", kBlock);
+  if (pass == SamplerPass::Pick) k.constant("KC", kMaxTopK);
   k.buffer("PART", part, "u32", pass == SamplerPass::Pick ? kernel::Access::Read : kernel::Access::ReadWrite)
       .params<SamplerParams>([](const kernel::Live&) { return SamplerParams{}; })
       .groups([](const kernel::Live&) { return kernel::Groups::grid(1, 1); });
@@ -45,7 +46,7 @@ TokenSampler::TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel:
       uniform_(ctx.create_buffer(sizeof(SamplerParams), gpu::BufferKind::Uniform, "sampler.params")),
       blocks_uniform_(ctx.create_buffer(sizeof(SamplerParams), gpu::BufferKind::Uniform, "sampler.block_params")),
       result_(ctx.create_buffer(16, gpu::BufferKind::Storage, "sampler.token")),
-      part_(ctx.create_buffer(uint64_t{(vocab + kBlock - 1) / kBlock} * kMaxTopK * 8 + 16, gpu::BufferKind::Storage,
+      part_(ctx.create_buffer(uint64_t{(vocab + kBlock - 1) / kBlock} * (kMaxTopK * 8 + 12) + 16, gpu::BufferKind::Storage,
                               "sampler.candidates")) {
   if (!kernel::is_float(storage))
     throw Error(ErrorKind::Unsupported, std::string("token sampling needs float logits, got ") + kernel::storage_name(storage));
@@ -60,19 +61,28 @@ void TokenSampler::commands(SamplerParams p, std::vector<gpu::Command>& cmds) {
                                          std::to_string(vocab_));
   const uint32_t blocks = (p.n + kBlock - 1) / kBlock;
   const Stage* first = nullptr;
-  SamplerParams pick = p;
+  SamplerParams pick = p, pass = p;
   pick.blocks = 0;
+  pass.blocks = blocks;
+  const bool all_k = p.top_k == 0 || p.top_k >= p.n;
   if (p.sample == 0) {
     first = &argmax_;
     pick.blocks = blocks;
-  } else if (p.top_k >= 1 && p.top_k < p.n && p.top_k <= kMaxTopK && blocks > 1) {
+  } else if (!all_k && p.top_k <= kMaxTopK && blocks > 1) {
     first = &topk_;
     pick.blocks = blocks;
     pick.n = blocks * p.top_k;  // the candidates, read by the pick as its logits
     pick.offset = 0;
+  } else if (all_k && p.top_p < 1.f && blocks > 1) {
+    // top-p alone: each block's top kMaxTopK and its statistics; the pick reads the logits
+    // (n, offset) when the nucleus is not among the candidates.
+    first = &topk_;
+    pass.top_k = kMaxTopK;
+    pick.blocks = blocks;
+    pick.top_k = 0;
   }
   if (first) {
-    ctx_.write(blocks_uniform_, 0, &p, sizeof p);
+    ctx_.write(blocks_uniform_, 0, &pass, sizeof pass);
     cmds.push_back(ctx_.dispatch(*first->pipeline, first->bind_group, gpu::Grid{blocks, 1, 1}));
   }
   ctx_.write(uniform_, 0, &pick, sizeof pick);

@@ -1,6 +1,6 @@
 // GPU token sampling over one row of a logits buffer (token_sampler.wgsl): its dispatches appended
-// to a model's run (a first pass over blocks of logits for greedy picks and top-k sampling, then
-// the pick in one workgroup), and a 4-byte read of the chosen token.
+// to a model's run (a first pass over blocks of logits for greedy picks, top-k sampling and top-p
+// sampling, then the pick in one workgroup), and a 4-byte read of the chosen token.
 #pragma once
 #include <cstdint>
 
@@ -31,7 +31,8 @@ class TokenSampler {
   TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab);
   // Writes the parameters of the next pick and appends its commands to the run's.
   void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
-  // The picked token (a u32 in the first word of result()), to read back into `dst` after the
+  // The picked token (a u32 in the first word of result(); the second is 1 when a top-p pick ran
+  // over the first pass's candidates, 0 when over the logits), to read back into `dst` after the
   // pick's commands in the same submit.
   gpu::Context::Read read(uint32_t* dst) const { return {&result_, 0, 4, dst}; }
   const gpu::Buffer& result() const { return result_; }

@@ -14,6 +14,11 @@
 //   over those P.n = blocks * top_k candidates as if they were the logits. The global top_k are
 //   among them (each has fewer than top_k tokens before it, so fewer in its block), they keep
 //   index order, and a short last block's padding has key 0, which no threshold keeps.
+// - top-p without top-k (TOPK_BLOCKS with k = KC): each block's top KC as above, then its
+//   statistics at PART[STATS + 3 * block]: its largest logit bm, its mass sum exp((x - bm) / T),
+//   and the largest key it left out (0: none). The nucleus lies among the candidates when their
+//   mass above every left-out key reaches top_p of the whole vocabulary's (from the statistics);
+//   the pick then runs over the candidates with that mass as its goal, else over the logits.
 struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, blocks: u32 };
 
 // L (logits, f32 or f16 storage, read as f32), OUT (the pick's), PART and P come from the
@@ -36,11 +41,13 @@ fn unkey(k: u32) -> f32 {
   if ((k & 0x80000000u) != 0u) { return bitcast<f32>(k & 0x7fffffffu); }
   return bitcast<f32>(~k);
 }
-// The pick reads candidates when a top-k pass wrote them.
-fn candidates() -> bool { return P.sample == 1u && P.blocks > 0u; }
+override KC: u32 = 256u;  // candidates a block keeps for a top-p pick (the largest top_k of a first pass)
+// The pick reads candidates (set by the pick: a top-k pass wrote them, or a top-p one did and the
+// nucleus lies among them).
+var<private> from_cand: bool;
 fn logit(i: u32) -> f32 {
 #if !ARGMAX_BLOCKS && !TOPK_BLOCKS
-  if (candidates()) { return bitcast<f32>(PART[2u * i]); }
+  if (from_cand) { return bitcast<f32>(PART[2u * i]); }
 #endif
   return f32(L[P.offset + i]);
 }
@@ -199,6 +206,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     PART[2u * (wid.x * P.top_k + j)] = 0xffffffffu;
     PART[2u * (wid.x * P.top_k + j) + 1u] = 0u;
   }
+  // The block's statistics for a top-p pick: every key it left out is at most t.
+  var mk = 0u;
+  for (var j = 0u; j < per; j = j + 1u) {
+    if (i0 + j < len) { mk = max(mk, keys[i0 + j]); }
+  }
+  let bm = unkey(max_u(mk, lid));
+  var mass = 0.0;
+  for (var j = 0u; j < per; j = j + 1u) {
+    if (i0 + j < len) { mass = mass + exp((unkey(keys[i0 + j]) - bm) * P.inv_temp); }
+  }
+  let total = sum_f(mass, lid);
+  if (lid == 0u) {
+    let st = 2u * P.blocks * P.top_k + 3u * wid.x;
+    PART[st] = bitcast<u32>(bm);
+    PART[st + 1u] = bitcast<u32>(total);
+    PART[st + 2u] = select(0u, t, len > k);
+  }
 }
 #else
 // Kept after top-k: key above the threshold, or equal to it with an index below j_cut.
@@ -206,7 +230,9 @@ fn kept_k(i: u32, k: u32, t: u32, j_cut: u32) -> bool { return k > t || (k == t 
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  let n = P.n;
+  var n = P.n;
+  let cand = P.sample == 1u && P.blocks > 0u;
+  from_cand = cand;
   if (P.sample == 0u) {
     // The blocks' candidates, in block order (each block's index is its first best).
     var bk = 0u;
@@ -217,6 +243,38 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     best_of(bk, bi, lid);
     if (lid == 0u) { OUT[0] = si[0]; }
     return;
+  }
+
+  // top-p over the candidates of a first pass (top_k 0): the whole vocabulary's mass z_all from
+  // the blocks' statistics; the nucleus lies among the candidates when their mass above every
+  // left-out key reaches top_p of it (the threshold is then above those keys, where the
+  // candidates hold every token). Else the pick reads the logits.
+  var goal_all = -1.0;
+  if (cand && P.top_k == 0u) {
+    let nc = P.blocks * KC;
+    var ck = 0u;
+    for (var i = lid; i < nc; i = i + WG) { ck = max(ck, key(logit(i))); }
+    let cm = unkey(max_u(ck, lid));
+    let st = 2u * nc;
+    var z = 0.0;
+    var left = 0u;
+    for (var b = lid; b < P.blocks; b = b + WG) {
+      z = z + exp((bitcast<f32>(PART[st + 3u * b]) - cm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
+      left = max(left, PART[st + 3u * b + 2u]);
+    }
+    let z_all = sum_f(z, lid);
+    let r = max_u(left, lid);
+    var c = 0.0;
+    for (var i = lid; i < nc; i = i + WG) {
+      let x = logit(i);
+      if (key(x) > r) { c = c + exp((x - cm) * P.inv_temp); }
+    }
+    if (sum_f(c, lid) >= P.top_p * z_all) {
+      n = nc;
+      goal_all = P.top_p * z_all;
+    } else {
+      from_cand = false;
+    }
   }
 
   var mk = 0u;
@@ -256,12 +314,15 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   // top-p: the largest threshold t2 whose kept mass reaches top_p of the top-k mass.
   var t2 = 0u;
   if (P.top_p < 1.0) {
-    var z = 0.0;
-    for (var i = lid; i < n; i = i + WG) {
-      let x = logit(i);
-      if (kept_k(i, key(x), t, j_cut)) { z = z + exp((x - m) * P.inv_temp); }
+    var goal = goal_all;
+    if (goal < 0.0) {
+      var z = 0.0;
+      for (var i = lid; i < n; i = i + WG) {
+        let x = logit(i);
+        if (kept_k(i, key(x), t, j_cut)) { z = z + exp((x - m) * P.inv_temp); }
+      }
+      goal = P.top_p * sum_f(z, lid);
     }
-    let goal = P.top_p * sum_f(z, lid);
     var lo = 0u;
     var hi = 0xffffffffu;
     for (var it = 0u; it < 32u; it = it + 1u) {
@@ -319,8 +380,9 @@ fn main(@builtin(local_invocation_index) lid: u32) {
       }
       pick = last;
     }
-    if (candidates()) { pick = PART[2u * pick + 1u]; }
+    if (from_cand) { pick = PART[2u * pick + 1u]; }
     OUT[0] = pick;
+    OUT[1] = select(0u, 1u, from_cand);  // which way it went, for tests
   }
 }
 #endif
