@@ -19,7 +19,7 @@ kernel::Kernel sampler_kernel(const gpu::Buffer& result, const gpu::Buffer& part
   if (pass == SamplerPass::Pick) k.buffer("OUT", result, "u32", kernel::Access::ReadWrite);
   if (pass == SamplerPass::ArgmaxBlocks) k.define("ARGMAX_BLOCKS");
   if (pass == SamplerPass::TopkBlocks) k.define("TOPK_BLOCKS");
-  if (pass != SamplerPass::Pick) k.constant("BLOCK", kBlock);
+  k.constant("BLOCK", kBlock);
   if (pass == SamplerPass::Pick) k.constant("KC", kMaxTopK);
   k.buffer("PART", part, "u32", pass == SamplerPass::Pick ? kernel::Access::Read : kernel::Access::ReadWrite)
       .params<SamplerParams>([](const kernel::Live&) { return SamplerParams{}; })
@@ -73,9 +73,10 @@ void TokenSampler::commands(SamplerParams p, std::vector<gpu::Command>& cmds) {
     pick.blocks = blocks;
     pick.n = blocks * p.top_k;  // the candidates, read by the pick as its logits
     pick.offset = 0;
-  } else if (all_k && p.top_p < 1.f && blocks > 1) {
+  } else if (all_k && blocks > 1) {
     // top-p alone: each block's top kMaxTopK and its statistics; the pick reads the logits
-    // (n, offset) when the nucleus is not among the candidates.
+    // (n, offset) when the nucleus is not among the candidates. Temperature alone: the
+    // statistics pick the block, the pick reads the logits inside it.
     first = &topk_;
     pass.top_k = kMaxTopK;
     pick.blocks = blocks;

@@ -14,6 +14,8 @@
 //   over those P.n = blocks * top_k candidates as if they were the logits. The global top_k are
 //   among them (each has fewer than top_k tokens before it, so fewer in its block), they keep
 //   index order, and a short last block's padding has key 0, which no threshold keeps.
+// - temperature alone (TOPK_BLOCKS with k = KC, only its statistics read): the block where the
+//   running mass crosses u times the whole, then the token inside that block.
 // - top-p without top-k (TOPK_BLOCKS with k = KC): each block's top KC as above, then its
 //   statistics at PART[STATS + 3 * block]: its largest logit bm, its mass sum exp((x - bm) / T),
 //   and the largest key it left out (0: none). The nucleus lies among the candidates when their
@@ -25,6 +27,7 @@ struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top
 // generated preamble.
 
 const WG: u32 = 256u;
+override BLOCK: u32 = 2048u;  // logits a first-pass workgroup reads; a multiple of WG
 var<workgroup> su: array<u32, WG>;
 var<workgroup> si: array<u32, WG>;
 var<workgroup> sf: array<f32, WG>;
@@ -102,7 +105,6 @@ fn best_of(k: u32, i: u32, lid: u32) {
 }
 
 #if ARGMAX_BLOCKS
-override BLOCK: u32 = 2048u;  // a multiple of WG
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -121,7 +123,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
 }
 #elif TOPK_BLOCKS
-override BLOCK: u32 = 2048u;  // a multiple of WG
 var<workgroup> keys: array<u32, BLOCK>;
 var<workgroup> hist: array<atomic<u32>, WG>;  // one bin per 8-bit digit value
 var<workgroup> pick_bin: u32;
@@ -242,6 +243,61 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
     best_of(bk, bi, lid);
     if (lid == 0u) { OUT[0] = si[0]; }
+    return;
+  }
+
+  // Temperature alone over a first pass's blocks: the block where the running mass (from the
+  // blocks' statistics, in block order) crosses u times the whole, then the token inside it.
+  if (cand && P.top_k == 0u && P.top_p >= 1.0) {
+    let st = 2u * P.blocks * KC;
+    var bk = 0u;
+    for (var b = lid; b < P.blocks; b = b + WG) { bk = max(bk, key(bitcast<f32>(PART[st + 3u * b]))); }
+    let gm = unkey(max_u(bk, lid));
+    var z = 0.0;
+    for (var b = lid; b < P.blocks; b = b + WG) {
+      z = z + exp((bitcast<f32>(PART[st + 3u * b]) - gm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
+    }
+    let goal = P.u * sum_f(z, lid);
+    if (lid == 0u) {
+      var acc = 0.0;
+      var hit = P.blocks - 1u;
+      for (var b = 0u; b < P.blocks; b = b + 1u) {
+        let w = exp((bitcast<f32>(PART[st + 3u * b]) - gm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
+        if (acc + w > goal) { hit = b; break; }
+        acc = acc + w;
+      }
+      red_u = hit;
+      red_f = goal - acc;
+    }
+    let hit = workgroupUniformLoad(&red_u);
+    let rest = workgroupUniformLoad(&red_f);
+    // Inside the block: each invocation sums BLOCK / WG logits, invocation 0 walks the sums.
+    let per = BLOCK / WG;
+    let b0 = hit * BLOCK;
+    let b1 = min(b0 + BLOCK, P.n);
+    let i0 = min(b0 + lid * per, b1);
+    let i1 = min(i0 + per, b1);
+    var cs = 0.0;
+    for (var i = i0; i < i1; i = i + 1u) { cs = cs + exp((f32(L[P.offset + i]) - gm) * P.inv_temp); }
+    sf[lid] = cs;
+    workgroupBarrier();
+    if (lid == 0u) {
+      var acc = 0.0;
+      var pick = 0xffffffffu;
+      for (var c = 0u; c < WG && pick == 0xffffffffu; c = c + 1u) {
+        if (acc + sf[c] <= rest) { acc = acc + sf[c]; continue; }
+        let cb = min(b0 + c * per, b1);
+        let ce = min(cb + per, b1);
+        for (var i = cb; i < ce; i = i + 1u) {
+          acc = acc + exp((f32(L[P.offset + i]) - gm) * P.inv_temp);
+          if (acc > rest) { pick = i; break; }
+        }
+      }
+      // Rounding can leave the target just above the block's summed mass: its last token.
+      if (pick == 0xffffffffu) { pick = b1 - 1u; }
+      OUT[0] = pick;
+      OUT[1] = 1u;
+    }
     return;
   }
 

@@ -217,8 +217,9 @@ bool host_candidates_path(const std::vector<float>& l, const graph::SamplerParam
 
 // top-p without top-k picks from each block's top 256 when the nucleus lies among them (logits
 // peaked as an LLM's: a few hundred high ones spread over the blocks), and from the logits when it
-// may not: a flat row, or one block holding more high logits than it keeps. Either way the pick
-// is the rule's (host_sample, in doubles).
+// may not: a flat row, or one block holding more high logits than it keeps. Temperature alone
+// (top_p 1) always takes the blocks' statistics to find the block, then reads inside it. Either
+// way the pick is the rule's (host_sample, in doubles).
 TEST(TokenSampler, TopPAloneRunsOverTheBlocksCandidatesWhenTheNucleusIsAmongThem) {
   ETW_REQUIRE_GPU();
   auto ctx = gpu::Context::get();
@@ -246,7 +247,7 @@ TEST(TokenSampler, TopPAloneRunsOverTheBlocksCandidatesWhenTheNucleusIsAmongThem
   }
   int compared = 0, over_candidates = 0, over_logits = 0;
   for (const Row& r : rows)
-    for (float top_p : {0.5f, 0.9f, 0.95f})
+    for (float top_p : {0.5f, 0.9f, 0.95f, 1.f})
       for (float temp : {0.7f, 1.3f})
         for (float u : {0.03f, 0.41f, 0.88f}) {
           graph::SamplerParams p;
@@ -260,7 +261,8 @@ TEST(TokenSampler, TopPAloneRunsOverTheBlocksCandidatesWhenTheNucleusIsAmongThem
           bool from_candidates = false;
           const uint32_t got = pick(*ctx, r.l, kernel::Storage::F32, p, &from_candidates);
           double path_margin = 0;
-          const bool want_candidates = host_candidates_path(r.l, p, &path_margin);
+          const bool want_candidates = top_p >= 1.f || host_candidates_path(r.l, p, &path_margin);
+          if (top_p >= 1.f) path_margin = 1;
           if (path_margin > 1e-5) {
             EXPECT_EQ(from_candidates, want_candidates) << r.name << " top_p " << top_p << " T " << temp;
             (want_candidates ? over_candidates : over_logits) += 1;
