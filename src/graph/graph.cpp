@@ -934,5 +934,4 @@ void Graph::finish(gpu::Context::Ticket t) {
 }
 
 
-
 }  // namespace etwebgpu::graph

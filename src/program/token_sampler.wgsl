@@ -226,6 +226,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
 }
 #else
+// Block b's statistics from a top-p / temperature first pass (after its blocks x KC candidates):
+// its largest logit, and its mass relative to logit m.
+fn block_stats(b: u32) -> u32 { return 2u * P.blocks * KC + 3u * b; }
+fn block_max(b: u32) -> f32 { return bitcast<f32>(PART[block_stats(b)]); }
+fn block_mass(b: u32, m: f32) -> f32 {
+  return exp((block_max(b) - m) * P.inv_temp) * bitcast<f32>(PART[block_stats(b) + 1u]);
+}
+
 // Kept after top-k: key above the threshold, or equal to it with an index below j_cut.
 fn kept_k(i: u32, k: u32, t: u32, j_cut: u32) -> bool { return k > t || (k == t && i < j_cut); }
 
@@ -249,20 +257,17 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   // Temperature alone over a first pass's blocks: the block where the running mass (from the
   // blocks' statistics, in block order) crosses u times the whole, then the token inside it.
   if (cand && P.top_k == 0u && P.top_p >= 1.0) {
-    let st = 2u * P.blocks * KC;
     var bk = 0u;
-    for (var b = lid; b < P.blocks; b = b + WG) { bk = max(bk, key(bitcast<f32>(PART[st + 3u * b]))); }
+    for (var b = lid; b < P.blocks; b = b + WG) { bk = max(bk, key(block_max(b))); }
     let gm = unkey(max_u(bk, lid));
     var z = 0.0;
-    for (var b = lid; b < P.blocks; b = b + WG) {
-      z = z + exp((bitcast<f32>(PART[st + 3u * b]) - gm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
-    }
+    for (var b = lid; b < P.blocks; b = b + WG) { z = z + block_mass(b, gm); }
     let goal = P.u * sum_f(z, lid);
     if (lid == 0u) {
       var acc = 0.0;
       var hit = P.blocks - 1u;
       for (var b = 0u; b < P.blocks; b = b + 1u) {
-        let w = exp((bitcast<f32>(PART[st + 3u * b]) - gm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
+        let w = block_mass(b, gm);
         if (acc + w > goal) { hit = b; break; }
         acc = acc + w;
       }
@@ -311,12 +316,11 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     var ck = 0u;
     for (var i = lid; i < nc; i = i + WG) { ck = max(ck, key(logit(i))); }
     let cm = unkey(max_u(ck, lid));
-    let st = 2u * nc;
     var z = 0.0;
     var left = 0u;
     for (var b = lid; b < P.blocks; b = b + WG) {
-      z = z + exp((bitcast<f32>(PART[st + 3u * b]) - cm) * P.inv_temp) * bitcast<f32>(PART[st + 3u * b + 1u]);
-      left = max(left, PART[st + 3u * b + 2u]);
+      z = z + block_mass(b, cm);
+      left = max(left, PART[block_stats(b) + 2u]);
     }
     let z_all = sum_f(z, lid);
     let r = max_u(left, lid);

@@ -24,6 +24,8 @@ std::string fixture_model(const char* name) {
   GTEST_SKIP() << "no llama_kv_cache_decode_steps fixture under " << conformance_dir()
 
 HostTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return HostTensor::from<int64_t>(DType::Int64, shape, v); }
+// One decode run's inputs: token `tok` at position `pos`.
+std::vector<HostTensor> step_in(int64_t tok, int64_t pos) { return {i64({1, 1}, {tok}), i64({1}, {pos})}; }
 
 // Host reference: feed the prompt one token per run of a freshly loaded `model`, then take argmax
 // (first maximum) each step.
@@ -33,7 +35,7 @@ std::vector<int64_t> argmax_chain(const std::vector<int64_t>& prompt, int n,
   std::vector<int64_t> out;
   int64_t pos = 0, next = -1;
   auto step = [&](int64_t tok) {
-    auto logits = m->run({i64({1, 1}, {tok}), i64({1}, {pos++})})[0];
+    auto logits = m->run(step_in(tok, pos++))[0];
     const float* l = logits.as<float>();
     int64_t best = 0;
     for (int64_t i = 1; i < logits.numel(); ++i)
@@ -104,12 +106,12 @@ TEST(Generate, LeavesTheCacheOfItsSequenceForAPlainRunAfterIt) {
   auto r = generate(*m, prompt, o);
   ASSERT_EQ(r.tokens.size(), 6u);
   const int64_t next_pos = static_cast<int64_t>(prompt.size() + r.tokens.size()) - 1;
-  auto after = m->run({i64({1, 1}, {r.tokens.back()}), i64({1}, {next_pos})})[0];
+  auto after = m->run(step_in(r.tokens.back(), next_pos))[0];
   auto fresh = Model::load(fixture_model("llama_kv_cache_decode_steps"));
   std::vector<int64_t> fed = prompt;
   fed.insert(fed.end(), r.tokens.begin(), r.tokens.end());
   HostTensor want;
-  for (size_t p = 0; p < fed.size(); ++p) want = fresh->run({i64({1, 1}, {fed[p]}), i64({1}, {static_cast<int64_t>(p)})})[0];
+  for (size_t p = 0; p < fed.size(); ++p) want = fresh->run(step_in(fed[p], static_cast<int64_t>(p)))[0];
   EXPECT_EQ(after.data, want.data);
 }
 
@@ -132,7 +134,7 @@ TEST(Generate, EarlyEndsLeaveNoRunInFlightAndTheModelUsable) {
                std::runtime_error);
   EXPECT_EQ(seen, 3);
   try {
-    generate(*m, prompt, o, [&](int64_t t) { return !m->run({i64({1, 1}, {t}), i64({1}, {0})}).empty(); });
+    generate(*m, prompt, o, [&](int64_t t) { return !m->run(step_in(t, 0)).empty(); });
     ADD_FAILURE() << "a run from inside generate's callback was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
@@ -141,8 +143,8 @@ TEST(Generate, EarlyEndsLeaveNoRunInFlightAndTheModelUsable) {
   EXPECT_EQ(generate(*m, prompt, o).tokens, want);
   m->reset_state();
   auto fresh = Model::load(fixture_model("llama_kv_cache_decode_steps"));
-  auto a = m->run({i64({1, 1}, {7}), i64({1}, {0})})[0];
-  auto b = fresh->run({i64({1, 1}, {7}), i64({1}, {0})})[0];
+  auto a = m->run(step_in(7, 0))[0];
+  auto b = fresh->run(step_in(7, 0))[0];
   EXPECT_EQ(a.data, b.data);
 }
 
@@ -175,7 +177,7 @@ TEST(Generate, TopKSamplesOnlyAmongTheKMostLikely) {
   ETW_REQUIRE_LLAMA_FIXTURE();
   // One step: the 3 most likely first tokens after the prompt, from the logits on the host.
   auto ref = Model::load(fixture_model("llama_kv_cache_decode_steps"));
-  auto logits = ref->run({i64({1, 1}, {42}), i64({1}, {0})})[0];
+  auto logits = ref->run(step_in(42, 0))[0];
   std::vector<int64_t> order(256);
   for (int i = 0; i < 256; ++i) order[i] = i;
   const float* l = logits.as<float>();
@@ -253,7 +255,7 @@ TEST(Generate, RecipeExportBadPositionTokenOrChunkAreErrorsAndTheModelStaysUsabl
   auto before = good();
   std::vector<int64_t> seven(7, 4);
   EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 7}, seven), i64({1}, {30})}); }), "start_pos 30 + S 7 exceeds the cache length 32"));
-  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 1}, {600}), i64({1}, {0})}); }),
+  EXPECT_TRUE(has(load_error([&] { m->run(step_in(600, 0)); }),
                   "index 600 is out of bounds for dimension 0 with size 512"));
   EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 40}, std::vector<int64_t>(40, 0)), i64({1}, {0})}); }),
                   "input 0 has shape [1, 40], outside the exported bound [1, 31]"));

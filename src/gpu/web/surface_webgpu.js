@@ -173,20 +173,22 @@ var LibraryEwgpu = {
       var scopeErr = await EW.popScopes(what);
       return {value: value, error: thrown || scopeErr};
     },
-    ensureStaging: async function(size) {
-      if (EW.staging && EW.stagingSize >= size) return null;
-      if (EW.staging) { EW.staging.destroy(); EW.staging = null; EW.stagingSize = 0; }
+    // Grows a MAP_READ buffer held as holder[bufferKey] / holder[sizeKey] to at least `size` bytes
+    // (powers of two); null or the message.
+    growReadBuffer: async function(holder, bufferKey, sizeKey, size, label) {
+      if (holder[bufferKey] && holder[sizeKey] >= size) return null;
+      if (holder[bufferKey]) { holder[bufferKey].destroy(); holder[bufferKey] = null; holder[sizeKey] = 0; }
       var sz = 256;
       while (sz < size) sz *= 2;
       var r = await EW.scoped('creating read-back buffer', function() {
-        return EW.device.createBuffer({label: 'etwebgpu.staging', size: sz,
-                                       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
+        return EW.device.createBuffer({label: label, size: sz, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
       });
       if (r.error) { if (r.value) r.value.destroy(); return r.error; }
-      EW.staging = r.value;
-      EW.stagingSize = sz;
+      holder[bufferKey] = r.value;
+      holder[sizeKey] = sz;
       return null;
     },
+    ensureStaging: function(size) { return EW.growReadBuffer(EW, 'staging', 'stagingSize', size, 'etwebgpu.staging'); },
     // Submits the encoder's work and waits for the queue; null or the message.
     submitAndWait: async function(encoder, what) {
       var r = await EW.scoped(what, function() { EW.queue.submit([encoder.finish()]); });
@@ -622,18 +624,8 @@ var LibraryEwgpu = {
         var p = EW.pending[slot];
         var lay = EW.readLayout(reads, nReads);
         if (typeof lay === 'string') { EW.setErr(err, errLen, lay); return 1; }
-        if (lay.need > p.size) {
-          if (p.buffer) { p.buffer.destroy(); p.buffer = null; p.size = 0; }
-          var sz = 256;
-          while (sz < lay.need) sz *= 2;
-          var cr = await EW.scoped('creating read-back buffer', function() {
-            return EW.device.createBuffer({label: 'etwebgpu.pending_staging', size: sz,
-                                           usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST});
-          });
-          if (cr.error) { if (cr.value) cr.value.destroy(); EW.setErr(err, errLen, cr.error); return 1; }
-          p.buffer = cr.value;
-          p.size = sz;
-        }
+        var ge = lay.need ? await EW.growReadBuffer(p, 'buffer', 'size', lay.need, 'etwebgpu.pending_staging') : null;
+        if (ge) { EW.setErr(err, errLen, ge); return 1; }
         var enc = EW.device.createCommandEncoder();
         var bad = null;
         EW.pushScopes();
