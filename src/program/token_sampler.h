@@ -1,6 +1,6 @@
 // GPU token sampling over one row of a logits buffer (token_sampler.wgsl): its dispatches appended
-// to a model's run (a first pass over blocks of logits for greedy picks, top-k sampling and top-p
-// sampling, then the pick in one workgroup), and a 4-byte read of the chosen token.
+// to a model's run (a first pass over blocks of logits for greedy picks, top-k, top-p and
+// temperature sampling, then the pick in one workgroup), and a 4-byte read of the chosen token.
 #pragma once
 #include <cstdint>
 
@@ -22,7 +22,7 @@ struct SamplerParams {
 static_assert(sizeof(SamplerParams) == 32);
 
 // The sampler's kernels: the pick, and the first passes over blocks of logits.
-enum class SamplerPass { Pick, ArgmaxBlocks, TopkBlocks };
+enum class SamplerPass { Pick, ArgmaxBlocks, TopkBlocks, MassBlocks };
 
 class TokenSampler {
  public:
@@ -31,9 +31,9 @@ class TokenSampler {
   TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab);
   // Writes the parameters of the next pick and appends its commands to the run's.
   void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
-  // The picked token (a u32 in the first word of result(); the second is 1 when a top-p pick ran
-  // over the first pass's candidates, 0 when over the logits), to read back into `dst` after the
-  // pick's commands in the same submit.
+  // The picked token (a u32 in the first word of result(); the second is 1 when a top-p or
+  // temperature pick ran over a first pass's block masses, 0 otherwise), to read back into `dst`
+  // after the pick's commands in the same submit.
   gpu::Context::Read read(uint32_t* dst) const { return {&result_, 0, 4, dst}; }
   const gpu::Buffer& result() const { return result_; }
 
@@ -46,8 +46,11 @@ class TokenSampler {
 
   gpu::Context& ctx_;
   uint32_t vocab_;
-  gpu::Buffer uniform_, blocks_uniform_, result_, part_;
-  Stage pick_, argmax_, topk_;
+  gpu::Buffer uniform_, blocks_uniform_;
+  uint32_t blocks_;       // first-pass blocks of the vocabulary
+  uint32_t mass_blocks_;  // blocks_ where the pick's workgroup memory holds its search, else 0
+  gpu::Buffer result_, part_;
+  Stage pick_, argmax_, topk_, mass_;
 };
 
 }  // namespace etwebgpu::graph

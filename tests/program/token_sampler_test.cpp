@@ -30,10 +30,10 @@ std::vector<float> two_rows(uint32_t vocab) {
   return l;
 }
 
-// The picked token; `from_candidates`, when given, gets whether the pick ran over a first pass's
-// candidates (the result's second word).
+// The picked token; `over_blocks`, when given, gets whether the pick ran over a first pass's block
+// masses (the result's second word).
 uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Storage s, const graph::SamplerParams& p,
-              bool* from_candidates = nullptr) {
+              bool* over_blocks = nullptr) {
   std::vector<uint8_t> bytes;
   for (float v : logits) {
     if (s == kernel::Storage::F16) {
@@ -51,7 +51,7 @@ uint32_t pick(gpu::Context& ctx, const std::vector<float>& logits, kernel::Stora
   sampler.commands(p, cmds);
   uint32_t token = 0, path = 0;
   ctx.submit(cmds, nullptr, {sampler.read(&token), {&sampler.result(), 4, 4, &path}});
-  if (from_candidates) *from_candidates = path == 1;
+  if (over_blocks) *over_blocks = path == 1;
   return token;
 }
 
@@ -194,86 +194,78 @@ TEST(TokenSampler, SamplingPicksAreTheRulesOverEveryVocabularyAndTopK) {
   EXPECT_GT(compared, 300);
 }
 
-// Whether a top-p pick may run over the first pass's candidates (each 2048-logit block's top 256):
-// their mass above every left-out logit reaches top_p of the whole row's (in doubles; `margin`
-// is how far from the boundary, relative to the whole mass).
-bool host_candidates_path(const std::vector<float>& l, const graph::SamplerParams& p, double* margin) {
-  const size_t block = 2048, keep = 256;
-  double m = *std::max_element(l.begin(), l.end()), z = 0, c = 0;
-  float r = -std::numeric_limits<float>::infinity();
-  std::vector<float> cand;
-  for (size_t b = 0; b < l.size(); b += block) {
-    std::vector<float> v(l.begin() + static_cast<std::ptrdiff_t>(b), l.begin() + static_cast<std::ptrdiff_t>(std::min(l.size(), b + block)));
-    std::sort(v.begin(), v.end(), std::greater<float>());
-    if (v.size() > keep) r = std::max(r, v[keep - 1]);  // the left-out keys are at most the keep-th
-    cand.insert(cand.end(), v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(keep, v.size())));
-  }
-  for (float x : l) z += std::exp((x - m) * p.inv_temp);
-  for (float x : cand)
-    if (x > r) c += std::exp((x - m) * p.inv_temp);
-  *margin = std::abs(c - p.top_p * z) / z;
-  return c >= p.top_p * z;
-}
-
-// top-p without top-k picks from each block's top 256 when the nucleus lies among them (logits
-// peaked as an LLM's: a few hundred high ones spread over the blocks), and from the logits when it
-// may not: a flat row, or one block holding more high logits than it keeps. Temperature alone
-// (top_p 1) always takes the blocks' statistics to find the block, then reads inside it. Either
-// way the pick is the rule's (host_sample, in doubles).
-TEST(TokenSampler, TopPAloneRunsOverTheBlocksCandidatesWhenTheNucleusIsAmongThem) {
+// top-p and temperature without top-k run over the first pass's block masses (the nucleus found
+// over each block's sorted keys, then one block read) on every kind of row: peaked as an LLM's
+// (a few hundred high logits spread over the blocks), 600 high logits in one block, flat (the
+// nucleus spans most of the vocabulary), one logit far above the rest, masked tokens (-inf), and
+// a row at an offset. Logits are multiples of 1/8, so the nucleus's last logit has ties across
+// blocks. Each pick is the rule's (host_sample, in doubles) where no boundary is within 1e-5.
+TEST(TokenSampler, TopPAndTemperatureAloneRunOverTheBlocksMassesOnEveryRow) {
   ETW_REQUIRE_GPU();
   auto ctx = gpu::Context::get();
-  const uint32_t vocab = 128256;
-  struct Row { const char* name; std::vector<float> l; };
+  const uint32_t vocab = 128256;  // 63 blocks of 2048, the last one short
+  struct Row { const char* name; std::vector<float> l; uint32_t offset = 0; };
   std::vector<Row> rows;
   std::mt19937 rng(11);
   auto low = [&] { return static_cast<float>(-static_cast<int>(rng() % 65)) / 8.f; };  // -8 .. 0
-  {
-    Row r{"peaked, spread over the blocks", std::vector<float>(vocab)};
+  auto row = [&](const char* name) {
+    Row r{name, std::vector<float>(vocab)};
     for (float& v : r.l) v = low();
+    return r;
+  };
+  {
+    Row r = row("peaked, spread over the blocks");
     for (int j = 0; j < 300; ++j) r.l[(static_cast<uint32_t>(j) * 7919u) % vocab] = 6.f + static_cast<float>(rng() % 33) / 8.f;
     rows.push_back(std::move(r));
   }
   {
-    Row r{"peaked, 600 high logits in one block", std::vector<float>(vocab)};
-    for (float& v : r.l) v = low();
+    Row r = row("peaked, 600 high logits in one block");
     for (int j = 0; j < 600; ++j) r.l[3 * 2048 + static_cast<uint32_t>(j) * 3u] = 8.f + static_cast<float>(rng() % 9) / 8.f;
     rows.push_back(std::move(r));
   }
+  rows.push_back(row("flat"));
   {
-    Row r{"flat", std::vector<float>(vocab)};
-    for (float& v : r.l) v = low();
+    Row r = row("one logit far above the rest");
+    r.l[vocab - 5] = 30.f;
     rows.push_back(std::move(r));
   }
-  int compared = 0, over_candidates = 0, over_logits = 0;
-  for (const Row& r : rows)
-    for (float top_p : {0.5f, 0.9f, 0.95f, 1.f})
+  {
+    Row r = row("masked tokens");
+    for (uint32_t i = 0; i < vocab; ++i)
+      if (i % 3 != 0 || i >= 100000) r.l[i] = -std::numeric_limits<float>::infinity();
+    rows.push_back(std::move(r));
+  }
+  {
+    Row r = row("a row at an offset");
+    std::vector<float> before(1000, 50.f);  // not part of the row
+    r.l.insert(r.l.begin(), before.begin(), before.end());
+    r.offset = 1000;
+    rows.push_back(std::move(r));
+  }
+  int compared = 0;
+  for (const Row& r : rows) {
+    const std::vector<float> own(r.l.begin() + r.offset, r.l.end());
+    for (float top_p : {0.01f, 0.5f, 0.9f, 0.95f, 0.999f, 1.f})
       for (float temp : {0.7f, 1.3f})
         for (float u : {0.03f, 0.41f, 0.88f}) {
           graph::SamplerParams p;
           p.n = vocab;
+          p.offset = r.offset;
           p.sample = 1;
           p.top_p = top_p;
           p.inv_temp = 1.f / temp;
           p.u = u;
           double margin = 0;
-          const uint32_t want = host_sample(r.l, p, &margin);
-          bool from_candidates = false;
-          const uint32_t got = pick(*ctx, r.l, kernel::Storage::F32, p, &from_candidates);
-          double path_margin = 0;
-          const bool want_candidates = top_p >= 1.f || host_candidates_path(r.l, p, &path_margin);
-          if (top_p >= 1.f) path_margin = 1;
-          if (path_margin > 1e-5) {
-            EXPECT_EQ(from_candidates, want_candidates) << r.name << " top_p " << top_p << " T " << temp;
-            (want_candidates ? over_candidates : over_logits) += 1;
-          }
+          const uint32_t want = host_sample(own, p, &margin);
+          bool over_blocks = false;
+          const uint32_t got = pick(*ctx, r.l, kernel::Storage::F32, p, &over_blocks);
+          EXPECT_TRUE(over_blocks) << r.name << " top_p " << top_p;
           if (margin < 1e-5) continue;
           ++compared;
           EXPECT_EQ(got, want) << r.name << " top_p " << top_p << " u " << u << " T " << temp;
         }
-  EXPECT_GT(compared, 20);
-  EXPECT_GT(over_candidates, 10);
-  EXPECT_GT(over_logits, 10);
+  }
+  EXPECT_GT(compared, 120);
 }
 
 TEST(TokenSampler, IntegerLogitsAreRefused) {

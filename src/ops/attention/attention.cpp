@@ -59,7 +59,7 @@ constexpr uint64_t kMaxAvSplitFloats = uint64_t(1) << 22;
 constexpr int64_t kDecodeRows = 8;
 // The decode route splits the keys until about this many workgroups run (64 keys per split at
 // least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
-constexpr int64_t kDecodeTarget = 256;
+constexpr int64_t kDecodeTarget = 512;
 constexpr int64_t kDecodeTile = 64;
 // sdpa_flash at DMAX 64 (32 rows, or 64 with ROWS64) and 128: query rows per workgroup, and its
 // workgroup memory (Q, K/P, V and Red tiles).
