@@ -553,10 +553,9 @@ void build_sdpa(OpContext& oc) { build_attention(oc, false); }
 void build_fused_attention(OpContext& oc) { build_attention(oc, true); }
 
 // ---------------------------------------------------------------- KV cache
-// Copies value [1, S, Hkv, D] into cache [1, Cmax, Hkv, D] at row start_pos: a buffer copy step,
-// sized on the host (no kernel).
+// value [1, S, Hkv, D] written into cache [1, Cmax, Hkv, D] at row start_pos: checked at load and
+// per run; written by kv_cache_write.wgsl (add_cache_writes), both caches of a node in one dispatch.
 struct CacheWrite {
-  size_t step = 0;
   int32_t value = -1, cache = -1, start = -1;
   uint32_t elem = 4;  // bytes per element of both (one float storage)
   void build(OpContext& oc, int32_t val, int32_t c, int32_t st) {
@@ -574,16 +573,13 @@ struct CacheWrite {
       oc.fail(ErrorKind::Unsupported, std::string("value stored as ") + kernel::storage_name(tv.storage) + ", cache as " +
                                           kernel::storage_name(tc.storage));
     elem = kernel::element_bytes(tc.storage);
+    if (tc.max_dims[2] * tc.max_dims[3] * elem % 4)
+      oc.fail(ErrorKind::Unsupported, "a cache row of " + std::to_string(tc.max_dims[2] * tc.max_dims[3]) + " " +
+                                          kernel::storage_name(tc.storage) + " elements is not a whole number of 32-bit words");
     auto k = g.kind(st);
     if (k != format::VkValueKind::Int && k != format::VkValueKind::SymInt && k != format::VkValueKind::Double)
       oc.fail(ErrorKind::Format, "start_pos must be an Int or SymInt");
     g.integer(st);
-    Step s;
-    s.copy_src = &g.buffer(val);
-    s.copy_dst = &g.buffer(c);
-    s.variant = "update_cache";
-    step = oc.node.steps.size();
-    oc.node.steps.push_back(std::move(s));
   }
   // Checks the live shapes; returns the live (start_pos, S).
   std::pair<int64_t, int64_t> check(const kernel::Live& l) const {
@@ -598,29 +594,49 @@ struct CacheWrite {
                                                   " exceeds the cache length " + std::to_string(dc[1]));
     return {sp, S};
   }
-  // Sizes the copy for this run (host-side resize hook).
-  void apply(const kernel::Live& l, Node& node) const {
-    auto [sp, S] = check(l);
-    const auto& dv = l.dims(value);
-    uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * elem;
-    Step& s = node.steps[step];
-    s.copy_src_offset = 0;
-    s.copy_dst_offset = static_cast<uint64_t>(sp) * row;
-    s.copy_size = static_cast<uint64_t>(S) * row;
-  }
 };
+
+// The node's cache writes, first in it (attention reads the updated caches): `second` (the value
+// cache of sdpa_with_kv_cache, same shapes) in the same dispatch.
+void add_cache_writes(OpContext& oc, std::shared_ptr<CacheWrite> first, std::shared_ptr<CacheWrite> second) {
+  Graph& g = oc.g;
+  struct WriteParams { uint32_t words, at, pad0, pad1; };
+  kernel::Kernel k("kv_cache_write");
+  k.buffer("K", g.buffer(first->value), "u32", kernel::Access::Read)
+      .buffer("KC", g.buffer(first->cache), "u32", kernel::Access::ReadWrite);
+  if (second) {
+    k.define("PAIR");
+    k.buffer("V", g.buffer(second->value), "u32", kernel::Access::Read)
+        .buffer("VC", g.buffer(second->cache), "u32", kernel::Access::ReadWrite);
+  }
+  auto words_at = [first, second](const kernel::Live& l) {
+    auto [sp, S] = first->check(l);
+    if (second) second->check(l);
+    const auto& dv = l.dims(first->value);
+    const uint64_t row = static_cast<uint64_t>(dv[2] * dv[3]) * first->elem / 4;
+    return std::pair<uint64_t, uint64_t>{static_cast<uint64_t>(S) * row, static_cast<uint64_t>(sp) * row};
+  };
+  oc.add(k.params<WriteParams>([words_at](const kernel::Live& l) {
+            auto [words, at] = words_at(l);
+            return WriteParams{kernel::u32(static_cast<int64_t>(words), "cache words"), kernel::u32(static_cast<int64_t>(at), "cache offset"), 0, 0};
+          })
+             .groups([words_at](const kernel::Live& l) {
+               const uint64_t wgs = kernel::ceil_div(words_at(l).first, 256);
+               const uint64_t x = std::min<uint64_t>(wgs, 32768);
+               return kernel::Groups::grid(x, kernel::ceil_div(wgs, x));
+             })
+             .variant("kv_cache_write"));
+}
 
 // update_cache.default [value, cache, start_pos, out]. The llama op mutates `cache` in place and
 // its returned tensor is a placeholder the CPU kernel leaves unwritten; we do the same.
 void build_update_cache(OpContext& oc) {
-  Graph& g = oc.g;
   int32_t value = oc.arg(0), cache = oc.arg(1), start = oc.arg(2);
   require_dtype(oc, value, {VkDType::Float32, VkDType::Float16}, "value");
   require_dtype(oc, cache, {VkDType::Float32, VkDType::Float16}, "cache");
   auto cw = std::make_shared<CacheWrite>();
   cw->build(oc, value, cache, start);
-  Node* node = &oc.node;
-  oc.node.resize = [&g, node, cw] { cw->apply(g.live(), *node); };
+  add_cache_writes(oc, cw, nullptr);
 }
 
 // sdpa_with_kv_cache.default [q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, drop_p,
@@ -657,12 +673,8 @@ void build_sdpa_kv(OpContext& oc) {
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
+  add_cache_writes(oc, kw, vw);
   auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{});
-  Node* node = &oc.node;
-  oc.node.resize = [&g, node, kw, vw] {
-    kw->apply(g.live(), *node);
-    vw->apply(g.live(), *node);
-  };
   oc.prepare([att, kw, vw, q, k, seq_len, seq_placeholder, scale_opt](const kernel::Live& l) {
     auto [sp, S] = kw->check(l);
     vw->check(l);

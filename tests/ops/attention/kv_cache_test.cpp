@@ -1,6 +1,7 @@
 // sdpa_with_kv_cache.default and update_cache.default (llama custom ops) against fp64 references:
 // a prefill then a decode loop whose position is a runtime SymInt, the caches persisting between
 // runs of the same Model.
+#include "gpu/context.h"
 #include "reference/attention/attention_ref.h"
 #include "support/op_harness.h"
 
@@ -170,6 +171,27 @@ TEST(OpUpdateCache, WritesRowsAtStartPosAndPersistsAcrossRuns) {
   for (int i = 0; i < 24; ++i) expect[8 * 1 + i] = av[i];
   for (int i = 0; i < 16; ++i) expect[8 * 6 + i] = bv[i];
   EXPECT_TRUE(Close(out, ref_tensor({1, 9, 2, 4}, expect), 0, 0));
+}
+
+// The cache writes move 32-bit words: at fp16 a cache row of an odd number of elements (1 head x
+// 3) cannot be written that way and is refused at load, naming the row, instead of writing half
+// words.
+TEST(OpUpdateCache, AnF16CacheRowOfOddLengthIsRefusedAtLoad) {
+  ETW_REQUIRE_GPU();
+  if (!gpu::Context::get()->info().shader_f16) GTEST_SKIP() << "adapter without shader-f16";
+  OpGraph g;
+  Id val = g.input(random_f32({1, 1, 1, 3}, 1));
+  Id cache = g.output(DType::Float32, {1, 4, 1, 3});
+  g.gb.op("update_cache.default", {val, cache, g.gb.int_(0), g.gb.tensor(DType::Float32, {1})});
+  LoadOptions o;
+  o.precision = Precision::FP16;
+  try {
+    g.run(o);
+    FAIL() << "an odd f16 cache row loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("not a whole number of 32-bit words"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
