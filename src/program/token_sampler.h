@@ -3,6 +3,7 @@
 // temperature sampling, then the pick in one workgroup), and a 4-byte read of the chosen token.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "gpu/context.h"
 #include "kernel/storage.h"
@@ -21,8 +22,9 @@ struct SamplerParams {
 };
 static_assert(sizeof(SamplerParams) == 32);
 
-// The sampler's kernels: the pick, and the first passes over blocks of logits.
-enum class SamplerPass { Pick, ArgmaxBlocks, TopkBlocks, MassBlocks };
+// The sampler's kernels: the picks (over logits or a first pass's candidates; over a MASS_BLOCKS
+// pass), and the first passes over blocks of logits.
+enum class SamplerPass { Pick, PickMass, ArgmaxBlocks, TopkBlocks, MassBlocks, Count };
 
 class TokenSampler {
  public:
@@ -31,6 +33,8 @@ class TokenSampler {
   TokenSampler(gpu::Context& ctx, const gpu::Buffer& logits, kernel::Storage storage, uint32_t vocab);
   // Writes the parameters of the next pick and appends its commands to the run's.
   void commands(SamplerParams p, std::vector<gpu::Command>& cmds);
+  // Compiles the kernels picks with `p` run (else the first pick compiles them).
+  void prepare(const SamplerParams& p);
   // The picked token (a u32 in the first word of result(); the second is 1 when a top-p or
   // temperature pick ran over a first pass's block masses, 0 otherwise), to read back into `dst`
   // after the pick's commands in the same submit.
@@ -42,15 +46,23 @@ class TokenSampler {
     const gpu::Pipeline* pipeline = nullptr;
     gpu::BindGroup bind_group;
   };
-  Stage stage(SamplerPass pass, const gpu::Buffer& logits, kernel::Storage storage);
+  const Stage& stage(SamplerPass pass);
+  struct Plan {
+    SamplerPass first, last;  // first == Pick: no first pass
+    SamplerParams pass, pick;
+    uint32_t blocks;
+  };
+  Plan plan(const SamplerParams& p) const;
 
   gpu::Context& ctx_;
+  const gpu::Buffer& logits_;
+  kernel::Storage storage_;
   uint32_t vocab_;
   gpu::Buffer uniform_, blocks_uniform_;
   uint32_t blocks_;       // first-pass blocks of the vocabulary
   uint32_t mass_blocks_;  // blocks_ where the pick's workgroup memory holds its search, else 0
   gpu::Buffer result_, part_;
-  Stage pick_, argmax_, topk_, mass_;
+  std::optional<Stage> stages_[static_cast<size_t>(SamplerPass::Count)];
 };
 
 }  // namespace etwebgpu::graph

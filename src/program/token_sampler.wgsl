@@ -2,8 +2,8 @@
 // host). Greedy: argmax, first index on ties (as torch.argmax). Sampling: weights
 // exp((x - max) / temperature) restricted to the top_k largest (ties broken by lower index), then to
 // the smallest top set whose mass reaches top_p, then the token where the running sum over the kept
-// tokens in index order crosses u * total. Thresholds are found by bisection over an order-
-// preserving u32 key of the logits, so no sort is needed.
+// tokens in index order crosses u * total. Thresholds are over an order-preserving u32 key of the
+// logits: by bisection over the logits, or by binary searches over sorted blocks (PICK_MASS).
 // The pick runs in one workgroup (main, below). A 128K vocabulary read by one workgroup waits on
 // 500 loads in a row per invocation, and sampling's bisections read it about 80 times, so a first
 // pass over blocks of BLOCK logits, one workgroup each, shrinks what the pick reads (P.blocks > 0):
@@ -14,11 +14,12 @@
 //   over those P.n = blocks * top_k candidates as if they were the logits. The global top_k are
 //   among them (each has fewer than top_k tokens before it, so fewer in its block), they keep
 //   index order, and a short last block's padding has key 0, which no threshold keeps.
-// - top-p or temperature without top-k (MASS_BLOCKS): each block's largest logit bm and its mass
-//   sum exp((x - bm) / T) at PART[2 * block]; for top-p also its keys sorted descending, each with
-//   the running mass down to it (the block's own sum at its last), after the blocks' pairs. The
-//   pick finds the nucleus threshold over the sorted blocks four key bits a round (each block's
-//   count above a threshold by binary search, the masses summed in one order for every
+// - top-p or temperature without top-k, or a top_k above 256 (MASS_BLOCKS): each block's largest
+//   logit bm and its mass sum exp((x - bm) / T) at PART[2 * block]; for top-k or top-p also its
+//   keys sorted descending, each with the running mass down to it (the block's own sum at its
+//   last), after the blocks' pairs. The pick (PICK_MASS) finds the top-k threshold (by counts) and
+//   then the nucleus threshold (by masses) over the sorted blocks four key bits a round (each
+//   block's count above a threshold by binary search, the amounts summed in one order for every
 //   threshold), then the block where the running kept mass crosses u times the whole, then the
 //   token inside that block.
 struct Params { n: u32, offset: u32, sample: u32, top_k: u32, inv_temp: f32, top_p: f32, u: f32, blocks: u32 };
@@ -241,7 +242,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     mk = max(mk, k);
   }
   let bm = unkey(max_u(mk, lid));
-  if (P.top_p >= 1.0) {
+  if (P.top_p >= 1.0 && P.top_k == 0u) {
     var mass = 0.0;
     for (var i = lid; i < len; i = i + WG) { mass = mass + mass_of(keys[i], bm); }
     let total = sum_f(mass, lid);
@@ -283,7 +284,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   if (lid == 0u) { PART[2u * wid.x] = bitcast<u32>(bm); }
 }
-#else
+#elif PICK_MASS
 // A MASS_BLOCKS pass's results: block b's largest logit, its mass relative to that, its length,
 // and (top-p) its c largest keys' mass, from its sorted keys (key j: sorted_key).
 fn block_max(b: u32) -> f32 { return bitcast<f32>(PART[2u * b]); }
@@ -326,85 +327,163 @@ fn sum_digits(lid: u32) {
 // Searches per invocation a round (DIGITS x MAXB pairs over WG invocations), run side by side.
 const SEARCHES: u32 = 4u;
 
-// Top-p or temperature alone over a MASS_BLOCKS pass: the nucleus threshold t2 (top-p), the
-// block where the running kept mass crosses u times the kept whole, then the token inside it.
-fn pick_over_blocks(lid: u32) {
-  var bk = 0u;
-  for (var b = lid; b < P.blocks; b = b + WG) { bk = max(bk, key(block_max(b))); }
-  let gm = unkey(max_u(bk, lid));
-  for (var b = lid; b < P.blocks; b = b + WG) {
-    cnt_lo[b] = block_len(b);
-    cnt_hi[b] = 0u;
-    dmass[b] = exp((block_max(b) - gm) * P.inv_temp) * block_total(b);
-    for (var d = 1u; d < DIGITS; d = d + 1u) { dmass[d * MAXB + b] = 0.0; }
-  }
-  sum_digits(lid);
-  if (lid == 0u) { red_f = dsum[0]; }
-  var kept = workgroupUniformLoad(&red_f);  // the mass above t2 (all, at first)
-  var t2 = 0u;
-  if (P.top_p < 1.0) {
-    // Four key bits a round from the top: the largest digit whose threshold keeps at least the
-    // goal (digit 0, the threshold so far, does: it was the last round's choice).
-    let goal = P.top_p * kept;
-    let pairs = DIGITS * P.blocks;
-    for (var r = 0u; r < 8u; r = r + 1u) {
-      let shift = 28u - 4u * r;
-      for (var q0 = 0u; q0 < pairs; q0 = q0 + SEARCHES * WG) {
-        var lo: array<u32, SEARCHES>;
-        var hi: array<u32, SEARCHES>;
-        var th: array<u32, SEARCHES>;
+// The largest key threshold whose kept amount over the blocks reaches `goal`: the count of keys
+// at or above it (by_count), or their mass relative to gm. Four key bits a round from the top;
+// each round keeps the largest digit that still reaches the goal (digit 0, the threshold so far,
+// does: it was the last round's choice). Each block's keys are searched within
+// [cnt_hi[b], cnt_lo[b]], which the rounds narrow: at the end cnt_lo[b] counts its keys at or
+// above the threshold and cnt_hi[b] those above it. Leaves the kept amount in red_f.
+fn search(lid: u32, by_count: bool, goal: f32, gm: f32) -> u32 {
+  var t = 0u;
+  let pairs = DIGITS * P.blocks;
+  for (var r = 0u; r < 8u; r = r + 1u) {
+    let shift = 28u - 4u * r;
+    for (var q0 = 0u; q0 < pairs; q0 = q0 + SEARCHES * WG) {
+      var lo: array<u32, SEARCHES>;
+      var hi: array<u32, SEARCHES>;
+      var th: array<u32, SEARCHES>;
+      for (var s = 0u; s < SEARCHES; s = s + 1u) {
+        let q = min(q0 + s * WG + lid, pairs - 1u);
+        lo[s] = cnt_hi[q / DIGITS];
+        hi[s] = cnt_lo[q / DIGITS];
+        th[s] = t | ((q % DIGITS) << shift);
+      }
+      // The count of keys at or above th: the first sorted position in [lo, hi] below it. (A loop
+      // the compiler cannot unroll: unrolled, this shader took a minute to compile on lavapipe.)
+      loop {
+        var busy = false;
         for (var s = 0u; s < SEARCHES; s = s + 1u) {
-          let q = min(q0 + s * WG + lid, pairs - 1u);
-          lo[s] = cnt_hi[q / DIGITS];
-          hi[s] = cnt_lo[q / DIGITS];
-          th[s] = t2 | ((q % DIGITS) << shift);
-        }
-        // The count of keys at or above th: the first sorted position in [lo, hi] below it.
-        for (var step = 0u; step < 12u; step = step + 1u) {
-          for (var s = 0u; s < SEARCHES; s = s + 1u) {
-            if (lo[s] < hi[s]) {
-              let q = min(q0 + s * WG + lid, pairs - 1u);
-              let mid = (lo[s] + hi[s]) / 2u;
-              if (sorted_key(q / DIGITS, mid) >= th[s]) { lo[s] = mid + 1u; } else { hi[s] = mid; }
-            }
+          if (lo[s] < hi[s]) {
+            busy = true;
+            let q = min(q0 + s * WG + lid, pairs - 1u);
+            let mid = (lo[s] + hi[s]) / 2u;
+            if (sorted_key(q / DIGITS, mid) >= th[s]) { lo[s] = mid + 1u; } else { hi[s] = mid; }
           }
         }
-        for (var s = 0u; s < SEARCHES; s = s + 1u) {
-          let q = q0 + s * WG + lid;
-          if (q < pairs) {
-            let b = q / DIGITS;
-            let at = (q % DIGITS) * MAXB + b;
-            dcnt[at] = lo[s];
+        if (!busy) { break; }
+      }
+      for (var s = 0u; s < SEARCHES; s = s + 1u) {
+        let q = q0 + s * WG + lid;
+        if (q < pairs) {
+          let b = q / DIGITS;
+          let at = (q % DIGITS) * MAXB + b;
+          dcnt[at] = lo[s];
+          if (by_count) {
+            dmass[at] = f32(lo[s]);  // exact: counts below 2^24
+          } else {
             dmass[at] = exp((block_max(b) - gm) * P.inv_temp) * sorted_mass(b, lo[s]);
           }
         }
       }
-      sum_digits(lid);
-      if (lid == 0u) {
-        var best = 0u;
-        for (var d = 1u; d < DIGITS; d = d + 1u) {
-          if (dsum[d] >= goal) { best = d; }
-        }
-        red_u = best;
-        red_f = dsum[best];
-      }
-      let best = workgroupUniformLoad(&red_u);
-      kept = workgroupUniformLoad(&red_f);
-      for (var b = lid; b < P.blocks; b = b + WG) {
-        if (best + 1u < DIGITS) { cnt_hi[b] = dcnt[(best + 1u) * MAXB + b]; }
-        cnt_lo[b] = dcnt[best * MAXB + b];
-      }
-      t2 = t2 | (best << shift);
-      workgroupBarrier();
     }
+    sum_digits(lid);
+    if (lid == 0u) {
+      var best = 0u;
+      for (var d = 1u; d < DIGITS; d = d + 1u) {
+        if (dsum[d] >= goal) { best = d; }
+      }
+      red_u = best;
+      red_f = dsum[best];
+    }
+    let best = workgroupUniformLoad(&red_u);
+    for (var b = lid; b < P.blocks; b = b + WG) {
+      if (best + 1u < DIGITS) { cnt_hi[b] = dcnt[(best + 1u) * MAXB + b]; }
+      cnt_lo[b] = dcnt[best * MAXB + b];
+    }
+    t = t | (best << shift);
+    workgroupBarrier();
   }
-  // Each block's kept mass, then the block where the running sum crosses u * kept.
+  return t;
+}
+
+// Every block's kept mass (relative to gm) into dmass[b], summed into dsum[0]: its first
+// cnt_lo[b] sorted keys (sorted), or all of it.
+fn kept_masses(lid: u32, gm: f32, sorted: bool) {
   for (var b = lid; b < P.blocks; b = b + WG) {
     var w = block_total(b);
-    if (P.top_p < 1.0) { w = sorted_mass(b, cnt_lo[b]); }
+    if (sorted) { w = sorted_mass(b, cnt_lo[b]); }
     dmass[b] = exp((block_max(b) - gm) * P.inv_temp) * w;
+    for (var d = 1u; d < DIGITS; d = d + 1u) { dmass[d * MAXB + b] = 0.0; }
+  }
+  sum_digits(lid);
+}
+
+// The picked block's kept test: at or above the nucleus threshold, and inside the top-k (above tk,
+// or one of the block's first s_ties ties at tk; `rank`: the ties at tk before it in the block).
+var<private> s_t2: u32;
+var<private> s_tk: u32;
+var<private> s_ties: u32;
+fn kept_in_block(k: u32, rank: u32) -> bool {
+  if (k < s_t2) { return false; }
+  if (P.top_k == 0u) { return true; }
+  return k > s_tk || (k == s_tk && rank < s_ties);
+}
+
+// Exclusive prefix sum over the workgroup's invocations (in su).
+fn scan_excl_u(v: u32, lid: u32) -> u32 {
+  su[lid] = v;
+  workgroupBarrier();
+  for (var s = 1u; s < WG; s = s * 2u) {
+    var t = su[lid];
+    if (lid >= s) { t = t + su[lid - s]; }
+    workgroupBarrier();
+    su[lid] = t;
+    workgroupBarrier();
+  }
+  let r = su[lid] - v;
+  workgroupBarrier();
+  return r;
+}
+
+// Sampling without top-k, or with a top-k above a TOPK_BLOCKS pass's, over a MASS_BLOCKS pass: top-k's threshold tk
+// and its ties kept by index, then the nucleus threshold t2 among those (top-p), then the block
+// where the running kept mass crosses u times the kept whole, then the token inside that block.
+var<workgroup> ties_kept: array<u32, MAXB>;  // top-k: the ties at tk each block keeps
+fn pick_over_blocks(lid: u32) {
+  var bk = 0u;
+  for (var b = lid; b < P.blocks; b = b + WG) { bk = max(bk, key(block_max(b))); }
+  let gm = unkey(max_u(bk, lid));
+  let sorted = P.top_p < 1.0 || P.top_k > 0u;
+  for (var b = lid; b < P.blocks; b = b + WG) {
+    cnt_lo[b] = block_len(b);
+    cnt_hi[b] = 0u;
+    ties_kept[b] = 0u;
   }
   workgroupBarrier();
+  var tk = 0u;
+  if (P.top_k > 0u) {
+    tk = search(lid, true, f32(P.top_k), gm);
+    // Keys above tk are kept; of the ties at tk, the first ones by index up to k in all. Each
+    // block's kept keys are then the first cnt_hi + ties_kept of its sorted keys.
+    var above = 0u;
+    for (var b = lid; b < P.blocks; b = b + WG) { above = above + cnt_hi[b]; }
+    let need = P.top_k - sum_u(above, lid);
+    if (lid == 0u) {
+      var left = need;
+      for (var b = 0u; b < P.blocks; b = b + 1u) {
+        let keep = min(left, cnt_lo[b] - cnt_hi[b]);
+        ties_kept[b] = keep;
+        left = left - keep;
+      }
+    }
+    workgroupBarrier();
+    for (var b = lid; b < P.blocks; b = b + WG) {
+      cnt_lo[b] = cnt_hi[b] + ties_kept[b];
+      cnt_hi[b] = 0u;
+    }
+    workgroupBarrier();
+  }
+  kept_masses(lid, gm, sorted);
+  if (lid == 0u) { red_f = dsum[0]; }
+  var kept = workgroupUniformLoad(&red_f);  // the kept mass (all, or top-k's)
+  var t2 = 0u;
+  if (P.top_p < 1.0) {
+    // Over the top-k's keys where there is a top-k: thresholds at or below tk keep all of them,
+    // so t2 >= tk.
+    t2 = search(lid, false, P.top_p * kept, gm);
+    kept = workgroupUniformLoad(&red_f);
+    kept_masses(lid, gm, true);  // dmass[b]: each block's mass above t2
+  }
   let goal = P.u * kept;
   if (lid == 0u) {
     var acc = 0.0;
@@ -426,35 +505,46 @@ fn pick_over_blocks(lid: u32) {
   }
   let hit = workgroupUniformLoad(&red_u);
   let rest = workgroupUniformLoad(&red_f);
-  // Inside the block, over its kept logits: each invocation sums BLOCK / WG of them, invocation 0
-  // walks the sums.
+  s_t2 = t2;
+  s_tk = tk;
+  s_ties = ties_kept[hit];
+  // Inside the block, over its kept logits: each invocation holds BLOCK / WG of them (and counts
+  // its ties at tk, ranked by index), invocation 0 walks the invocations' sums.
   let per = BLOCK / WG;
   let b0 = hit * BLOCK;
   let b1 = b0 + block_len(hit);
   let i0 = min(b0 + lid * per, b1);
   let i1 = min(i0 + per, b1);
+  var ties = 0u;
+  for (var i = i0; i < i1; i = i + 1u) { ties = ties + select(0u, 1u, key(f32(L[P.offset + i])) == tk); }
+  var rank = scan_excl_u(ties, lid);
+  si[lid] = rank;
   var cs = 0.0;
   for (var i = i0; i < i1; i = i + 1u) {
     let x = f32(L[P.offset + i]);
-    if (key(x) >= t2) { cs = cs + exp((x - gm) * P.inv_temp); }
+    if (kept_in_block(key(x), rank)) { cs = cs + exp((x - gm) * P.inv_temp); }
+    rank = rank + select(0u, 1u, key(x) == tk);
   }
   sf[lid] = cs;
   workgroupBarrier();
   if (lid == 0u) {
     var acc = 0.0;
     var pick = 0xffffffffu;
-    var last = b0;
+    var last = 0xffffffffu;
     for (var c = 0u; c < WG && pick == 0xffffffffu; c = c + 1u) {
-      let cb = min(b0 + c * per, b1);
-      let ce = min(cb + per, b1);
       if (acc + sf[c] <= rest) {
         acc = acc + sf[c];
-        if (sf[c] > 0.0) { last = ce - 1u; }
         continue;
       }
+      let cb = min(b0 + c * per, b1);
+      let ce = min(cb + per, b1);
+      var r = si[c];
       for (var i = cb; i < ce; i = i + 1u) {
         let x = f32(L[P.offset + i]);
-        if (key(x) < t2) { continue; }
+        let k = key(x);
+        let keep = kept_in_block(k, r);
+        r = r + select(0u, 1u, k == tk);
+        if (!keep) { continue; }
         last = i;
         acc = acc + exp((x - gm) * P.inv_temp);
         if (acc > rest) { pick = i; break; }
@@ -462,23 +552,29 @@ fn pick_over_blocks(lid: u32) {
     }
     // Rounding can leave the target just above the block's kept mass: its last kept token.
     if (pick == 0xffffffffu) {
-      pick = last;
-      for (var i = last; i < b1; i = i + 1u) {
-        if (key(f32(L[P.offset + i])) >= t2) { pick = i; }
+      var r = 0u;
+      for (var i = b0; i < b1; i = i + 1u) {
+        let k = key(f32(L[P.offset + i]));
+        if (kept_in_block(k, r)) { pick = i; }
+        r = r + select(0u, 1u, k == tk);
       }
     }
+    if (pick == 0xffffffffu) { pick = max(last, b0); }
     OUT[0] = pick;
     OUT[1] = 1u;
   }
 }
 
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) { pick_over_blocks(lid); }
+#else
 // Kept after top-k: key above the threshold, or equal to it with an index below j_cut.
 fn kept_k(i: u32, k: u32, t: u32, j_cut: u32) -> bool { return k > t || (k == t && i < j_cut); }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
   var n = P.n;
-  from_cand = P.sample == 1u && P.blocks > 0u && P.top_k > 0u;
+  from_cand = P.sample == 1u && P.blocks > 0u;
   if (P.sample == 0u) {
     // The blocks' candidates, in block order (each block's index is its first best).
     var bk = 0u;
@@ -490,11 +586,6 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) { OUT[0] = si[0]; }
     return;
   }
-  if (P.blocks > 0u && P.top_k == 0u) {
-    pick_over_blocks(lid);
-    return;
-  }
-
   var mk = 0u;
   for (var i = lid; i < n; i = i + WG) { mk = max(mk, key(logit(i))); }
   let m = unkey(max_u(mk, lid));

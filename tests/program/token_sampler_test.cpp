@@ -194,13 +194,14 @@ TEST(TokenSampler, SamplingPicksAreTheRulesOverEveryVocabularyAndTopK) {
   EXPECT_GT(compared, 300);
 }
 
-// top-p and temperature without top-k run over the first pass's block masses (the nucleus found
-// over each block's sorted keys, then one block read) on every kind of row: peaked as an LLM's
+// top-p and temperature without top-k or with a top-k above 256 run over the first pass's block
+// masses (the top-k and nucleus thresholds found over each block's sorted keys, the ties at the
+// k-th logit kept by index, then one block read) on every kind of row: peaked as an LLM's
 // (a few hundred high logits spread over the blocks), 600 high logits in one block, flat (the
 // nucleus spans most of the vocabulary), one logit far above the rest, masked tokens (-inf), and
 // a row at an offset. Logits are multiples of 1/8, so the nucleus's last logit has ties across
 // blocks. Each pick is the rule's (host_sample, in doubles) where no boundary is within 1e-5.
-TEST(TokenSampler, TopPAndTemperatureAloneRunOverTheBlocksMassesOnEveryRow) {
+TEST(TokenSampler, TopPTemperatureAndLargeTopKRunOverTheBlocksMassesOnEveryRow) {
   ETW_REQUIRE_GPU();
   auto ctx = gpu::Context::get();
   const uint32_t vocab = 128256;  // 63 blocks of 2048, the last one short
@@ -245,13 +246,16 @@ TEST(TokenSampler, TopPAndTemperatureAloneRunOverTheBlocksMassesOnEveryRow) {
   int compared = 0;
   for (const Row& r : rows) {
     const std::vector<float> own(r.l.begin() + r.offset, r.l.end());
-    for (float top_p : {0.01f, 0.5f, 0.9f, 0.95f, 0.999f, 1.f})
+    for (uint32_t top_k : {0u, 257u, 1000u, 100000u})
+      for (float top_p : {0.01f, 0.5f, 0.9f, 0.95f, 0.999f, 1.f})
       for (float temp : {0.7f, 1.3f})
         for (float u : {0.03f, 0.41f, 0.88f}) {
+          if (top_k > 0 && (top_p == 0.01f || top_p == 0.999f || temp == 1.3f)) continue;  // fewer: each pick is a run
           graph::SamplerParams p;
           p.n = vocab;
           p.offset = r.offset;
           p.sample = 1;
+          p.top_k = top_k;
           p.top_p = top_p;
           p.inv_temp = 1.f / temp;
           p.u = u;
@@ -262,10 +266,10 @@ TEST(TokenSampler, TopPAndTemperatureAloneRunOverTheBlocksMassesOnEveryRow) {
           EXPECT_TRUE(over_blocks) << r.name << " top_p " << top_p;
           if (margin < 1e-5) continue;
           ++compared;
-          EXPECT_EQ(got, want) << r.name << " top_p " << top_p << " u " << u << " T " << temp;
+          EXPECT_EQ(got, want) << r.name << " top_k " << top_k << " top_p " << top_p << " u " << u << " T " << temp;
         }
   }
-  EXPECT_GT(compared, 120);
+  EXPECT_GT(compared, 250);
 }
 
 TEST(TokenSampler, IntegerLogitsAreRefused) {
