@@ -103,6 +103,24 @@ fn best_of(k: u32, i: u32, lid: u32) {
   }
 }
 
+// Inclusive prefix sum over the workgroup's invocations (in sf). Counts go through it as floats:
+// exact, being at most a block's 2048.
+fn scan(v: f32, lid: u32) -> f32 {
+  sf[lid] = v;
+  workgroupBarrier();
+  for (var s = 1u; s < WG; s = s * 2u) {
+    var t = sf[lid];
+    if (lid >= s) { t = t + sf[lid - s]; }
+    workgroupBarrier();
+    sf[lid] = t;
+    workgroupBarrier();
+  }
+  let r = sf[lid];
+  workgroupBarrier();  // sf is reused by the next scan
+  return r;
+}
+fn scan_u(v: u32, lid: u32) -> u32 { return u32(scan(f32(v), lid)); }
+
 #if ARGMAX_BLOCKS
 
 @compute @workgroup_size(WG)
@@ -127,21 +145,6 @@ var<workgroup> hist: array<atomic<u32>, WG>;  // one bin per 8-bit digit value
 var<workgroup> pick_bin: u32;
 var<workgroup> pick_above: u32;
 
-// Inclusive prefix sum over the workgroup's invocations (in su).
-fn scan(v: u32, lid: u32) -> u32 {
-  su[lid] = v;
-  workgroupBarrier();
-  for (var s = 1u; s < WG; s = s * 2u) {
-    var t = su[lid];
-    if (lid >= s) { t = t + su[lid - s]; }
-    workgroupBarrier();
-    su[lid] = t;
-    workgroupBarrier();
-  }
-  let r = su[lid];
-  workgroupBarrier();  // su is reused by the next scan
-  return r;
-}
 
 // In the block's top k: above the k-th largest key t, or one of the first `need` ties at t (`tie`
 // ties at lower indices).
@@ -172,7 +175,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       }
     }
     workgroupBarrier();
-    let upto = scan(atomicLoad(&hist[255u - lid]), lid);  // keys in bins 255 - lid .. 255
+    let upto = scan_u(atomicLoad(&hist[255u - lid]), lid);  // keys in bins 255 - lid .. 255
     let above = upto - atomicLoad(&hist[255u - lid]);
     if (above < need && upto >= need) {
       pick_bin = 255u - lid;
@@ -189,9 +192,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (i0 + j < len && keys[i0 + j] > t) { above_t = above_t + 1u; }
     if (i0 + j < len && keys[i0 + j] == t) { ties = ties + 1u; }
   }
-  let tie0 = scan(ties, lid) - ties;  // ties at lower indices
+  let tie0 = scan_u(ties, lid) - ties;  // ties at lower indices
   let kept = above_t + min(ties, need - min(need, tie0));
-  var at = wid.x * P.top_k + scan(kept, lid) - kept;
+  var at = wid.x * P.top_k + scan_u(kept, lid) - kept;
   var tie = tie0;
   for (var j = 0u; j < per; j = j + 1u) {
     let i = i0 + j;
@@ -214,20 +217,6 @@ var<workgroup> keys: array<u32, BLOCK>;
 fn mass_of(k: u32, bm: f32) -> f32 {
   if (k <= 0x007fffffu) { return 0.0; }  // key(-inf) and below
   return exp((unkey(k) - bm) * P.inv_temp);
-}
-
-// Inclusive prefix sum over the workgroup's invocations (in sf).
-fn scan_f(v: f32, lid: u32) -> f32 {
-  sf[lid] = v;
-  workgroupBarrier();
-  for (var s = 1u; s < WG; s = s * 2u) {
-    var t = sf[lid];
-    if (lid >= s) { t = t + sf[lid - s]; }
-    workgroupBarrier();
-    sf[lid] = t;
-    workgroupBarrier();
-  }
-  return sf[lid];
 }
 
 @compute @workgroup_size(WG)
@@ -273,7 +262,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let j0 = lid * per;
   var own = 0.0;
   for (var j = j0; j < j0 + per && j < len; j = j + 1u) { own = own + mass_of(keys[j], bm); }
-  var run = scan_f(own, lid) - own;
+  var run = scan(own, lid) - own;
   let sk = 2u * P.blocks + wid.x * BLOCK;
   let sp = sk + P.blocks * BLOCK;
   for (var j = j0; j < j0 + per; j = j + 1u) {
@@ -419,22 +408,6 @@ fn kept_in_block(k: u32, rank: u32) -> bool {
   return k > s_tk || (k == s_tk && rank < s_ties);
 }
 
-// Exclusive prefix sum over the workgroup's invocations (in su).
-fn scan_excl_u(v: u32, lid: u32) -> u32 {
-  su[lid] = v;
-  workgroupBarrier();
-  for (var s = 1u; s < WG; s = s * 2u) {
-    var t = su[lid];
-    if (lid >= s) { t = t + su[lid - s]; }
-    workgroupBarrier();
-    su[lid] = t;
-    workgroupBarrier();
-  }
-  let r = su[lid] - v;
-  workgroupBarrier();
-  return r;
-}
-
 // Sampling without top-k, or with a top-k above a TOPK_BLOCKS pass's, over a MASS_BLOCKS pass: top-k's threshold tk
 // and its ties kept by index, then the nucleus threshold t2 among those (top-p), then the block
 // where the running kept mass crosses u times the kept whole, then the token inside that block.
@@ -517,7 +490,7 @@ fn pick_over_blocks(lid: u32) {
   let i1 = min(i0 + per, b1);
   var ties = 0u;
   for (var i = i0; i < i1; i = i + 1u) { ties = ties + select(0u, 1u, key(f32(L[P.offset + i])) == tk); }
-  var rank = scan_excl_u(ties, lid);
+  var rank = scan_u(ties, lid) - ties;  // ties at lower indices
   si[lid] = rank;
   var cs = 0.0;
   for (var i = i0; i < i1; i = i + 1u) {
