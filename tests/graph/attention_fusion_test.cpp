@@ -295,20 +295,26 @@ TEST(AttentionFusion, WhisperAndVitEagerAttentionFuseWithTheirPermutesAndSlicesO
       }
 }
 
-// An elementwise consumer of the fused attention is its epilogue on every route (flash, decode,
-// staged): a residual add reads its tensor at the output's flat index (written through the
-// permuted layout). One with more tensor operands than the attention's kernels have bindings left
-// for (two) stays a kernel of its own.
+// An elementwise consumer of the fused attention is its epilogue on every route (flash, decode
+// in one pass and split over keys, staged): a residual add reads its tensor at the output's flat
+// index (written through the permuted layout). One with more tensor operands than the attention's
+// kernels have bindings left for (two) stays a kernel of its own.
 TEST(AttentionFusion, AnElementwiseConsumerIsTheAttentionsEpilogueOnEveryRoute) {
   ETW_REQUIRE_GPU();
-  // 150 tokens: the flash pass splits its keys and the combine pass writes the output.
+  // 150 tokens: the flash pass splits its keys and the combine pass writes the output; 5: the
+  // decode route (one pass, or pinned "split": one split, written by sdpa_decode).
   for (int residuals : {1, 3})
     for (int64_t S : {150, 19, 5})
-      for (const char* route : {"", "staged"}) {
+      for (const char* route : {"", "staged", "split"}) {
         SCOPED_TRACE(std::to_string(residuals) + " residuals, S=" + std::to_string(S) + " route=" + route);
         EagerBuilt b(Eager::Whisper, S, residuals);
         LoadOptions o;
-        if (*route) o.force_route["sdpa"] = route;
+        if (std::string(route) == "split") {
+          o.force_route["sdpa"] = "decode";
+          o.force_route["sdpa_decode"] = "split";
+        } else if (*route) {
+          o.force_route["sdpa"] = route;
+        }
         auto out = b.g.run(o);
         Profile p;
         b.g.model()->run(b.g.inputs, &p);

@@ -4,9 +4,11 @@
 // The kernels are layout-generic (strides in the uniform) and read k/v head h / group (GQA
 // without materialising repeated K/V). Two families, chosen at load from the maximum shapes:
 // - fused (head dims <= 64, or <= 128 and not a long prefill: see pick_staged): no attn scratch. Per run,
-//   few query rows per head (S_q <= 8, the decode step) take the split-K decode route:
-//   sdpa_decode scores chunks of keys per workgroup with an online softmax and
-//   sdpa_decode_combine merges the chunks (skipped when one chunk covers the keys); more rows take
+//   few query rows per head (S_q <= 8, the decode step) take the decode route: up to 2,048 keys
+//   a row, sdpa_decode_wide in one pass (a workgroup a row, its scores in workgroup memory) when
+//   there are enough rows or few keys; otherwise split-K, sdpa_decode scoring chunks of keys per
+//   workgroup with an online softmax and sdpa_decode_combine merging the chunks (skipped when one
+//   chunk covers the keys). force_route "sdpa_decode" = "wide" | "split" pins one. More rows take
 //   the flash route, sdpa_flash, one pass with K/V tiles in workgroup memory, which splits its
 //   keys the same way when its workgroups are few (head dims <= 64). force_route "sdpa" =
 //   "flash" | "decode" pins one; "sdpa_reduce" = "workgroup" keeps the decode reductions off
@@ -61,6 +63,11 @@ constexpr int64_t kDecodeRows = 8;
 // least); rows * splits <= kDecodeTarget + rows bounds its partials scratch.
 constexpr int64_t kDecodeTarget = 512;
 constexpr int64_t kDecodeTile = 64;
+// The one-pass decode kernel (sdpa_decode_wide) keeps a row's scores in workgroup memory: up to
+// kWideMaxKeys keys (8 KiB; its workgroup memory is 14 KiB of the 16 every device has). It runs
+// one workgroup a row, so it takes rows with at most kWideMaxKeys keys when there are enough rows
+// to spread the keys over the GPU (Llama-3.2-1B decode: 32), or few keys.
+constexpr int64_t kWideMaxKeys = 2048, kWideMinRows = 16, kWideSmallKeys = 256;
 // sdpa_flash at DMAX 64 (32 rows, or 64 with ROWS64) and 128: query rows per workgroup, and its
 // workgroup memory (Q, K/P, V and Red tiles).
 constexpr int64_t kFlashRows64 = 32, kFlashRowsWide = 64, kFlashRows128 = 16;
@@ -74,6 +81,11 @@ constexpr uint64_t kFlashBytes128 = 4 * (128 * 16 + 128 * 17 + 16 * 128 + 16 * 1
 
 enum class Route { Auto, Row, Entry, Flash, Decode };
 
+// sdpa_with_kv_cache's new key and value rows (its k and v), read by the attention beside the caches.
+struct NewRows {
+  int32_t k = -1, v = -1;
+};
+
 // The staged QK route forced by "sdpa_qk".
 Route forced_qk(const OpContext& oc) {
   const std::string r = pinned_route(oc, "sdpa_qk", {"row", "entry"});
@@ -85,7 +97,10 @@ Route forced_qk(const OpContext& oc) {
 struct Attention {
   Params p;
   bool staged = false;
-  bool use_entry = false, use_decode = false, use_av_split = false;
+  bool use_entry = false, use_decode = false, use_av_split = false, use_wide = false;
+  bool wide_ok = false;     // the one-pass decode kernel was built (shapes and buffers it reads)
+  bool writes_new = false;  // ... and stores sdpa_with_kv_cache's new rows into the caches
+  std::string decode_pin;   // force_route "sdpa_decode": "wide", "split" or "" (by shape)
   Route route = Route::Auto;  // staged: Auto | Row | Entry; fused: Auto | Flash | Decode
   uint32_t tpe = 1;
   int64_t floor = 4096;
@@ -159,10 +174,12 @@ struct Attention {
   }
 
   // mask_kind: 0 none, 1 float, 2 bool; the maximum B*H, S_q, S_kv and head dims.
-  // `ep`: the epilogue every kernel writing out applies (empty: none).
+  // `ep`: the epilogue every kernel writing out applies (empty: none). `fresh`: k and v are
+  // sdpa_with_kv_cache's caches and these its new rows, which the one-pass decode kernel stores
+  // into them where it runs (writes_in_pass()); every other route reads caches already written.
   static std::shared_ptr<Attention> build(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask,
                                           int mask_kind, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t d,
-                                          int64_t dv, const Epilogue& ep) {
+                                          int64_t dv, const Epilogue& ep, const NewRows& fresh = {}) {
     auto att = std::make_shared<Attention>();
     att->staged = pick_staged(oc, d, dv, max_sq, max_skv);
     check_limits(oc, max_bh, max_sq, max_skv, dv, att->staged);
@@ -174,13 +191,14 @@ struct Attention {
       att->route = r == "flash" ? Route::Flash : r == "decode" ? Route::Decode : Route::Auto;
       // Rows the decode route may take: S_q <= kDecodeRows unless forced.
       int64_t decode_rows = att->route == Route::Decode ? max_rows : max_bh * std::min(max_sq, kDecodeRows);
-      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv), ep);
+      att->build_fused(oc, q, k, v, out, mask, mask_kind, decode_rows, max_bh, max_sq, max_skv, std::max(d, dv), ep, fresh);
     }
     return att;
   }
 
   void build_fused(OpContext& oc, int32_t q, int32_t k, int32_t v, int32_t out, int32_t mask, int mask_kind,
-                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep) {
+                   int64_t decode_rows, int64_t max_bh, int64_t max_sq, int64_t max_skv, int64_t dmax, const Epilogue& ep,
+                   const NewRows& fresh) {
     Graph& g = oc.g;
     const std::string reduce = pinned_route(oc, "sdpa_reduce", {"workgroup", "subgroup"});
     if (reduce == "subgroup" && !g.ctx().info().subgroups)
@@ -222,12 +240,30 @@ struct Attention {
         .output("O", out)
         .buffer("W", partials, g.float_storage(), kernel::Access::ReadWrite);
     ep.apply<Params>(decode, params);
-    oc.add(decode.when([this](const kernel::Live&) { return use_decode; })
+    oc.add(decode.when([this](const kernel::Live&) { return use_decode && !use_wide; })
                .groups([this](const kernel::Live&) {
                  if (p.rows == 0 || p.dv == 0) return kernel::Groups::none();
                  return kernel::Groups::grid(p.splits, p.rows, 1);
                })
                .variant(subgroups ? "decode_subgroup" : "decode"));
+    decode_pin = pinned_route(oc, "sdpa_decode", {"wide", "split"});
+    auto vec4_readable = [&g](int32_t t) { return g.buffer(t).size() >= 4 * kernel::element_bytes(g.tensor(t).storage); };
+    wide_ok = decode_rows > 0 && dmax <= 128 && decode_pin != "split" && vec4_readable(k) && vec4_readable(v);
+    if (wide_ok) {
+      writes_new = fresh.k >= 0 && vec4_readable(fresh.k) && vec4_readable(fresh.v) &&
+                   pinned_route(oc, "sdpa_cache_write", {"attention", "separate"}) != "separate";
+      kernel::Kernel wide("sdpa_decode_wide");
+      if (subgroups) wide.define("SUBGROUPS");
+      wide.constant("MASK", mask_kind).constant("SMAX", kWideMaxKeys).constant("VC", dmax <= 64 ? 16 : 32).input("Q", q);
+      if (writes_new) wide.define("WRITE_NEW").output("K", k, true).output("V", v, true);
+      else wide.input("K", k, true).input("V", v, true);
+      wide.input("M", mask_kind ? mask : -1).output("O", out);
+      if (writes_new) wide.input("KN", fresh.k, true).input("VN", fresh.v, true);
+      ep.apply<Params>(wide, params);
+      oc.add(wide.when([this](const kernel::Live&) { return use_decode && use_wide; })
+                 .groups([this](const kernel::Live&) { return kernel::Groups::linear(p.dv == 0 ? 0 : p.rows); })
+                 .variant(subgroups ? "decode_wide_subgroup" : "decode_wide"));
+    }
     kernel::Kernel combine("sdpa_decode_combine");
     combine.buffer("W", partials, g.float_storage(), kernel::Access::Read).output("O", out);
     ep.apply<Params>(combine, params);
@@ -322,6 +358,28 @@ struct Attention {
                           out ? room / out : 0);
   }
 
+  // Whether this run's attention stores the new rows into the caches itself (the one-pass kernel
+  // under WRITE_NEW): the cache writes before it are skipped.
+  bool writes_in_pass() const { return use_wide && writes_new; }
+
+  // Whether this decode run takes the one-pass kernel: its keys fit, its reads are whole vec4s
+  // (head dims, offsets and strides multiples of 4), and by shape (or pinned "wide", which fails
+  // naming what does not fit).
+  bool takes_wide() const {
+    if (!wide_ok) return false;
+    const bool aligned = (p.d | p.dv | p.k_o | p.k_b | p.k_h | p.k_s | p.v_o | p.v_b | p.v_h | p.v_s) % 4 == 0;
+    const bool fits = p.skv <= kWideMaxKeys && aligned;
+    if (decode_pin == "wide") {
+      if (!fits)
+        throw Error(ErrorKind::Unsupported, "force_route sdpa_decode = \"wide\" needs at most " + std::to_string(kWideMaxKeys) +
+                                                " keys and head dims, offsets and strides that are multiples of 4; got " +
+                                                std::to_string(p.skv) + " keys, head dims " + std::to_string(p.d) + " / " +
+                                                std::to_string(p.dv));
+      return true;
+    }
+    return fits && (p.rows >= kWideMinRows || p.skv <= kWideSmallKeys);
+  }
+
   // Takes the live Params (rows = B*H*S_q) and picks the route of this run.
   void set(Params q) {
     q.rows = kernel::u32(int64_t(q.b) * q.h * q.sq, "attention rows");
@@ -347,7 +405,8 @@ struct Attention {
         p.splits = kernel::u32(splits, "flash splits");
       }
     }
-    if (use_decode && p.rows > 0) {
+    use_wide = use_decode && p.rows > 0 && takes_wide();
+    if (use_decode && p.rows > 0 && !use_wide) {
       // Enough splits to fill about kDecodeTarget workgroups, each of whole 64-key tiles.
       int64_t tiles = std::max<int64_t>(1, ceil_div(p.skv, kDecodeTile));
       int64_t want = std::clamp<int64_t>(ceil_div(kDecodeTarget, p.rows), 1, tiles);
@@ -597,8 +656,10 @@ struct CacheWrite {
 };
 
 // The node's cache writes, first in it (attention reads the updated caches): `second` (the value
-// cache of sdpa_with_kv_cache, same shapes) in the same dispatch.
-void add_cache_writes(OpContext& oc, std::shared_ptr<CacheWrite> first, std::shared_ptr<CacheWrite> second) {
+// cache of sdpa_with_kv_cache, same shapes) in the same dispatch, skipped in runs where `skip`
+// holds (the attention writes them itself).
+void add_cache_writes(OpContext& oc, std::shared_ptr<CacheWrite> first, std::shared_ptr<CacheWrite> second,
+                      std::shared_ptr<const bool> skip = nullptr) {
   Graph& g = oc.g;
   struct WriteParams { uint32_t words, at, pad0, pad1; };
   kernel::Kernel k("kv_cache_write");
@@ -625,6 +686,7 @@ void add_cache_writes(OpContext& oc, std::shared_ptr<CacheWrite> first, std::sha
                const uint64_t x = std::min<uint64_t>(wgs, 32768);
                return kernel::Groups::grid(x, kernel::ceil_div(wgs, x));
              })
+             .when([skip](const kernel::Live&) { return !skip || !*skip; })
              .variant("kv_cache_write"));
 }
 
@@ -669,13 +731,15 @@ void build_sdpa_kv(OpContext& oc) {
   // sequence length. Any other value must equal it.
   const bool seq_placeholder = sk == format::VkValueKind::Int && g.integer(seq_len) == 1;
 
-  // The cache writes come first in the node: attention reads the updated caches.
+  // The cache writes come first in the node: attention reads the updated caches. A decode run on
+  // the one-pass kernel stores the new rows itself and skips them.
   auto kw = std::make_shared<CacheWrite>(), vw = std::make_shared<CacheWrite>();
   kw->build(oc, k, kc, start);
   vw->build(oc, v, vc, start);
-  add_cache_writes(oc, kw, vw);
-  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{});
-  oc.prepare([att, kw, vw, q, k, seq_len, seq_placeholder, scale_opt](const kernel::Live& l) {
+  auto in_pass = std::make_shared<bool>(false);
+  add_cache_writes(oc, kw, vw, in_pass);
+  auto att = Attention::build(oc, q, kc, vc, out, -1, 0, Hq, tq.max_dims[1], Cmax, D, D, Epilogue{}, NewRows{k, v});
+  oc.prepare([att, kw, vw, q, k, seq_len, seq_placeholder, scale_opt, in_pass](const kernel::Live& l) {
     auto [sp, S] = kw->check(l);
     vw->check(l);
     const auto& dq = l.dims(q);
@@ -698,6 +762,7 @@ void build_sdpa_kv(OpContext& oc) {
     p.q_s = p.o_s = kernel::u32(Hq * D, "stride"), p.q_h = p.o_h = kernel::u32(D, "stride");
     p.k_s = p.v_s = kernel::u32(Hkv * D, "stride"), p.k_h = p.v_h = kernel::u32(D, "stride");
     att->set(p);
+    *in_pass = att->writes_in_pass();
   });
   oc.output(out, [q](const kernel::Live& l) { return l.dims(q); });
 }

@@ -15,55 +15,9 @@ override MASK: u32 = 0u;
 const WG: u32 = 64u;
 const DMAX: u32 = 128u;
 const VPT: u32 = DMAX / WG;  // value columns per invocation
+//!include sdpa_wg_reduce
 var<workgroup> qs: array<f32, DMAX>;
 var<workgroup> ps: array<f32, WG>;   // the tile's probabilities
-var<workgroup> red: array<f32, WG>;
-
-#if SUBGROUPS
-// One value per subgroup through workgroup memory. Subgroup k holds invocations [k * sgs,
-// (k + 1) * sgs) of a one-dimensional workgroup whose size is a multiple of the subgroup size.
-fn red_max(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
-  let r = subgroupMax(x);
-  if (sgi == 0u) { red[lid / sgs] = r; }
-  workgroupBarrier();
-  var t = red[0];
-  for (var i = 1u; i < WG / sgs; i = i + 1u) { t = max(t, red[i]); }
-  workgroupBarrier();  // red is reused by the next reduction
-  return t;
-}
-fn red_sum(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
-  let r = subgroupAdd(x);
-  if (sgi == 0u) { red[lid / sgs] = r; }
-  workgroupBarrier();
-  var t = red[0];
-  for (var i = 1u; i < WG / sgs; i = i + 1u) { t = t + red[i]; }
-  workgroupBarrier();
-  return t;
-}
-#else
-fn red_max(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var k = WG / 2u; k > 0u; k = k / 2u) {
-    if (lid < k) { red[lid] = max(red[lid], red[lid + k]); }
-    workgroupBarrier();
-  }
-  let t = red[0];
-  workgroupBarrier();
-  return t;
-}
-fn red_sum(x: f32, lid: u32, sgi: u32, sgs: u32) -> f32 {
-  red[lid] = x;
-  workgroupBarrier();
-  for (var k = WG / 2u; k > 0u; k = k / 2u) {
-    if (lid < k) { red[lid] = red[lid] + red[lid + k]; }
-    workgroupBarrier();
-  }
-  let t = red[0];
-  workgroupBarrier();
-  return t;
-}
-#endif
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32
@@ -71,9 +25,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
 #endif
         ) {
-#if !SUBGROUPS
-  let sgi = 0u;
-  let sgs = 1u;
+#if SUBGROUPS
+  sg_lane = sgi;
+  sg_size = sgs;
 #endif
   let split = wid.x;
   let row = wid.y;
@@ -119,7 +73,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       for (; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[kb + d]); }
       sc = dot * P.scale + bias(b, h, s, c);
     }
-    let mn = max(m, red_max(sc, lid, sgi, sgs));
+    let mn = max(m, red_max(sc, lid));
     var p = 0.0;
     var alpha = 1.0;
     if (mn != neg_inf) {  // else every key so far is masked: nothing to add
@@ -127,7 +81,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       alpha = exp(m - mn);  // 0 while m is -inf
     }
     ps[lid] = p;
-    lsum = lsum * alpha + red_sum(p, lid, sgi, sgs);  // its barriers also publish ps
+    lsum = lsum * alpha + red_sum(p, lid);  // its barriers also publish ps
     let n = min(WG, c_end - t0);
     for (var k = 0u; k < VPT; k = k + 1u) {
       let dv = lid + WG * k;

@@ -172,6 +172,84 @@ TEST(OpFusedAttention, DecodeRowOverLongCacheWithValidLengthBelowCacheLength) {
   EXPECT_TRUE(Close(run_fused(c, wg), ref, 1e-5, 1e-4));
 }
 
+bool used(const std::vector<std::string>& variants, const std::string& prefix) {
+  return std::any_of(variants.begin(), variants.end(), [&](const std::string& v) { return v.rfind(prefix, 0) == 0; });
+}
+
+// The one-pass decode kernel (sdpa_decode_wide) against the reference and the split route:
+// GQA with an additive mask that hides a middle range of keys and a key count no multiple of its
+// 256 invocations or its value batches; head dims 96 / 128 (32 value column blocks) over its
+// 2,048-key maximum; subgroup and workgroup reductions. It runs alone: no combine pass.
+TEST(OpFusedAttention, OnePassDecodeMatchesTheReferenceAndTheSplitRoute) {
+  ETW_REQUIRE_GPU();
+  HostTensor mask(DType::Float32, {1, 1, 1, 700});
+  for (int64_t i = 0; i < 700; ++i) mask.as<float>()[i] = i >= 300 && i < 450 ? -std::numeric_limits<float>::infinity() : 0.f;
+  std::vector<Case> cases{
+      {random_f32({1, 4, 1, 64}, 60), random_f32({1, 2, 700, 64}, 61), random_f32({1, 2, 700, 64}, 62), mask, 0.125},
+      {random_f32({1, 2, 2, 96}, 63, -0.3f, 0.3f), random_f32({1, 1, 2048, 96}, 64, -0.3f, 0.3f),
+       random_f32({1, 1, 2048, 128}, 65), std::nullopt, 0.1}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Case& c = cases[i];
+    auto ref = reference(c);
+    for (const char* reduce : {"workgroup", "subgroup"}) {
+      if (std::string(reduce) == "subgroup" && !device_info().subgroups) continue;
+      LoadOptions wide = route("decode"), split = route("decode");
+      wide.force_route["sdpa_decode"] = "wide";
+      split.force_route["sdpa_decode"] = "split";
+      wide.force_route["sdpa_reduce"] = split.force_route["sdpa_reduce"] = reduce;
+      OpGraph g;
+      Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+      Id m = c.mask ? g.input(*c.mask) : g.gb.null();
+      auto od = c.q.shape;
+      od.back() = c.v.shape.back();
+      Id o = g.output(DType::Float32, od);
+      g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
+      auto one = g.run(wide)[0];
+      EXPECT_TRUE(Close(one, ref, 1e-5, 1e-4)) << reduce;
+      EXPECT_EQ(g.variants(), (std::vector<std::string>{std::string("subgroup") == reduce ? "decode_wide_subgroup" : "decode_wide"}));
+      EXPECT_TRUE(Close(run_fused(c, split), one, 1e-5, 1e-4)) << reduce;
+    }
+  }
+}
+
+// By shape the one-pass kernel takes rows with up to 2,048 keys when there are 16 rows or more
+// (Llama-3.2-1B decode: 32 heads) or at most 256 keys; fewer rows over more keys split them.
+// Pinning it where it cannot run is a run error saying why.
+TEST(OpFusedAttention, OnePassDecodeIsChosenByRowsAndKeysAndPinningItWhereItCannotRunIsAnError) {
+  ETW_REQUIRE_GPU();
+  auto variants_of = [](int64_t heads, int64_t keys, int64_t dv, const LoadOptions& opts) {
+    Case c{random_f32({1, heads, 1, 16}, 70), random_f32({1, heads, keys, 16}, 71), random_f32({1, heads, keys, dv}, 72),
+           std::nullopt, 0.25};
+    OpGraph g;
+    Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
+    Id o = g.output(DType::Float32, {1, heads, 1, dv});
+    g.gb.op("etwebgpu.attention", {q, k, v, g.gb.null(), g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
+    EXPECT_TRUE(Close(g.run(opts)[0], reference(c), 1e-5, 1e-4)) << heads << " heads, " << keys << " keys";
+    return g.variants();
+  };
+  EXPECT_TRUE(used(variants_of(16, 1000, 16, {}), "decode_wide"));
+  EXPECT_TRUE(used(variants_of(4, 200, 16, {}), "decode_wide"));
+  auto split = variants_of(4, 1000, 16, {});
+  EXPECT_FALSE(used(split, "decode_wide"));
+  EXPECT_TRUE(used(split, "decode_combine"));
+  EXPECT_FALSE(used(variants_of(16, 2100, 16, {}), "decode_wide")) << "past 2,048 keys";
+  EXPECT_FALSE(used(variants_of(16, 200, 10, {}), "decode_wide")) << "D_v 10: no whole vec4s";
+  LoadOptions pin;
+  pin.force_route["sdpa_decode"] = "wide";
+  for (auto [keys, dv] : {std::pair<int64_t, int64_t>{2100, 16}, {200, 10}}) {
+    try {
+      variants_of(16, keys, dv, pin);
+      ADD_FAILURE() << "expected an error for " << keys << " keys, D_v " << dv;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find("at most 2048 keys and head dims, offsets and strides that are multiples of 4"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(OpFusedAttention, SubgroupAndWorkgroupReductionsGiveTheSameDecodeResult) {
   ETW_REQUIRE_GPU();
   Case c{random_f32({2, 3, 2, 33}, 12), random_f32({2, 3, 300, 33}, 13), random_f32({2, 3, 300, 33}, 14),

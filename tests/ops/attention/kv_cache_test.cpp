@@ -1,6 +1,7 @@
 // sdpa_with_kv_cache.default and update_cache.default (llama custom ops) against fp64 references:
 // a prefill then a decode loop whose position is a runtime SymInt, the caches persisting between
 // runs of the same Model.
+#include "etwebgpu/device.h"
 #include "gpu/context.h"
 #include "reference/attention/attention_ref.h"
 #include "support/op_harness.h"
@@ -87,15 +88,42 @@ TEST(OpSdpaKvCache, PrefillThenDecodeWithSymSizePosition) {
   prefill_then_decode(false);
 }
 
-// Causal attention over the cache on each route pinned: the 7-row prefill and the 1-row steps.
+// Causal attention over the cache on each route pinned: the 7-row prefill and the 1-row steps
+// (the decode route in one pass and split over keys).
 TEST(OpSdpaKvCache, PrefillThenDecodeOnFlashDecodeAndStagedRoutes) {
   ETW_REQUIRE_GPU();
-  for (const char* r : {"flash", "decode", "staged"}) {
+  for (const char* r : {"flash", "decode", "decode/wide", "decode/split", "staged"}) {
     SCOPED_TRACE(r);
     LoadOptions o;
-    o.force_route["sdpa"] = r;
+    const std::string route = r;
+    o.force_route["sdpa"] = route.substr(0, route.find('/'));
+    if (route.find('/') != std::string::npos) o.force_route["sdpa_decode"] = route.substr(route.find('/') + 1);
     prefill_then_decode(true, o);
   }
+}
+
+// The one-pass decode kernel stores a step's new rows into the caches itself, so the node is one
+// dispatch; pinned "separate" (or on the split route) the kv_cache_write dispatch runs first. The
+// decode loops above (default routes: the one-pass kernel writes every step's rows) read them back.
+TEST(OpSdpaKvCache, OnePassDecodeStoresTheNewRowsItselfAndTheCacheWriteDispatchIsSkipped) {
+  ETW_REQUIRE_GPU();
+  const std::string wide = device_info().subgroups ? "decode_wide_subgroup" : "decode_wide";
+  const std::string split = device_info().subgroups ? "decode_subgroup" : "decode";
+  auto variants = [](const std::map<std::string, std::string>& routes) {
+    KvGraph kg(true);
+    kg.g.inputs = {random_f32({1, 1, kHq, kD}, 1), random_f32({1, 1, kHkv, kD}, 2), random_f32({1, 1, kHkv, kD}, 3),
+                   HostTensor::from<int32_t>(DType::Int32, {1}, {5})};
+    LoadOptions o;
+    o.force_route = routes;
+    kg.g.run(o);
+    return kg.g.variants();
+  };
+  EXPECT_EQ(variants({}), std::vector<std::string>{wide});
+  EXPECT_EQ(variants({{"sdpa_cache_write", "separate"}}), (std::vector<std::string>{"kv_cache_write", wide}));
+  EXPECT_EQ(variants({{"sdpa_decode", "split"}}), (std::vector<std::string>{"kv_cache_write", split}));
+  LoadOptions separate;
+  separate.force_route["sdpa_cache_write"] = "separate";
+  prefill_then_decode(true, separate);
 }
 
 // ExecuTorch's Vulkan partitioner writes seq_len as the constant 1 (patterns/sdpa.py) even for a

@@ -1,0 +1,146 @@
+// SDPA decode route, one pass: one 256-wide workgroup per query row (b, h, s) over all its
+// visible keys, which fit the score array (SMAX; attention.cpp picks it). Invocation t scores keys
+// t, t + 256, ... (each key row read as vec4s, 16 loads in flight) into workgroup memory; one max
+// and one sum over the workgroup; then invocation t adds value column block t % VC (four columns)
+// over keys t / VC, t / VC + 256 / VC, ..., and the 256 / VC partial sums are added in order.
+// No partials and no combine pass: the split route's two dispatches (sdpa_decode, then
+// sdpa_decode_combine) are one. K and V are vec4 arrays: head dims, offsets and strides are
+// multiples of 4 (attention.cpp checks them each run).
+// WRITE_NEW (sdpa_with_kv_cache): K and V are the caches, bound read-write, and KN / VN the
+// chunk's new rows [S, Hkv, D], which belong at cache rows start .. start + S - 1 (the cache's
+// strides). Keys from start on are read from KN / VN, and the workgroup of each kv head's first
+// q head and first row stores them into the caches: no workgroup of this dispatch reads the cache
+// there, and the kv_cache_write dispatch before it is skipped.
+// Q, K, V, M (mask; absent: a dummy), O, KN, VN and P come from the generated preamble.
+//!include sdpa_params
+//!include epilogue_store
+//!include sdpa_bias
+
+override MASK: u32 = 0u;
+override SMAX: u32 = 2048u;  // keys a row may have
+override VC: u32 = 16u;      // value vec4 columns a key takes: 16 (D_v <= 64) or 32 (<= 128)
+const WG: u32 = 256u;
+const B: u32 = 16u;          // loads in flight per invocation
+//!include sdpa_wg_reduce
+var<workgroup> qs: array<vec4<f32>, 32>;
+var<workgroup> ps: array<f32, SMAX>;  // scores, then probabilities
+var<workgroup> vsum: array<vec4<f32>, WG>;
+
+// The query row (qs) times the key row at vec4 kb of K, 16 loads in flight.
+fn q_dot_k(kb: u32, d4: u32) -> f32 {
+  var t = 0.0;
+  var j = 0u;
+  for (; j + B <= d4; j = j + B) {
+    var r: array<vec4<f32>, B>;
+    for (var u = 0u; u < B; u = u + 1u) { r[u] = vec4<f32>(K[kb + j + u]); }
+    for (var u = 0u; u < B; u = u + 1u) { t = t + dot(qs[j + u], r[u]); }
+  }
+  for (; j < d4; j = j + 1u) { t = t + dot(qs[j], vec4<f32>(K[kb + j])); }
+  return t;
+}
+#if WRITE_NEW
+// The same over a new key row of KN.
+fn q_dot_kn(kb: u32, d4: u32) -> f32 {
+  var t = 0.0;
+  var j = 0u;
+  for (; j + B <= d4; j = j + B) {
+    var r: array<vec4<f32>, B>;
+    for (var u = 0u; u < B; u = u + 1u) { r[u] = vec4<f32>(KN[kb + j + u]); }
+    for (var u = 0u; u < B; u = u + 1u) { t = t + dot(qs[j + u], r[u]); }
+  }
+  for (; j < d4; j = j + 1u) { t = t + dot(qs[j], vec4<f32>(KN[kb + j])); }
+  return t;
+}
+#endif
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32
+#if SUBGROUPS
+        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
+#endif
+        ) {
+#if SUBGROUPS
+  sg_lane = sgi;
+  sg_size = sgs;
+#endif
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= P.rows) { return; }  // uniform: depends on the workgroup only
+  let s = row % P.sq;
+  let h = (row / P.sq) % P.h;
+  let b = row / (P.sq * P.h);
+  let qo = P.q_o + b * P.q_b + h * P.q_h + s * P.q_s;
+  let k4 = (P.k_o + b * P.k_b + (h / P.group) * P.k_h) / 4u;
+  let v4 = (P.v_o + b * P.v_b + (h / P.group) * P.v_h) / 4u;
+  let ks = P.k_s / 4u;
+  let vs = P.v_s / 4u;
+  let d4 = P.d / 4u;
+  let dv4 = P.dv / 4u;
+  let neg_inf = bitcast<f32>(P.neg_inf_bits);
+  if (lid < 32u) {
+    var x = vec4<f32>(0.0);
+    if (lid < d4) { x = vec4<f32>(f32(Q[qo + 4u * lid]), f32(Q[qo + 4u * lid + 1u]), f32(Q[qo + 4u * lid + 2u]), f32(Q[qo + 4u * lid + 3u])); }
+    qs[lid] = x;
+  }
+  var n = P.skv;
+  if (P.causal == 1u) { n = min(n, P.start + s + 1u); }
+  var cached = n;  // keys read from K and V; WRITE_NEW: the rest from KN and VN
+#if WRITE_NEW
+  cached = min(n, P.start);
+  if (h % P.group == 0u && s == 0u) {
+    for (var i = lid; i < P.sq * d4; i = i + WG) {
+      K[k4 + (P.start + i / d4) * ks + i % d4] = KN[k4 + (i / d4) * ks + i % d4];
+    }
+    for (var i = lid; i < P.sq * dv4; i = i + WG) {
+      V[v4 + (P.start + i / dv4) * vs + i % dv4] = VN[v4 + (i / dv4) * vs + i % dv4];
+    }
+  }
+#endif
+  workgroupBarrier();
+  var m_loc = neg_inf;
+  for (var c = lid; c < n; c = c + WG) {
+#if WRITE_NEW
+    var t = 0.0;
+    if (c < cached) { t = q_dot_k(k4 + c * ks, d4); } else { t = q_dot_kn(k4 + (c - cached) * ks, d4); }
+#else
+    let t = q_dot_k(k4 + c * ks, d4);
+#endif
+    let sc = t * P.scale + bias(b, h, s, c);
+    ps[c] = sc;
+    m_loc = max(m_loc, sc);
+  }
+  let mx = red_max(m_loc, lid);
+  var l_loc = 0.0;
+  for (var c = lid; c < n; c = c + WG) {
+    var p = 0.0;
+    if (mx != neg_inf) { p = exp(ps[c] - mx); }  // else every key is masked: nothing to add
+    ps[c] = p;
+    l_loc = l_loc + p;
+  }
+  let l = red_sum(l_loc, lid);  // its barriers also publish ps
+  let col = lid % VC;
+  let parts = WG / VC;
+  var acc = vec4<f32>(0.0);
+  if (col < dv4) {
+    let vb = v4 + col;
+    var c = lid / VC;
+    // Value rows loaded in batches before they are added (in key order).
+    for (; c + (B - 1u) * parts < cached; c = c + B * parts) {
+      var r: array<vec4<f32>, B>;
+      for (var u = 0u; u < B; u = u + 1u) { r[u] = vec4<f32>(V[vb + (c + u * parts) * vs]); }
+      for (var u = 0u; u < B; u = u + 1u) { acc = acc + ps[c + u * parts] * r[u]; }
+    }
+    for (; c < cached; c = c + parts) { acc = acc + ps[c] * vec4<f32>(V[vb + c * vs]); }
+#if WRITE_NEW
+    for (; c < n; c = c + parts) { acc = acc + ps[c] * vec4<f32>(VN[vb + (c - cached) * vs]); }
+#endif
+  }
+  vsum[lid] = acc;
+  workgroupBarrier();
+  if (lid < VC && lid < dv4) {
+    var tot = vsum[lid];
+    for (var i = 1u; i < parts; i = i + 1u) { tot = tot + vsum[i * VC + lid]; }
+    let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s + 4u * lid;
+    for (var e = 0u; e < 4u; e = e + 1u) { O[oo + e] = O_T(epilogue(finish_row(tot[e], l), oo + e)); }
+  }
+}
