@@ -21,7 +21,8 @@
 # ..." (other builds of the CLI, e.g. the tree before a change) runs every `generate` with each
 # too, alternating with ours ROUNDS times (default 2), side by side; GEN_SAMPLE (generate's sampling
 # options) once more each with them; GEN_TOKENS the new tokens (default 128); BASE_CONF=0 skips
-# the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too. The part "plain" exports the static one-token Llamas
+# the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too; LONG_PROMPT=N
+# runs every `generate` once more with an N-token prompt (gen_*_recipe_Q_pN.json). The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. GEMV_AB=OLD_MB
 # (another build of etwebgpu_microbench; "none": no A/B) times the 1B decode GEMVs of both builds
@@ -110,6 +111,10 @@ work() {
     [ -f $c/model.pte ] || continue
     ls -la $c/model.pte >> $R/export_recipe_$q.log
     gen_pair recipe_$q $c/model.pte "$prompt" ${GEN_TOKENS:-128}
+    # LONG_PROMPT=N: once more with an N-token prompt (fed in chunks up to the export's bound).
+    [ -n "${LONG_PROMPT:-}" ] && gen_pair recipe_${q}_p$LONG_PROMPT $c/model.pte \
+      "$(python3 -c "import random; random.seed(3); print(','.join(str(random.randrange(128256)) for _ in range($LONG_PROMPT)))")" \
+      ${GEN_TOKENS:-128}
     # GEN_TWICE=1: again in a new process, its pipelines in the disk cache (is the first run compile?)
     [ "${GEN_TWICE:-0}" = 1 ] && timeout 120 $BIN generate $c/model.pte --prompt-tokens "$prompt" --max-new-tokens 128 --json --quiet \
       > $R/gen2_recipe_$q.json 2> $R/gen2_recipe_$q.err

@@ -1,8 +1,11 @@
 // SDPA decode route, one pass: one 256-wide workgroup per query row (b, h, s) over all its
-// visible keys, which fit the score array (SMAX; attention.cpp picks it). Invocation t scores keys
-// t, t + 256, ... (each key row read as vec4s, 16 loads in flight) into workgroup memory; one max
-// and one sum over the workgroup; then invocation t adds value column block t % VC (four columns)
-// over keys t / VC, t / VC + 256 / VC, ..., and the 256 / VC partial sums are added in order.
+// visible keys, which fit the score array (SMAX; attention.cpp picks it). Scores are taken in
+// passes of 256 keys: L = 4 neighbouring invocations share a key row (each reads every fourth vec4
+// of it, so a warp's load touches 8 rows instead of 32; one row per invocation took a 1B layer 33
+// us on an H100 at 1,001 keys), R = 4 rows an invocation at a time, the partial dots added through
+// workgroup memory; the scores stay there. One max and one sum over the workgroup; then invocation
+// t adds value column block t % VC (four columns) over keys t / VC, t / VC + 256 / VC, ..., and
+// the 256 / VC partial sums are added in eight interleaved groups, then the groups in order.
 // No partials and no combine pass: the split route's two dispatches (sdpa_decode, then
 // sdpa_decode_combine) are one. K and V are vec4 arrays: head dims, offsets and strides are
 // multiples of 4 (attention.cpp checks them each run).
@@ -20,26 +23,17 @@ override MASK: u32 = 0u;
 override SMAX: u32 = 2048u;  // keys a row may have
 override VC: u32 = 16u;      // value vec4 columns a key takes: 16 (D_v <= 64) or 32 (<= 128)
 const WG: u32 = 256u;
-const B: u32 = 16u;          // loads in flight per invocation
+const L: u32 = 4u;           // invocations sharing a key row in a scoring pass
+const R: u32 = 4u;           // key rows an invocation reads at a time (= L: a pass is WG keys)
+const B: u32 = 16u;          // value loads in flight per invocation
+const G: u32 = 8u;           // groups the value partial sums are first added in
 //!include sdpa_wg_reduce
 var<workgroup> qs: array<vec4<f32>, 32>;
-var<workgroup> ps: array<f32, SMAX>;  // scores, then probabilities
-var<workgroup> vsum: array<vec4<f32>, WG>;
+var<workgroup> ps: array<f32, SMAX>;      // scores, then probabilities
+var<workgroup> vsum: array<vec4<f32>, WG>;  // a pass's partial dots (R per invocation), then value sums
 
-// The query row (qs) times the key row at vec4 kb of K, 16 loads in flight.
-fn q_dot_k(kb: u32, d4: u32) -> f32 {
-  var t = 0.0;
-  var j = 0u;
-  for (; j + B <= d4; j = j + B) {
-    var r: array<vec4<f32>, B>;
-    for (var u = 0u; u < B; u = u + 1u) { r[u] = vec4<f32>(K[kb + j + u]); }
-    for (var u = 0u; u < B; u = u + 1u) { t = t + dot(qs[j + u], r[u]); }
-  }
-  for (; j < d4; j = j + 1u) { t = t + dot(qs[j], vec4<f32>(K[kb + j])); }
-  return t;
-}
 #if WRITE_NEW
-// The same over a new key row of KN.
+// The query row (qs) times the new key row at vec4 kb of KN, read whole by one invocation.
 fn q_dot_kn(kb: u32, d4: u32) -> f32 {
   var t = 0.0;
   var j = 0u;
@@ -98,17 +92,53 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   workgroupBarrier();
   var m_loc = neg_inf;
-  for (var c = lid; c < n; c = c + WG) {
+  let lane = lid % L;
+  let g = lid / L;
+  for (var c0 = 0u; c0 < cached; c0 = c0 + WG) {
+    // Invocation (g, lane) reads vec4s lane, lane + L, ... of rows c0 + g + k * (WG / L).
+    var part = vec4<f32>(0.0);
+    for (var i0 = lane; i0 < d4; i0 = i0 + 4u * L) {
+      var r: array<vec4<f32>, 16>;  // [row k][vec4 u]
+      for (var k = 0u; k < R; k = k + 1u) {
+        let c = c0 + g + k * (WG / L);
+        for (var u = 0u; u < 4u; u = u + 1u) {
+          let j = i0 + u * L;
+          var x = vec4<f32>(0.0);
+          if (c < cached && j < d4) { x = vec4<f32>(K[k4 + c * ks + j]); }
+          r[4u * k + u] = x;
+        }
+      }
+      for (var k = 0u; k < R; k = k + 1u) {
+        for (var u = 0u; u < 4u; u = u + 1u) {
+          let j = i0 + u * L;
+          if (j < d4) { part[k] = part[k] + dot(qs[j], r[4u * k + u]); }
+        }
+      }
+    }
+    vsum[lid] = part;
+    workgroupBarrier();
+    // Key c0 + lid is row k = lid / (WG / L) of the invocations (lid % (WG / L), *).
+    let c = c0 + lid;
+    if (c < cached) {
+      let at = (lid % (WG / L)) * L;
+      let k = lid / (WG / L);
+      var t = 0.0;
+      for (var l = 0u; l < L; l = l + 1u) { t = t + vsum[at + l][k]; }
+      let sc = t * P.scale + bias(b, h, s, c);
+      ps[c] = sc;
+      m_loc = max(m_loc, sc);
+    }
+    workgroupBarrier();  // vsum is rewritten by the next pass
+  }
 #if WRITE_NEW
-    var t = 0.0;
-    if (c < cached) { t = q_dot_k(k4 + c * ks, d4); } else { t = q_dot_kn(k4 + (c - cached) * ks, d4); }
-#else
-    let t = q_dot_k(k4 + c * ks, d4);
-#endif
-    let sc = t * P.scale + bias(b, h, s, c);
+  // The new keys (S of them at most), one invocation each.
+  for (var t = lid; t < n - cached; t = t + WG) {
+    let c = cached + t;
+    let sc = q_dot_kn(k4 + t * ks, d4) * P.scale + bias(b, h, s, c);
     ps[c] = sc;
     m_loc = max(m_loc, sc);
   }
+#endif
   let mx = red_max(m_loc, lid);
   var l_loc = 0.0;
   for (var c = lid; c < n; c = c + WG) {
@@ -137,9 +167,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   vsum[lid] = acc;
   workgroupBarrier();
+  var grp = vec4<f32>(0.0);
+  if (lid < G * VC) {
+    for (var i = lid / VC; i < parts; i = i + G) { grp = grp + vsum[i * VC + col]; }
+  }
+  workgroupBarrier();
+  if (lid < G * VC) { vsum[lid] = grp; }
+  workgroupBarrier();
   if (lid < VC && lid < dv4) {
     var tot = vsum[lid];
-    for (var i = 1u; i < parts; i = i + 1u) { tot = tot + vsum[i * VC + lid]; }
+    for (var i = 1u; i < G; i = i + 1u) { tot = tot + vsum[i * VC + lid]; }
     let oo = P.o_o + b * P.o_b + h * P.o_h + s * P.o_s + 4u * lid;
     for (var e = 0u; e < 4u; e = e + 1u) { O[oo + e] = O_T(epilogue(finish_row(tot[e], l), oo + e)); }
   }

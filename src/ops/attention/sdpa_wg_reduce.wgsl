@@ -1,4 +1,4 @@
-// Shared by the sdpa decode kernels (//!include sdpa_wg_reduce, after `const WG`): the workgroup's
+// Shared by the sdpa decode kernels (//!include sdpa_wg_reduce, after WG, a const or override): the workgroup's
 // max and sum of one value per invocation (a one-dimensional workgroup of WG), returned to every
 // invocation. Under SUBGROUPS main sets sg_lane and sg_size from its subgroup builtins: one partial
 // per subgroup (subgroup k holds invocations [k * sg_size, (k + 1) * sg_size)), taken in order;

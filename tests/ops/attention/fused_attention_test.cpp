@@ -178,8 +178,9 @@ bool used(const std::vector<std::string>& variants, const std::string& prefix) {
 
 // The one-pass decode kernel (sdpa_decode_wide) against the reference and the split route:
 // GQA with an additive mask that hides a middle range of keys and a key count no multiple of its
-// 256 invocations or its value batches; head dims 96 / 128 (32 value column blocks) over its
-// 2,048-key maximum; subgroup and workgroup reductions. It runs alone: no combine pass.
+// 256-key scoring passes or its value batches; head dims 96 / 128 (32 value column blocks) over
+// its 2,048-key maximum; head dims 12 / 8; subgroup and workgroup reductions. It runs alone: no
+// combine pass.
 TEST(OpFusedAttention, OnePassDecodeMatchesTheReferenceAndTheSplitRoute) {
   ETW_REQUIRE_GPU();
   HostTensor mask(DType::Float32, {1, 1, 1, 700});
@@ -187,7 +188,9 @@ TEST(OpFusedAttention, OnePassDecodeMatchesTheReferenceAndTheSplitRoute) {
   std::vector<Case> cases{
       {random_f32({1, 4, 1, 64}, 60), random_f32({1, 2, 700, 64}, 61), random_f32({1, 2, 700, 64}, 62), mask, 0.125},
       {random_f32({1, 2, 2, 96}, 63, -0.3f, 0.3f), random_f32({1, 1, 2048, 96}, 64, -0.3f, 0.3f),
-       random_f32({1, 1, 2048, 128}, 65), std::nullopt, 0.1}};
+       random_f32({1, 1, 2048, 128}, 65), std::nullopt, 0.1},
+      // Three vec4s a key row: one of the four invocations sharing a row reads none of it.
+      {random_f32({1, 3, 1, 12}, 66), random_f32({1, 3, 300, 12}, 67), random_f32({1, 3, 300, 8}, 68), std::nullopt, 0.3}};
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);
     const Case& c = cases[i];
