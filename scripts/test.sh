@@ -62,11 +62,15 @@ if [ "${ETWEBGPU_SKIP_SANITIZE:-0}" != 1 ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # One process per shard, not per test: under ASan each of the ~850 processes spent about a
   # second starting Dawn and a device (700 s through ctest).
+  # Left out here: tests whose time is fp64 references over tensors past 65,535 workgroups, the
+  # 1,000-call generate soak and the sampler's exhaustive rows (a third of the suite's time). Their
+  # host paths (grid folding, generate, the sampler's plans) run under ASan in smaller tests.
+  asan_filter='-Op*65535*:Soak.*:TokenSampler.TopPTemperatureAndLargeTopKRunOverTheBlocksMassesOnEveryRow'
   shard_logs=$(mktemp -d)
   pids=()
   for ((i = 0; i < jobs; ++i)); do
     GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$i timeout 1800 ./build-asan/tests/etwebgpu_tests \
-      > "$shard_logs/$i.log" 2>&1 &
+      --gtest_filter="$asan_filter" > "$shard_logs/$i.log" 2>&1 &
     pids+=($!)
   done
   failed=0
