@@ -7,7 +7,8 @@
 // case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500;
 // 0 with --small), so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
-// lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D: a linear, same-padded conv or attention of any shape; --force OP=ROUTE
+// lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
+// attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
 #include <chrono>
@@ -207,6 +208,20 @@ Case make_case(const std::string& name, bool small) {
     g.op("et_vk.sdpa.default", {q, k, v, g.null(), g.null(), out({1, h, s, d})});
     c.op = "sdpa";
     c.flops = 4.0 * h * s * s * d;
+  } else if (name.rfind("dec_", 0) == 0) {
+    // dec_HQ_HKV_S_D: a decode step's attention, one query row per head over S keys with GQA
+    // (Llama-3.2-1B at 1,001 keys: dec_32_8_1001_64); --force sdpa_decode=wide|split picks the route.
+    int64_t hq = 0, hkv = 0, s = 0, d = 0;
+    if (std::sscanf(name.c_str(), "dec_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &hq, &hkv, &s, &d) != 4 || hkv < 1 ||
+        hq % hkv || s < 1 || d < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected dec_HQ_HKV_S_D with HKV dividing HQ");
+    c.inputs = {rnd({1, hq, 1, d}, 12), rnd({1, hkv, s, d}, 13), rnd({1, hkv, s, d}, 14)};
+    Id q = g.input(DType::Float32, {1, hq, 1, d}), k = g.input(DType::Float32, {1, hkv, s, d}),
+       v = g.input(DType::Float32, {1, hkv, s, d});
+    g.op("etwebgpu.attention", {q, k, v, g.null(), g.null(), g.boolean(false), g.null(), out({1, hq, 1, d})});
+    c.op = "sdpa";
+    c.flops = 4.0 * hq * s * d;
+    c.bytes = 2.0 * hkv * s * d * 4;
   } else if (name.rfind("net:", 0) == 0) {
     // A whole network described by bench/compare_torch.py (layer list + weight .npy files).
     std::string dir = name.substr(4);
