@@ -2,7 +2,7 @@
 // switches unary_f32 / binary_f32 (ops/elementwise/elementwise_ops.h), `struct Epilogue` (s: one
 // Shape per extra input, c: the terms' arguments) and `epilogue_terms`. The host kernel's Params
 // holds `ep: Epilogue` and a `pad` of 0 (unary_math ORs it into NaN patterns).
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 
 //!include unary_math
 //!include binary_math

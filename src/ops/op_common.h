@@ -38,8 +38,8 @@ struct SplitPolicy {
 // of 16; `max_splits_by_scratch` bounds it by the partials' room.
 SplitK choose_split_k(const SplitPolicy& pol, uint64_t tiles, uint64_t K, bool force, uint64_t max_splits_by_scratch);
 
-// WGSL-side `struct Shape { rank: u32, numel: u32, _pad: vec2<u32>, dims: array<vec4<u32>, 2>,
-// strides: array<vec4<u32>, 2> }` (see ADDING_AN_OP.md): 80 bytes, fits uniform layout rules.
+// WGSL-side `struct Shape` of ops/tensor_shape.wgsl (//!include tensor_shape): 80 bytes, fits
+// uniform layout rules.
 struct ShapeU {
   uint32_t rank = 0, numel = 1, pad0 = 0, pad1 = 0;
   uint32_t dims[8] = {0};

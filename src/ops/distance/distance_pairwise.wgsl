@@ -3,14 +3,12 @@
 // P.b1 / P.b2). `pdist`: out[k] = ||x[i, :] - x[j, :]||_p for the k-th pair i < j in row order.
 // Computed in f32 whatever the storage (X1_T, X2_T, Y_T).
 // MODE: 0 p = 0 (count of differing coordinates), 1 p = 1, 2 p = 2, 3 p = inf, 4 any other p.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { b1: Shape, b2: Shape, rows1: u32, rows2: u32, cols: u32, n: u32, p: f32, pad0: u32, pad1: u32, pad2: u32 };
 
 override MODE: u32 = 2u;
 override WG: u32 = 256u;
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 fn offset(idx: u32, s: Shape) -> u32 {
   var rem = idx;
   var off = 0u;

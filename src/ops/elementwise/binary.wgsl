@@ -4,7 +4,7 @@
 // BINARY_ constant of the generated prelude (binary.cpp adds ops/elementwise/elementwise_ops.h's
 // binary_ops_wgsl, which also defines binary_f32). B_SCALAR = 1 reads the right operand from
 // P.scalar / P.iscalar instead of B.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { o: Shape, a: Shape, b: Shape, alpha: f32, scalar: f32, contiguous: u32, iscalar: i32 };
 
 override OP: u32 = 0u;

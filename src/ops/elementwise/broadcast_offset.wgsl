@@ -1,7 +1,6 @@
 // Broadcast indexing shared by binary.wgsl and fused_elementwise.wgsl (//!include broadcast_offset):
 // both have a uniform P whose Shape `o` is the output's.
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
+//!include tensor_shape
 
 // Offset of output element i in an operand whose strides were set for the output shape (0 on
 // broadcast dims).

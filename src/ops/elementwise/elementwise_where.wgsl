@@ -4,7 +4,7 @@
 // `main`: aten.where.self, Y = C ? A : B.
 // `clamp_main`: aten.clamp.Tensor, Y = min(max(C, A), B) with A = min and B = max, either absent
 // (A_ABSENT / B_ABSENT); DT 0 computes in f32 (any NaN operand gives NaN, as ATen), 1 in i32.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { o: Shape, c: Shape, a: Shape, b: Shape, contiguous: u32, pad0: u32, pad1: u32, pad2: u32 };
 
 override DT: u32 = 0u;
@@ -23,8 +23,6 @@ const HAS_B = false;
 const HAS_B = true;
 #endif
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 
 // Offsets of output element i in C, A and B.
 fn offsets(i: u32) -> vec3<u32> {

@@ -4,7 +4,7 @@
 // it. The op math is the unfused kernels' own; the shader compiler may still contract or refold
 // operations across terms (x * y + x as one fused multiply-add), so results agree within ulps,
 // not always bit for bit (tests/graph/rewrite_differential_test.cpp).
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 
 //!include unary_math
 //!include binary_math

@@ -9,7 +9,7 @@
 // MODE 1 put:       OUT[self offset of r] = IN[values offset of r]  (ACC: += atomically)
 // MODE 2 mask put:  over self elements c; where MASK (I0) at c[P.mask_lo..] is true,
 //                   OUT[c] = IN[values offset of c]  (ACC: +=); P.v strides are over self dims.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { r: Shape, s: Shape, v: Shape, src: array<vec4<i32>, 2>, ix: array<array<vec4<u32>, 2>, 4>,
                 mask_lo: u32, mask_rank: u32, pad0: u32, pad1: u32, sites: vec4<u32> };
 

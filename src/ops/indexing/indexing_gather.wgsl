@@ -4,15 +4,13 @@
 // SRC, IDX, OUT and P are declared by the generated preamble; elements move as they are.
 // MODE 0 index_select / embedding: out[o, k, r] = SRC[o, IDX[k], r] over (outer, n_idx, inner).
 // MODE 1 gather: out[c] = SRC[c with c[dim] = IDX[c]], c over the index shape P.o.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { o: Shape, s: Shape, dim: u32, n_idx: u32, inner: u32, src_dim: u32, site: u32, pad0: u32, pad1: u32, pad2: u32 };
 
 override MODE: u32 = 0u;
 override WG: u32 = 256u;
 //!include index_error
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -7,7 +7,7 @@
 // Each entry point is its own kernel (define MASKED_FILL, BLOCK_COUNT, BLOCK_SCAN or MASKED_WRITE)
 // binding only what it reads: SELF, W, O, SRC (typed tensors), COUNTS and P, declared by the
 // generated preamble. Elements move as they are (converted to O_T).
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 // o: iteration shape; m: strides of the weight source over o; s: strides of self over o.
 // cap: output capacity (elements); value: masked_fill's value bits in O's dtype class, or
 // masked_scatter's src length.
@@ -21,8 +21,6 @@ var<workgroup> scratch: array<u32, 256>;
 var<workgroup> block_sum: atomic<u32>;
 var<workgroup> block_sum_plain: u32;
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 
 // Offset of flat index i of P.o in an operand with strides `sh` (0 on broadcast dims).
 fn offset_in(sh: Shape, i: u32) -> u32 {

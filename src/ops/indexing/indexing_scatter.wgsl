@@ -7,7 +7,7 @@
 // reported to the graph's index-error record (the run raises). SELF, IDX, SRC, O and P are
 // declared by the generated preamble; values are combined as f32 (float output), i32 (int) or
 // u32 (bool, logical or).
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { o: Shape, ix: Shape, src: Shape, dim: u32, value: u32, site: u32, pad1: u32 };
 
 override ADD: u32 = 0u;     // 0: scatter (last write wins), 1: scatter_add
@@ -15,8 +15,6 @@ override USE_SRC: u32 = 1u; // 0: the scalar P.value (scatter.value; SRC is a du
 override WG: u32 = 256u;
 //!include index_error
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 
 // A_T: what values are combined in; `scalar` reads P.value's bits as one.
 #if O_FLOAT

@@ -4,7 +4,7 @@
 // source element chosen by MODE (see mem_util.h). Strides are two's-complement in u32: WGSL u32
 // arithmetic wraps, so negative strides (flip) work. SRC, DST and P are declared by the generated
 // preamble; elements move as they are, or converted to DST_T when the dtypes differ.
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { it: Shape, src: Shape, dst: Shape, lo: array<vec4<i32>, 2>,
                 src_base: u32, dst_base: u32, fill: u32, pad: u32 };
 
@@ -25,8 +25,6 @@ fn fill_value() -> DST_T {
 #endif
 }
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

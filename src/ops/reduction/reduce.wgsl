@@ -6,7 +6,7 @@
 // OP: 0 sum, 1 mean, 2 amax, 3 amin, 4 argmax, 5 argmin, 6 any, 7 all, 8 prod.
 // `var_per_group` / `var_per_thread`: variance (and the mean into M when WRITE_MEAN) of float inputs, two passes.
 // CT: compute type 0 f32, 1 i32; elements of any storage are converted on load (X_T) and store (O_T).
-struct Shape { rank: u32, numel: u32, pad: vec2<u32>, dims: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> };
+//!include tensor_shape
 struct Params { o: Shape, r: Shape, inv_count: f32, var_denom: f32, pad1: u32, pad2: u32 };
 
 
@@ -16,8 +16,6 @@ const WG: u32 = 256u;
 
 struct Acc { f: f32, i: i32, k: u32 };
 
-fn dim_of(s: Shape, d: u32) -> u32 { return s.dims[d / 4u][d % 4u]; }
-fn stride_of(s: Shape, d: u32) -> u32 { return s.strides[d / 4u][d % 4u]; }
 fn offset(idx: u32, s: Shape) -> u32 {
   var rem = idx;
   var off = 0u;
