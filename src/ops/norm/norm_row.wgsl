@@ -4,7 +4,7 @@
 // MODE: 0 softmax, 1 log_softmax, 2 layer_norm, 3 rms_norm, 4 group_norm (weight per channel
 // = (r % groups) * cpg + k / hw). STATS: mean/rstd per row into MEAN/RSTD (layer_norm, group_norm).
 // Computed in f32 whatever the storage.
-struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
+//!include norm_row_params
 
 
 override MODE: u32 = 0u;

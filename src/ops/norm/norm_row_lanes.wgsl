@@ -6,8 +6,8 @@
 // norm_row.wgsl's workgroup-per-row kernel reads a row three times and reduces over 256 lanes;
 // for rows of a few hundred elements (ViT, Whisper) or fewer (Swin's windows of 49) that latency,
 // and its idle lanes, were its cost.
-// Same Params as norm_row.wgsl. Computed in f32 whatever the storage.
-struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
+// Computed in f32 whatever the storage.
+//!include norm_row_params
 
 override MODE: u32 = 2u;
 override HAS_W: u32 = 0u;

@@ -7,7 +7,7 @@
 //   APPLY:    the row's S partials merged in order (Chan et al.: exact in real arithmetic, the
 //             same in every workgroup of the row), then the chunk normalized as norm_row does.
 // MODE and the weight index as in norm_row.wgsl; STATS: chunk 0 stores the row's mean and rstd.
-struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
+//!include norm_row_params
 
 override MODE: u32 = 2u;
 override HAS_W: u32 = 0u;

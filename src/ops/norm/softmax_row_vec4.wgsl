@@ -2,8 +2,8 @@
 // 256-wide workgroup per row (2D-folded grid), vec4 loads (computed in f32). One read pass keeps a
 // running (max, sum) per invocation with online rescaling; a workgroup tree merges the pairs; a
 // second pass (an L2 hit for rows of a few KB) writes the result. NaN propagates like torch.max;
-// an all -inf row gives NaN as PyTorch does. Uniform layout shared with norm_row.wgsl.
-struct Params { rows: u32, len: u32, inner: u32, groups: u32, hw: u32, cpg: u32, eps: f32, pad: u32 };
+// an all -inf row gives NaN as PyTorch does.
+//!include norm_row_params
 
 
 override MODE: u32 = 0u;  // 0 softmax, 1 log_softmax

@@ -1,7 +1,7 @@
 // 2D upsampling over NCHW planes, one invocation per output element, in f32 like PyTorch's CPU
 // kernels. MODE 0: bilinear (area_pixel_compute_source_index + guard_index_and_lambda),
 // 1: nearest (floor(dst * scale) clamped; same size and exact x2 are special-cased like PyTorch).
-struct Params { total: u32, ih: u32, iw: u32, oh: u32, ow: u32, align: u32, scale_h: f32, scale_w: f32 };
+//!include upsample2d_params
 
 
 override MODE: u32 = 0u;

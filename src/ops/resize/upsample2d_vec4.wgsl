@@ -2,7 +2,7 @@
 // outputs of one output row as a vec4 (flat index over vec4s with 2D folding), so the row /
 // plane index math and the vertical taps are computed once per 4 outputs. Same f32 formulas as
 // upsample2d.wgsl (MODE 0 bilinear, 1 nearest), so both routes give identical numbers.
-struct Params { total: u32, ih: u32, iw: u32, oh: u32, ow: u32, align: u32, scale_h: f32, scale_w: f32 };
+//!include upsample2d_params
 
 
 override MODE: u32 = 0u;
