@@ -251,6 +251,16 @@ TEST(OpFusedAttention, OnePassDecodeIsChosenByRowsAndKeysAndPinningItWhereItCann
           << e.what();
     }
   }
+  // k and v of one 2-wide key: too small to read as a vec4 (at load) or no whole vec4 (at run).
+  Case tiny{random_f32({1, 1, 1, 2}, 73), random_f32({1, 1, 1, 2}, 74), random_f32({1, 1, 1, 2}, 75), std::nullopt, 0.5};
+  try {
+    run_fused(tiny, pin);
+    ADD_FAILURE() << "expected an error for 2-wide heads";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("force_route sdpa_decode = \"wide\" needs"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(Close(run_fused(tiny), reference(tiny), 1e-5, 1e-4)) << "by shape: the split route";
 }
 
 TEST(OpFusedAttention, SubgroupAndWorkgroupReductionsGiveTheSameDecodeResult) {
