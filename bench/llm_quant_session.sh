@@ -24,7 +24,8 @@
 # the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too; LONG_PROMPT=N
 # runs every `generate` once more with an N-token prompt (gen_*_recipe_Q_pN.json). The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
-# (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. GEMV_AB=OLD_MB
+# (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. Every `generate`'s
+# start and end go to gen_times.txt, and the GPU's clocks and state to gpu_state.csv. GEMV_AB=OLD_MB
 # (another build of etwebgpu_microbench; "none": no A/B) times the 1B decode GEMVs of both builds
 # (bench/gemv_ab.sh), the per-dispatch floor and `bench/route_sweep.sh $GEMV_SWEEP` (default q4)
 # while the CPU exports run (gemv_ab.txt, route_sweep_q4.txt; at most 270 s, before any etwebgpu
@@ -87,19 +88,26 @@ work() {
   prompt=$(python3 -c "import random; random.seed(1); print(','.join(str(random.randrange(128256)) for _ in range(512)))")
   # `generate --json` with ours (gen_NAME.json) and, with BASE_BINS, alternately with each base
   # build (gen_LABEL_NAME.json), then all again (gen_NAME_R.json, gen_LABEL_NAME_R.json, round R).
+  # One `generate` into $R/OUT.json / .err, its start and end in gen_times.txt (beside the GPU's
+  # clocks, power and state in gpu_state.csv: what a slow process ran at).
+  gen() {
+    local out=$1; shift
+    echo "$(date +%s.%N) start $out" >> $R/gen_times.txt
+    timeout 120 "$@" --json --quiet > $R/$out.json 2> $R/$out.err
+    echo "$(date +%s.%N) end $out" >> $R/gen_times.txt
+  }
   gen_pair() {
-    timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1.json 2> $R/gen_$1.err
+    gen gen_$1 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4
     # GEN_SAMPLE="--temperature T --top-k K --top-p P": once sampled too, with ours and each base.
     [ -n "${GEN_SAMPLE:-}" ] && for b in "ours=$BIN" ${BASE_BINS:-}; do
-      timeout 120 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet $GEN_SAMPLE --seed 1 \
-        > $R/gen_sample_${b%%=*}_$1.json 2> $R/gen_sample_${b%%=*}_$1.err
+      gen gen_sample_${b%%=*}_$1 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 $GEN_SAMPLE --seed 1
     done
     [ -n "${BASE_BINS:-}" ] || return 0
     for round in $(seq 1 ${ROUNDS:-2}); do
       sfx=""; [ $round -gt 1 ] && sfx=_$round
-      [ $round -gt 1 ] && timeout 120 $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_$1$sfx.json 2> $R/gen_$1$sfx.err
+      [ $round -gt 1 ] && gen gen_$1$sfx $BIN generate $2 --prompt-tokens "$3" --max-new-tokens $4
       for b in $BASE_BINS; do
-        timeout 120 ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4 --json --quiet > $R/gen_${b%%=*}_$1$sfx.json 2> $R/gen_${b%%=*}_$1$sfx.err
+        gen gen_${b%%=*}_$1$sfx ${b#*=} generate $2 --prompt-tokens "$3" --max-new-tokens $4
       done
     done
   }
@@ -151,7 +159,16 @@ work() {
   say "all done"
 }
 
+# The GPU's clocks, power and performance state twice a second (the slow-process state of stops
+# 46 and 47: kernels 2.3x slower in some processes).
+SMI=""
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate,utilization.gpu --format=csv \
+    -lms 500 > $R/gpu_state.csv 2>&1 &
+  SMI=$!
+fi
 work &
 while kill -0 $! 2> /dev/null && [ $(($(date +%s) - START)) -lt ${SESSION_DEADLINE_S:-560} ]; do sleep 2; done
+[ -n "$SMI" ] && kill $SMI 2> /dev/null
 say "packing"
 tar -C $OUT -czf $OUT/session.tgz session && rm -rf $R
