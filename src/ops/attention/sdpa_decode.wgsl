@@ -15,7 +15,7 @@ override MASK: u32 = 0u;
 const WG: u32 = 64u;
 const DMAX: u32 = 128u;
 const VPT: u32 = DMAX / WG;  // value columns per invocation
-//!include sdpa_wg_reduce
+//!include wg_reduce
 var<workgroup> qs: array<f32, DMAX>;
 var<workgroup> ps: array<f32, WG>;   // the tile's probabilities
 
@@ -73,7 +73,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       for (; d < P.d; d = d + 1u) { dot = dot + qs[d] * f32(K[kb + d]); }
       sc = dot * P.scale + bias(b, h, s, c);
     }
-    let mn = max(m, red_max(sc, lid));
+    let mn = max(m, wg_max(sc, lid));
     var p = 0.0;
     var alpha = 1.0;
     if (mn != neg_inf) {  // else every key so far is masked: nothing to add
@@ -81,7 +81,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       alpha = exp(m - mn);  // 0 while m is -inf
     }
     ps[lid] = p;
-    lsum = lsum * alpha + red_sum(p, lid);  // its barriers also publish ps
+    lsum = lsum * alpha + wg_sum(p, lid);  // its barriers also publish ps
     let n = min(WG, c_end - t0);
     for (var k = 0u; k < VPT; k = k + 1u) {
       let dv = lid + WG * k;

@@ -27,7 +27,7 @@ const L: u32 = 4u;           // invocations sharing a key row in a scoring pass
 const R: u32 = 4u;           // key rows an invocation reads at a time (= L: a pass is WG keys)
 const B: u32 = 16u;          // value loads in flight per invocation
 const G: u32 = 8u;           // groups the value partial sums are first added in
-//!include sdpa_wg_reduce
+//!include wg_reduce
 var<workgroup> qs: array<vec4<f32>, 32>;
 var<workgroup> ps: array<f32, SMAX>;      // scores, then probabilities
 var<workgroup> vsum: array<vec4<f32>, WG>;  // a pass's partial dots (R per invocation), then value sums
@@ -139,7 +139,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     m_loc = max(m_loc, sc);
   }
 #endif
-  let mx = red_max(m_loc, lid);
+  let mx = wg_max(m_loc, lid);
   var l_loc = 0.0;
   for (var c = lid; c < n; c = c + WG) {
     var p = 0.0;
@@ -147,7 +147,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ps[c] = p;
     l_loc = l_loc + p;
   }
-  let l = red_sum(l_loc, lid);  // its barriers also publish ps
+  let l = wg_sum(l_loc, lid);  // its barriers also publish ps
   let col = lid % VC;
   let parts = WG / VC;
   var acc = vec4<f32>(0.0);

@@ -12,11 +12,12 @@ override HAS_W: u32 = 0u;
 override HAS_B: u32 = 0u;
 const WG: u32 = 256u;
 
-//!include norm_wg_sum
+//!include wg_reduce
 
 //!include float_bits
 
-fn wg_max(v: f32, lid: u32) -> f32 {
+// The workgroup's max with NaN propagating (torch.max), where wg_reduce's wg_max may drop a NaN.
+fn wg_max_nan(v: f32, lid: u32) -> f32 {
   red[lid] = v;
   workgroupBarrier();
   for (var s = WG / 2u; s > 0u; s = s / 2u) {
@@ -52,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (MODE <= 1u) {
     var m = from_bits(0xff800000u);
     for (var k = lid; k < n; k = k + WG) { m = nmax(m, f32(X[base + k * st])); }
-    m = wg_max(m, lid);
+    m = wg_max_nan(m, lid);
     var s = 0.0;
     for (var k = lid; k < n; k = k + WG) { s = s + exp(f32(X[base + k * st]) - m); }
     s = wg_sum(s, lid);

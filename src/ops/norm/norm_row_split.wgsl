@@ -15,7 +15,7 @@ override HAS_B: u32 = 0u;
 const WG: u32 = 256u;
 const CH: u32 = 4096u;  // elements per workgroup: 16 per invocation
 
-//!include norm_wg_sum
+//!include wg_reduce
 
 fn widx(r: u32, k: u32) -> u32 {
   if (MODE == 4u) { return (r % P.groups) * P.cpg + k / P.hw; }

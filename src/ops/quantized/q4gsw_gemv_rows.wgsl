@@ -84,7 +84,7 @@ fn block_dot(w: u32, e: u32, o: u32, sx: i32, zp: i32) -> i32 {
 #endif
 #if NORM_IN
 const WG: u32 = 256u;
-//!include norm_wg_sum
+//!include wg_reduce
 var<private> rstd_in: f32;  // the row's 1 / sqrt(mean(x^2) + eps)
 #elif SUBGROUPS
 var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size

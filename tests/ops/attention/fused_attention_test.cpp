@@ -35,7 +35,8 @@ struct Case {
   bool zero_masked = false;
 };
 
-HostTensor run_fused(const Case& c, const LoadOptions& opts = {}) {
+// `variants`: where given, the kernel variants the loaded graph dispatches.
+HostTensor run_fused(const Case& c, const LoadOptions& opts = {}, std::vector<std::string>* variants = nullptr) {
   OpGraph g;
   Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
   Id m = c.mask ? g.input(*c.mask) : g.gb.null();
@@ -43,7 +44,9 @@ HostTensor run_fused(const Case& c, const LoadOptions& opts = {}) {
   od.back() = c.v.shape.back();
   Id o = g.output(DType::Float32, od);
   g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(c.zero_masked), g.gb.null(), o});
-  return g.run(opts)[0];
+  HostTensor out = g.run(opts)[0];
+  if (variants) *variants = g.variants();
+  return out;
 }
 
 HostTensor run_sdpa(const Case& c, const LoadOptions& opts = {}) {
@@ -201,16 +204,10 @@ TEST(OpFusedAttention, OnePassDecodeMatchesTheReferenceAndTheSplitRoute) {
       wide.force_route["sdpa_decode"] = "wide";
       split.force_route["sdpa_decode"] = "split";
       wide.force_route["sdpa_reduce"] = split.force_route["sdpa_reduce"] = reduce;
-      OpGraph g;
-      Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
-      Id m = c.mask ? g.input(*c.mask) : g.gb.null();
-      auto od = c.q.shape;
-      od.back() = c.v.shape.back();
-      Id o = g.output(DType::Float32, od);
-      g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
-      auto one = g.run(wide)[0];
+      std::vector<std::string> variants;
+      auto one = run_fused(c, wide, &variants);
       EXPECT_TRUE(Close(one, ref, 1e-5, 1e-4)) << reduce;
-      EXPECT_EQ(g.variants(), (std::vector<std::string>{std::string("subgroup") == reduce ? "decode_wide_subgroup" : "decode_wide"}));
+      EXPECT_EQ(variants, (std::vector<std::string>{std::string("subgroup") == reduce ? "decode_wide_subgroup" : "decode_wide"}));
       EXPECT_TRUE(Close(run_fused(c, split), one, 1e-5, 1e-4)) << reduce;
     }
   }
@@ -224,12 +221,9 @@ TEST(OpFusedAttention, OnePassDecodeIsChosenByRowsAndKeysAndPinningItWhereItCann
   auto variants_of = [](int64_t heads, int64_t keys, int64_t dv, const LoadOptions& opts) {
     Case c{random_f32({1, heads, 1, 16}, 70), random_f32({1, heads, keys, 16}, 71), random_f32({1, heads, keys, dv}, 72),
            std::nullopt, 0.25};
-    OpGraph g;
-    Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v);
-    Id o = g.output(DType::Float32, {1, heads, 1, dv});
-    g.gb.op("etwebgpu.attention", {q, k, v, g.gb.null(), g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
-    EXPECT_TRUE(Close(g.run(opts)[0], reference(c), 1e-5, 1e-4)) << heads << " heads, " << keys << " keys";
-    return g.variants();
+    std::vector<std::string> variants;
+    EXPECT_TRUE(Close(run_fused(c, opts, &variants), reference(c), 1e-5, 1e-4)) << heads << " heads, " << keys << " keys";
+    return variants;
   };
   EXPECT_TRUE(used(variants_of(16, 1000, 16, {}), "decode_wide"));
   EXPECT_TRUE(used(variants_of(4, 200, 16, {}), "decode_wide"));
