@@ -23,10 +23,14 @@ sweep() {  # case, op key, routes...
       k = ""; for (i = 6; i <= NF; ++i) k = k " " $i; printf "%-22s %-16s %10s %s\n", c, r, $2, k }'
   done
 }
-# ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576) and the Whisper-size encoder (1500 x 384).
-want linear && for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_1500_384_384 lin_1500_384_1536 \
+# ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576), BERT-small (128 x 256, MLP 1024), GPT-2-small
+# (64 x 512, MLP 2048, head 8192), LeViT-128S (196 / 49 / 16 tokens) and the Whisper-size encoder
+# (1500 x 384).
+want linear && for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_128_768_256 lin_128_256_256 \
+         lin_128_1024_256 lin_128_256_1024 lin_64_1536_512 lin_64_512_512 lin_64_2048_512 lin_64_512_2048 lin_64_8192_512 \
+         lin_196_256_128 lin_196_128_256 lin_49_384_256 lin_49_768_384 lin_16_384_384 lin_1500_384_384 lin_1500_384_1536 \
          lin_1500_1536_384; do
-  sweep $c matmul vec4 splitk large_m64 large
+  sweep $c matmul vec4 splitk small large_m64
 done
 # ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7.
 want conv && for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
@@ -34,7 +38,8 @@ want conv && for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_5
   sweep $c conv gemm gemm_splitk gemm_large_m64 direct
 done
 # Attention at ViT-tiny's and the Whisper-size encoder's shapes: one fused pass or three kernels.
-want attn && for c in attn_3_197_64 attn_6_1500_64; do
+# "decode" with more than 8 rows a head runs the one-pass kernel (sdpa_decode_wide) where it fits.
+want attn && for c in attn_3_197_64 attn_4_128_64 attn_8_64_64 attn_4_196_16 attn_8_49_32 attn_6_1500_64; do
   sweep $c sdpa flash decode staged
 done
 # The 1B Llama's decode GEMVs (4-bit and 8da4w, one token): q/k/v stacked, o, gate/up paired,

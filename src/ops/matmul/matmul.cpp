@@ -66,7 +66,7 @@ void collapse_batch(const Problem& pr, Params& p) {
 }
 
 enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLargeAligned = 5, kLargeM64 = 6,
-             kLargeM64Aligned = 7, kVec4SplitK = 8, kRoutes = 9 };
+             kLargeM64Aligned = 7, kSmall = 8, kVec4SplitK = 9, kRoutes = 10 };
 
 // Large-tile routes need a whole wave of workgroups and a long K to beat the 64x64 kernel: pick
 // the biggest tile that still gives at least kLargeMinTiles workgroups (a GPU has tens to ~150
@@ -83,6 +83,13 @@ int large_tile_rows(int64_t M, int64_t N, int64_t K, int64_t nb) {
   if (M >= 64 && int64_t(ceil_div(M, 64) * ceil_div(N, 128)) * nb >= kLargeMinTiles) return 4;
   return 0;
 }
+// The small-tile kernel (matmul_gemm_small.wgsl: 32x32 tiles, K split four ways inside the
+// workgroup, no second dispatch) for vec4 problems whose 64x64 tiles are fewer than
+// kSmallBelowTiles over a K too short to split across workgroups (kSplit.min_k, below). H100, GPU
+// us, small / 64x64 / split: 128x256x256 22.3 / 24.3 / 25.0, 196x128x256 22.2 / 24.0 / 24.5; at
+// K = 512 level with the split (64x512x512 32.5 / 37.7 / 29.2, 64x1536x512 32.7 / 37.9 / 34.1),
+// past it behind (197x192x768 43.1 / 51.1 / 33.8).
+constexpr int64_t kSmallBelowTiles = 128;
 // Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU and
 // K is long. On the H200 (bench/route_sweep.sh, ms 64x64 / split): ViT-tiny's MLP down-projection
 // 197x192x768 (12 tiles) 0.058 / 0.031, Whisper-size 1500x384x1536 (144 tiles) 0.161 / 0.109;
@@ -90,6 +97,10 @@ int large_tile_rows(int64_t M, int64_t N, int64_t K, int64_t nb) {
 // partials go to the graph's shared scratch, at most kMaxSplitFloats.
 constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/512, /*max_splits=*/32, /*min_chunk=*/32};
 constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
+
+bool takes_small(int64_t M, int64_t N, int64_t K, int64_t nb) {
+  return K < int64_t(kSplit.min_k) && int64_t(ceil_div(M, 64) * ceil_div(N, 64)) * nb < kSmallBelowTiles;
+}
 
 // Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape
 // function.
@@ -143,7 +154,7 @@ void build_gemm(OpContext& oc, Spec s) {
   // beta == 0 ignores the bias entirely (PyTorch: nan/inf in it are not propagated).
   bool has_bias = s.bias >= 0 && s.beta != 0.0;
   if (s.bias >= 0) require_float(oc, s.bias, "bias");
-  std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk"});
+  std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk", "small"});
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
   // the large-tile routes, which only bind vec4 operands).
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
@@ -153,7 +164,7 @@ void build_gemm(OpContext& oc, Spec s) {
     if (!vec4_bindable || !s.trans_b || g.tensor(s.b).max_dims[1] % 4 != 0)
       oc.fail(ErrorKind::InvalidArgument, "the fused layer norm needs vec4 operands and in_features % 4 == 0, got weight " +
                                               shape_str(g.tensor(s.b).max_dims));
-    if (force != "splitk" && force != "vec4") force.clear();  // the other routes are not built for it
+    if (force != "splitk" && force != "vec4" && force != "small") force.clear();  // the other routes are not built for it
   }
   Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
   // Split-K scratch, sized for the exported shapes: with static shapes exactly what they split
@@ -200,7 +211,9 @@ void build_gemm(OpContext& oc, Spec s) {
     else if (force == "gemv" && gemv_ok) tm = 0, route = vec4_ok ? kGemvVec4 : kGemv;
     else if (force == "large" && vec4_ok) tm = 8;
     else if (force == "large_m64" && vec4_ok) tm = 4;
-    if (s.norm) tm = 0, route = kVec4;
+    else if (force == "small" && vec4_ok && !gemv_ok) tm = 0, route = kSmall;
+    if (s.norm) tm = 0, route = force == "small" ? kSmall : kVec4;
+    if (route == kVec4 && !tm && force.empty() && takes_small(pr.M, pr.N, pr.K, nb)) route = kSmall;
     if (tm) {
       bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
       route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
@@ -216,6 +229,7 @@ void build_gemm(OpContext& oc, Spec s) {
     uint64_t z = pr.M == 0 || pr.N == 0 ? 0 : static_cast<uint64_t>(nb) * p.splits;
     kernel::Groups gr;
     if (tm) gr = kernel::Groups::grid(ceil_div(pr.N, 128), ceil_div(pr.M, 16 * tm), z);
+    else if (route == kSmall) gr = kernel::Groups::grid(ceil_div(pr.N, 32), ceil_div(pr.M, 32), z);
     else if (route == kTiled || route == kVec4 || route == kVec4SplitK) gr = kernel::Groups::grid(ceil_div(pr.N, 64), ceil_div(pr.M, 64), z);
     else gr = {ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64), 1, z, true};  // folds past the limit
     run->pr = std::move(pr);
@@ -235,6 +249,7 @@ void build_gemm(OpContext& oc, Spec s) {
       {kLargeAligned, "matmul_gemm_large", "gemm_large", "gemm_128x128_aligned", 8, true},
       {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false},
       {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true},
+      {kSmall, "matmul_gemm_small", "gemm_small", "gemm_small", 0, false},
   };
   auto add_norm = [&s](kernel::Kernel& k) {
     if (!s.norm) return;
@@ -266,7 +281,7 @@ void build_gemm(OpContext& oc, Spec s) {
   for (const auto& rk : routes) {
     bool vec4 = rk.r != kTiled && rk.r != kGemv;
     if (vec4 && !vec4_bindable) continue;  // never taken (vec4_ok needs vec4_bindable)
-    if (s.norm && rk.r != kVec4) continue;  // the norm forces the 64x64 vec4 routes
+    if (s.norm && rk.r != kVec4 && rk.r != kSmall) continue;  // the norm: the 64x64 vec4 and small routes
     kernel::Kernel k(rk.shader, rk.entry);
     k.constant("TRANS_B", s.trans_b ? 1.0 : 0.0).constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
     if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0).define("NESTED_TILES");

@@ -18,13 +18,7 @@ override TRANS_B: u32 = 0u;
 override HAS_BIAS: u32 = 0u;
 
 #if !SPLITK
-// C element (m, n) of batch item z from its unscaled sum.
-fn finish(z: u32, m: u32, n: u32, sum: f32) {
-  var v = P.alpha * sum;
-  if (HAS_BIAS == 1u) { v = v + P.beta * f32(BIAS[m * P.bias_sm + n * P.bias_sn]); }
-  let o = z * P.cstride + m * P.N + n;
-  C[o] = C_T(epilogue(v, o));
-}
+//!include matmul_finish
 #endif
 
 #if SPLITK_REDUCE

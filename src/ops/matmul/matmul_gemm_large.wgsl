@@ -13,6 +13,7 @@ override TRANS_B: u32 = 0u;
 override HAS_BIAS: u32 = 0u;
 
 //!include matmul_batch
+//!include matmul_finish
 
 // Loader state of this invocation, set once by gemm_large.
 // A: row ar (of BM), k quad aq (of 2); only the first 2 * BM invocations load.
@@ -26,7 +27,7 @@ var<private> g_a_base: u32;
 var<private> g_b_ok: bool;
 var<private> g_b_base: u32;
 var<private> g_b_kstep: u32;  // quads per K step
-var<private> g_coff: u32;
+var<private> g_z: u32;
 
 fn load_tile(t: u32) -> Tile {
   var r: Tile;
@@ -51,10 +52,7 @@ fn store_c(m: u32, n: u32, v: vec4<f32>) {
   if (ALIGNED == 0u && m >= P.M) { return; }
   for (var j = 0u; j < 4u; j = j + 1u) {
     if (ALIGNED == 1u || n + j < P.N) {
-      var r = P.alpha * v[j];
-      if (HAS_BIAS == 1u) { r = r + P.beta * f32(BIAS[m * P.bias_sm + (n + j) * P.bias_sn]); }
-      let o = g_coff + m * P.N + n + j;
-      C[o] = C_T(epilogue(r, o));
+      finish(g_z, m, n + j, v[j]);
     }
   }
 }
@@ -96,7 +94,7 @@ fn gemm_large(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     g_b_base = (offs.y + bk * P.N + min(n0 + bq * 4u, P.N - 4u)) / 4u;
   }
   g_b_kstep = select(P.N / 4u * BK, BK / 4u, TRANS_B == 1u);
-  g_coff = wid.z * P.cstride;
+  g_z = wid.z;
 
 //!include gemm_loop_body
 }

@@ -319,14 +319,36 @@ TEST(OpFusedAttention, KvHeadsNotDividingQHeadsAndWrongRankAreRejected) {
 // the decode route's combine merges them; ranges past the visible 150 keys hold no key and add 0.
 TEST(OpFusedAttention, FlashSplitsKeysWhenItsWorkgroupsAreFewAndTheMergeMatchesReference) {
   ETW_REQUIRE_GPU();
-  Case c{random_f32({1, 2, 40, 16}, 44), random_f32({1, 2, 200, 16}, 45), random_f32({1, 2, 200, 16}, 46),
-         valid_length_mask({40, 200}, 150)};
+  Case c{random_f32({1, 2, 40, 16}, 44), random_f32({1, 2, 300, 16}, 45), random_f32({1, 2, 300, 16}, 46),
+         valid_length_mask({40, 300}, 250)};
   OpGraph g;
   Id q = g.input(c.q), k = g.input(c.k), v = g.input(c.v), m = g.input(*c.mask);
   Id o = g.output(DType::Float32, {1, 2, 40, 16});
   g.gb.op("etwebgpu.attention", {q, k, v, m, g.gb.dbl(c.scale), g.gb.boolean(false), g.gb.null(), o});
   EXPECT_TRUE(Close(g.run()[0], reference(c), 1e-5, 1e-4));
   EXPECT_EQ(g.variants(), (std::vector<std::string>{"flash", "decode_combine"}));
+}
+
+// Where the flash pass would split few keys (at most 256) the one-pass kernel takes the prefill
+// rows, one workgroup a row: GQA, value dims past the key dims, a mask hiding a key range and a
+// random additive one. Pinned "flash", or with enough flash workgroups, the flash kernel stays.
+TEST(OpFusedAttention, PrefillOverFewKeysRunsInOnePassWhereFlashWouldSplit) {
+  ETW_REQUIRE_GPU();
+  auto wide = [](const std::vector<std::string>& v) { return v.size() == 1 && v[0].rfind("decode_wide", 0) == 0; };
+  for (int mask = 0; mask < 2; ++mask) {
+    Case c{random_f32({1, 4, 40, 16}, 50), random_f32({1, 2, 200, 16}, 51), random_f32({1, 2, 200, 24}, 52),
+           mask ? random_f32({1, 1, 40, 200}, 56, -2.f, 2.f) : valid_length_mask({40, 200}, 150)};
+    for (const char* pin : {"", "flash"}) {
+      std::vector<std::string> used;
+      EXPECT_TRUE(Close(run_fused(c, *pin ? route(pin) : LoadOptions{}, &used), reference(c), 1e-5, 1e-4)) << mask << pin;
+      EXPECT_EQ(wide(used), !*pin) << mask << pin;
+    }
+  }
+  // 64 heads of 512 rows fill the GPU (512 flash workgroups at least): no split, the flash kernel.
+  Case many{random_f32({1, 64, 512, 16}, 53), random_f32({1, 64, 64, 16}, 54), random_f32({1, 64, 64, 16}, 55)};
+  std::vector<std::string> used;
+  EXPECT_TRUE(Close(run_fused(many, {}, &used), reference(many), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"flash"});
 }
 
 // A long prefill with 64-dim heads (8 heads x 512 queries over 520 keys, past the 64K entries up

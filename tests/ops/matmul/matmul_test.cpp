@@ -1,5 +1,6 @@
 // linear / mm / bmm / addmm / matmul against fp64 references (tests/reference/matmul), on every
 // GEMM route (tiled, vec4, gemv, large, large_m64) via LoadOptions::force_route.
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -71,7 +72,7 @@ TEST(OpMatmul, MmTiledAndVec4RoutesAgreeWhenKAndNAreMultiplesOf4) {
   EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "vec4", &used), ref, 1e-5, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
   EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "", &used), ref, 1e-5, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});  // automatic choice
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});  // automatic choice: 4 tiles of 64x64
 }
 
 TEST(OpMatmul, RowVectorGivesSameResultOnGemvTiledAndVec4Routes) {
@@ -217,7 +218,7 @@ TEST(OpMatmul, DynamicRowsSwitchBetweenTiledAndGemvOnRerun) {
     EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 24}));
     EXPECT_TRUE(Close(got, ref::linear(x, w, &bias), 1e-5, 1e-4)) << rows;
     g.inputs = {x};
-    EXPECT_EQ(g.variants(), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_vec4"}) << rows;
+    EXPECT_EQ(g.variants(), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_small"}) << rows;
   }
 }
 
@@ -418,7 +419,7 @@ TEST(OpMatmul, SplitKRouteMatchesReferenceOnEveryOp) {
 
 // By default K is split when the 64x64 tiles are too few to fill the GPU and K is long: a ViT's
 // MLP down-projection at 197 tokens (12 tiles, K = 768), not a Whisper-size up-projection
-// (576 tiles) nor a short K.
+// (576 tiles); few tiles over a short K take the small-tile kernel.
 TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
   ETW_REQUIRE_GPU();
   std::vector<std::string> used;
@@ -430,6 +431,9 @@ TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
   auto x3 = random_f32({197, 64}, 144), w3 = random_f32({192, 64}, 145);
   EXPECT_TRUE(Close(run_linear(x3, w3, nullptr, "", &used), ref::linear(x3, w3, nullptr), 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});
+  auto x4 = random_f32({1500, 64}, 146), w4 = random_f32({576, 64}, 147);  // 216 tiles
+  EXPECT_TRUE(Close(run_linear(x4, w4, nullptr, "", &used), ref::linear(x4, w4, nullptr), 1e-5, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
 }
 
@@ -538,6 +542,46 @@ TEST(OpMatmul, InvalidArgumentsFailAtLoadNamingTheProblem) {
     g.gb.op("aten.mm.default", {x, y, g.output(DType::Float32, {2, 2})});
     EXPECT_NE(load_error(g).find("exceeds its bound"), std::string::npos) << load_error(g);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The small-tile kernel (matmul_gemm_small.wgsl): 32x32 tiles, K in four slices of one workgroup
+// added in slice order. Every op and operand layout, tiles cut by M and N, K of one quad (three
+// slices idle), an odd count of quads (the last pass of one quad), batches, a broadcast bias,
+// alpha and beta, and a fused residual add in its store.
+TEST(OpMatmul, SmallTileRouteMatchesReferenceOnEveryOpAndLayout) {
+  ETW_REQUIRE_GPU();
+  const std::vector<std::string> small{"gemm_small"};
+  std::vector<std::string> used;
+  for (auto [m, n, k] : {std::array<int64_t, 3>{37, 44, 212}, {70, 68, 4}, {1 + 32 * 2, 33, 36}, {5, 4, 100}}) {
+    auto x = random_f32({2, m, k}, 140 + m), w = random_f32({n, k}, 141 + n), bias = random_f32({n}, 142);
+    EXPECT_TRUE(Close(run_linear(x, w, &bias, "small", &used), ref::linear(x, w, &bias), 1e-5, 1e-4)) << m << " " << n << " " << k;
+    EXPECT_EQ(used, small);
+  }
+  auto a = random_f32({3, 21, 100}, 143), b = random_f32({3, 100, 28}, 144);
+  for (const char* op : {"aten.bmm.default", "aten.matmul.default"}) {
+    EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "small", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
+    EXPECT_EQ(used, small) << op;
+  }
+  auto m1 = random_f32({35, 64}, 145), m2 = random_f32({64, 36}, 146), mb = random_f32({35, 1}, 147);
+  OpGraph g;
+  Id o = g.output(DType::Float32, {35, 36});
+  g.gb.op("aten.addmm.default", {g.constant(mb), g.input(m1), g.input(m2), g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
+  EXPECT_TRUE(Close(g.run(route("small"))[0], ref::addmm(mb, m1, m2, 0.5, -2.0), 1e-5, 1e-4));
+  EXPECT_EQ(g.variants(), small);
+  auto x = random_f32({2, 37, 212}, 148), w = random_f32({44, 212}, 149), bias = random_f32({44}, 150);
+  auto r = random_f32({2, 37, 44}, 151);
+  OpGraph ge;
+  Id l = ge.tensor(DType::Float32, {2, 37, 44});
+  ge.gb.op("aten.linear.default", {ge.input(x), ge.constant(w), ge.constant(bias), l});
+  ge.gb.op("aten.add.Tensor", {l, ge.input(r), ge.gb.int_(1), ge.output(DType::Float32, {2, 37, 44})});
+  auto ref = ref::linear(x, w, &bias);
+  for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += r.as<float>()[i];
+  EXPECT_TRUE(Close(ge.run(route("small"))[0], ref, 1e-5, 1e-4));
+  EXPECT_EQ(ge.variants(), small);
 }
 
 }  // namespace
