@@ -565,6 +565,8 @@ TEST(OpMatmul, SmallTileRouteMatchesReferenceOnEveryOpAndLayout) {
   for (const char* op : {"aten.bmm.default", "aten.matmul.default"}) {
     EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "small", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
     EXPECT_EQ(used, small) << op;
+    EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "vec4", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
+    EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"}) << op;
   }
   auto m1 = random_f32({35, 64}, 145), m2 = random_f32({64, 36}, 146), mb = random_f32({35, 1}, 147);
   OpGraph g;
