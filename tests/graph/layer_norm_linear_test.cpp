@@ -103,10 +103,10 @@ TEST(LayerNormLinear, WithoutAffineBiasOrEpilogue) {
 
 TEST(LayerNormLinear, LongRowsSplitKAndNormaliseEachRangeWithWholeRowStatistics) {
   ETW_REQUIRE_GPU();
-  // One output tile over K = 768: the split-K route, each K range normalised with the whole row's
-  // mean and rstd; rows offset far from zero so a per-range statistic would be visibly wrong.
-  PreNorm c{.rows = 9, .K = 768, .N = 40, .act = false};
-  c.x = random_f32({9, 768}, 6, 40, 44);
+  // One output tile over K = 1,024: the split-K route, each K range normalised with the whole
+  // row's mean and rstd; rows offset far from zero so a per-range statistic would be visibly wrong.
+  PreNorm c{.rows = 9, .K = 1024, .N = 40, .act = false};
+  c.x = random_f32({9, 1024}, 6, 40, 44);
   auto build = [&](OpGraph& g) { c.build(g); };
   auto fused = load_graph(build, true);
   EXPECT_EQ(fused.variants, (std::vector<std::string>{"gemm_vec4_splitk", "gemm_splitk_reduce"}));

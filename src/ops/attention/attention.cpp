@@ -68,7 +68,7 @@ constexpr int64_t kDecodeTile = 64;
 // kWideMaxKeys keys when there are enough rows to spread the keys over the GPU (Llama-3.2-1B
 // decode: 32), or few keys. Its workgroup memory is 14 KiB, within the 16 every device has (1,024
 // invocations a workgroup, 29 KiB, were 2-4% slower in the 1B decode on an H100).
-constexpr int64_t kWideMaxKeys = 2048, kWideMinRows = 16, kWideSmallKeys = 256;
+constexpr int64_t kWideMaxKeys = 2048, kWideMinRows = 16, kWideSmallKeys = 256, kWidePrefillRows = 1024;
 // sdpa_flash at DMAX 64 (32 rows, or 64 with ROWS64) and 128: query rows per workgroup, and its
 // workgroup memory (Q, K/P, V and Red tiles).
 constexpr int64_t kFlashRows64 = 32, kFlashRowsWide = 64, kFlashRows128 = 16;
@@ -415,11 +415,13 @@ struct Attention {
       }
     }
     use_wide = use_decode && p.rows > 0 && takes_wide();
-    // Prefill rows over few keys whose flash pass would split them (its workgroups too few): the
-    // one-pass kernel, one dispatch and no combine (H100: ViT-tiny's 3 x 197 x 64 22.4 against
-    // 30.4 us, BERT's 4 x 128 x 64 18.1 against 29.1; 6 x 1500 x 64 would take 0.68 against 0.24 ms).
-    if (!use_decode && route == Route::Auto && flash_splits_ok && p.rows > 0 && p.skv <= kWideSmallKeys &&
-        flash_split(int64_t(p.b) * p.h, p.sq, p.skv) > 1 && wide_fits()) {
+    // Prefill rows over few keys, up to about one wave of its workgroups (so few that a flash
+    // pass would split its keys and merge them in a second dispatch): the one-pass kernel, one
+    // dispatch (H100: ViT-tiny's 3 x 197 x 64 22.4 against 30.4 us for flash + combine, BERT's 4 x
+    // 128 x 64 18.1 against 29.1; 6 x 1500 x 64 would take 0.68 against 0.24 ms, and Swin-T's
+    // windows, 2,352 to 9,408 rows of 49 keys, 63 us a layer against 38).
+    if (!use_decode && route == Route::Auto && flash_splits_ok && p.rows > 0 && p.rows <= kWidePrefillRows &&
+        p.skv <= kWideSmallKeys && wide_fits()) {
       use_decode = use_wide = true;
       p.splits = 1;
       p.chunk = std::max<uint32_t>(p.skv, 1);

@@ -85,11 +85,11 @@ int large_tile_rows(int64_t M, int64_t N, int64_t K, int64_t nb) {
 }
 // The small-tile kernel (matmul_gemm_small.wgsl: 32x32 tiles, K split four ways inside the
 // workgroup, no second dispatch) for vec4 problems whose 64x64 tiles are fewer than
-// kSmallBelowTiles over a K too short to split across workgroups (kSplit.min_k, below). H100, GPU
-// us, small / 64x64 / split: 128x256x256 22.3 / 24.3 / 25.0, 196x128x256 22.2 / 24.0 / 24.5; at
-// K = 512 level with the split (64x512x512 32.5 / 37.7 / 29.2, 64x1536x512 32.7 / 37.9 / 34.1),
-// past it behind (197x192x768 43.1 / 51.1 / 33.8).
-constexpr int64_t kSmallBelowTiles = 128;
+// kSmallBelowTiles over a K below kSmallBelowK; longer K splits across workgroups. H100, GPU us,
+// small / 64x64 / split: 128x256x256 17.8 / 24.5 / 25.0, 197x576x192 15.9 / 21.6 / 30.9,
+// 64x1536x512 24.8 / 37.7 / 34.3, 197x192x768 32.1 / 51.5 / 33.8, 128x256x1024 37.7 / 64.6 / 31.0,
+// 64x512x2048 60.1 / 116.4 / 33.1.
+constexpr int64_t kSmallBelowTiles = 128, kSmallBelowK = 1024;
 // Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU and
 // K is long. On the H200 (bench/route_sweep.sh, ms 64x64 / split): ViT-tiny's MLP down-projection
 // 197x192x768 (12 tiles) 0.058 / 0.031, Whisper-size 1500x384x1536 (144 tiles) 0.161 / 0.109;
@@ -99,7 +99,7 @@ constexpr SplitPolicy kSplit{/*below_tiles=*/256, /*target=*/512, /*min_k=*/512,
 constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 
 bool takes_small(int64_t M, int64_t N, int64_t K, int64_t nb) {
-  return K < int64_t(kSplit.min_k) && int64_t(ceil_div(M, 64) * ceil_div(N, 64)) * nb < kSmallBelowTiles;
+  return K < kSmallBelowK && int64_t(ceil_div(M, 64) * ceil_div(N, 64)) * nb < kSmallBelowTiles;
 }
 
 // Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape

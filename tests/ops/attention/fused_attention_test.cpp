@@ -329,9 +329,10 @@ TEST(OpFusedAttention, FlashSplitsKeysWhenItsWorkgroupsAreFewAndTheMergeMatchesR
   EXPECT_EQ(g.variants(), (std::vector<std::string>{"flash", "decode_combine"}));
 }
 
-// Where the flash pass would split few keys (at most 256) the one-pass kernel takes the prefill
-// rows, one workgroup a row: GQA, value dims past the key dims, a mask hiding a key range and a
-// random additive one. Pinned "flash", or with enough flash workgroups, the flash kernel stays.
+// Up to 1,024 prefill rows over at most 256 keys (so few rows that a flash pass would split its
+// keys) take the one-pass kernel, one workgroup a row: GQA, value dims past the key dims, a mask
+// hiding a key range and a random additive one. Pinned "flash", or past 1,024 rows, the flash
+// kernel stays.
 TEST(OpFusedAttention, PrefillOverFewKeysRunsInOnePassWhereFlashWouldSplit) {
   ETW_REQUIRE_GPU();
   auto wide = [](const std::vector<std::string>& v) { return v.size() == 1 && v[0].rfind("decode_wide", 0) == 0; };
@@ -344,7 +345,7 @@ TEST(OpFusedAttention, PrefillOverFewKeysRunsInOnePassWhereFlashWouldSplit) {
       EXPECT_EQ(wide(used), !*pin) << mask << pin;
     }
   }
-  // 64 heads of 512 rows fill the GPU (512 flash workgroups at least): no split, the flash kernel.
+  // 64 heads of 512 rows: the flash kernel, its workgroups enough not to split.
   Case many{random_f32({1, 64, 512, 16}, 53), random_f32({1, 64, 64, 16}, 54), random_f32({1, 64, 64, 16}, 55)};
   std::vector<std::string> used;
   EXPECT_TRUE(Close(run_fused(many, {}, &used), reference(many), 1e-5, 1e-4));

@@ -373,7 +373,7 @@ TEST(OpMatmul, DefaultRouteTakesLargeTilesOnlyWhenTheyFillTheGpuOverALongK) {
   EXPECT_EQ(used, std::vector<std::string>{"gemm_64x128_aligned"});
   // Small problems take the 64x64 kernels (split over K: 16 tiles), and so do short ones (K = 32)
   // however many tiles.
-  auto a3 = random_f32({4, 128, 512}, 114), b3 = random_f32({4, 512, 128}, 115);
+  auto a3 = random_f32({4, 128, 1024}, 114), b3 = random_f32({4, 1024, 128}, 115);
   EXPECT_TRUE(Close(run2("aten.bmm.default", a3, b3, {4, 128, 128}, "", &used), ref::matmul(a3, b3), 1e-4, 1e-4));
   EXPECT_EQ(used, (std::vector<std::string>{"gemm_vec4_splitk", "gemm_splitk_reduce"}));
   auto a4 = random_f32({128, 128, 32}, 116), b4 = random_f32({128, 32, 128}, 117);
@@ -417,15 +417,18 @@ TEST(OpMatmul, SplitKRouteMatchesReferenceOnEveryOp) {
   EXPECT_EQ(ge.variants(), kSplitVariants);
 }
 
-// By default K is split when the 64x64 tiles are too few to fill the GPU and K is long: a ViT's
-// MLP down-projection at 197 tokens (12 tiles, K = 768), not a Whisper-size up-projection
-// (576 tiles); few tiles over a short K take the small-tile kernel.
+// By default K is split when the 64x64 tiles are too few to fill the GPU and K is long (197 rows
+// of 192 over K = 1,024: 12 tiles), not for a Whisper-size up-projection (576 tiles); few tiles
+// over a K up to 768 take the small-tile kernel (a ViT's MLP down-projection at 197 tokens).
 TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
   ETW_REQUIRE_GPU();
   std::vector<std::string> used;
-  auto x = random_f32({197, 768}, 140), w = random_f32({192, 768}, 141);
+  auto x = random_f32({197, 1024}, 140), w = random_f32({192, 1024}, 141);
   EXPECT_TRUE(Close(run_linear(x, w, nullptr, "", &used), ref::linear(x, w, nullptr), 1e-4, 1e-4));
   EXPECT_EQ(used, kSplitVariants);
+  auto x1 = random_f32({197, 768}, 148), w1 = random_f32({192, 768}, 149);
+  EXPECT_TRUE(Close(run_linear(x1, w1, nullptr, "", &used), ref::linear(x1, w1, nullptr), 1e-4, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});
   auto x2 = random_f32({1500, 384}, 142), w2 = random_f32({1536, 384}, 143);
   EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "", &used), ref::linear(x2, w2, nullptr), 1e-4, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
@@ -441,15 +444,15 @@ TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
 // ranges and still match.
 TEST(OpMatmul, DynamicRowsSplitKWithinTheScratchOnRerun) {
   ETW_REQUIRE_GPU();
-  auto w = random_f32({64, 512}, 150);
+  auto w = random_f32({64, 1024}, 150);
   OpGraph g;
-  auto x0 = random_f32({200, 512}, 151);
-  Id xi = g.input(x0, {200, 512}, true);
+  auto x0 = random_f32({200, 1024}, 151);
+  Id xi = g.input(x0, {200, 1024}, true);
   Id o = g.output(DType::Float32, {200, 64});
   g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), o});
   EXPECT_TRUE(Close(g.run()[0], ref::linear(x0, w, nullptr), 1e-4, 1e-4));
   for (int64_t rows : {3, 77, 200}) {
-    auto x = random_f32({rows, 512}, 152 + rows);
+    auto x = random_f32({rows, 1024}, 152 + rows);
     auto got = g.rerun({x})[0];
     EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-4, 1e-4)) << rows;
     g.inputs = {x};
