@@ -1,7 +1,8 @@
 // Small GEMM: C[b] = alpha * A[b] @ op(B[b]) + beta * bias for problems whose 64x64 tiles are too
 // few to fill the GPU (a ViT's projections at 197 tokens, BERT's and GPT-2's at 64-128): 32x32
 // output tiles, and K split four ways inside the workgroup (256 invocations = 4 slices x 64), the
-// slices' sums added in workgroup memory in slice order. Where the 64x64 kernel split K across
+// slices' sums added in workgroup memory in slice order, each invocation then storing a row of its
+// block. Where the 64x64 kernel split K across
 // workgroups it wrote partials and took a second dispatch to add them; here there is neither.
 // Operands are read straight from memory, no staging and no barrier in the k loop (a tile's rows
 // are read by its 8 invocations of a row or column, which L1 serves): invocation lid keeps the 4x4
@@ -144,13 +145,18 @@ fn gemm_small(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
       let o = red[blk * (S - 1u) + r];
       for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = acc[i] + o[i]; }
     }
-    for (var i = 0u; i < 4u; i = i + 1u) {
-      let m = r0 + i;
-      if (m >= P.M) { break; }
-      for (var j = 0u; j < 4u; j = j + 1u) {
-        let n = c0 + j;
-        if (n < P.N) { finish(wid.z, m, n, acc[i][j]); }
-      }
+  }
+  workgroupBarrier();
+  if (s == 0u) { red[blk] = acc; }
+  workgroupBarrier();
+  // Every invocation stores a row of its block: four outputs each, not sixteen for a quarter of
+  // them (an epilogue's loads, such as a residual add's, follow its stores one by one).
+  let m = r0 + s;
+  if (m < P.M) {
+    let row = red[blk][s];
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      let n = c0 + j;
+      if (n < P.N) { finish(wid.z, m, n, row[j]); }
     }
   }
 }
