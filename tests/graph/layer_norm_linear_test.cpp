@@ -194,4 +194,64 @@ TEST(LayerNormLinear, HandWrittenCallRunsLikeThePairAndBadArgumentsFailAtLoad) {
   EXPECT_TRUE(has(e, "disagree")) << e;
 }
 
+// GPT-2's pre-norm projections as exported: layer_norm [1, S, K] -> view_copy [S, K] -> addmm(bias,
+// ., mat2 [K, N]) (its Conv1D), with and without a residual add after it: one
+// etwebgpu.layer_norm_addmm call (the view stays, a copy-free alias of x), matching the unfused graph and the reference,
+// on the small-tile kernel and pinned to the 64x64 one; an addmm whose N is no multiple of 4 keeps
+// the norm's own dispatch. A hand-written call with a bad mat2 fails at load naming it.
+TEST(LayerNormLinear, PreNormAddmmAsGpt2ExportsItIsOneCall) {
+  ETW_REQUIRE_GPU();
+  for (int64_t N : {72, 70}) {
+    for (bool residual : {false, true}) {
+      const int64_t S = 37, K = 52;
+      auto x = random_f32({1, S, K}, 11, -2, 3), nw = random_f32({K}, 12), nb = random_f32({K}, 13),
+           w = random_f32({K, N}, 14, -0.2f, 0.2f), b = random_f32({N}, 15), r = random_f32({S, N}, 16);
+      auto build = [&](OpGraph& g) {
+        auto& gb = g.gb;
+        Id y = g.tensor(DType::Float32, {1, S, K});
+        Id mean = g.tensor(DType::Float32, {1, S, 1}), rstd = g.tensor(DType::Float32, {1, S, 1});
+        gb.op("aten.native_layer_norm.default", {g.input(x), gb.int_list({K}), g.constant(nw), g.constant(nb),
+                                                 gb.dbl(1e-5), gb.value_list({y, mean, rstd})});
+        Id v = g.tensor(DType::Float32, {S, K});
+        gb.op("aten.view_copy.default", {y, gb.int_list({S, K}), v});
+        Id l = residual ? g.tensor(DType::Float32, {S, N}) : g.output(DType::Float32, {S, N});
+        gb.op("aten.addmm.default", {g.constant(b), v, g.constant(w), gb.dbl(1.0), gb.dbl(1.0), l});
+        if (residual) gb.op("aten.add.Tensor", {l, g.input(r), gb.int_(1), g.output(DType::Float32, {S, N})});
+      };
+      HostTensor x2 = x;
+      x2.shape = {S, K};
+      std::vector<double> wt(static_cast<size_t>(K * N));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n) wt[n * K + k] = w.as<float>()[k * N + n];
+      HostTensor wt32(DType::Float32, {N, K});
+      for (size_t e = 0; e < wt.size(); ++e) wt32.as<float>()[e] = static_cast<float>(wt[e]);
+      auto ref = ref::linear(ref::layer_norm(x2, 1, f64(nw), f64(nb), 1e-5), wt32, &b);
+      if (residual)
+        for (int64_t e = 0; e < ref.numel(); ++e) ref.as<double>()[e] += r.as<float>()[e];
+      auto fused = load_graph(build, true), plain = load_graph(build, false);
+      SCOPED_TRACE("N=" + std::to_string(N) + " residual=" + std::to_string(residual));
+      bool norm_kept = std::find(fused.ops.begin(), fused.ops.end(), "aten.native_layer_norm.default") != fused.ops.end();
+      EXPECT_EQ(norm_kept, N % 4 != 0);
+      if (N % 4 == 0) {
+        EXPECT_EQ(fused.ops, std::vector<std::string>{residual ? "fused[layer_norm+addmm+add]" : "etwebgpu.layer_norm_addmm"});
+        EXPECT_EQ(fused.variants, std::vector<std::string>{"gemm_small"});
+        auto tile64 = load_graph(build, true, {{"matmul", "vec4"}});
+        EXPECT_EQ(tile64.variants, std::vector<std::string>{"gemm_vec4"});
+        EXPECT_TRUE(Close(tile64.out[0], ref, 1e-4, 1e-4));
+      }
+      EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+      EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
+    }
+  }
+  auto e = load_error([&] {
+    OpGraph b;
+    Id bo = b.output(DType::Float32, {10, 30});
+    b.gb.op("etwebgpu.layer_norm_addmm", {b.input(random_f32({10, 32}, 17)), b.gb.null(), b.gb.null(), b.gb.dbl(1e-5),
+                                          b.constant(random_f32({30}, 18)), b.constant(random_f32({32, 30}, 19)),
+                                          b.gb.dbl(1.0), b.gb.dbl(1.0), bo});
+    b.run();
+  });
+  EXPECT_TRUE(has(e, "out_features % 4")) << e;
+}
+
 }  // namespace

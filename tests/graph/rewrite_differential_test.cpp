@@ -1093,7 +1093,7 @@ TEST(RewriteDifferential, RandomGraphsGiveTheSameResultsWithAndWithoutRewrites) 
     // named first; a layer norm joined to its linear is an op of its own (with an epilogue too).
     for (size_t k = 0; k < r.fused_ops.size(); ++k) {
       const std::string& op = r.fused_ops[k];
-      if (op == "etwebgpu.layer_norm_linear") ++fused_kinds["layer_norm"];
+      if (op == "etwebgpu.layer_norm_linear" || op == "etwebgpu.layer_norm_addmm") ++fused_kinds["layer_norm"];
       else if (op.rfind("fused[", 0) == 0)
         ++fused_kinds[!r.fused_variants[k].empty() ? op.substr(6, op.find_first_of("+]") - 6)
                       : ("+" + op.substr(6)).find("+cat+") != std::string::npos ? "elementwise reading a cat in place"

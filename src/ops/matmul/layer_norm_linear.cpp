@@ -1,10 +1,10 @@
-// The load rewrite that makes etwebgpu.layer_norm_linear calls (layer_norm_linear.h): a
-// native_layer_norm over the last dim whose output only feeds one aten.linear as its input (with
-// or without a fused epilogue), directly or through contiguous views, its mean and rstd unused,
-// becomes one call at the linear's place.
-// Only with static shapes, when the linear takes the 64x64 kernels at its shapes (the only ones
-// with the norm prologue) in fewer than kFewTiles tiles: a batch-1 transformer's per-layer norms
-// over a few hundred tokens, each a dispatch of its own that the GEMM then reads back.
+// The load rewrite that makes etwebgpu.layer_norm_linear / layer_norm_addmm calls
+// (layer_norm_linear.h): a native_layer_norm over the last dim whose output only feeds one
+// aten.linear as its input, or one aten.addmm as mat1 (with or without a fused epilogue), directly
+// or through contiguous views, its mean and rstd unused, becomes one call at the GEMM's place.
+// Only with static shapes, when the GEMM takes the 64x64 or small kernels at its shapes (the only
+// ones with the norm prologue) in fewer than kFewTiles tiles: a batch-1 transformer's per-layer
+// norms over a few hundred tokens, each a dispatch of its own that the GEMM then reads back.
 #include <algorithm>
 #include <set>
 #include <vector>
@@ -81,15 +81,21 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir, const graph::UseD
       if (chain_ok) j = ix.sole_reader(vo, j);
     }
     if (!chain_ok) continue;
+    // A linear reading it as its input (weight [N, K]), or an addmm as mat1 (GPT-2's Conv1D:
+    // mat2 [K, N], N % 4 == 0 for the vec4 loads along N).
     auto& lin = ir.chain[j];
-    if (lin.name != "aten.linear.default" || lin.args.size() < 4 || lin.args[0] != value) continue;
+    const bool linear = lin.name == "aten.linear.default" && lin.args.size() >= 4 && lin.args[0] == value;
+    const bool addmm = lin.name == "aten.addmm.default" && lin.args.size() >= 6 && lin.args[1] == value &&
+                       ir.values[value].tensor.dims.size() == 2 && graph::float_tensor(ir, lin.args[0]);
+    if (!linear && !addmm) continue;
+    const size_t at = linear ? 0 : 1, w_at = linear ? 1 : 2;
     bool y_once = true;
-    for (size_t a = 1; a < lin.args.size(); ++a) y_once = y_once && lin.args[a] != value;
-    int32_t w = lin.args[1];
-    if (!y_once || !graph::float_tensor(ir, w) || ir.values[w].tensor.dims.size() != 2 ||
-        ir.values[w].tensor.dims[1] != K)
-      continue;
-    int64_t M = numel(xd) / K, N = ir.values[w].tensor.dims[0];
+    for (size_t a = 0; a < lin.args.size(); ++a) y_once = y_once && (a == at || lin.args[a] != value);
+    int32_t w = lin.args[w_at];
+    if (!y_once || !graph::float_tensor(ir, w) || ir.values[w].tensor.dims.size() != 2) continue;
+    const auto& wd = ir.values[w].tensor.dims;
+    if (wd[linear ? 1 : 0] != K || (addmm && wd[1] % 4 != 0)) continue;
+    int64_t M = numel(xd) / K, N = wd[linear ? 0 : 1];
     if (!gemm_takes_64x64_tiles(M, N, K, 1) || ceil_div(M, 64) * ceil_div(N, 64) >= kFewTiles) continue;
     // x and the norm's parameters are now read at j: nothing in between may write them, nor may
     // they share the output's storage.
@@ -102,9 +108,10 @@ size_t fuse_layer_norm_linear(Graph& g, format::VkGraphIR& ir, const graph::UseD
     if (!safe) continue;
     format::VkOpCall call;
     call.node_id = lin.node_id;
-    call.name = kLayerNormLinear;
+    call.name = linear ? kLayerNormLinear : kLayerNormAddmm;
     call.args = {views.empty() ? x : value, nw, nb, eps};
-    call.args.insert(call.args.end(), lin.args.begin() + 1, lin.args.end());
+    if (addmm) call.args.push_back(lin.args[0]);  // its bias, then mat2, beta, alpha ...
+    call.args.insert(call.args.end(), lin.args.begin() + w_at, lin.args.end());
     lin = std::move(call);
     if (!views.empty()) ir.chain[views.front()].args.front() = x;
     removed[i] = true;

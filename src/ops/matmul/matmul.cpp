@@ -160,10 +160,12 @@ void build_gemm(OpContext& oc, Spec s) {
   auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
   bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
   if (s.norm) {
-    // Only the 64x64 vec4 kernels carry the norm: every live shape must fit them.
-    if (!vec4_bindable || !s.trans_b || g.tensor(s.b).max_dims[1] % 4 != 0)
-      oc.fail(ErrorKind::InvalidArgument, "the fused layer norm needs vec4 operands and in_features % 4 == 0, got weight " +
-                                              shape_str(g.tensor(s.b).max_dims));
+    // Only the 64x64 vec4 and small kernels carry the norm: every live shape must fit them.
+    const auto& wd = g.tensor(s.b).max_dims;
+    if (!vec4_bindable || wd[1] % 4 != 0 || (!s.trans_b && wd[0] % 4 != 0))
+      oc.fail(ErrorKind::InvalidArgument, "the fused layer norm needs vec4 operands and in_features % 4 == 0" +
+                                              std::string(s.trans_b ? "" : " and out_features % 4 == 0") +
+                                              ", got weight " + shape_str(wd));
     if (force != "splitk" && force != "vec4" && force != "small") force.clear();  // the other routes are not built for it
   }
   Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
@@ -357,15 +359,12 @@ Spec linear_spec(OpContext& oc, int32_t x, int32_t weight, int32_t bias) {
 
 void build_linear(OpContext& oc) { build_gemm(oc, linear_spec(oc, oc.arg(0), oc.arg(1), oc.arg(2))); }
 
-// etwebgpu.layer_norm_linear (layer_norm_linear.h).
-void build_layer_norm_linear(OpContext& oc) {
+// The layer norm in front of a GEMM over K input features (layer_norm_linear.h): its arguments
+// 0..3 (x, norm weight, norm bias, eps), checked, into s.
+void add_layer_norm(OpContext& oc, Spec& s, int64_t K) {
   Graph& g = oc.g;
-  Spec s = linear_spec(oc, oc.arg(0), oc.arg(4), oc.arg(5));
-  s.fixed = 6;
-  s.label = "layer_norm+linear";
   s.norm = true;
   require_float(oc, s.a, "input");
-  int64_t K = g.tensor(s.b).max_dims[1];
   if (g.tensor(s.a).max_dims.back() != K)
     oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(g.tensor(s.a).max_dims) + " and weight " +
                                             shape_str(g.tensor(s.b).max_dims) + " disagree on in_features");
@@ -380,6 +379,14 @@ void build_layer_norm_linear(OpContext& oc) {
     (k == 1 ? s.norm_w : s.norm_b) = id;
   }
   s.norm_eps = g.number(oc.arg(3));
+}
+
+// etwebgpu.layer_norm_linear (layer_norm_linear.h).
+void build_layer_norm_linear(OpContext& oc) {
+  Spec s = linear_spec(oc, oc.arg(0), oc.arg(4), oc.arg(5));
+  s.fixed = 6;
+  s.label = "layer_norm+linear";
+  add_layer_norm(oc, s, oc.g.tensor(s.b).max_dims[1]);
   build_gemm(oc, s);
 }
 
@@ -420,15 +427,17 @@ void build_plain_mm(OpContext& oc, int64_t rank) {
 void build_mm(OpContext& oc) { build_plain_mm(oc, 2); }
 void build_bmm(OpContext& oc) { build_plain_mm(oc, 3); }
 
-void build_addmm(OpContext& oc) {
+// addmm = beta * bias + alpha * mat1 @ mat2 from the arguments at these positions; `fixed`: the
+// op's own arguments before a fused epilogue.
+Spec addmm_spec(OpContext& oc, size_t bias, size_t mat1, size_t mat2, size_t beta, size_t alpha, size_t fixed) {
   Graph& g = oc.g;
   Spec s;
-  s.bias = oc.arg(0);
-  s.a = oc.arg(1);
-  s.b = oc.arg(2);
-  s.beta = g.opt_number(oc.arg(3)).value_or(1.0);
-  s.alpha = g.opt_number(oc.arg(4)).value_or(1.0);
-  s.fixed = 5;
+  s.bias = oc.arg(bias);
+  s.a = oc.arg(mat1);
+  s.b = oc.arg(mat2);
+  s.beta = g.opt_number(oc.arg(beta)).value_or(1.0);
+  s.alpha = g.opt_number(oc.arg(alpha)).value_or(1.0);
+  s.fixed = fixed;
   s.label = "addmm";
   if (g.tensor(s.a).rank() != 2 || g.tensor(s.b).rank() != 2)
     oc.fail(ErrorKind::InvalidArgument, "addmm needs 2-D mat1/mat2, got " + shape_str(g.tensor(s.a).dims) + " and " +
@@ -447,6 +456,16 @@ void build_addmm(OpContext& oc) {
     bias_strides(l.dims(bi), pr.M, pr.N, pr);
     return pr;
   };
+  return s;
+}
+
+void build_addmm(OpContext& oc) { build_gemm(oc, addmm_spec(oc, 0, 1, 2, 3, 4, 5)); }
+
+// etwebgpu.layer_norm_addmm (layer_norm_linear.h).
+void build_layer_norm_addmm(OpContext& oc) {
+  Spec s = addmm_spec(oc, 4, 0, 5, 6, 7, 8);
+  s.label = "layer_norm+addmm";
+  add_layer_norm(oc, s, oc.g.tensor(s.b).max_dims[0]);
   build_gemm(oc, s);
 }
 
@@ -488,6 +507,7 @@ void build_matmul(OpContext& oc) {
 
 ETW_REGISTER_OP("aten.linear.default", build_linear);
 ETW_REGISTER_OP(kLayerNormLinear, build_layer_norm_linear);
+ETW_REGISTER_OP(kLayerNormAddmm, build_layer_norm_addmm);
 ETW_REGISTER_OP("aten.mm.default", build_mm);
 ETW_REGISTER_OP("aten.bmm.default", build_bmm);
 ETW_REGISTER_OP("aten.addmm.default", build_addmm);
