@@ -105,6 +105,10 @@ std::string pinned_route(const OpContext& oc, const char* key, std::initializer_
           std::string("force_route ") + key + " must be " + list + ", got \"" + format::escape_untrusted(it->second) + "\"");
 }
 
+bool holds_vec4(Graph& g, int32_t id) {
+  return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage);
+}
+
 bool use_subgroups(const OpContext& oc, uint32_t max_size) {
   const std::string r = pinned_route(oc, "reduce", {"workgroup", "subgroup"});
   const auto& info = oc.g.ctx().info();

@@ -72,5 +72,8 @@ std::string pinned_route(const OpContext& oc, const char* key, std::initializer_
 // "subgroup" where they cannot be used is an error naming the device's sizes).
 bool use_subgroups(const OpContext& oc, uint32_t max_size);
 void require_same_numel(const OpContext& oc, int32_t a, int32_t b);
+// Whether the tensor's buffer holds at least one whole vec4 of its storage: a kernel may bind it
+// as a vec4 array (WebGPU rejects a binding smaller than one element).
+bool holds_vec4(Graph& g, int32_t id);
 
 }  // namespace etwebgpu::ops

@@ -248,12 +248,11 @@ struct Attention {
                })
                .variant(subgroups ? "decode_subgroup" : "decode"));
     decode_pin = pinned_route(oc, "sdpa_decode", {"wide", "split"});
-    auto vec4_readable = [&g](int32_t t) { return g.buffer(t).size() >= 4 * kernel::element_bytes(g.tensor(t).storage); };
-    wide_ok = decode_rows > 0 && dmax <= 128 && decode_pin != "split" && vec4_readable(k) && vec4_readable(v);
+    wide_ok = decode_rows > 0 && dmax <= 128 && decode_pin != "split" && holds_vec4(g, k) && holds_vec4(g, v);
     if (decode_pin == "wide" && !wide_ok)
       oc.fail(ErrorKind::Unsupported, "force_route sdpa_decode = \"wide\" needs head dims <= 128 and k and v of 4 elements at least");
     if (wide_ok) {
-      writes_new = fresh.k >= 0 && vec4_readable(fresh.k) && vec4_readable(fresh.v) &&
+      writes_new = fresh.k >= 0 && holds_vec4(g, fresh.k) && holds_vec4(g, fresh.v) &&
                    pinned_route(oc, "sdpa_cache_write", {"attention", "separate"}) != "separate";
       kernel::Kernel wide("sdpa_decode_wide");
       if (subgroups) wide.define("SUBGROUPS");

@@ -157,8 +157,7 @@ void build_gemm(OpContext& oc, Spec s) {
   std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk", "small"});
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
   // the large-tile routes, which only bind vec4 operands).
-  auto holds_vec4 = [&g](int32_t id) { return g.buffer(id).size() >= 4u * kernel::element_bytes(g.tensor(id).storage); };
-  bool vec4_bindable = holds_vec4(s.a) && holds_vec4(s.b);
+  bool vec4_bindable = holds_vec4(g, s.a) && holds_vec4(g, s.b);
   if (s.norm) {
     // Only the 64x64 vec4 and small kernels carry the norm: every live shape must fit them.
     const auto& wd = g.tensor(s.b).max_dims;

@@ -187,7 +187,7 @@ RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>&
 std::string dq8ca_route(const OpContext& oc) { return pinned_route(oc, "linear_dq8ca_q4gsw", {"gemv_rows", "dot4", "portable"}); }
 
 bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
-  return gemv_rows_shapes(base.k, base.gs, base.wrow) && g.buffer(x).size() >= 4u * kernel::element_bytes(g.tensor(x).storage);
+  return gemv_rows_shapes(base.k, base.gs, base.wrow) && holds_vec4(g, x);
 }
 
 bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg) {

@@ -77,7 +77,7 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
     oc.fail(ErrorKind::Limit, "GEMM grid for " + std::to_string(max_m) + " x " + std::to_string(N) + " exceeds the device limit");
   if (static_cast<uint64_t>(max_m) * N > uint64_t(lim) * lim) oc.fail(ErrorKind::Limit, "GEMV grid exceeds the device limit");
   // vec4 reads of X need whole vec4 rows and a binding of at least one vec4.
-  const bool x_vec4 = K % 8 == 0 && g.buffer(x).size() >= 4u * kernel::element_bytes(tx.storage);
+  const bool x_vec4 = K % 8 == 0 && holds_vec4(g, x);
   const bool rows_ok = !qcs && gemv_rows_fits(g, x, base);
   if (self_quant && !rows_ok)
     oc.fail(ErrorKind::Unsupported, "K = " + std::to_string(base.k) + " and group_size = " + std::to_string(base.gs) +
