@@ -2,6 +2,7 @@
 // compilers may fold `x != x` to false (WGSL lets them assume no NaNs). Infinities from a runtime
 // word: a constant bitcast to inf is rejected by the WGSL compiler.
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 
 fn from_bits(b: u32) -> f32 {
   var w = b;

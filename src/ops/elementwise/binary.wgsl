@@ -17,7 +17,6 @@ override WG: u32 = 256u;
 //!include float_bits
 // Truth value of a float operand of a logical op: nonzero, NaN included (PyTorch).
 fn truthy(x: f32) -> bool { return x != 0.0 || is_nan(x); }
-fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 //!include binary_math
 
 fn f_op(x: f32, y: f32) -> f32 { return binary_f32(OP, x, y, P.alpha); }

@@ -2,7 +2,7 @@
 // (ops/elementwise/fused.cpp) so both compute bit-identical values. The ops themselves,
 // fn binary_f32 and the BINARY_ constants, are generated from ops/elementwise/elementwise_ops.h
 // (binary_ops_wgsl), which the includer's kernel adds.
-// The includer defines is_nan(x) and is_inf(x) (bit tests, see binary.wgsl).
+// The includer includes float_bits (is_nan, is_inf: bit tests).
 fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
 fn with_sign_of(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }
 const PI: f32 = 3.14159265358979;

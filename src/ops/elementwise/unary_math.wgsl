@@ -18,7 +18,6 @@ fn erfc_pos(z: f32) -> f32 {
   return poly * exp(-z * z);
 }
 
-fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 
 // log with IEEE edge cases spelled out (the WGSL builtin is undefined outside (0, inf)).
 fn log_ieee(x: f32) -> f32 {
