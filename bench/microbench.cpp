@@ -86,6 +86,18 @@ Case make_case(const std::string& name, bool small) {
     c.op = "linear";
     c.flops = 2.0 * m * n * n;
     c.bytes = m == 1 ? 4.0 * n * n : 0;
+  } else if (name.rfind("addmm_", 0) == 0) {
+    // addmm_M_N_K: b + x [M, K] @ W [K, N], GPT-2's Conv1D projection (W and b constants).
+    int64_t M = 0, N = 0, K = 0;
+    if (std::sscanf(name.c_str(), "addmm_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected addmm_M_N_K");
+    auto w = rnd({K, N}, 5, 0.05f), b = rnd({N}, 6, 0.1f);
+    c.inputs = {rnd({M, K}, 7)};
+    c.weights = {{"weight", w}, {"bias", b}};
+    Id x = g.input(DType::Float32, {M, K});
+    g.op("aten.addmm.default", {g.constant_f32({N}, vec(b)), x, g.constant_f32({K, N}, vec(w)), g.dbl(1.0), g.dbl(1.0), out({M, N})});
+    c.op = "addmm";
+    c.flops = 2.0 * M * N * K;
   } else if (name.rfind("lin_", 0) == 0) {
     // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection (W and b constants).
     int64_t M = 0, N = 0, K = 0;
