@@ -52,6 +52,40 @@ TEST(OpConvPrologue, SqueezeExciteGateMultipliesTheInputAsTheConvReadsIt) {
       {"fused[mul+convolution]"});
 }
 
+// MobileNetV3's gate as exported: hardsigmoid written out as add of a lifted 0-d constant 3, two
+// clamps and a div by a lifted 6, then x * gate, before the projection with a residual add. The
+// one-element float32 constants become their terms' scalars, so the group (x and the gate) is the
+// conv's prologue. Float64 constants stay inputs: three with the gate, past the prologue's two,
+// so the group stays a dispatch of its own.
+TEST(OpConvPrologue, LiftedScalarConstantsOfTheHardsigmoidGateAreInlined) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 8, 6, 8}, 91), s = random_f32({1, 8, 1, 1}, 92, -5.f, 5.f);
+  HostTensor w = random_f32({8, 8, 1, 1}, 93), b = random_f32({8}, 94), res = random_f32({1, 8, 6, 8}, 95);
+  for (DType ct : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(ct == DType::Float32 ? "float32 constants" : "float64 constants");
+    auto build = [&](OpGraph& g) {
+      auto& gb = g.gb;
+      HostTensor three(ct, {}), six(ct, {});
+      if (ct == DType::Float64) three.as<double>()[0] = 3.0, six.as<double>()[0] = 6.0;
+      else three.as<float>()[0] = 3.f, six.as<float>()[0] = 6.f;
+      const std::vector<int64_t> sd{1, 8, 1, 1}, xd{1, 8, 6, 8};
+      Id t0 = g.tensor(DType::Float32, sd), t1 = g.tensor(DType::Float32, sd), t2 = g.tensor(DType::Float32, sd),
+         t3 = g.tensor(DType::Float32, sd), y = g.tensor(DType::Float32, xd), c = g.tensor(DType::Float32, xd);
+      gb.op("aten.add.Tensor", {g.input(s), g.constant(three), gb.int_(1), t0});
+      gb.op("aten.clamp.default", {t0, gb.dbl(0.0), gb.null(), t1});
+      gb.op("aten.clamp.default", {t1, gb.null(), gb.dbl(6.0), t2});
+      gb.op("aten.div.Tensor", {t2, g.constant(six), t3});
+      gb.op("aten.mul.Tensor", {g.input(x), t3, y});
+      conv(g, y, w, &b, 0, c);
+      gb.op("aten.add.Tensor", {c, g.input(res), gb.int_(1), g.output(DType::Float32, xd)});
+    };
+    LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+    if (ct == DType::Float32) EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[add+clamp+clamp+div+mul+convolution+add]"});
+    else EXPECT_EQ(fused.ops.size(), 2u) << ::testing::PrintToString(fused.ops);
+    EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+  }
+}
+
 // DenseNet's norm and relu before a padded 3x3 conv, with a relu epilogue after it.
 TEST(OpConvPrologue, BatchNormAndReluBeforeAPaddedConvKeepThePaddingZero) {
   ETW_REQUIRE_GPU();
