@@ -243,6 +243,21 @@ TEST(LayerNormLinear, PreNormAddmmAsGpt2ExportsItIsOneCall) {
       EXPECT_TRUE(Close(fused.out[0], ref, 1e-4, 1e-4));
     }
   }
+  // Written by hand: runs like the pair.
+  {
+    auto x = random_f32({10, 32}, 20, -2, 3), nw = random_f32({32}, 21), nb = random_f32({32}, 22),
+         w = random_f32({32, 12}, 23, -0.2f, 0.2f), b = random_f32({12}, 24);
+    HostTensor wt(DType::Float32, {12, 32});
+    for (int64_t k = 0; k < 32; ++k)
+      for (int64_t n = 0; n < 12; ++n) wt.as<float>()[n * 32 + k] = w.as<float>()[k * 12 + n];
+    auto ref = ref::linear(ref::layer_norm(x, 1, f64(nw), f64(nb), 1e-5), wt, &b);
+    for (int64_t e = 0; e < ref.numel(); ++e) ref.as<double>()[e] = 0.5 * ref.as<double>()[e] + b.as<float>()[e % 12];  // 0.5 (xW + b) + b = 0.5 xW + 1.5 b
+    OpGraph g;
+    Id o = g.output(DType::Float32, {10, 12});
+    g.gb.op("etwebgpu.layer_norm_addmm", {g.input(x), g.constant(nw), g.constant(nb), g.gb.dbl(1e-5), g.constant(b),
+                                          g.constant(w), g.gb.dbl(1.5), g.gb.dbl(0.5), o});
+    EXPECT_TRUE(Close(g.run()[0], ref, 1e-4, 1e-4));
+  }
   auto e = load_error([&] {
     OpGraph b;
     Id bo = b.output(DType::Float32, {10, 30});
