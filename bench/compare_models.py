@@ -6,6 +6,7 @@ usage: python3 bench/compare_models.py ROOT [ROOT ...] [--bin devbin/etwebgpu]
            [--peer .devshare/peer/et_webgpu_runner] [--specs bench/models] [--iters 20] [--warmup 3]
            [--case NAME ...] [--no-torch] [--no-peer] [--json r.json] [--md r.md] [--profile-dir DIR]
        python3 bench/compare_models.py --from-json r.json [--md r.md]    (print the tables again)
+       ... [--baseline earlier.json]   (also our GPU time against an earlier run's, per model)
 
 Each ROOT is a conformance tree (manifest.json + one folder per case), as written by
 `../shared/exporter/export_pte.py`. Every figure is the median wall time of one batch-1 inference
@@ -283,41 +284,66 @@ def print_case(c):
         print(f"   {label:18} {fmt_ms(r):>9} {(f'{x:.2f}x' if x else '-'):>10}  {status_note(r)}")
 
 
-def summary_rows(cases):
-    rows = []
+def gpu_ms(c):
+    return ((c.get("results") or {}).get("ours") or {}).get("gpu_ms")
+
+
+def summary_rows(cases, base=None):
+    """`base`: an earlier run's cases by name, for our GPU time (the sum of per-dispatch timestamps,
+    steadier across machines than wall time) against theirs: now / then."""
+    rows, changes = [], []
     for c in cases:
         r = c["results"]
-        rows.append([c["name"], fmt_ms(r.get("ours")), fmt_ms(r.get("peer")), fmt_ms(r.get("eager")), fmt_ms(r.get("graph"))]
-                    + [(f"{x:.2f}" if x else "-") for x in (ratio(c, "peer"), ratio(c, "eager"), ratio(c, "graph"))]
-                    + [str((r.get("ours") or {}).get("dispatches", "-"))])
+        g = gpu_ms(c)
+        row = ([c["name"], fmt_ms(r.get("ours")), f"{g:.3f}" if g else "-", fmt_ms(r.get("peer")), fmt_ms(r.get("eager")),
+                fmt_ms(r.get("graph"))]
+               + [(f"{x:.2f}" if x else "-") for x in (ratio(c, "peer"), ratio(c, "eager"), ratio(c, "graph"))]
+               + [str((r.get("ours") or {}).get("dispatches", "-"))])
+        if base is not None:
+            g0 = gpu_ms(base.get(c["name"], {}))
+            changes.append(g / g0 if g and g0 else None)
+            row.append(f"{changes[-1]:.2f}" if changes[-1] else "-")
+        rows.append(row)
     gm = [geomean([ratio(c, k) for c in cases]) for k in ("peer", "eager", "graph")]
-    rows.append(["geometric mean", "", "", "", ""] + [(f"{g:.2f} ({n})" if g else "-") for g, n in gm] + [""])
+    last = ["geometric mean", "", "", "", "", ""] + [(f"{g:.2f} ({n})" if g else "-") for g, n in gm] + [""]
+    if base is not None:
+        g, n = geomean(changes)
+        last.append(f"{g:.2f} ({n})" if g else "-")
+    rows.append(last)
     return rows
 
 
-HEADER = ["model", "ours ms", "upstream ms", "eager ms", "graph ms", "upstream/ours", "eager/ours", "graph/ours", "dispatches"]
+HEADER = ["model", "ours ms", "ours GPU ms", "upstream ms", "eager ms", "graph ms", "upstream/ours", "eager/ours",
+          "graph/ours", "dispatches"]
 
 
-def print_tables(res):
+def header(base):
+    return HEADER + (["GPU now/then"] if base is not None else [])
+
+
+def print_tables(res, base=None):
     cases = res["cases"]
     print()
     for c in cases:
         print_case(c)
-    rows = summary_rows(cases)
-    w = [max(len(HEADER[i]), *(len(r[i]) for r in rows)) for i in range(len(HEADER))]
+    rows = summary_rows(cases, base)
+    hd = header(base)
+    w = [max(len(hd[i]), *(len(r[i]) for r in rows)) for i in range(len(hd))]
     print("\nsummary (ms: median wall per batch-1 inference incl. upload and read back; '!' = output off the golden;"
-          "\n ratios = their ms / our ms over cases where both match the golden, above 1 = we are faster)")
-    print("  ".join(h.rjust(w[i]) if i else h.ljust(w[i]) for i, h in enumerate(HEADER)))
+          "\n ratios = their ms / our ms over cases where both match the golden, above 1 = we are faster;"
+          "\n ours GPU ms: the sum of our dispatches' timestamps" + ("; GPU now/then: against --baseline)" if base is not None else ")"))
+    print("  ".join(h.rjust(w[i]) if i else h.ljust(w[i]) for i, h in enumerate(hd)))
     for r in rows:
         print("  ".join(x.rjust(w[i]) if i else x.ljust(w[i]) for i, x in enumerate(r)))
     if res.get("env"):
         print("torch:", json.dumps(res["env"]))
 
 
-def write_md(res, path):
-    rows = summary_rows(res["cases"])
+def write_md(res, path, base=None):
+    rows = summary_rows(res["cases"], base)
+    hd = header(base)
     with open(path, "w") as f:
-        f.write("| " + " | ".join(HEADER) + " |\n|" + "---|" + "---:|" * (len(HEADER) - 1) + "\n")
+        f.write("| " + " | ".join(hd) + " |\n|" + "---|" + "---:|" * (len(hd) - 1) + "\n")
         for r in rows:
             f.write("| " + " | ".join(r) + " |\n")
 
@@ -340,7 +366,9 @@ def main():
     ap.add_argument("--md", help="write the summary as a Markdown table here")
     ap.add_argument("--profile-dir", help="save `etwebgpu bench` per-op profiles here, one file per case")
     ap.add_argument("--from-json", help="print the tables of an earlier --json instead of measuring")
+    ap.add_argument("--baseline", help="an earlier run's --json: our GPU time per model against it")
     a = ap.parse_args()
+    base = {c["name"]: c for c in json.load(open(a.baseline))["cases"]} if a.baseline else None
 
     if a.from_json:
         res = json.load(open(a.from_json))
@@ -386,9 +414,9 @@ def main():
                 log(f"{c['name']}: torch eager {fmt_ms(r['eager'])} ms ({r['eager']['status']}), "
                     f"CUDA graph {fmt_ms(r['graph'])} ms ({r['graph']['status']})")
                 save()
-    print_tables(res)
+    print_tables(res, base)
     if a.md:
-        write_md(res, a.md)
+        write_md(res, a.md, base)
 
 
 if __name__ == "__main__":

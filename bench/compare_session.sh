@@ -7,7 +7,8 @@
 # results in $OUT/compare.tgz, summaries on stdout.
 # Knobs: BUDGET_S (530), EXPORT_S (export phase, 55% of BUDGET_S: a spec not started by then is
 # skipped, a running one is stopped), EXPORT_JOBS (16 processes of one thread each: the 16 cores),
-# ITERS (timed runs per model and runtime, 20).
+# ITERS (timed runs per model and runtime, 20), BASELINE (an earlier run's models.json: our GPU
+# time per model against it, the steadier figure across machines).
 set -uo pipefail
 START=$(date +%s)
 DEADLINE=$((START + ${BUDGET_S:-530}))
@@ -50,7 +51,8 @@ say "exports done: $(echo $roots | wc -w) of $(echo $specs | wc -w)"
 if [ -n "$roots" ]; then
   timeout -k 5 $(( $(left) - 60 )) python3 bench/compare_models.py $roots --bin ./devbin/etwebgpu \
     --peer .devshare/peer/et_webgpu_runner --specs bench/models --iters ${ITERS:-20} \
-    --json $R/models.json --md $R/models.md --profile-dir $R/profiles 2> >(tee $R/models.err) > $R/models.txt
+    --json $R/models.json --md $R/models.md --profile-dir $R/profiles ${BASELINE:+--baseline "$BASELINE"} \
+    2> >(tee $R/models.err) > $R/models.txt
   say "models: rc=$?"
 fi
 if [ $(left) -gt 20 ]; then
@@ -62,7 +64,7 @@ fi
 # A run cut short printed no tables: print them from the JSON it kept.
 for k in models fixtures; do
   if [ -f $R/$k.json ] && ! grep -q '^summary' $R/$k.txt; then
-    python3 bench/compare_models.py --from-json $R/$k.json --md $R/$k.md >> $R/$k.txt 2>&1
+    python3 bench/compare_models.py --from-json $R/$k.json --md $R/$k.md ${BASELINE:+--baseline "$BASELINE"} >> $R/$k.txt 2>&1
   fi
 done
 sed -n '/^== /,$p' $R/models.txt 2>/dev/null
