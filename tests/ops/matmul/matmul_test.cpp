@@ -45,6 +45,31 @@ HostTensor run_linear(const HostTensor& x, const HostTensor& w, const HostTensor
   return out;
 }
 
+// addmm(mb, m1, m2, beta 0.5, alpha -2) on route `r`, checked against its reference; `used`: the
+// variants it dispatched.
+void expect_addmm(const HostTensor& mb, const HostTensor& m1, const HostTensor& m2, const std::string& r,
+                  std::vector<std::string>* used) {
+  OpGraph g;
+  Id o = g.output(DType::Float32, {m1.shape[0], m2.shape[1]});
+  g.gb.op("aten.addmm.default", {g.constant(mb), g.input(m1), g.input(m2), g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
+  EXPECT_TRUE(Close(g.run(route(r))[0], ref::addmm(mb, m1, m2, 0.5, -2.0), 1e-5, 1e-4)) << r;
+  *used = g.variants();
+}
+
+// linear(x, w, bias) + res, the add fused into the linear's store, on route `r`, checked against
+// its reference; `used`: the variants it dispatched.
+void expect_linear_residual(const HostTensor& x, const HostTensor& w, const HostTensor& bias, const HostTensor& res,
+                            const std::string& r, std::vector<std::string>* used) {
+  OpGraph g;
+  Id l = g.tensor(DType::Float32, res.shape);
+  g.gb.op("aten.linear.default", {g.input(x), g.constant(w), g.constant(bias), l});
+  g.gb.op("aten.add.Tensor", {l, g.input(res), g.gb.int_(1), g.output(DType::Float32, res.shape)});
+  auto ref = ref::linear(x, w, &bias);
+  for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += res.as<float>()[i];
+  EXPECT_TRUE(Close(g.run(route(r))[0], ref, 1e-5, 1e-4)) << r;
+  *used = g.variants();
+}
+
 std::string load_error(OpGraph& g, const LoadOptions& o = {}) {
   try {
     g.run(o);
@@ -400,21 +425,11 @@ TEST(OpMatmul, SplitKRouteMatchesReferenceOnEveryOp) {
   auto m1 = random_f32({19, 64}, 135), m2 = random_f32({64, 12}, 136), mb = random_f32({19, 1}, 137);
   EXPECT_TRUE(Close(run2("aten.mm.default", m1, m2, {19, 12}, "splitk", &used), ref::matmul(m1, m2), 1e-5, 1e-4));
   EXPECT_EQ(used, kSplitVariants);
-  OpGraph g;
-  Id o = g.output(DType::Float32, {19, 12});
-  g.gb.op("aten.addmm.default", {g.constant(mb), g.input(m1), g.input(m2), g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
-  EXPECT_TRUE(Close(g.run(route("splitk"))[0], ref::addmm(mb, m1, m2, 0.5, -2.0), 1e-5, 1e-4));
-  EXPECT_EQ(g.variants(), kSplitVariants);
+  expect_addmm(mb, m1, m2, "splitk", &used);
+  EXPECT_EQ(used, kSplitVariants);
   // A residual add fused into the linear's store runs in the reduce kernel.
-  auto r = random_f32({2, 37, 44}, 138);
-  OpGraph ge;
-  Id l = ge.tensor(DType::Float32, {2, 37, 44});
-  ge.gb.op("aten.linear.default", {ge.input(x), ge.constant(w), ge.constant(bias), l});
-  ge.gb.op("aten.add.Tensor", {l, ge.input(r), ge.gb.int_(1), ge.output(DType::Float32, {2, 37, 44})});
-  auto ref = ref::linear(x, w, &bias);
-  for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += r.as<float>()[i];
-  EXPECT_TRUE(Close(ge.run(route("splitk"))[0], ref, 1e-5, 1e-4));
-  EXPECT_EQ(ge.variants(), kSplitVariants);
+  expect_linear_residual(x, w, bias, random_f32({2, 37, 44}, 138), "splitk", &used);
+  EXPECT_EQ(used, kSplitVariants);
 }
 
 // By default K is split when the 64x64 tiles are too few to fill the GPU and K is long (197 rows
@@ -572,21 +587,11 @@ TEST(OpMatmul, SmallTileRouteMatchesReferenceOnEveryOpAndLayout) {
     EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"}) << op;
   }
   auto m1 = random_f32({35, 64}, 145), m2 = random_f32({64, 36}, 146), mb = random_f32({35, 1}, 147);
-  OpGraph g;
-  Id o = g.output(DType::Float32, {35, 36});
-  g.gb.op("aten.addmm.default", {g.constant(mb), g.input(m1), g.input(m2), g.gb.dbl(0.5), g.gb.dbl(-2.0), o});
-  EXPECT_TRUE(Close(g.run(route("small"))[0], ref::addmm(mb, m1, m2, 0.5, -2.0), 1e-5, 1e-4));
-  EXPECT_EQ(g.variants(), small);
+  expect_addmm(mb, m1, m2, "small", &used);
+  EXPECT_EQ(used, small);
   auto x = random_f32({2, 37, 212}, 148), w = random_f32({44, 212}, 149), bias = random_f32({44}, 150);
-  auto r = random_f32({2, 37, 44}, 151);
-  OpGraph ge;
-  Id l = ge.tensor(DType::Float32, {2, 37, 44});
-  ge.gb.op("aten.linear.default", {ge.input(x), ge.constant(w), ge.constant(bias), l});
-  ge.gb.op("aten.add.Tensor", {l, ge.input(r), ge.gb.int_(1), ge.output(DType::Float32, {2, 37, 44})});
-  auto ref = ref::linear(x, w, &bias);
-  for (int64_t i = 0; i < ref.numel(); ++i) ref.as<double>()[i] += r.as<float>()[i];
-  EXPECT_TRUE(Close(ge.run(route("small"))[0], ref, 1e-5, 1e-4));
-  EXPECT_EQ(ge.variants(), small);
+  expect_linear_residual(x, w, bias, random_f32({2, 37, 44}, 151), "small", &used);
+  EXPECT_EQ(used, small);
 }
 
 }  // namespace
