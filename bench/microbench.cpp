@@ -86,29 +86,22 @@ Case make_case(const std::string& name, bool small) {
     c.op = "linear";
     c.flops = 2.0 * m * n * n;
     c.bytes = m == 1 ? 4.0 * n * n : 0;
-  } else if (name.rfind("addmm_", 0) == 0) {
-    // addmm_M_N_K: b + x [M, K] @ W [K, N], GPT-2's Conv1D projection (W and b constants).
+  } else if (name.rfind("lin_", 0) == 0 || name.rfind("addmm_", 0) == 0) {
+    // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection; addmm_M_N_K: b + x [M, K] @
+    // W [K, N], GPT-2's Conv1D projection (W and b constants).
+    const bool lin = name[0] == 'l';
+    const std::string form = lin ? "lin" : "addmm";
     int64_t M = 0, N = 0, K = 0;
-    if (std::sscanf(name.c_str(), "addmm_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
-      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected addmm_M_N_K");
-    auto w = rnd({K, N}, 5, 0.05f), b = rnd({N}, 6, 0.1f);
+    if (std::sscanf(name.c_str() + form.size(), "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected " + form + "_M_N_K");
+    const std::vector<int64_t> wd = lin ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+    auto w = rnd(wd, 5, 0.05f), b = rnd({N}, 6, 0.1f);
     c.inputs = {rnd({M, K}, 7)};
     c.weights = {{"weight", w}, {"bias", b}};
     Id x = g.input(DType::Float32, {M, K});
-    g.op("aten.addmm.default", {g.constant_f32({N}, vec(b)), x, g.constant_f32({K, N}, vec(w)), g.dbl(1.0), g.dbl(1.0), out({M, N})});
-    c.op = "addmm";
-    c.flops = 2.0 * M * N * K;
-  } else if (name.rfind("lin_", 0) == 0) {
-    // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection (W and b constants).
-    int64_t M = 0, N = 0, K = 0;
-    if (std::sscanf(name.c_str(), "lin_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
-      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected lin_M_N_K");
-    auto w = rnd({N, K}, 5, 0.05f), b = rnd({N}, 6, 0.1f);
-    c.inputs = {rnd({M, K}, 7)};
-    c.weights = {{"weight", w}, {"bias", b}};
-    Id x = g.input(DType::Float32, {M, K});
-    g.op("aten.linear.default", {x, g.constant_f32({N, K}, vec(w)), g.constant_f32({N}, vec(b)), out({M, N})});
-    c.op = "linear";
+    if (lin) g.op("aten.linear.default", {x, g.constant_f32(wd, vec(w)), g.constant_f32({N}, vec(b)), out({M, N})});
+    else g.op("aten.addmm.default", {g.constant_f32({N}, vec(b)), x, g.constant_f32(wd, vec(w)), g.dbl(1.0), g.dbl(1.0), out({M, N})});
+    c.op = lin ? "linear" : "addmm";
     c.flops = 2.0 * M * N * K;
   } else if (name.rfind("q4lin_", 0) == 0 || name.rfind("dq8ca_", 0) == 0) {
     // q4lin_N_K: one token through et_vk.linear_q4gsw (4-bit weights, groups of 32, f32 input);
