@@ -7,7 +7,7 @@
 // case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500;
 // 0 with --small), so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
-// lin_M_N_K / conv_C_OC_HW_KS / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
+// lin_M_N_K[_ln] / addmm_M_N_K[_ln] / conv_C_OC_HW_KS / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
 // attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
@@ -88,20 +88,36 @@ Case make_case(const std::string& name, bool small) {
     c.bytes = m == 1 ? 4.0 * n * n : 0;
   } else if (name.rfind("lin_", 0) == 0 || name.rfind("addmm_", 0) == 0) {
     // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection; addmm_M_N_K: b + x [M, K] @
-    // W [K, N], GPT-2's Conv1D projection (W and b constants).
+    // W [K, N], GPT-2's Conv1D projection (W and b constants). A trailing _ln puts a LayerNorm over
+    // K in front (the pre-norm that folds into the GEMM's loads).
     const bool lin = name[0] == 'l';
     const std::string form = lin ? "lin" : "addmm";
     int64_t M = 0, N = 0, K = 0;
-    if (std::sscanf(name.c_str() + form.size(), "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &M, &N, &K) != 3 || M < 1 || N < 1 || K < 1)
-      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected " + form + "_M_N_K");
+    int used = 0;
+    if (std::sscanf(name.c_str() + form.size(), "_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "%n", &M, &N, &K, &used) != 3 ||
+        M < 1 || N < 1 || K < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected " + form + "_M_N_K[_ln]");
+    const std::string tail = name.substr(form.size() + static_cast<size_t>(used));
+    if (!tail.empty() && tail != "_ln")
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected " + form + "_M_N_K[_ln]");
     const std::vector<int64_t> wd = lin ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
     auto w = rnd(wd, 5, 0.05f), b = rnd({N}, 6, 0.1f);
     c.inputs = {rnd({M, K}, 7)};
     c.weights = {{"weight", w}, {"bias", b}};
     Id x = g.input(DType::Float32, {M, K});
+    if (tail == "_ln") {
+      auto nw = rnd({K}, 8), nb = rnd({K}, 9, 0.1f);
+      c.weights.push_back({"norm_weight", nw});
+      c.weights.push_back({"norm_bias", nb});
+      Id y = g.tensor(DType::Float32, {M, K}), mean = g.tensor(DType::Float32, {M, 1}),
+         rstd = g.tensor(DType::Float32, {M, 1});
+      g.op("aten.native_layer_norm.default", {x, g.int_list({K}), g.constant_f32({K}, vec(nw)),
+                                              g.constant_f32({K}, vec(nb)), g.dbl(1e-5), g.value_list({y, mean, rstd})});
+      x = y;
+    }
     if (lin) g.op("aten.linear.default", {x, g.constant_f32(wd, vec(w)), g.constant_f32({N}, vec(b)), out({M, N})});
     else g.op("aten.addmm.default", {g.constant_f32({N}, vec(b)), x, g.constant_f32(wd, vec(w)), g.dbl(1.0), g.dbl(1.0), out({M, N})});
-    c.op = lin ? "linear" : "addmm";
+    c.op = (tail.empty() ? "" : "layer_norm_") + std::string(lin ? "linear" : "addmm");
     c.flops = 2.0 * M * N * K;
   } else if (name.rfind("q4lin_", 0) == 0 || name.rfind("dq8ca_", 0) == 0) {
     // q4lin_N_K: one token through et_vk.linear_q4gsw (4-bit weights, groups of 32, f32 input);

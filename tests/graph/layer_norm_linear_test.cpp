@@ -60,10 +60,14 @@ TEST(LayerNormLinear, PreNormProjectionWithEpilogueIsOneDispatchMatchingUnfusedA
   EXPECT_EQ(fused.variants, std::vector<std::string>{"gemm_small"});  // one 64x64 tile, a short K
   EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
   EXPECT_TRUE(Close(fused.out[0], c.ref(), 1e-4, 1e-4));
-  // The 64x64 kernel normalises the same rows the same way.
+  // The 64x64 kernel and the 16x16 small tiles (sixteen invocations a row for the statistics)
+  // normalise the same rows the same way.
   auto tile64 = load_graph(build, true, {{"matmul", "vec4"}});
   EXPECT_EQ(tile64.variants, std::vector<std::string>{"gemm_vec4"});
   EXPECT_TRUE(Close(tile64.out[0], c.ref(), 1e-4, 1e-4));
+  auto tile16 = load_graph(build, true, {{"matmul", "small16"}});
+  EXPECT_EQ(tile16.variants, std::vector<std::string>{"gemm_small16"});
+  EXPECT_TRUE(Close(tile16.out[0], c.ref(), 1e-4, 1e-4));
 }
 
 // As the exporter writes a 3-D input's pre-norm projection: layer_norm [1, S, K] -> squeeze_copy

@@ -66,7 +66,7 @@ void collapse_batch(const Problem& pr, Params& p) {
 }
 
 enum Route { kTiled = 0, kVec4 = 1, kGemv = 2, kGemvVec4 = 3, kLarge = 4, kLargeAligned = 5, kLargeM64 = 6,
-             kLargeM64Aligned = 7, kSmall = 8, kVec4SplitK = 9, kRoutes = 10 };
+             kLargeM64Aligned = 7, kSmall = 8, kSmall16 = 9, kVec4SplitK = 10, kRoutes = 11 };
 
 // Large-tile routes need a whole wave of workgroups and a long K to beat the 64x64 kernel: pick
 // the biggest tile that still gives at least kLargeMinTiles workgroups (a GPU has tens to ~150
@@ -83,13 +83,18 @@ int large_tile_rows(int64_t M, int64_t N, int64_t K, int64_t nb) {
   if (M >= 64 && int64_t(ceil_div(M, 64) * ceil_div(N, 128)) * nb >= kLargeMinTiles) return 4;
   return 0;
 }
-// The small-tile kernel (matmul_gemm_small.wgsl: 32x32 tiles, K split four ways inside the
-// workgroup, no second dispatch) for vec4 problems whose 64x64 tiles are fewer than
-// kSmallBelowTiles over a K below kSmallBelowK; longer K splits across workgroups. H100, GPU us,
-// small / 64x64 / split: 128x256x256 17.8 / 24.5 / 25.0, 197x576x192 15.9 / 21.6 / 30.9,
-// 64x1536x512 24.8 / 37.7 / 34.3, 197x192x768 32.1 / 51.5 / 33.8, 128x256x1024 37.7 / 64.6 / 31.0,
-// 64x512x2048 60.1 / 116.4 / 33.1.
-constexpr int64_t kSmallBelowTiles = 128, kSmallBelowK = 1024;
+// The small-tile kernel (matmul_gemm_small.wgsl: K split inside the workgroup, no second
+// dispatch) for vec4 problems whose 64x64 tiles are fewer than kSmallBelowTiles over a K below
+// kSmallBelowK: 16x16 tiles over 16 slices where 32x32 tiles would be fewer than
+// kSmall16BelowTiles, else 32x32 tiles over 4 slices. Past that K, the 16x16 form replaces the
+// split pair below kSmall16BelowK. A fused LayerNorm takes the 32x32 form (its row statistics,
+// taken by every workgroup, cost more over four times the workgroups). H100, GPU us, small16 /
+// small / split (bench/route_sweep.sh): 197x192x192 13.1 / 17.5 / 26.5, 197x576x192 15.2 / 17.6 /
+// 30.8, 197x768x192 18.3 / 18.2 / 31.3, 197x1536x192 24.9 / 21.9 / 36.9, 197x192x768 17.5 / 37.2 /
+// 33.9, 128x256x256 13.0 / 20.4 / 24.9, 64x1536x512 17.2 / 27.2 / 34.2, 128x256x1024 20.1 / 45.9 /
+// 31.1, 64x512x2048 27.4 / 77.5 / 32.9, 197x192x3072 36.1 / - / 45.9, 1500x384x3072 192.6 / - /
+// 199.3, 64x512x4096 42.2 / - / 37.9; with the norm, 197x576x192 23.6 / 19.5.
+constexpr int64_t kSmallBelowTiles = 128, kSmallBelowK = 1024, kSmall16BelowTiles = 160, kSmall16BelowK = 4096;
 // Split-K for the 64x64 vec4 kernel (op_common.h) when its tiles are too few to fill the GPU and
 // K is long. On the H200 (bench/route_sweep.sh, ms 64x64 / split): ViT-tiny's MLP down-projection
 // 197x192x768 (12 tiles) 0.058 / 0.031, Whisper-size 1500x384x1536 (144 tiles) 0.161 / 0.109;
@@ -101,6 +106,12 @@ constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 bool takes_small(int64_t M, int64_t N, int64_t K, int64_t nb) {
   return K < kSmallBelowK && int64_t(ceil_div(M, 64) * ceil_div(N, 64)) * nb < kSmallBelowTiles;
 }
+bool takes_small16(int64_t M, int64_t N, int64_t nb) {
+  return int64_t(ceil_div(M, 32) * ceil_div(N, 32)) * nb < kSmall16BelowTiles;
+}
+// The 16x16 small-tile kernel in place of a split-K pair: for [N, K] weights (a [K, N] one at
+// K = 2048, GPT-2's MLP down-projection, ran 1.6x slower in the model than the split pair).
+bool small16_over_split(bool norm, bool trans_b, int64_t K) { return !norm && trans_b && K < kSmall16BelowK; }
 
 // Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape
 // function.
@@ -154,7 +165,7 @@ void build_gemm(OpContext& oc, Spec s) {
   // beta == 0 ignores the bias entirely (PyTorch: nan/inf in it are not propagated).
   bool has_bias = s.bias >= 0 && s.beta != 0.0;
   if (s.bias >= 0) require_float(oc, s.bias, "bias");
-  std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk", "small"});
+  std::string force = pinned_route(oc, "matmul", {"tiled", "vec4", "gemv", "large", "large_m64", "splitk", "small", "small16"});
   // vec4 bindings need at least one whole vec4 in A and B; tinier operands never take them (nor
   // the large-tile routes, which only bind vec4 operands).
   bool vec4_bindable = holds_vec4(g, s.a) && holds_vec4(g, s.b);
@@ -165,7 +176,8 @@ void build_gemm(OpContext& oc, Spec s) {
       oc.fail(ErrorKind::InvalidArgument, "the fused layer norm needs vec4 operands and in_features % 4 == 0" +
                                               std::string(s.trans_b ? "" : " and out_features % 4 == 0") +
                                               ", got weight " + shape_str(wd));
-    if (force != "splitk" && force != "vec4" && force != "small") force.clear();  // the other routes are not built for it
+    if (force != "splitk" && force != "vec4" && force != "small" && force != "small16")
+      force.clear();  // the other routes are not built for it
   }
   Epilogue ep = Epilogue::read(oc, s.fixed, s.label);
   // Split-K scratch, sized for the exported shapes: with static shapes exactly what they split
@@ -177,7 +189,8 @@ void build_gemm(OpContext& oc, Spec s) {
       uint64_t nb = static_cast<uint64_t>(numel(pr.batch));
       if (pr.M > 1 && pr.K % 4 == 0 && (s.trans_b || pr.N % 4 == 0)) {
         SplitK sp = choose_split(pr, nb, force == "splitk");
-        if (!g.options().static_shapes && pr.K >= int64_t(kSplit.min_k)) split_floats = kMaxSplitFloats;
+        if (force.empty() && small16_over_split(s.norm, s.trans_b, pr.K)) sp.splits = 1;  // live K is at most this
+        else if (!g.options().static_shapes && pr.K >= int64_t(kSplit.min_k)) split_floats = kMaxSplitFloats;
         else if (sp.splits > 1) split_floats = uint64_t(sp.splits) * static_cast<uint64_t>(pr.M * pr.N) * nb;
       }
     } catch (const Error&) {
@@ -213,12 +226,17 @@ void build_gemm(OpContext& oc, Spec s) {
     else if (force == "large" && vec4_ok) tm = 8;
     else if (force == "large_m64" && vec4_ok) tm = 4;
     else if (force == "small" && vec4_ok && !gemv_ok) tm = 0, route = kSmall;
-    if (s.norm) tm = 0, route = force == "small" ? kSmall : kVec4;
-    if (route == kVec4 && !tm && force.empty() && takes_small(pr.M, pr.N, pr.K, nb)) route = kSmall;
+    else if (force == "small16" && vec4_ok && !gemv_ok) tm = 0, route = kSmall16;
+    if (s.norm) tm = 0, route = force == "small" ? kSmall : force == "small16" ? kSmall16 : kVec4;
+    if (route == kVec4 && !tm && force.empty() && takes_small(pr.M, pr.N, pr.K, nb))
+      route = !s.norm && takes_small16(pr.M, pr.N, nb) ? kSmall16 : kSmall;
     if (tm) {
       bool aligned = pr.M % (16 * tm) == 0 && pr.N % 128 == 0 && pr.K % 8 == 0;
       route = tm == 8 ? (aligned ? kLargeAligned : kLarge) : (aligned ? kLargeM64Aligned : kLargeM64);
     }
+    if (route == kVec4 && !tm && force.empty() && small16_over_split(s.norm, s.trans_b, pr.K) &&
+        choose_split(pr, static_cast<uint64_t>(nb), false).splits > 1)
+      route = kSmall16;
     if (route == kVec4 && !tm && split_floats && (force.empty() || force == "splitk")) {
       SplitK sp = choose_split(pr, static_cast<uint64_t>(nb), force == "splitk");
       if (sp.splits > 1 && uint64_t(sp.splits) * static_cast<uint64_t>(pr.M * pr.N * nb) <= split_floats) {
@@ -231,6 +249,7 @@ void build_gemm(OpContext& oc, Spec s) {
     kernel::Groups gr;
     if (tm) gr = kernel::Groups::grid(ceil_div(pr.N, 128), ceil_div(pr.M, 16 * tm), z);
     else if (route == kSmall) gr = kernel::Groups::grid(ceil_div(pr.N, 32), ceil_div(pr.M, 32), z);
+    else if (route == kSmall16) gr = kernel::Groups::grid(ceil_div(pr.N, 16), ceil_div(pr.M, 16), z);
     else if (route == kTiled || route == kVec4 || route == kVec4SplitK) gr = kernel::Groups::grid(ceil_div(pr.N, 64), ceil_div(pr.M, 64), z);
     else gr = {ceil_div(pr.N, s.trans_b ? 4 : route == kGemvVec4 ? 256 : 64), 1, z, true};  // folds past the limit
     run->pr = std::move(pr);
@@ -240,17 +259,18 @@ void build_gemm(OpContext& oc, Spec s) {
   });
   oc.output(out, [run](const kernel::Live&) { return run->pr.out_dims; });
 
-  struct RouteKernel { Route r; const char* shader; const char* entry; const char* name; int tm; bool aligned; };
+  struct RouteKernel { Route r; const char* shader; const char* entry; const char* name; int tm; bool aligned; const char* def; };
   const RouteKernel routes[kVec4SplitK] = {
-      {kTiled, "matmul_gemm", "gemm", "gemm_tiled", 0, false},
-      {kVec4, "matmul_gemm", "gemm_vec4", "gemm_vec4", 0, false},
-      {kGemv, "matmul_gemv", "gemv", "gemv", 0, false},
-      {kGemvVec4, "matmul_gemv", "gemv_vec4", "gemv_vec4", 0, false},
-      {kLarge, "matmul_gemm_large", "gemm_large", "gemm_128x128", 8, false},
-      {kLargeAligned, "matmul_gemm_large", "gemm_large", "gemm_128x128_aligned", 8, true},
-      {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false},
-      {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true},
-      {kSmall, "matmul_gemm_small", "gemm_small", "gemm_small", 0, false},
+      {kTiled, "matmul_gemm", "gemm", "gemm_tiled", 0, false, nullptr},
+      {kVec4, "matmul_gemm", "gemm_vec4", "gemm_vec4", 0, false, nullptr},
+      {kGemv, "matmul_gemv", "gemv", "gemv", 0, false, nullptr},
+      {kGemvVec4, "matmul_gemv", "gemv_vec4", "gemv_vec4", 0, false, nullptr},
+      {kLarge, "matmul_gemm_large", "gemm_large", "gemm_128x128", 8, false, nullptr},
+      {kLargeAligned, "matmul_gemm_large", "gemm_large", "gemm_128x128_aligned", 8, true, nullptr},
+      {kLargeM64, "matmul_gemm_large", "gemm_large", "gemm_64x128", 4, false, nullptr},
+      {kLargeM64Aligned, "matmul_gemm_large", "gemm_large", "gemm_64x128_aligned", 4, true, nullptr},
+      {kSmall, "matmul_gemm_small", "gemm_small", "gemm_small", 0, false, nullptr},
+      {kSmall16, "matmul_gemm_small", "gemm_small", "gemm_small16", 0, false, "TILE16"},
   };
   auto add_norm = [&s](kernel::Kernel& k) {
     if (!s.norm) return;
@@ -282,11 +302,12 @@ void build_gemm(OpContext& oc, Spec s) {
   for (const auto& rk : routes) {
     bool vec4 = rk.r != kTiled && rk.r != kGemv;
     if (vec4 && !vec4_bindable) continue;  // never taken (vec4_ok needs vec4_bindable)
-    if (s.norm && rk.r != kVec4 && rk.r != kSmall) continue;  // the norm: the 64x64 vec4 and small routes
+    if (s.norm && rk.r != kVec4 && rk.r != kSmall && rk.r != kSmall16) continue;  // the norm: the 64x64 vec4 and small routes
     kernel::Kernel k(rk.shader, rk.entry);
     k.constant("TRANS_B", s.trans_b ? 1.0 : 0.0).constant("HAS_BIAS", has_bias ? 1.0 : 0.0);
     if (rk.tm) k.constant("TM", rk.tm).constant("ALIGNED", rk.aligned ? 1.0 : 0.0).define("NESTED_TILES");
     if (vec4) k.define("VEC4");
+    if (rk.def) k.define(rk.def);
     Route r = rk.r;
     k.input("A", s.a, vec4).input("B", s.b, vec4).input("BIAS", has_bias ? s.bias : -1).output("C", out);
     add_norm(k);

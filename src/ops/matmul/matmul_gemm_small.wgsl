@@ -1,79 +1,109 @@
 // Small GEMM: C[b] = alpha * A[b] @ op(B[b]) + beta * bias for problems whose 64x64 tiles are too
-// few to fill the GPU (a ViT's projections at 197 tokens, BERT's and GPT-2's at 64-128): 32x32
-// output tiles, and K split four ways inside the workgroup (256 invocations = 4 slices x 64), the
-// slices' sums added in workgroup memory in slice order, each invocation then storing a row of its
-// block. Where the 64x64 kernel split K across
-// workgroups it wrote partials and took a second dispatch to add them; here there is neither.
+// few to fill the GPU (a ViT's projections at 197 tokens, BERT's and GPT-2's at 64-128): TS x TS
+// output tiles, and K split S ways inside the workgroup (256 invocations = S slices x the tile's
+// 4x4 blocks), the slices' sums added in workgroup memory, each invocation then storing its share
+// of its block. Where the 64x64 kernel split K across workgroups it wrote partials and took a
+// second dispatch to add them; here there is neither. TILE16: 16x16 tiles over 16 slices, four
+// times the workgroups of 32x32 tiles over 4 slices, for problems whose 32x32 tiles leave the GPU
+// idle (an MLP's down-projection to 192 features).
 // Operands are read straight from memory, no staging and no barrier in the k loop (a tile's rows
-// are read by its 8 invocations of a row or column, which L1 serves): invocation lid keeps the 4x4
-// block lid / 4 (rows ty * 4.., columns tx * 4..) over slice s = lid % 4, the k quads s, s + 4,
-// ...: four neighbouring invocations read a row's 64 contiguous bytes.
+// are read by the invocations of a row or column, which L1 serves): invocation lid keeps the 4x4
+// block lid / S (rows ty * 4.., columns tx * 4..) over slice s = lid % S, the k quads s, s + S,
+// ...: neighbouring invocations read a row's contiguous bytes.
 // A is [M, K] row-major, vec4 along K (K % 4 == 0); TRANS_B = 1: B is [N, K], vec4 along K; else
 // [K, N], vec4 along N (N % 4 == 0). Rows and columns past the problem read its last ones (in
 // bounds, dropped at the store).
-// NORM_A (etwebgpu.layer_norm_linear): A's rows layer-normalised as they are loaded; eight
+// NORM_A (etwebgpu.layer_norm_linear): A's rows layer-normalised as they are loaded; LPR
 // invocations a row take the mean, then the centred sum of squares, before the k loop.
 // A, B, BIAS, C, NW, NB and P come from the generated preamble.
 //!include matmul_params
 
 override TRANS_B: u32 = 0u;
 override HAS_BIAS: u32 = 0u;
-const S: u32 = 4u;  // K slices
+#if TILE16
+const TS: u32 = 16u;  // output tile side
+const S: u32 = 16u;   // K slices
+#else
+const TS: u32 = 32u;
+const S: u32 = 4u;
+#endif
+const BPR: u32 = TS / 4u;  // 4x4 blocks per tile row
+const LPR: u32 = 256u / TS;  // NORM_A: invocations a row
+const OPI: u32 = 16u / S;  // outputs each invocation stores
 
 //!include matmul_batch
 //!include matmul_finish
 
-var<workgroup> red: array<array<vec4<f32>, 4>, 192>;  // slices 1..3's blocks: [block][slice - 1]
+// The upper half of the slices' blocks at each step of the tree sum: [block][slice]; the sums
+// [block][row] for the store.
+var<workgroup> red: array<array<vec4<f32>, 4>, BPR * BPR * S / 2u>;
 
 #if NORM_A
 override HAS_NW: u32 = 0u;
 override HAS_NB: u32 = 0u;
 var<workgroup> nsum: array<f32, 256>;
-var<workgroup> stats: array<vec2<f32>, 32>;  // mean and rstd of the tile's rows
+var<workgroup> stats: array<vec2<f32>, TS>;  // mean and rstd of the tile's rows
 
-fn eight_sum(v: f32, lid: u32) -> f32 {
+// The sum of v over the LPR invocations of lid's row.
+fn row_sum(v: f32, lid: u32) -> f32 {
   nsum[lid] = v;
   workgroupBarrier();
-  let g = lid & ~7u;
-  let r = ((nsum[g] + nsum[g + 1u]) + (nsum[g + 2u] + nsum[g + 3u])) +
-          ((nsum[g + 4u] + nsum[g + 5u]) + (nsum[g + 6u] + nsum[g + 7u]));
+  var r = 0.0;
+  for (var g = lid & ~(LPR - 1u); g < (lid | (LPR - 1u)); g = g + 8u) {
+    r = r + (((nsum[g] + nsum[g + 1u]) + (nsum[g + 2u] + nsum[g + 3u])) +
+             ((nsum[g + 4u] + nsum[g + 5u]) + (nsum[g + 6u] + nsum[g + 7u])));
+  }
   workgroupBarrier();
   return r;
 }
 
-// Row lid / 8's statistics into stats (its last row for rows past M), two passes over the row.
+// Row lid / LPR's statistics into stats (its last row for rows past M), two passes over the row,
+// four loads in flight in each.
 fn norm_stats(ao: u32, m0: u32, lid: u32) {
-  let base = (ao + min(m0 + lid / 8u, P.M - 1u) * P.K) / 4u;
+  let base = (ao + min(m0 + lid / LPR, P.M - 1u) * P.K) / 4u;
   let nq = P.K / 4u;
+  let l = lid % LPR;
   var s = vec4<f32>(0.0);
-  var q = lid % 8u;
-  for (; q + 24u < nq; q = q + 32u) {
-    s = s + ((vec4<f32>(A[base + q]) + vec4<f32>(A[base + q + 8u])) +
-             (vec4<f32>(A[base + q + 16u]) + vec4<f32>(A[base + q + 24u])));
+  var q = l;
+  for (; q + 3u * LPR < nq; q = q + 4u * LPR) {
+    s = s + ((vec4<f32>(A[base + q]) + vec4<f32>(A[base + q + LPR])) +
+             (vec4<f32>(A[base + q + 2u * LPR]) + vec4<f32>(A[base + q + 3u * LPR])));
   }
-  for (; q < nq; q = q + 8u) { s = s + vec4<f32>(A[base + q]); }
-  let mean = eight_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
+  for (; q < nq; q = q + LPR) { s = s + vec4<f32>(A[base + q]); }
+  let mean = row_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
   var v = vec4<f32>(0.0);
-  for (q = lid % 8u; q < nq; q = q + 8u) {
+  for (q = l; q + 3u * LPR < nq; q = q + 4u * LPR) {
+    let d0 = vec4<f32>(A[base + q]) - mean;
+    let d1 = vec4<f32>(A[base + q + LPR]) - mean;
+    let d2 = vec4<f32>(A[base + q + 2u * LPR]) - mean;
+    let d3 = vec4<f32>(A[base + q + 3u * LPR]) - mean;
+    v = v + ((d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3));
+  }
+  for (; q < nq; q = q + LPR) {
     let d = vec4<f32>(A[base + q]) - mean;
     v = fma(d, d, v);
   }
-  let var_ = eight_sum(v.x + v.y + v.z + v.w, lid) / f32(P.K);
-  if (lid % 8u == 0u) { stats[lid / 8u] = vec2<f32>(mean, inverseSqrt(var_ + P.eps)); }
+  let var_ = row_sum(v.x + v.y + v.z + v.w, lid) / f32(P.K);
+  if (l == 0u) { stats[lid / LPR] = vec2<f32>(mean, inverseSqrt(var_ + P.eps)); }
   workgroupBarrier();
 }
 #endif
 
-// A's rows (vec4 indices ab) at k quad q; ty: the block's row group.
-fn load_a(ab: vec4<u32>, ty: u32, q: u32) -> array<vec4<f32>, 4> {
+// A's rows (vec4 indices ab) at k quad q; mu, rs: the rows' means and rstds (NORM_A).
+fn load_a(ab: vec4<u32>, mu: vec4<f32>, rs: vec4<f32>, q: u32) -> array<vec4<f32>, 4> {
   var a: array<vec4<f32>, 4>;
+#if NORM_A
+  var w = vec4<f32>(1.0);
+  var b = vec4<f32>(0.0);
+  if (HAS_NW == 1u) { w = vec4<f32>(NW[q]); }
+  if (HAS_NB == 1u) { b = vec4<f32>(NB[q]); }
+#endif
   for (var i = 0u; i < 4u; i = i + 1u) {
     a[i] = vec4<f32>(A[ab[i] + q]);
 #if NORM_A
-    let st = stats[ty * 4u + i];
-    a[i] = (a[i] - st.x) * st.y;
-    if (HAS_NW == 1u) { a[i] = a[i] * vec4<f32>(NW[q]); }
-    if (HAS_NB == 1u) { a[i] = a[i] + vec4<f32>(NB[q]); }
+    a[i] = (a[i] - mu[i]) * rs[i];
+    if (HAS_NW == 1u) { a[i] = a[i] * w; }
+    if (HAS_NB == 1u) { a[i] = a[i] + b; }
 #endif
   }
   return a;
@@ -106,13 +136,13 @@ fn mul_add(acc: ptr<function, array<vec4<f32>, 4>>, a: array<vec4<f32>, 4>, b: a
 
 @compute @workgroup_size(256)
 fn gemm_small(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let m0 = wid.y * 32u;
-  let n0 = wid.x * 32u;
+  let m0 = wid.y * TS;
+  let n0 = wid.x * TS;
   let offs = batch_offsets(wid.z);
   let s = lid % S;
   let blk = lid / S;
-  let tx = blk % 8u;
-  let ty = blk / 8u;
+  let tx = blk % BPR;
+  let ty = blk / BPR;
 #if NORM_A
   norm_stats(offs.x, m0, lid);
 #endif
@@ -126,35 +156,46 @@ fn gemm_small(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     bb = vec4<u32>((offs.y + min(c0, P.N - 4u)) / 4u);
   }
   let nq = P.K / 4u;
+  var mu = vec4<f32>(0.0);
+  var rs = vec4<f32>(1.0);
+#if NORM_A
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    mu[i] = stats[ty * 4u + i].x;
+    rs[i] = stats[ty * 4u + i].y;
+  }
+#endif
   var acc: array<vec4<f32>, 4>;
   // Two quads of loads in flight before their products.
   var q = s;
   for (; q + S < nq; q = q + 2u * S) {
-    let a0 = load_a(ab, ty, q);
+    let a0 = load_a(ab, mu, rs, q);
     let b0 = load_b(bb, q);
-    let a1 = load_a(ab, ty, q + S);
+    let a1 = load_a(ab, mu, rs, q + S);
     let b1 = load_b(bb, q + S);
     mul_add(&acc, a0, b0);
     mul_add(&acc, a1, b1);
   }
-  if (q < nq) { mul_add(&acc, load_a(ab, ty, q), load_b(bb, q)); }
-  if (s > 0u) { red[blk * (S - 1u) + s - 1u] = acc; }
-  workgroupBarrier();
-  if (s == 0u) {
-    for (var r = 0u; r < S - 1u; r = r + 1u) {
-      let o = red[blk * (S - 1u) + r];
+  if (q < nq) { mul_add(&acc, load_a(ab, mu, rs, q), load_b(bb, q)); }
+  // The slices' blocks summed as a tree: the upper half adds into the lower, S / 2 at a time.
+  for (var h = S / 2u; h > 0u; h = h / 2u) {
+    if (s >= h && s < 2u * h) { red[blk * (S / 2u) + s - h] = acc; }
+    workgroupBarrier();
+    if (s < h) {
+      let o = red[blk * (S / 2u) + s];
       for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = acc[i] + o[i]; }
     }
+    workgroupBarrier();
   }
-  workgroupBarrier();
   if (s == 0u) { red[blk] = acc; }
   workgroupBarrier();
-  // Every invocation stores a row of its block: four outputs each, not sixteen for a quarter of
-  // them (an epilogue's loads, such as a residual add's, follow its stores one by one).
-  let m = r0 + s;
+  // Every invocation stores OPI outputs of its block (a row with 4 slices, one with 16), not
+  // sixteen for one of them (an epilogue's loads, such as a residual add's, follow its stores one
+  // by one).
+  let e0 = s * OPI;
+  let m = r0 + e0 / 4u;
   if (m < P.M) {
-    let row = red[blk][s];
-    for (var j = 0u; j < 4u; j = j + 1u) {
+    let row = red[blk][e0 / 4u];
+    for (var j = e0 % 4u; j < e0 % 4u + OPI; j = j + 1u) {
       let n = c0 + j;
       if (n < P.N) { finish(wid.z, m, n, row[j]); }
     }

@@ -35,7 +35,7 @@ TEST(OpMatmulRouteEdges, AutomaticRouteTakesGemvForOneRowOnlyAndBothSidesMatchRe
       auto a = random_f32({M, K}, 600 + M * 100 + K), b = random_f32({K, 44}, 700 + K);
       EXPECT_TRUE(Close(run_op("aten.mm.default", a, b, {M, 44}, "", &used), ref::matmul(a, b), 1e-5, 1e-4))
           << "M=" << M << " K=" << K;
-      std::string want = M == 1 ? (K % 4 == 0 ? "gemv_vec4" : "gemv") : (K % 4 == 0 ? "gemm_small" : "gemm_tiled");
+      std::string want = M == 1 ? (K % 4 == 0 ? "gemv_vec4" : "gemv") : (K % 4 == 0 ? "gemm_small16" : "gemm_tiled");
       EXPECT_EQ(used, std::vector<std::string>{want}) << "M=" << M << " K=" << K;
     }
   }

@@ -97,7 +97,9 @@ TEST(OpMatmul, MmTiledAndVec4RoutesAgreeWhenKAndNAreMultiplesOf4) {
   EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "vec4", &used), ref, 1e-5, 1e-4));
   EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
   EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "", &used), ref, 1e-5, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});  // automatic choice: 4 tiles of 64x64
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_small16"});  // automatic choice: 9 tiles of 32x32
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {70, 68}, "small", &used), ref, 1e-5, 1e-4));
+  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});
 }
 
 TEST(OpMatmul, RowVectorGivesSameResultOnGemvTiledAndVec4Routes) {
@@ -243,7 +245,7 @@ TEST(OpMatmul, DynamicRowsSwitchBetweenTiledAndGemvOnRerun) {
     EXPECT_EQ(got.shape, (std::vector<int64_t>{rows, 24}));
     EXPECT_TRUE(Close(got, ref::linear(x, w, &bias), 1e-5, 1e-4)) << rows;
     g.inputs = {x};
-    EXPECT_EQ(g.variants(), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_small"}) << rows;
+    EXPECT_EQ(g.variants(), std::vector<std::string>{rows == 1 ? "gemv_vec4" : "gemm_small16"}) << rows;
   }
 }
 
@@ -432,42 +434,54 @@ TEST(OpMatmul, SplitKRouteMatchesReferenceOnEveryOp) {
   EXPECT_EQ(used, kSplitVariants);
 }
 
-// By default K is split when the 64x64 tiles are too few to fill the GPU and K is long (197 rows
-// of 192 over K = 1,024: 12 tiles), not for a Whisper-size up-projection (576 tiles); few tiles
-// over a K up to 768 take the small-tile kernel (a ViT's MLP down-projection at 197 tokens).
+// By default few 64x64 tiles over a K up to 3,072 take the 16x16 small-tile kernel (197 rows of
+// 192 over K = 1,024: a ViT's MLP down-projection; 42 tiles of 32x32 over K = 768), and 32x32
+// small tiles where those are 160 or more (197 x 1,536); a longer K, or a [K, N] second operand
+// over a K of 1,024 or more, splits across workgroups; a Whisper-size up-projection (576 tiles)
+// takes the 64x64 kernel.
 TEST(OpMatmul, DefaultRouteSplitsKOnlyForFewTilesOverALongK) {
   ETW_REQUIRE_GPU();
   std::vector<std::string> used;
+  const std::vector<std::string> small16{"gemm_small16"}, small{"gemm_small"}, vec4{"gemm_vec4"};
   auto x = random_f32({197, 1024}, 140), w = random_f32({192, 1024}, 141);
   EXPECT_TRUE(Close(run_linear(x, w, nullptr, "", &used), ref::linear(x, w, nullptr), 1e-4, 1e-4));
+  EXPECT_EQ(used, small16);
+  auto xl = random_f32({20, 4096}, 148), wl = random_f32({24, 4096}, 149);
+  EXPECT_TRUE(Close(run_linear(xl, wl, nullptr, "", &used), ref::linear(xl, wl, nullptr), 1e-4, 1e-4));
   EXPECT_EQ(used, kSplitVariants);
-  auto x1 = random_f32({197, 768}, 148), w1 = random_f32({192, 768}, 149);
+  auto a = random_f32({20, 1024}, 150), b = random_f32({1024, 24}, 151);
+  EXPECT_TRUE(Close(run2("aten.mm.default", a, b, {20, 24}, "", &used), ref::matmul(a, b), 1e-4, 1e-4));
+  EXPECT_EQ(used, kSplitVariants);
+  auto x1 = random_f32({197, 768}, 152), w1 = random_f32({192, 768}, 153);
   EXPECT_TRUE(Close(run_linear(x1, w1, nullptr, "", &used), ref::linear(x1, w1, nullptr), 1e-4, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});
+  EXPECT_EQ(used, small16);
+  auto x5 = random_f32({197, 64}, 154), w5 = random_f32({1536, 64}, 155);
+  EXPECT_TRUE(Close(run_linear(x5, w5, nullptr, "", &used), ref::linear(x5, w5, nullptr), 1e-5, 1e-4));
+  EXPECT_EQ(used, small);
   auto x2 = random_f32({1500, 384}, 142), w2 = random_f32({1536, 384}, 143);
   EXPECT_TRUE(Close(run_linear(x2, w2, nullptr, "", &used), ref::linear(x2, w2, nullptr), 1e-4, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_EQ(used, vec4);
   auto x3 = random_f32({197, 64}, 144), w3 = random_f32({192, 64}, 145);
   EXPECT_TRUE(Close(run_linear(x3, w3, nullptr, "", &used), ref::linear(x3, w3, nullptr), 1e-5, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_small"});
+  EXPECT_EQ(used, small16);
   auto x4 = random_f32({1500, 64}, 146), w4 = random_f32({576, 64}, 147);  // 216 tiles
   EXPECT_TRUE(Close(run_linear(x4, w4, nullptr, "", &used), ref::linear(x4, w4, nullptr), 1e-5, 1e-4));
-  EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"});
+  EXPECT_EQ(used, vec4);
 }
 
 // With a dynamic row count the scratch is sized for any live shape: fewer rows split into more
 // ranges and still match.
 TEST(OpMatmul, DynamicRowsSplitKWithinTheScratchOnRerun) {
   ETW_REQUIRE_GPU();
-  auto w = random_f32({64, 1024}, 150);
+  auto w = random_f32({64, 4096}, 150);
   OpGraph g;
-  auto x0 = random_f32({200, 1024}, 151);
-  Id xi = g.input(x0, {200, 1024}, true);
+  auto x0 = random_f32({200, 4096}, 151);
+  Id xi = g.input(x0, {200, 4096}, true);
   Id o = g.output(DType::Float32, {200, 64});
   g.gb.op("aten.linear.default", {xi, g.constant(w), g.gb.null(), o});
   EXPECT_TRUE(Close(g.run()[0], ref::linear(x0, w, nullptr), 1e-4, 1e-4));
   for (int64_t rows : {3, 77, 200}) {
-    auto x = random_f32({rows, 1024}, 152 + rows);
+    auto x = random_f32({rows, 4096}, 152 + rows);
     auto got = g.rerun({x})[0];
     EXPECT_TRUE(Close(got, ref::linear(x, w, nullptr), 1e-4, 1e-4)) << rows;
     g.inputs = {x};
@@ -566,32 +580,39 @@ TEST(OpMatmul, InvalidArgumentsFailAtLoadNamingTheProblem) {
 
 namespace {
 
-// The small-tile kernel (matmul_gemm_small.wgsl): 32x32 tiles, K in four slices of one workgroup
-// added in slice order. Every op and operand layout, tiles cut by M and N, K of one quad (three
-// slices idle), an odd count of quads (the last pass of one quad), batches, a broadcast bias,
-// alpha and beta, and a fused residual add in its store.
-TEST(OpMatmul, SmallTileRouteMatchesReferenceOnEveryOpAndLayout) {
+// The small-tile kernel (matmul_gemm_small.wgsl) in both forms: 32x32 tiles over four K slices
+// and 16x16 tiles over sixteen, the slices added as a tree. Every op and operand layout, tiles cut
+// by M and N, K of one quad (all slices but one idle), an odd count of quads (the last pass of one
+// quad), batches, a broadcast bias, alpha and beta, and a fused residual add in its store.
+TEST(OpMatmul, SmallTileRoutesMatchReferenceOnEveryOpAndLayout) {
   ETW_REQUIRE_GPU();
-  const std::vector<std::string> small{"gemm_small"};
-  std::vector<std::string> used;
-  for (auto [m, n, k] : {std::array<int64_t, 3>{37, 44, 212}, {70, 68, 4}, {1 + 32 * 2, 33, 36}, {5, 4, 100}}) {
-    auto x = random_f32({2, m, k}, 140 + m), w = random_f32({n, k}, 141 + n), bias = random_f32({n}, 142);
-    EXPECT_TRUE(Close(run_linear(x, w, &bias, "small", &used), ref::linear(x, w, &bias), 1e-5, 1e-4)) << m << " " << n << " " << k;
+  for (std::string route : {"small", "small16"}) {
+    SCOPED_TRACE(route);
+    const std::vector<std::string> small{"gemm_" + route};
+    std::vector<std::string> used;
+    for (auto [m, n, k] : {std::array<int64_t, 3>{37, 44, 212}, {70, 68, 4}, {1 + 32 * 2, 33, 36}, {5, 4, 100}}) {
+      auto x = random_f32({2, m, k}, 140 + m), w = random_f32({n, k}, 141 + n), bias = random_f32({n}, 142);
+      EXPECT_TRUE(Close(run_linear(x, w, &bias, route, &used), ref::linear(x, w, &bias), 1e-5, 1e-4)) << m << " " << n << " " << k;
+      EXPECT_EQ(used, small);
+    }
+    auto a = random_f32({3, 21, 100}, 143), b = random_f32({3, 100, 28}, 144);
+    for (const char* op : {"aten.bmm.default", "aten.matmul.default"}) {
+      EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, route, &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
+      EXPECT_EQ(used, small) << op;
+    }
+    auto m1 = random_f32({35, 64}, 145), m2 = random_f32({64, 36}, 146), mb = random_f32({35, 1}, 147);
+    expect_addmm(mb, m1, m2, route, &used);
+    EXPECT_EQ(used, small);
+    auto x = random_f32({2, 37, 212}, 148), w = random_f32({44, 212}, 149), bias = random_f32({44}, 150);
+    expect_linear_residual(x, w, bias, random_f32({2, 37, 44}, 151), route, &used);
     EXPECT_EQ(used, small);
   }
   auto a = random_f32({3, 21, 100}, 143), b = random_f32({3, 100, 28}, 144);
+  std::vector<std::string> used;
   for (const char* op : {"aten.bmm.default", "aten.matmul.default"}) {
-    EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "small", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
-    EXPECT_EQ(used, small) << op;
     EXPECT_TRUE(Close(run2(op, a, b, {3, 21, 28}, "vec4", &used), ref::matmul(a, b), 1e-5, 1e-4)) << op;
     EXPECT_EQ(used, std::vector<std::string>{"gemm_vec4"}) << op;
   }
-  auto m1 = random_f32({35, 64}, 145), m2 = random_f32({64, 36}, 146), mb = random_f32({35, 1}, 147);
-  expect_addmm(mb, m1, m2, "small", &used);
-  EXPECT_EQ(used, small);
-  auto x = random_f32({2, 37, 212}, 148), w = random_f32({44, 212}, 149), bias = random_f32({44}, 150);
-  expect_linear_residual(x, w, bias, random_f32({2, 37, 44}, 151), "small", &used);
-  EXPECT_EQ(used, small);
 }
 
 }  // namespace
