@@ -34,10 +34,12 @@ want linear && for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_
          addmm_64_512_2048 lin_197_576_192_ln lin_197_768_192_ln addmm_64_1536_512_ln addmm_64_2048_512_ln; do
   sweep $c matmul vec4 splitk small small16 large_m64
 done
-# ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7.
+# ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7, SqueezeNet's fire modules at
+# 27x27 and 13x13 and its 1x1 classifier.
 want conv && for c in conv_64_64_56_3 conv_128_128_28_3 conv_256_256_14_3 conv_512_512_7_3 conv_16_16_256_3 conv_32_32_128_3 \
-         conv_960_160_7_1 conv_160_960_7_1; do
-  sweep $c conv gemm gemm_splitk gemm_large_m64 direct
+         conv_960_160_7_1 conv_160_960_7_1 conv_256_32_27_1 conv_32_128_27_3 conv_384_48_13_1 conv_48_192_13_3 \
+         conv_64_256_13_3 conv_512_1000_13_1; do
+  sweep $c conv gemm gemm_splitk gemm_small gemm_large_m64 direct
 done
 # Attention at ViT-tiny's and the Whisper-size encoder's shapes: one fused pass or three kernels.
 # "decode" with more than 8 rows a head runs the one-pass kernel (sdpa_decode_wide) where it fits.

@@ -5,8 +5,11 @@
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel (conv_transpose.wgsl).
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
-// force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_large" (128x128) |
-// "gemm_large_m64" (64x128) | "direct" picks that path for groups == 1. Every route takes a fused
+// Where the split would be taken over a K below kSmallBelowK, the small-tile kernel
+// (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch) runs instead.
+// force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
+// split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
+// that path for groups == 1. Every route takes a fused
 // epilogue (ops/epilogue.h).
 #include <cmath>
 #include <limits>
@@ -50,6 +53,13 @@ constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 // tiles takes the direct kernel (H200, 1x1 160->960 at 7x7, 15 tiles: direct 0.019 ms, 64x64
 // 0.032, split 0.025; MobileNetV3's expansion convs are of this kind).
 constexpr uint64_t kDirectMaxK = 256, kDirectMaxTiles = 64;
+// Where the 64x64 GEMM would split K below this, conv_gemm_small runs instead. H100, GPU us,
+// small / split / direct (bench/route_sweep.sh, conv_C_OC_HW_KS): 1x1 256->32 at 27x27 15.0 /
+// 25.7 / 24.7, 3x3 32->128 at 27x27 18.7 / 32.1 / 28.7, 1x1 384->48 at 13x13 17.0 / 26.2 / 31.2,
+// 3x3 64->256 at 13x13 20.8 / 32.4 / 31.0, 1x1 512->1000 at 13x13 37.5 / 41.5 / 60.9, 3x3
+// 128->128 at 28x28 39.7 / 45.5 / 78.9, 1x1 960->160 at 7x7 24.7 / 30.4 / 61.9, 3x3 256->256 at
+// 14x14 48.0 / 49.0 / 136; 3x3 512->512 at 7x7 (K = 4608) 68.9 / 51.1 / 238.
+constexpr uint64_t kSmallBelowK = 4096;
 
 // The K split of the 64x64 conv GEMM of N columns, OC rows.
 SplitK choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
@@ -155,26 +165,32 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                   " epilogue inputs; at most " + std::to_string(graph::kMaxEpilogueInputs + 1) + " in all");
 
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
-  // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 8 / 4 = large TM forced.
+  // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 2 = split, 3 = small tiles,
+  // 8 / 4 = large TM forced.
   int gemm_force = 0;
-  if (const std::string f = pinned_route(oc, "conv", {"gemm", "gemm_splitk", "gemm_large", "gemm_large_m64", "direct"}); !f.empty()) {
+  if (const std::string f = pinned_route(oc, "conv", {"gemm", "gemm_splitk", "gemm_small", "gemm_large", "gemm_large_m64", "direct"});
+      !f.empty()) {
     if (!c.transposed && c.groups == 1) {
       route = f == "direct" ? Route::Direct : Route::Gemm;
-      gemm_force = f == "gemm" ? 1 : f == "gemm_splitk" ? 2 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
+      gemm_force = f == "gemm" ? 1 : f == "gemm_splitk" ? 2 : f == "gemm_small" ? 3 : f == "gemm_large" ? 8 : f == "gemm_large_m64" ? 4 : 0;
     }
   }
   // Large-tile kernels (Gemm route): TM follows OC unless forced. KH/KW are constants so the
   // im2col index split divides by constants.
   int large_tm = 0;
   const int64_t K = c.icg * c.KH * c.KW;
-  if (route == Route::Gemm && gemm_force != 1 && gemm_force != 2) {
+  if (route == Route::Gemm && gemm_force != 1 && gemm_force != 2 && gemm_force != 3) {
     if (gemm_force) large_tm = gemm_force;
     // 64x128 tiles even for OC <= 32 (UNet's 16 and 32 channels at 256x256 and 128x128: 0.069
     // and 0.048 ms against 0.084 and 0.054 for 64x64 tiles).
     else if (K >= 32) large_tm = c.OC >= 128 ? 8 : 4;
   }
-  // Split-K scratch, sized for the exported (largest) input: a conv that does not split there
-  // gets no split route.
+  // Where the 64x64 GEMM splits K at the exported (largest) input, the small tiles or the split
+  // route exist: the small tiles below kSmallBelowK without a fused prologue (they sample each
+  // input element once per four output channels, and would run the prologue as often:
+  // MobileNetV3-small's gated projections, H100: 41 us a call against 26 for the split pair);
+  // else the split, with its scratch sized there. A conv that does not split there gets neither.
+  bool small_route = gemm_force == 3;
   uint64_t split_floats = 0;
   if (route == Route::Gemm && !c.transposed && (gemm_force == 0 || gemm_force == 2)) {
     const auto& md = tx.max_dims;
@@ -182,13 +198,14 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        conv_extent(md.back(), c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
     SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
-    if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
+    if (sp.splits > 1 && gemm_force == 0 && pro.empty() && uint64_t(K) < kSmallBelowK) small_route = true;
+    else if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(g.float_bytes(split_floats)) : nullptr;
 
   // Per run: the live Params and, on the Gemm route, which kernel runs (-1: the 64x64 conv_gemm,
   // 0 / 1: the large-tile one unaligned / aligned, +4 when OW % 4 == 0 (ROW4), 2: split-K,
-  // 3: direct) on which grid.
+  // 3: direct, 6: small tiles) on which grid.
   struct Run {
     Params p{};
     std::vector<int64_t> od;
@@ -196,7 +213,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
-  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats](const kernel::Live& l) {
+  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route](const kernel::Live& l) {
     const auto& xd = l.dims(x);
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -244,6 +261,10 @@ void build_conv(OpContext& oc, bool with_clamp) {
       run->gemm = kernel::Groups::grid(run->sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128),
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
+      if (run->sel < 0 && small_route && (gemm_force == 3 || choose_split(p.N, p.OC, p.K, false).splits > 1)) {
+        run->sel = 6;
+        run->gemm = kernel::Groups::grid(ceil_div(p.N, 16), ceil_div(p.OC, 16));
+      }
       if (run->sel < 0 && split_floats) {
         SplitK sp = choose_split(p.N, p.OC, p.K, gemm_force == 2);
         if (sp.splits > 1 && uint64_t(sp.splits) * p.N * p.OC <= split_floats) {
@@ -293,6 +314,13 @@ void build_conv(OpContext& oc, bool with_clamp) {
                  return kernel::Groups::linear(ceil_div(uint64_t(run->p.OC) * run->p.N, 256));
                })
                .variant("conv_splitk_reduce"));
+  }
+  if (route == Route::Gemm && small_route) {
+    kernel::Kernel k = conv_kernel("conv_gemm_small");
+    k.constant("KHC", double(c.KH)).constant("KWC", double(c.KW));
+    oc.add(k.when([run](const kernel::Live&) { return run->sel == 6; })
+               .groups([run](const kernel::Live&) { return run->gemm; })
+               .variant("conv_gemm_small"));
   }
   if (route == Route::Gemm) {
     for (int sel : {-1, 0, 1, 4, 5}) {

@@ -34,9 +34,8 @@ const OPI: u32 = 16u / S;  // outputs each invocation stores
 //!include matmul_batch
 //!include matmul_finish
 
-// The upper half of the slices' blocks at each step of the tree sum: [block][slice]; the sums
-// [block][row] for the store.
-var<workgroup> red: array<array<vec4<f32>, 4>, BPR * BPR * S / 2u>;
+const NBLK: u32 = BPR * BPR;  // 4x4 blocks of a tile
+//!include slice_sum
 
 #if NORM_A
 override HAS_NW: u32 = 0u;
@@ -176,18 +175,7 @@ fn gemm_small(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
     mul_add(&acc, a1, b1);
   }
   if (q < nq) { mul_add(&acc, load_a(ab, mu, rs, q), load_b(bb, q)); }
-  // The slices' blocks summed as a tree: the upper half adds into the lower, S / 2 at a time.
-  for (var h = S / 2u; h > 0u; h = h / 2u) {
-    if (s >= h && s < 2u * h) { red[blk * (S / 2u) + s - h] = acc; }
-    workgroupBarrier();
-    if (s < h) {
-      let o = red[blk * (S / 2u) + s];
-      for (var i = 0u; i < 4u; i = i + 1u) { acc[i] = acc[i] + o[i]; }
-    }
-    workgroupBarrier();
-  }
-  if (s == 0u) { red[blk] = acc; }
-  workgroupBarrier();
+  slice_sum(acc, s, blk);
   // Every invocation stores OPI outputs of its block (a row with 4 slices, one with 16), not
   // sixteen for one of them (an epilogue's loads, such as a residual add's, follow its stores one
   // by one).

@@ -13,7 +13,7 @@ using namespace etwebgpu::testing;
 
 namespace {
 
-const std::vector<std::string> kRoutes = {"", "gemm", "gemm_splitk", "gemm_large", "gemm_large_m64", "direct"};
+const std::vector<std::string> kRoutes = {"", "gemm", "gemm_splitk", "gemm_small", "gemm_large", "gemm_large_m64", "direct"};
 
 Id conv(OpGraph& g, Id x, const HostTensor& w, const HostTensor* b, int64_t pad, Id out, bool transposed = false) {
   auto& gb = g.gb;
@@ -50,6 +50,23 @@ TEST(OpConvPrologue, SqueezeExciteGateMultipliesTheInputAsTheConvReadsIt) {
         conv(g, y, w, &b, 0, g.output(DType::Float32, {1, 12, 6, 8}));
       },
       {"fused[mul+convolution]"});
+}
+
+// A gated projection of few tiles over a long K (MobileNetV3-small's 576 -> 96 at 7x7) keeps the
+// split pair: the small-tile kernel would run the prologue once per four output channels.
+TEST(OpConvPrologue, GatedProjectionOfFewTilesKeepsTheSplitNotTheSmallTiles) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 576, 7, 7}, 85), gate = random_f32({1, 576, 1, 1}, 86, 0.f, 1.f);
+  HostTensor w = random_f32({96, 576, 1, 1}, 87, -0.1f, 0.1f);
+  auto build = [&](OpGraph& g) {
+    Id y = g.tensor(DType::Float32, {1, 576, 7, 7});
+    g.gb.op("aten.mul.Tensor", {g.input(x), g.input(gate), y});
+    conv(g, y, w, nullptr, 0, g.output(DType::Float32, {1, 96, 7, 7}));
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(fused.variants, (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+  EXPECT_EQ(plain.variants.back(), "conv_gemm_small");  // the same conv without the prologue
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
 }
 
 // MobileNetV3's gate as exported: hardsigmoid written out as add of a lifted 0-d constant 3, two

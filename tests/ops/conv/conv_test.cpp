@@ -448,22 +448,23 @@ TEST(OpConv, InvalidConfigurationsFailAtLoad) {
 }  // namespace
 
 // Split-K (conv_gemm.wgsl SPLITK / SPLITK_REDUCE): a ResNet 7x7 layer gives the 64x64 GEMM two
-// tiles, so K = 256 * 9 is split and a reduce kernel adds the partials, the bias and the clamp.
-// A smaller input on rerun splits differently; a forced split on a conv with many tiles too.
+// tiles, so K = 512 * 9 (past the small tiles' K) is split and a reduce kernel adds the partials,
+// the bias and the clamp. A smaller input on rerun splits differently; a forced split on a conv
+// with many tiles too.
 TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
   ETW_REQUIRE_GPU();
-  auto x = random_f32({1, 256, 7, 7}, 61), w = random_f32({128, 256, 3, 3}, 62, -0.1f, 0.1f), b = random_f32({128}, 63);
+  auto x = random_f32({1, 512, 7, 7}, 61), w = random_f32({128, 512, 3, 3}, 62, -0.1f, 0.1f), b = random_f32({128}, 63);
   for (bool clamp : {false, true}) {
     Conv c;
     c.padding = {1, 1};
     c.clamp = clamp;
     if (clamp) c.cmin = 0.0, c.cmax = 0.5;
     auto ref = ref::conv(x, w, &b, ref_args(c));
-    auto g = make_conv(x, w, &b, c, ref.shape, {1, 256, 7, 7}, ref.shape);
+    auto g = make_conv(x, w, &b, c, ref.shape, {1, 512, 7, 7}, ref.shape);
     EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4)) << "clamp " << clamp;
     EXPECT_EQ(g->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
     if (clamp) continue;
-    auto x1 = random_f32({1, 256, 3, 5}, 64);
+    auto x1 = random_f32({1, 512, 3, 5}, 64);
     EXPECT_TRUE(Close(g->rerun({x1})[0], ref::conv(x1, w, &b, ref_args(c)), 1e-4, 1e-4)) << "smaller rerun";
   }
   // Forced on a conv the 64x64 GEMM would fill the GPU with: still split, still right.
@@ -479,8 +480,9 @@ TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
 }
 
 // A Whisper-style conv1d (384 -> 384 channels, kernel 3, stride 2 over 1500 steps: 144 tiles of
-// the 64x64 GEMM over K = 1152) splits K too, and a forced split of a small conv1d is right.
-TEST(OpConv, Conv1dSplitsKLikeConv2d) {
+// the 64x64 GEMM over K = 1152) takes the small tiles where the split would be, as a conv2d
+// does, and a forced split of it and of a small conv1d is right.
+TEST(OpConv, Conv1dTakesTheSmallTilesOrTheSplitLikeConv2d) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({1, 384, 3000}, 68), w = random_f32({384, 384, 3}, 69, -0.05f, 0.05f), b = random_f32({384}, 70);
   Conv c;
@@ -491,6 +493,10 @@ TEST(OpConv, Conv1dSplitsKLikeConv2d) {
   auto ref = ref::conv(x, w, &b, ref_args(c));
   auto g = make_conv(x, w, &b, c, ref.shape);
   EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4));
+  EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"});
+  LoadOptions split;
+  split.force_route["conv"] = "gemm_splitk";
+  EXPECT_TRUE(Close(g->run(split)[0], ref, 1e-4, 1e-4));
   EXPECT_EQ(g->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
   auto xs = random_f32({2, 16, 23}, 71), ws = random_f32({5, 16, 4}, 72), bs = random_f32({5}, 73);
   Conv cs = c;
@@ -504,26 +510,70 @@ TEST(OpConv, Conv1dSplitsKLikeConv2d) {
   EXPECT_EQ(gs->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
 }
 
-// A residual add fused into a split conv runs in the reduce kernel's store.
-TEST(OpConv, SplitKReduceAppliesTheFusedEpilogue) {
+// A residual add fused into a split conv runs in the reduce kernel's store; into a small-tile
+// conv (the default here), in its own store.
+TEST(OpConv, SplitKReduceAndSmallTilesApplyTheFusedEpilogue) {
   ETW_REQUIRE_GPU();
-  auto x = random_f32({1, 128, 7, 7}, 71), w = random_f32({128, 128, 3, 3}, 72, -0.1f, 0.1f), r = random_f32({1, 128, 7, 7}, 73);
-  OpGraph g;
-  auto& gb = g.gb;
-  Id c = g.tensor(DType::Float32, {1, 128, 7, 7});
-  gb.op("aten.convolution.default", {g.input(x), g.constant(w), gb.null(), gb.int_list({1, 1}), gb.int_list({1, 1}),
-                                     gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), c});
-  gb.op("aten.add.Tensor", {c, g.input(r), gb.int_(1), g.output(DType::Float32, {1, 128, 7, 7})});
-  auto got = g.run()[0];
-  Conv cv;
-  cv.padding = {1, 1};
-  auto ref = ref::conv(x, w, nullptr, ref_args(cv));
-  auto rv = f64(r);
-  for (size_t i = 0; i < rv.size(); ++i) reinterpret_cast<double*>(ref.data.data())[i] += rv[i];
-  EXPECT_TRUE(Close(got, ref, 1e-4, 1e-4));
-  Profile p;
-  g.model()->run(g.inputs, &p);
-  ASSERT_EQ(p.dispatches.size(), 2u);
-  EXPECT_EQ(p.dispatches[1].op, "fused[convolution+add]");
-  EXPECT_EQ(p.dispatches[1].variant, "conv_splitk_reduce");
+  for (std::string route : {"gemm_splitk", ""}) {
+    SCOPED_TRACE(route);
+    auto x = random_f32({1, 128, 7, 7}, 71), w = random_f32({128, 128, 3, 3}, 72, -0.1f, 0.1f), r = random_f32({1, 128, 7, 7}, 73);
+    OpGraph g;
+    auto& gb = g.gb;
+    Id c = g.tensor(DType::Float32, {1, 128, 7, 7});
+    gb.op("aten.convolution.default", {g.input(x), g.constant(w), gb.null(), gb.int_list({1, 1}), gb.int_list({1, 1}),
+                                       gb.int_list({1, 1}), gb.boolean(false), gb.int_list({0, 0}), gb.int_(1), c});
+    gb.op("aten.add.Tensor", {c, g.input(r), gb.int_(1), g.output(DType::Float32, {1, 128, 7, 7})});
+    LoadOptions o;
+    if (!route.empty()) o.force_route["conv"] = route;
+    auto got = g.run(o)[0];
+    Conv cv;
+    cv.padding = {1, 1};
+    auto ref = ref::conv(x, w, nullptr, ref_args(cv));
+    auto rv = f64(r);
+    for (size_t i = 0; i < rv.size(); ++i) reinterpret_cast<double*>(ref.data.data())[i] += rv[i];
+    EXPECT_TRUE(Close(got, ref, 1e-4, 1e-4));
+    Profile p;
+    g.model()->run(g.inputs, &p);
+    ASSERT_EQ(p.dispatches.size(), route.empty() ? 1u : 2u);
+    EXPECT_EQ(p.dispatches.back().op, "fused[convolution+add]");
+    EXPECT_EQ(p.dispatches.back().variant, route.empty() ? "conv_gemm_small" : "conv_splitk_reduce");
+  }
+}
+
+// The small-tile conv GEMM (conv_gemm_small.wgsl: 16x16 tiles, K in 16 slices of one workgroup
+// added as a tree), forced: 1x1 and 3x3 kernels, stride, dilation, padding, batches, tiles cut by
+// the output channels and pixels, a K of fewer than 16 (idle slices) and an odd K (the last
+// step of one k), with and without bias, clamped; by default a SqueezeNet-like 1x1 squeeze at
+// 13x13 takes it.
+TEST(OpConv, SmallTilesMatchTheReference) {
+  ETW_REQUIRE_GPU();
+  struct Case { std::vector<int64_t> x, w; Conv c; bool bias; };
+  std::vector<Case> cases;
+  cases.push_back({{1, 37, 13, 13}, {21, 37, 1, 1}, Conv{}, true});
+  Conv pad;
+  pad.padding = {1, 1};
+  cases.push_back({{2, 5, 9, 11}, {18, 5, 3, 3}, pad, false});
+  Conv strided;
+  strided.stride = {2, 2};
+  strided.padding = {2, 1};
+  strided.dilation = {2, 1};
+  strided.clamp = true;
+  strided.cmin = -0.2, strided.cmax = 0.3;
+  cases.push_back({{1, 3, 15, 14}, {33, 3, 3, 2}, strided, true});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
+    auto x = random_f32(k.x, 90 + i), w = random_f32(k.w, 95 + i, -0.3f, 0.3f), b = random_f32({k.w[0]}, 99 + i);
+    auto ref = ref::conv(x, w, k.bias ? &b : nullptr, ref_args(k.c));
+    auto g = make_conv(x, w, k.bias ? &b : nullptr, k.c, ref.shape);
+    LoadOptions o;
+    o.force_route["conv"] = "gemm_small";
+    EXPECT_TRUE(Close(g->run(o)[0], ref, 1e-5, 1e-4)) << i;
+    EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"}) << i;
+  }
+  auto x = random_f32({1, 384, 13, 13}, 110), w = random_f32({48, 384, 1, 1}, 111, -0.1f, 0.1f), b = random_f32({48}, 112);
+  Conv c;
+  auto ref = ref::conv(x, w, &b, ref_args(c));
+  auto g = make_conv(x, w, &b, c, ref.shape);
+  EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4));
+  EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"});
 }
