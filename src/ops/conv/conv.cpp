@@ -58,8 +58,11 @@ constexpr uint64_t kDirectMaxK = 256, kDirectMaxTiles = 64;
 // 25.7 / 24.7, 3x3 32->128 at 27x27 18.7 / 32.1 / 28.7, 1x1 384->48 at 13x13 17.0 / 26.2 / 31.2,
 // 3x3 64->256 at 13x13 20.8 / 32.4 / 31.0, 1x1 512->1000 at 13x13 37.5 / 41.5 / 60.9, 3x3
 // 128->128 at 28x28 39.7 / 45.5 / 78.9, 1x1 960->160 at 7x7 24.7 / 30.4 / 61.9, 3x3 256->256 at
-// 14x14 48.0 / 49.0 / 136; 3x3 512->512 at 7x7 (K = 4608) 68.9 / 51.1 / 238.
-constexpr uint64_t kSmallBelowK = 4096;
+// 14x14 48.0 / 49.0 / 136; 3x3 512->512 at 7x7 (K = 4608) 68.9 / 51.1 / 238. Measured up to
+// 693 of its tiles; past kSmallMaxTiles (a Whisper-size conv1d, 384 -> 384 over 1500 steps: 2256)
+// the split stays.
+constexpr uint64_t kSmallBelowK = 4096, kSmallMaxTiles = 1024;
+bool small_tiles_fit(uint64_t N, uint64_t OC) { return ceil_div(N, 16) * ceil_div(OC, 16) <= kSmallMaxTiles; }
 
 // The K split of the 64x64 conv GEMM of N columns, OC rows.
 SplitK choose_split(uint64_t N, uint64_t OC, uint64_t K, bool force) {
@@ -198,7 +201,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        conv_extent(md.back(), c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
     SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
-    if (sp.splits > 1 && gemm_force == 0 && pro.empty() && uint64_t(K) < kSmallBelowK) small_route = true;
+    if (sp.splits > 1 && gemm_force == 0 && pro.empty() && uint64_t(K) < kSmallBelowK && small_tiles_fit(N, c.OC))
+      small_route = true;
     else if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
   const gpu::Buffer* part = split_floats ? &g.shared_scratch(g.float_bytes(split_floats)) : nullptr;
@@ -261,7 +265,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
       run->gemm = kernel::Groups::grid(run->sel < 0 ? ceil_div(p.N, 64) : ceil_div(p.N, 128),
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
-      if (run->sel < 0 && small_route && (gemm_force == 3 || choose_split(p.N, p.OC, p.K, false).splits > 1)) {
+      if (run->sel < 0 && small_route &&
+          (gemm_force == 3 || (small_tiles_fit(p.N, p.OC) && choose_split(p.N, p.OC, p.K, false).splits > 1))) {
         run->sel = 6;
         run->gemm = kernel::Groups::grid(ceil_div(p.N, 16), ceil_div(p.OC, 16));
       }

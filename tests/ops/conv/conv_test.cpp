@@ -480,9 +480,9 @@ TEST(OpConv, SplitKOfFewTilesMatchesTheReference) {
 }
 
 // A Whisper-style conv1d (384 -> 384 channels, kernel 3, stride 2 over 1500 steps: 144 tiles of
-// the 64x64 GEMM over K = 1152) takes the small tiles where the split would be, as a conv2d
-// does, and a forced split of it and of a small conv1d is right.
-TEST(OpConv, Conv1dTakesTheSmallTilesOrTheSplitLikeConv2d) {
+// the 64x64 GEMM over K = 1152, 2256 of the small ones) splits K, as a conv2d does; the small
+// tiles forced on it, and a forced split of a small conv1d, are right.
+TEST(OpConv, Conv1dSplitsKOrTakesTheSmallTilesLikeConv2d) {
   ETW_REQUIRE_GPU();
   auto x = random_f32({1, 384, 3000}, 68), w = random_f32({384, 384, 3}, 69, -0.05f, 0.05f), b = random_f32({384}, 70);
   Conv c;
@@ -493,11 +493,11 @@ TEST(OpConv, Conv1dTakesTheSmallTilesOrTheSplitLikeConv2d) {
   auto ref = ref::conv(x, w, &b, ref_args(c));
   auto g = make_conv(x, w, &b, c, ref.shape);
   EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4));
-  EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"});
-  LoadOptions split;
-  split.force_route["conv"] = "gemm_splitk";
-  EXPECT_TRUE(Close(g->run(split)[0], ref, 1e-4, 1e-4));
   EXPECT_EQ(g->variants(), (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
+  LoadOptions small;
+  small.force_route["conv"] = "gemm_small";
+  EXPECT_TRUE(Close(g->run(small)[0], ref, 1e-4, 1e-4));
+  EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"});
   auto xs = random_f32({2, 16, 23}, 71), ws = random_f32({5, 16, 4}, 72), bs = random_f32({5}, 73);
   Conv cs = c;
   cs.dilation = {2};
