@@ -199,12 +199,15 @@ TEST(LayerNormLinear, HandWrittenCallRunsLikeThePairAndBadArgumentsFailAtLoad) {
 }
 
 // GPT-2's pre-norm projections as exported: layer_norm [1, S, K] -> view_copy [S, K] -> addmm(bias,
-// ., mat2 [K, N]) (its Conv1D), with and without a residual add after it: one
-// etwebgpu.layer_norm_addmm call (the view stays, a copy-free alias of x), matching the unfused graph and the reference,
-// on the small-tile kernel and pinned to the 64x64 one; an addmm whose N is no multiple of 4 keeps
-// the norm's own dispatch. A hand-written call with a bad mat2 fails at load naming it.
+// ., mat2 [K, N]) (its Conv1D), with and without a residual add after it: one call (the view
+// stays, a copy-free alias of x), matching the unfused graph and the reference, on the small-tile
+// kernel and pinned to the 64x64 one. With mat2 a constant (as exported) the addmm is first a
+// linear by its transpose (addmm_as_linear), so etwebgpu.layer_norm_linear; with a computed mat2,
+// etwebgpu.layer_norm_addmm, and an addmm whose N is no multiple of 4 keeps the norm's own
+// dispatch. A hand-written call with a bad mat2 fails at load naming it.
 TEST(LayerNormLinear, PreNormAddmmAsGpt2ExportsItIsOneCall) {
   ETW_REQUIRE_GPU();
+  for (bool const_w : {true, false})
   for (int64_t N : {72, 70}) {
     for (bool residual : {false, true}) {
       const int64_t S = 37, K = 52;
@@ -219,7 +222,7 @@ TEST(LayerNormLinear, PreNormAddmmAsGpt2ExportsItIsOneCall) {
         Id v = g.tensor(DType::Float32, {S, K});
         gb.op("aten.view_copy.default", {y, gb.int_list({S, K}), v});
         Id l = residual ? g.tensor(DType::Float32, {S, N}) : g.output(DType::Float32, {S, N});
-        gb.op("aten.addmm.default", {g.constant(b), v, g.constant(w), gb.dbl(1.0), gb.dbl(1.0), l});
+        gb.op("aten.addmm.default", {g.constant(b), v, const_w ? g.constant(w) : g.input(w), gb.dbl(1.0), gb.dbl(1.0), l});
         if (residual) gb.op("aten.add.Tensor", {l, g.input(r), gb.int_(1), g.output(DType::Float32, {S, N})});
       };
       HostTensor x2 = x;
@@ -233,11 +236,15 @@ TEST(LayerNormLinear, PreNormAddmmAsGpt2ExportsItIsOneCall) {
       if (residual)
         for (int64_t e = 0; e < ref.numel(); ++e) ref.as<double>()[e] += r.as<float>()[e];
       auto fused = load_graph(build, true), plain = load_graph(build, false);
-      SCOPED_TRACE("N=" + std::to_string(N) + " residual=" + std::to_string(residual));
+      SCOPED_TRACE("N=" + std::to_string(N) + " residual=" + std::to_string(residual) + " const_w=" + std::to_string(const_w));
       bool norm_kept = std::find(fused.ops.begin(), fused.ops.end(), "aten.native_layer_norm.default") != fused.ops.end();
-      EXPECT_EQ(norm_kept, N % 4 != 0);
-      if (N % 4 == 0) {
+      EXPECT_EQ(norm_kept, !const_w && N % 4 != 0);
+      if (const_w) {
+        EXPECT_EQ(fused.ops, std::vector<std::string>{residual ? "fused[layer_norm+linear+add]" : "etwebgpu.layer_norm_linear"});
+      } else if (N % 4 == 0) {
         EXPECT_EQ(fused.ops, std::vector<std::string>{residual ? "fused[layer_norm+addmm+add]" : "etwebgpu.layer_norm_addmm"});
+      }
+      if (!norm_kept) {
         EXPECT_EQ(fused.variants, std::vector<std::string>{"gemm_small"});
         auto tile64 = load_graph(build, true, {{"matmul", "vec4"}});
         EXPECT_EQ(tile64.variants, std::vector<std::string>{"gemm_vec4"});

@@ -40,6 +40,12 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   // epilogues (the residual add after it becomes the linear's).
   EXPECT_LT(at("constant_calls"), at("fold_batch_norm_into_linear"));
   EXPECT_LT(at("fold_batch_norm_into_linear"), at("epilogues"));
+  // An addmm by a constant becomes a linear after constant evaluation (which may make its weight)
+  // and before the passes that take linears: the q/k/v stacking, the epilogues, the LayerNorm.
+  EXPECT_LT(at("constant_calls"), at("addmm_as_linear"));
+  EXPECT_LT(at("addmm_as_linear"), at("linear_projections"));
+  EXPECT_LT(at("addmm_as_linear"), at("epilogues"));
+  EXPECT_LT(at("addmm_as_linear"), at("fuse_layer_norm_linear"));
   // A BatchNorm becomes an affine only where no fold took it.
   EXPECT_LT(at("fold_batch_norm_into_linear"), at("batch_norm_affine"));
   for (const char* p : {"fuse_layer_norm_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp", "fuse_qparams_projections"}) at(p);
