@@ -109,54 +109,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
 // read as (a - mean_m) * rstd_m * NW[k] + NB[k]. The workgroup takes its rows' statistics over
 // the whole row before its k loop (a split-K range too): mean, then the centred sum of squares,
 // biased variance as PyTorch computes it; four invocations per row, as the A loads are split.
-override HAS_NW: u32 = 0u;
-override HAS_NB: u32 = 0u;
-var<workgroup> Nred: array<f32, 256>;
+const LPR: u32 = 4u;
+//!include matmul_row_stats
 var<private> g_norm: vec2<f32>;  // mean and rstd of this invocation's A row (lid / 4)
-
-fn quad_sum(v: f32, lid: u32) -> f32 {
-  Nred[lid] = v;
-  workgroupBarrier();
-  let g = lid & ~3u;
-  let r = Nred[g] + Nred[g + 1u] + Nred[g + 2u] + Nred[g + 3u];
-  workgroupBarrier();
-  return r;
-}
-
-// Mean and rstd of this invocation's row; it reads quads lid % 4 + 4 i, four loads in flight per
-// step (a serial loop paid the load latency per quad: the fused call was slower than the pair).
-fn row_stats(ao: u32, m0: u32, lid: u32) -> vec2<f32> {
-  let live = m0 + lid / 4u < P.M;
-  let base = (ao + (m0 + lid / 4u) * P.K) / 4u;
-  let nq = P.K / 4u;
-  var s = vec4<f32>(0.0);
-  if (live) {
-    var q = lid % 4u;
-    for (; q + 12u < nq; q = q + 16u) {
-      s = s + ((vec4<f32>(A[base + q]) + vec4<f32>(A[base + q + 4u])) +
-               (vec4<f32>(A[base + q + 8u]) + vec4<f32>(A[base + q + 12u])));
-    }
-    for (; q < nq; q = q + 4u) { s = s + vec4<f32>(A[base + q]); }
-  }
-  let mean = quad_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
-  var v = vec4<f32>(0.0);
-  if (live) {
-    var q = lid % 4u;
-    for (; q + 12u < nq; q = q + 16u) {
-      let d0 = vec4<f32>(A[base + q]) - mean;
-      let d1 = vec4<f32>(A[base + q + 4u]) - mean;
-      let d2 = vec4<f32>(A[base + q + 8u]) - mean;
-      let d3 = vec4<f32>(A[base + q + 12u]) - mean;
-      v = v + (fma(d0, d0, d1 * d1) + fma(d2, d2, d3 * d3));
-    }
-    for (; q < nq; q = q + 4u) {
-      let d = vec4<f32>(A[base + q]) - mean;
-      v = fma(d, d, v);
-    }
-  }
-  let var_ = quad_sum(v.x + v.y + v.z + v.w, lid) / f32(P.K);
-  return vec2<f32>(mean, inverseSqrt(var_ + P.eps));
-}
 #endif
 
 // This invocation's loads of one k tile: a vec4 of A (row lid / 4, k quad lid % 4) and one of B
@@ -226,7 +181,7 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 #endif
   var acc: array<vec4<f32>, 4>;
 #if NORM_A
-  g_norm = row_stats(offs.x, m0, lid);
+  g_norm = row_stats(offs.x, min(m0 + lid / 4u, P.M - 1u), lid);
 #endif
   var r = load_regs(offs.x, offs.y, m0, n0, k_begin, k_end, lid);
   var buf = 0u;

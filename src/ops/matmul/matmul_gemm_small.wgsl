@@ -38,52 +38,13 @@ const NBLK: u32 = BPR * BPR;  // 4x4 blocks of a tile
 //!include slice_sum
 
 #if NORM_A
-override HAS_NW: u32 = 0u;
-override HAS_NB: u32 = 0u;
-var<workgroup> nsum: array<f32, 256>;
+//!include matmul_row_stats
 var<workgroup> stats: array<vec2<f32>, TS>;  // mean and rstd of the tile's rows
 
-// The sum of v over the LPR invocations of lid's row.
-fn row_sum(v: f32, lid: u32) -> f32 {
-  nsum[lid] = v;
-  workgroupBarrier();
-  var r = 0.0;
-  for (var g = lid & ~(LPR - 1u); g < (lid | (LPR - 1u)); g = g + 8u) {
-    r = r + (((nsum[g] + nsum[g + 1u]) + (nsum[g + 2u] + nsum[g + 3u])) +
-             ((nsum[g + 4u] + nsum[g + 5u]) + (nsum[g + 6u] + nsum[g + 7u])));
-  }
-  workgroupBarrier();
-  return r;
-}
-
-// Row lid / LPR's statistics into stats (its last row for rows past M), two passes over the row,
-// four loads in flight in each.
+// Row lid / LPR's statistics into stats (its last row for rows past M).
 fn norm_stats(ao: u32, m0: u32, lid: u32) {
-  let base = (ao + min(m0 + lid / LPR, P.M - 1u) * P.K) / 4u;
-  let nq = P.K / 4u;
-  let l = lid % LPR;
-  var s = vec4<f32>(0.0);
-  var q = l;
-  for (; q + 3u * LPR < nq; q = q + 4u * LPR) {
-    s = s + ((vec4<f32>(A[base + q]) + vec4<f32>(A[base + q + LPR])) +
-             (vec4<f32>(A[base + q + 2u * LPR]) + vec4<f32>(A[base + q + 3u * LPR])));
-  }
-  for (; q < nq; q = q + LPR) { s = s + vec4<f32>(A[base + q]); }
-  let mean = row_sum(s.x + s.y + s.z + s.w, lid) / f32(P.K);
-  var v = vec4<f32>(0.0);
-  for (q = l; q + 3u * LPR < nq; q = q + 4u * LPR) {
-    let d0 = vec4<f32>(A[base + q]) - mean;
-    let d1 = vec4<f32>(A[base + q + LPR]) - mean;
-    let d2 = vec4<f32>(A[base + q + 2u * LPR]) - mean;
-    let d3 = vec4<f32>(A[base + q + 3u * LPR]) - mean;
-    v = v + ((d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3));
-  }
-  for (; q < nq; q = q + LPR) {
-    let d = vec4<f32>(A[base + q]) - mean;
-    v = fma(d, d, v);
-  }
-  let var_ = row_sum(v.x + v.y + v.z + v.w, lid) / f32(P.K);
-  if (l == 0u) { stats[lid / LPR] = vec2<f32>(mean, inverseSqrt(var_ + P.eps)); }
+  let st = row_stats(ao, min(m0 + lid / LPR, P.M - 1u), lid);
+  if (lid % LPR == 0u) { stats[lid / LPR] = st; }
   workgroupBarrier();
 }
 #endif
