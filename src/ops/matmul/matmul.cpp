@@ -109,8 +109,9 @@ bool takes_small(int64_t M, int64_t N, int64_t K, int64_t nb) {
 bool takes_small16(int64_t M, int64_t N, int64_t nb) {
   return int64_t(ceil_div(M, 32) * ceil_div(N, 32)) * nb < kSmall16BelowTiles;
 }
-// The 16x16 small-tile kernel in place of a split-K pair: for [N, K] weights (a [K, N] one at
-// K = 2048, GPT-2's MLP down-projection, ran 1.6x slower in the model than the split pair).
+// The 16x16 small-tile kernel in place of a split-K pair: for [N, K] weights. GPT-2's [K, N]
+// addmms on it ran no faster in the model than on the split pair (35 us a call, H200); a constant
+// [K, N] weight is made [N, K] at load (addmm_as_linear.cpp).
 bool small16_over_split(bool norm, bool trans_b, int64_t K) { return !norm && trans_b && K < kSmall16BelowK; }
 
 // Live dims read as the tensors' largest (exported) dims: load-time sizing from an op's shape
