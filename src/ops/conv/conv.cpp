@@ -5,8 +5,9 @@
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel (conv_transpose.wgsl).
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
-// Where the split would be taken over a K below kSmallBelowK, the small-tile kernel
-// (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch) runs instead.
+// Where the split would be taken over a K below kSmallBelowK, into at most kSmallMaxTiles of its
+// tiles and without a fused prologue, the small-tile kernel (conv_gemm_small: 16x16 tiles, K
+// split inside the workgroup, one dispatch) runs instead.
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
 // split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
 // that path for groups == 1. Every route takes a fused
