@@ -14,7 +14,7 @@
 // [K, N], vec4 along N (N % 4 == 0). Rows and columns past the problem read its last ones (in
 // bounds, dropped at the store).
 // NORM_A (etwebgpu.layer_norm_linear): A's rows layer-normalised as they are loaded; LPR
-// invocations a row take the mean, then the centred sum of squares, before the k loop.
+// invocations a row take their statistics (matmul_row_stats.wgsl) before the k loop.
 // A, B, BIAS, C, NW, NB and P come from the generated preamble.
 //!include matmul_params
 
