@@ -329,8 +329,12 @@ TEST(AttentionFusion, AnElementwiseConsumerIsTheAttentionsEpilogueOnEveryRoute) 
         auto ran = [&p](const char* v) {
           return std::any_of(p.dispatches.begin(), p.dispatches.end(), [v](const auto& d) { return d.variant.rfind(v, 0) == 0; });
         };
-        if (S == 300 && !*route) EXPECT_TRUE(ran("decode_combine"));
-        if (S == 150 && !*route) EXPECT_TRUE(ran("decode_wide"));
+        if (S == 300 && !*route) {
+          EXPECT_TRUE(ran("decode_combine"));
+        }
+        if (S == 150 && !*route) {
+          EXPECT_TRUE(ran("decode_wide"));
+        }
         EXPECT_TRUE(Close(out[0], b.reference(), 1e-5, 1e-4));
       }
 }
