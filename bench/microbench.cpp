@@ -88,8 +88,9 @@ Case make_case(const std::string& name, bool small) {
     c.bytes = m == 1 ? 4.0 * n * n : 0;
   } else if (name.rfind("lin_", 0) == 0 || name.rfind("addmm_", 0) == 0) {
     // lin_M_N_K: x [M, K] @ W [N, K]^T + b, a transformer's projection; addmm_M_N_K: b + x [M, K] @
-    // W [K, N], GPT-2's Conv1D projection (W and b constants). A trailing _ln puts a LayerNorm over
-    // K in front (the pre-norm that folds into the GEMM's loads).
+    // W [K, N], GPT-2's Conv1D projection (W and b constants), which the load rewrite
+    // addmm_as_linear runs as a linear by W's transpose, as it runs GPT-2's. A trailing _ln puts a
+    // LayerNorm over K in front (the pre-norm that folds into the GEMM's loads).
     const bool lin = name[0] == 'l';
     const std::string form = lin ? "lin" : "addmm";
     int64_t M = 0, N = 0, K = 0;

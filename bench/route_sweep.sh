@@ -25,13 +25,13 @@ sweep() {  # case, op key, routes...
 }
 # ViT-tiny (197 tokens, 192 wide, MLP 768, qkv 576), BERT-small (128 x 256, MLP 1024), GPT-2-small
 # (64 x 512, MLP 2048, head 8192), LeViT-128S (196 / 49 / 16 tokens) and the Whisper-size encoder
-# (1500 x 384); GPT-2's Conv1D ([K, N] weights) and pre-norm projections (_ln: the LayerNorm in
-# the GEMM's loads).
+# (1500 x 384); pre-norm projections (_ln: the LayerNorm in the GEMM's loads), GPT-2's among them
+# (its Conv1D addmms are linears once loaded: addmm_as_linear).
 want linear && for c in lin_197_192_192 lin_197_576_192 lin_197_768_192 lin_197_192_768 lin_128_768_256 lin_128_256_256 \
          lin_128_1024_256 lin_128_256_1024 lin_64_1536_512 lin_64_512_512 lin_64_2048_512 lin_64_512_2048 lin_64_8192_512 \
          lin_196_256_128 lin_196_128_256 lin_49_384_256 lin_49_768_384 lin_16_384_384 lin_1500_384_384 lin_1500_384_1536 \
-         lin_1500_1536_384 lin_197_1536_192 lin_64_512_4096 lin_197_192_3072 addmm_64_1536_512 addmm_64_512_512 \
-         addmm_64_512_2048 lin_197_576_192_ln lin_197_768_192_ln addmm_64_1536_512_ln addmm_64_2048_512_ln; do
+         lin_1500_1536_384 lin_197_1536_192 lin_64_512_4096 lin_197_192_3072 lin_197_576_192_ln lin_197_768_192_ln \
+         lin_64_1536_512_ln lin_64_2048_512_ln; do
   sweep $c matmul vec4 splitk small small16 large_m64
 done
 # ResNet-18 3x3 layers, UNet levels, MobileNet-like 1x1 convs at 7x7, SqueezeNet's fire modules at
