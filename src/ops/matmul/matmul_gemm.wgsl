@@ -111,7 +111,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l: 
 // biased variance as PyTorch computes it; four invocations per row, as the A loads are split.
 const LPR: u32 = 4u;
 //!include matmul_row_stats
-var<private> g_norm: vec2<f32>;  // mean and rstd of this invocation's A row (lid / 4)
+var<private> g_norm: vec2<f32>;  // mean and rstd of this invocation's A row (lid / LPR)
 #endif
 
 // This invocation's loads of one k tile: a vec4 of A (row lid / 4, k quad lid % 4) and one of B
@@ -181,7 +181,7 @@ fn gemm_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
 #endif
   var acc: array<vec4<f32>, 4>;
 #if NORM_A
-  g_norm = row_stats(offs.x, min(m0 + lid / 4u, P.M - 1u), lid);
+  g_norm = row_stats(offs.x, min(m0 + lid / LPR, P.M - 1u), lid);
 #endif
   var r = load_regs(offs.x, offs.y, m0, n0, k_begin, k_end, lid);
   var buf = 0u;
