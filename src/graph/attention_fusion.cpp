@@ -117,20 +117,13 @@ class Matcher {
     if (!c) return std::nullopt;
     for (int side = 0; side < 2; ++side) {
       int32_t a = c->args[side], f = c->args[1 - side];
-      std::optional<double> v = one_constant(f);
+      std::optional<double> v = scalar_constant(ir_, f);
       if (v && is_float(a) && dims(a) == dims(id)) {
         x = a;
         return v;
       }
     }
     return std::nullopt;
-  }
-  // The value of a one-element float constant tensor (or a prepack of one).
-  std::optional<double> one_constant(int32_t id) const {
-    if (!is_float(id) || numel(dims(id)) != 1) return std::nullopt;
-    if (const VkOpCall* p = made_by(id, "et_vk.prepack.default", 2)) id = p->args[0];
-    if (!is_float(id) || numel(dims(id)) != 1) return std::nullopt;
-    return constant_element(ir_, id, 0);
   }
   // Walks back from `id` through single-consumer reshapes (and, with `scale`, mul.Scalar
   // factors) to the first value made otherwise.

@@ -73,6 +73,15 @@ std::optional<double> constant_element(const format::VkGraphIR& ir, int32_t valu
   return element(data.data(), i, v.tensor.dtype);
 }
 
+std::optional<double> scalar_constant(const format::VkGraphIR& ir, int32_t value_id) {
+  if (value_id < 0 || static_cast<size_t>(value_id) >= ir.values.size()) return std::nullopt;
+  const auto& t = ir.values[value_id].tensor;
+  if (ir.values[value_id].kind != VkValueKind::Tensor || numel(t.dims) != 1 ||
+      (t.dtype != VkDType::Float32 && t.dtype != VkDType::Float64))
+    return std::nullopt;
+  return constant_element(ir, value_id, 0);
+}
+
 FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
   FoldStats stats;
   const size_t nv = ir.values.size();
@@ -94,7 +103,21 @@ FoldStats fold_constant_conversions(format::VkGraphIR& ir, const UseDef& ix) {
     const auto& ti = ir.values[in].tensor;
     auto& to = ir.values[out].tensor;
     if (c.name == "et_vk.prepack.default") {
-      if (ti.dtype == to.dtype && ti.dims == to.dims) data_of[out] = data_of[in];  // the prepack itself stays
+      if (ti.dtype != to.dtype || ti.dims != to.dims) continue;
+      // A weight's prepack stays (one GPU write at load; a copy as a constant would hold its bytes
+      // twice). A scalar's becomes a constant, which fusion reads as a literal (GPT-2's GELU
+      // multiplies by four of them, one binding each otherwise).
+      if (numel(to.dims) != 1 || to.is_constant()) {
+        data_of[out] = data_of[in];
+        continue;
+      }
+      const auto& src = ir.constants[ir.values[data_of[in]].tensor.constant_id].data;
+      const size_t size = format::vk_dtype_size(to.dtype);
+      if (size == 0 || src.size() < size) continue;
+      make_constant(ir, out, std::make_shared<const std::vector<uint8_t>>(src.data(), src.data() + size));
+      data_of[out] = out;
+      removed[i] = true;
+      ++stats.calls_removed;
       continue;
     }
     if (!folds(c.name) || to.is_constant() || numel(ti.dims) != numel(to.dims)) continue;

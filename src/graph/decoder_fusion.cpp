@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "graph/constant_folding.h"
 #include "graph/fusion.h"
 
 namespace etwebgpu::graph {
@@ -46,33 +46,6 @@ bool last_dim(const format::VkGraphIR& ir, int32_t v, size_t r) {
   return r > 0 && (d == -1 || d == static_cast<int64_t>(r) - 1);
 }
 
-// The value of a one-element float tensor fixed at load: a constant, or et_vk.prepack of one.
-std::optional<double> constant_scalar(const format::VkGraphIR& ir, const UseDef& ix, int32_t t) {
-  if (!ix.tensor(t)) return std::nullopt;
-  if (const auto* p = ix.made_by(t, "et_vk.prepack.default", 2)) {
-    if (ix.writers(t).size() != 1) return std::nullopt;
-    t = p->args[0];
-    if (!ix.tensor(t)) return std::nullopt;
-  }
-  const auto& d = ir.values[t].tensor;
-  if (!d.is_constant() || static_cast<size_t>(d.constant_id) >= ir.constants.size()) return std::nullopt;
-  int64_t n = 1;
-  for (int64_t x : d.dims) n *= x;
-  if (n != 1) return std::nullopt;
-  const auto& bytes = ir.constants[d.constant_id].data;
-  if (d.dtype == VkDType::Float32 && bytes.size() >= 4) {
-    float f;
-    std::memcpy(&f, bytes.data(), 4);
-    return f;
-  }
-  if (d.dtype == VkDType::Float64 && bytes.size() >= 8) {
-    double f;
-    std::memcpy(&f, bytes.data(), 8);
-    return f;
-  }
-  return std::nullopt;
-}
-
 struct Rewrite {
   std::set<size_t> members;
   std::vector<int32_t> inputs;  // tensors read from outside the pattern
@@ -105,7 +78,7 @@ std::optional<Rewrite> match_rms_norm(format::VkGraphIR& ir, const UseDef& ix, s
   std::optional<double> eps;
   if (add.name == "aten.add.Tensor" && add.args.size() == 4 && alpha_one(ir, add.args[2])) {
     int32_t other = add.args[0] == m ? add.args[1] : add.args[1] == m ? add.args[0] : -1;
-    if (other != m) eps = constant_scalar(ir, ix, other);
+    if (other != m) eps = scalar_constant(ir, other);
   } else if (add.name == "aten.add.Scalar" && add.args.size() == 4 && add.args[0] == m && alpha_one(ir, add.args[2])) {
     eps = number(ir, add.args[1]);
   }

@@ -4,7 +4,7 @@
 //   sq = mul(x, x); m = mean.dim(sq, [-1], keepdim); v = add(m, eps); r = rsqrt(v);
 //   y = mul(x, r) [; out = mul(y, weight)]
 // becomes et_vk.rms_norm.default(x, weight | None, eps, out) (one workgroup per row), when eps is
-// a number or a one-element constant (directly or through et_vk.prepack).
+// a number or a one-element constant (a prepacked one is a constant by then: graph/constant_folding.h).
 //
 // Interleaved rotary embedding (Llama's apply_rotary_emb on a [.., S, H, D/2, 2] view of x):
 //   a = squeeze(slice(x, -1, 0, 1)); b = squeeze(slice(x, -1, 1, 2));

@@ -349,17 +349,14 @@ std::optional<FusedTerm> fusable_term(Graph& g, const format::VkGraphIR& ir, con
   int32_t out = c.args.back();
   if (!float_tensor(ir, out) || !float_tensor(ir, term->x) || (term->y >= 0 && !float_tensor(ir, term->y)))
     return std::nullopt;
-  // A one-element float32 constant as the second operand (a scalar the export lifted into a
+  // A one-element float constant as the second operand (a scalar the export lifted into a
   // tensor: MobileNetV3's hardsigmoid, x + 3 then / 6) that does not shape the output is the
   // term's scalar, not an input: a binding less, which lets its group become a conv's prologue.
   if (term->binary && term->y >= 0) {
-    const auto& yt = ir.values[term->y].tensor;
-    if (yt.is_constant() && yt.dtype == format::VkDType::Float32 && numel(yt.dims) == 1 &&
-        ir.values[out].tensor.dims == ir.values[term->x].tensor.dims) {
-      if (std::optional<double> v = constant_element(ir, term->y, 0)) {
-        term->c[1] = static_cast<float>(*v);
-        term->y = -1;
-      }
+    std::optional<double> v = scalar_constant(ir, term->y);
+    if (v && ir.values[out].tensor.dims == ir.values[term->x].tensor.dims) {
+      term->c[1] = static_cast<float>(*v);
+      term->y = -1;
     }
   }
   return term;

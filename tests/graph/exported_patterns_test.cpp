@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "reference/conv/conv_ref.h"
+#include "reference/matmul/matmul_ref.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -238,6 +239,54 @@ TEST(ExportedPatterns, SqueezeExciteWithConvWithClampFuses) {
   }
   EXPECT_TRUE(Close(fused.out[0], ref_tensor({1, 16, 5, 5}, want), 1e-5, 1e-5));
   EXPECT_TRUE(Close(plain.out[0], ref_tensor({1, 16, 5, 5}, want), 1e-5, 1e-5));
+}
+
+// GPT-2's MLP as transformers exports it: addmm by a constant [K, N] weight (its Conv1D), a view
+// to [1, T, N], then gelu_new written out, whose four numbers are float32 scalar tensors written at
+// load by et_vk.prepack. The prepacked scalars fold to literals, so the chain has no operand but
+// the GEMM's output and joins it: one dispatch (four scalar bindings would exceed what a GEMM's
+// epilogue binds, and the chain ran as a dispatch of its own).
+TEST(ExportedPatterns, Gpt2GeluWithPrepackedScalarsJoinsTheGemm) {
+  ETW_REQUIRE_GPU();
+  const int64_t T = 8, K = 16, N = 32;
+  HostTensor x = random_f32({T, K}, 31), w = random_f32({K, N}, 32), b = random_f32({N}, 33);
+  const float c_half = 0.5f, c_cube = 0.044715f, c_sqrt = static_cast<float>(std::sqrt(2 / M_PI)), c_one = 1.f;
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    auto packed = [&](float v) {
+      Id out = gb.tensor(DType::Float32, {});
+      gb.op("et_vk.prepack.default", {gb.constant_f32({}, {v}), out});
+      return out;
+    };
+    Id bias = gb.tensor(DType::Float32, {N});
+    gb.op("et_vk.prepack.default", {g.constant(b), bias});
+    std::vector<int64_t> d{1, T, N};
+    Id mm = gb.tensor(DType::Float32, {T, N}), v = gb.tensor(DType::Float32, d);
+    gb.op("aten.addmm.default", {bias, g.input(x), g.constant(w), gb.int_(1), gb.int_(1), mm});
+    gb.op("aten.view_copy.default", {mm, gb.int_list(d), v});
+    Id half = gb.tensor(DType::Float32, d), cube = gb.tensor(DType::Float32, d), k3 = gb.tensor(DType::Float32, d),
+       inner = gb.tensor(DType::Float32, d), arg = gb.tensor(DType::Float32, d), th = gb.tensor(DType::Float32, d),
+       onep = gb.tensor(DType::Float32, d);
+    gb.op("aten.mul.Tensor", {v, packed(c_half), half});
+    gb.op("aten.pow.Tensor_Scalar", {v, gb.dbl(3), cube});
+    gb.op("aten.mul.Tensor", {cube, packed(c_cube), k3});
+    gb.op("aten.add.Tensor", {v, k3, gb.int_(1), inner});
+    gb.op("aten.mul.Tensor", {inner, packed(c_sqrt), arg});
+    gb.op("aten.tanh.default", {arg, th});
+    gb.op("aten.add.Tensor", {th, packed(c_one), gb.int_(1), onep});
+    gb.op("aten.mul.Tensor", {half, onep, g.output(DType::Float32, d)});
+  };
+  Loaded fused = load(build, true), plain = load(build, false);
+  ASSERT_EQ(fused.ops.size(), 1u) << joined(fused.ops);
+  EXPECT_EQ(fused.ops[0], "fused[linear+mul+pow+mul+add+mul+tanh+add+mul]");
+  std::vector<double> bv = f64(b), want(T * N);
+  HostTensor ref = ref::matmul(x, w);
+  for (int64_t i = 0; i < T * N; ++i) {
+    double u = ref.as<double>()[i] + bv[i % N];
+    want[i] = 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
+  }
+  EXPECT_TRUE(Close(fused.out[0], ref_tensor({1, T, N}, want), 1e-4, 1e-4));
+  EXPECT_TRUE(Close(plain.out[0], ref_tensor({1, T, N}, want), 1e-4, 1e-4));
 }
 
 }  // namespace
