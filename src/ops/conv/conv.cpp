@@ -5,9 +5,10 @@
 // over input channels when IC/groups % 4 == 0); transposed -> gather kernel (conv_transpose.wgsl).
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
-// Where the split would be taken over a K below kSmallBelowK, into at most kSmallMaxTiles of its
-// tiles and without a fused prologue, the small-tile kernel (conv_gemm_small: 16x16 tiles, K
-// split inside the workgroup, one dispatch) runs instead.
+// Where the split would be taken over a K below kSmallBelowK, or the direct kernel over a K above
+// kSmallOverDirectK, into at most kSmallMaxTiles of its tiles and without a fused prologue, the
+// small-tile kernel (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch)
+// runs instead.
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
 // split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
 // that path for groups == 1. Every route takes a fused
@@ -54,6 +55,15 @@ constexpr uint64_t kMaxSplitFloats = uint64_t(1) << 22;
 // tiles takes the direct kernel (H200, 1x1 160->960 at 7x7, 15 tiles: direct 0.019 ms, 64x64
 // 0.032, split 0.025; MobileNetV3's expansion convs are of this kind).
 constexpr uint64_t kDirectMaxK = 256, kDirectMaxTiles = 64;
+// Of those, K above kSmallOverDirectK takes the small tiles when it may (no prologue). H100, GPU
+// us, direct / small (1x1 convs of ShuffleNetV2 and MobileNets): 58->58 at 28x28 21.2 / 13.2,
+// 116->116 at 14x14 16.6 / 13.1, 232->232 at 7x7 23.2 / 14.3, 160->960 at 7x7 19.2 / 14.6,
+// 240->40 at 28x28 24.5 / 17.2, 144->32 at 28x28 18.3 / 13.5, 64->384 at 14x14 14.0 / 13.8; at
+// or below 48 the direct kernel wins: 24->58 at 28x28 11.8 / 12.8, 32->192 12.5 / 15.6, 40->240
+// 14.6 / 17.6.
+constexpr uint64_t kSmallOverDirectK = 48;
+bool direct_fits(uint64_t N, uint64_t OC, uint64_t K) { return K <= kDirectMaxK && ceil_div(N, 64) * ceil_div(OC, 64) < kDirectMaxTiles; }
+bool small_over_direct(uint64_t N, uint64_t OC, uint64_t K) { return direct_fits(N, OC, K) && K > kSmallOverDirectK; }
 // Where the 64x64 GEMM would split K below this, conv_gemm_small runs instead. H100, GPU us,
 // small / split / direct (bench/route_sweep.sh, conv_C_OC_HW_KS): 1x1 256->32 at 27x27 15.0 /
 // 25.7 / 24.7, 3x3 32->128 at 27x27 18.7 / 32.1 / 28.7, 1x1 384->48 at 13x13 17.0 / 26.2 / 31.2,
@@ -202,7 +212,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        conv_extent(md.back(), c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
     SplitK sp = N && !large_there ? choose_split(N, c.OC, K, gemm_force == 2) : SplitK{};
-    if (sp.splits > 1 && gemm_force == 0 && pro.empty() && uint64_t(K) < kSmallBelowK && small_tiles_fit(N, c.OC))
+    if ((sp.splits > 1 || small_over_direct(N, c.OC, K)) && gemm_force == 0 && pro.empty() && uint64_t(K) < kSmallBelowK && small_tiles_fit(N, c.OC))
       small_route = true;
     else if (sp.splits > 1) split_floats = sp.splits * N * static_cast<uint64_t>(c.OC);
   }
@@ -267,7 +277,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
                                        ceil_div(p.OC, run->sel < 0 ? 64 : bm));
       p.splits = 1;
       if (run->sel < 0 && small_route &&
-          (gemm_force == 3 || (small_tiles_fit(p.N, p.OC) && choose_split(p.N, p.OC, p.K, false).splits > 1))) {
+          (gemm_force == 3 || (small_tiles_fit(p.N, p.OC) && (choose_split(p.N, p.OC, p.K, false).splits > 1 ||
+                                                               small_over_direct(p.N, p.OC, p.K))))) {
         run->sel = 6;
         run->gemm = kernel::Groups::grid(ceil_div(p.N, 16), ceil_div(p.OC, 16));
       }
@@ -281,8 +292,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
         }
       }
       // Short K over few tiles: the direct kernel (a slot per output) fills the GPU better.
-      if (run->sel < 0 && !gemm_force && p.K <= kDirectMaxK && ceil_div(p.N, 64) * ceil_div(p.OC, 64) < kDirectMaxTiles)
-        run->sel = 3;
+      if (run->sel < 0 && !gemm_force && direct_fits(p.N, p.OC, p.K)) run->sel = 3;
     }
   });
   oc.output(out, [run](const kernel::Live&) { return run->od; });

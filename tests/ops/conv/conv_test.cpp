@@ -346,7 +346,7 @@ TEST(OpConv, LargeTileGemmAlignedVariantAndDefaultRouting) {
   auto xa = random_f32({1, 8, 64, 6}, 84);
   expect_conv(xa, w, &b, c, "gemm_large_m64", "conv_gemm_64x128_aligned");
   expect_conv(x, w, &b, c, "gemm", "conv_gemm");                 // 1 tile: too small for large tiles
-  expect_conv(x, w, &b, c, "", "conv_direct_vec4");              // and K = 72: direct by default
+  expect_conv(x, w, &b, c, "", "conv_gemm_small");               // and K = 72 over 1 tile: small tiles
   // 128 x 128 output = 128 column tiles: the default route takes the large kernel (64 rows for OC 64).
   auto xl = random_f32({1, 8, 128, 128}, 71), wl = random_f32({64, 8, 3, 3}, 72), bl = random_f32({64}, 73);
   expect_conv(xl, wl, &bl, c, "", "conv_gemm_64x128_aligned_row4");
@@ -576,4 +576,20 @@ TEST(OpConv, SmallTilesMatchTheReference) {
   auto g = make_conv(x, w, &b, c, ref.shape);
   EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4));
   EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_gemm_small"});
+}
+
+// A short K over few tiles: the direct kernel at or below K = 48, the small tiles above it
+// (ShuffleNetV2's 1x1 convs, 58 -> 58 at 28x28), both against the reference.
+TEST(OpConv, ShortKOverFewTilesTakesTheDirectKernelUpTo48AndTheSmallTilesAbove) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t ic, oc, hw; const char* variant; };
+  for (const Case& k : {Case{58, 58, 28, "conv_gemm_small"}, Case{49, 20, 12, "conv_gemm_small"},
+                        Case{48, 20, 12, "conv_direct_vec4"}, Case{24, 58, 28, "conv_direct_vec4"}}) {
+    auto x = random_f32({1, k.ic, k.hw, k.hw}, 120), w = random_f32({k.oc, k.ic, 1, 1}, 121, -0.2f, 0.2f),
+         b = random_f32({k.oc}, 122);
+    auto ref = ref::conv(x, w, &b, ref_args(Conv{}));
+    auto g = make_conv(x, w, &b, Conv{}, ref.shape);
+    EXPECT_TRUE(Close(g->run()[0], ref, 1e-4, 1e-4)) << k.ic << " -> " << k.oc;
+    EXPECT_EQ(g->variants(), std::vector<std::string>{k.variant}) << k.ic << " -> " << k.oc;
+  }
 }
