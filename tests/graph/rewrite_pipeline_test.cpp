@@ -54,6 +54,9 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   EXPECT_EQ(passes.back().name, std::string("input_norms"));
   // A conv's prologue is taken after its epilogue, whose inputs it counts against the bindings.
   EXPECT_LT(at("epilogues"), at("conv_prologues"));
+  // A conv stores channels-last only where no epilogue took its output (the epilogue's operands
+  // would be read in the stored order).
+  EXPECT_LT(at("epilogues"), at("conv_channels_last"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // kSmallOverDirectK, into at most kSmallMaxTiles of its tiles and without a fused prologue, the
 // small-tile kernel (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch)
 // runs instead.
+// etwebgpu.conv_channels_last: the same, its output stored N, H, W, C (conv_channels_last.h).
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
 // split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
 // that path for groups == 1. Every route takes a fused
@@ -17,6 +18,7 @@
 #include <limits>
 
 #include "graph/epilogue_fusion.h"
+#include "ops/conv/conv_channels_last.h"
 #include "ops/conv/conv_prologue.h"
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
@@ -104,7 +106,7 @@ std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, con
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
 
-void build_conv(OpContext& oc, bool with_clamp) {
+void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
   for (auto [id, what] : {std::pair{x, "input"}, std::pair{w, "weight"}, std::pair{out, "output"}})
@@ -169,7 +171,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
   }
 
   const size_t own = with_clamp ? 11 : 9;
-  const std::string label = with_clamp ? "conv_with_clamp" : "convolution";
+  const std::string label = with_clamp ? "conv_with_clamp" : channels_last ? "conv_channels_last" : "convolution";
   const ConvPrologue pro = ConvPrologue::read(oc, own, IC);
   if (!pro.empty() && c.transposed) oc.fail(ErrorKind::Format, "a transposed convolution takes no prologue");
   Epilogue ep = Epilogue::read(oc, own + pro.args(), pro.empty() ? label : pro.label() + "+" + label);
@@ -177,6 +179,13 @@ void build_conv(OpContext& oc, bool with_clamp) {
   if (pro.inputs() + ep.inputs() > graph::kMaxEpilogueInputs + 1)
     oc.fail(ErrorKind::Limit, std::to_string(pro.inputs()) + " prologue and " + std::to_string(ep.inputs()) +
                                   " epilogue inputs; at most " + std::to_string(graph::kMaxEpilogueInputs + 1) + " in all");
+
+  // etwebgpu.conv_channels_last (conv_channels_last.h): its output holds N, H, W, C (N, L, C) in that
+  // order, as [N, H, W, C] or [N, H * W, C]; an epilogue would read its operands in that order.
+  const size_t out_rank = g.tensor(out).rank();
+  if (channels_last && (c.transposed || !ep.empty() || !(out_rank == 3 || (out_rank == 4 && !c.conv1d))))
+    oc.fail(ErrorKind::Format, "a channels-last convolution is not transposed, takes no epilogue and writes [N, H, W, C] "
+                               "or [N, H * W, C]; output is " + shape_str(g.tensor(out).dims));
 
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
   // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 2 = split, 3 = small tiles,
@@ -228,7 +237,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
-  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route](const kernel::Live& l) {
+  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, channels_last,
+              out_rank](const kernel::Live& l) {
     const auto& xd = l.dims(x);
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -246,6 +256,8 @@ void build_conv(OpContext& oc, bool with_clamp) {
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
                                                   std::to_string(OH) + "x" + std::to_string(OW));
     run->od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
+    if (channels_last)
+      run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
     Params& p = run->p;
     p.B = kernel::u32(B, "batch");
     p.IC = kernel::u32(IC, "channels");
@@ -305,6 +317,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
         .input("Wt", w)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
+    if (channels_last) k.constant("OUT_CHANNELS_LAST", 1);
     pro.attach(k, ep.empty());
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
@@ -324,6 +337,7 @@ void build_conv(OpContext& oc, bool with_clamp) {
         .buffer("PART", *part, g.float_storage(), kernel::Access::Read)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
+    if (channels_last) reduce.constant("OUT_CHANNELS_LAST", 1);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
     oc.add(reduce.when([run](const kernel::Live&) { return run->sel == 2; })
                .groups([run](const kernel::Live&) {
@@ -376,11 +390,13 @@ void build_conv(OpContext& oc, bool with_clamp) {
   }
 }
 
-void build_convolution(OpContext& oc) { build_conv(oc, false); }
-void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true); }
+void build_convolution(OpContext& oc) { build_conv(oc, false, false); }
+void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true, false); }
+void build_conv_channels_last(OpContext& oc) { build_conv(oc, false, true); }
 
 ETW_REGISTER_OP("aten.convolution.default", build_convolution);
 ETW_REGISTER_OP("et_vk.conv_with_clamp.default", build_conv_with_clamp);
+ETW_REGISTER_OP(kConvChannelsLast, build_conv_channels_last);
 ETW_REGISTER_EPILOGUE_HOST("aten.convolution.default");
 ETW_REGISTER_EPILOGUE_HOST("et_vk.conv_with_clamp.default");
 

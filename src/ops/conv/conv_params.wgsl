@@ -30,6 +30,16 @@ fn x_in(i: u32, c: u32) -> f32 {
 }
 #endif
 
+// Where output element i (flat NCHW; NCL for 1-D) is stored: at i, or at its channels-last place
+// (etwebgpu.conv_channels_last: the conv writes the permute to N, H, W, C that read it).
+override OUT_CHANNELS_LAST: u32 = 0u;
+fn out_at(i: u32) -> u32 {
+  if (OUT_CHANNELS_LAST == 0u) { return i; }
+  let hw = P.OH * P.OW;
+  let t = i / hw;
+  return ((t / P.OC) * hw + i % hw) * P.OC + t % P.OC;
+}
+
 // v: output element i's value.
 fn epilogue(v: f32, i: u32) -> f32 {
   var r = v;

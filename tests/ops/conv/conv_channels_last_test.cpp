@@ -1,0 +1,155 @@
+// etwebgpu.conv_channels_last (src/ops/conv/conv_channels_last.h): a conv whose output only a
+// permute to N, H, W, C reads (ConvNeXt's depthwise conv before its LayerNorm, a patch
+// embedding's flatten(2).transpose(1, 2)) stores that order itself, one dispatch instead of two,
+// on every conv route, with the unfused graph's result; other layouts and shared outputs keep the
+// copy; a malformed call is a load error.
+#include "reference/conv/conv_ref.h"
+#include "reference/memory/memory_ref.h"
+#include "support/op_harness.h"
+
+using namespace etwebgpu;
+using namespace etwebgpu::testing;
+
+namespace {
+
+Id conv(OpGraph& g, Id x, const HostTensor& w, const HostTensor* b, int64_t stride, int64_t pad, int64_t groups, Id out,
+        const char* op = "aten.convolution.default", bool transposed = false) {
+  auto& gb = g.gb;
+  gb.op(op, {x, g.constant(w), b ? g.constant(*b) : gb.null(), gb.int_list({stride, stride}), gb.int_list({pad, pad}),
+             gb.int_list({1, 1}), gb.boolean(transposed), gb.int_list({0, 0}), gb.int_(groups), out});
+  return out;
+}
+
+// ConvNeXt's block start: depthwise 7x7 conv, then permute(0, 2, 3, 1) as the graph output.
+TEST(OpConvChannelsLast, DepthwiseConvThenPermuteToChannelsLastIsOneDispatch) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 8, 9, 7}, 1), w = random_f32({8, 1, 7, 7}, 2, -0.2f, 0.2f), b = random_f32({8}, 3);
+  auto build = [&](OpGraph& g) {
+    Id c = g.tensor(DType::Float32, {1, 8, 9, 7});
+    conv(g, g.input(x), w, &b, 1, 3, 8, c);
+    g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, 9, 7, 8})});
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops.size(), 2u);
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.conv_channels_last"});
+  EXPECT_EQ(fused.variants, std::vector<std::string>{"conv_direct"});
+  EXPECT_EQ(fused.out[0].data, plain.out[0].data);
+  ref::ConvArgs a;
+  a.ph = a.pw = 3;
+  a.groups = 8;
+  EXPECT_TRUE(Close(fused.out[0], ref::permute(ref::conv(x, w, &b, a), {0, 2, 3, 1}), 1e-5, 1e-5));
+}
+
+// A patch embedding (conv k = stride, then view [B, C, H * W] and transpose(1, 2)) on every conv
+// route: the routes store through the same index, each against the reference.
+TEST(OpConvChannelsLast, PatchEmbeddingViewAndTransposeOnEveryRoute) {
+  ETW_REQUIRE_GPU();
+  struct Case { std::vector<int64_t> x, w; int64_t stride; const char* route; const char* variant; };
+  const std::vector<Case> cases = {
+      {{1, 3, 16, 12}, {20, 3, 4, 4}, 4, "", "conv_direct"},
+      {{1, 3, 16, 12}, {20, 3, 4, 4}, 4, "direct", "conv_direct"},
+      {{1, 8, 16, 12}, {20, 8, 2, 2}, 2, "gemm", "conv_gemm"},
+      {{1, 8, 16, 12}, {20, 8, 2, 2}, 2, "gemm_small", "conv_gemm_small"},
+      {{1, 64, 16, 12}, {20, 64, 2, 2}, 2, "gemm_splitk", "conv_gemm_splitk"},
+      {{1, 8, 64, 64}, {64, 8, 2, 2}, 2, "gemm_large_m64", "conv_gemm_64x128_aligned_row4"},
+      {{1, 8, 64, 48}, {128, 8, 2, 2}, 2, "gemm_large", "conv_gemm_128x128_aligned_row4"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string("route ") + k.route);
+    HostTensor x = random_f32(k.x, 4), w = random_f32(k.w, 5, -0.3f, 0.3f), b = random_f32({k.w[0]}, 6);
+    const int64_t C = k.w[0], H = k.x[2] / k.stride, W = k.x[3] / k.stride;
+    auto build = [&](OpGraph& g) {
+      Id c = g.tensor(DType::Float32, {1, C, H, W}), v = g.tensor(DType::Float32, {1, C, H * W});
+      conv(g, g.input(x), w, &b, k.stride, 0, 1, c);
+      g.gb.op("aten.view_copy.default", {c, g.gb.int_list({1, C, H * W}), v});
+      g.gb.op("aten.permute_copy.default", {v, g.gb.int_list({0, 2, 1}), g.output(DType::Float32, {1, H * W, C})});
+    };
+    std::map<std::string, std::string> r;
+    if (*k.route) r["conv"] = k.route;
+    LoadedGraph fused = load_graph(build, true, r);
+    EXPECT_EQ(fused.ops.front(), "etwebgpu.conv_channels_last");
+    EXPECT_EQ(fused.variants.front(), k.variant);
+    ref::ConvArgs a;
+    a.sh = a.sw = k.stride;
+    HostTensor want = ref::permute(ref::conv(x, w, &b, a), {0, 2, 3, 1});
+    want.shape = {1, H * W, C};
+    EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4));
+  }
+}
+
+// Kept as two dispatches: a permute to another order (N, W, H, C has the channels-last shape
+// here: C = H = W), a conv output read twice, a conv with an epilogue (its operands would be read
+// in the stored order).
+TEST(OpConvChannelsLast, OtherOrdersSharedOutputsAndEpiloguesKeepTheCopy) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 4, 6, 6}, 7), w = random_f32({6, 4, 3, 3}, 8);
+  auto variants = [&](const std::function<void(OpGraph&, Id)>& tail) {
+    auto build = [&](OpGraph& g) {
+      Id c = g.tensor(DType::Float32, {1, 6, 6, 6});
+      conv(g, g.input(x), w, nullptr, 1, 1, 1, c);
+      tail(g, c);
+    };
+    LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+    for (size_t k = 0; k < fused.out.size(); ++k) EXPECT_TRUE(SameAsUnfused(fused.out[k], plain.out[k])) << k;
+    return fused.ops;
+  };
+  auto other = variants([](OpGraph& g, Id c) {
+    g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 3, 2, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
+  });
+  EXPECT_EQ(other, (std::vector<std::string>{"aten.convolution.default", "aten.permute_copy.default"}));
+  auto twice = variants([](OpGraph& g, Id c) {
+    g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
+    g.gb.op("aten.relu.default", {c, g.output(DType::Float32, {1, 6, 6, 6})});
+  });
+  EXPECT_EQ(twice.size(), 3u);
+  EXPECT_EQ(twice.front(), "aten.convolution.default");
+  auto epilogue = variants([](OpGraph& g, Id c) {
+    Id r = g.tensor(DType::Float32, {1, 6, 6, 6});
+    g.gb.op("aten.relu.default", {c, r});
+    g.gb.op("aten.permute_copy.default", {r, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
+  });
+  EXPECT_EQ(epilogue, (std::vector<std::string>{"fused[convolution+relu]", "aten.permute_copy.default"}));
+}
+
+// The op as a call of its own (no rewrite): 2-D into [N, H, W, C], and 1-D into [N, L, C].
+TEST(OpConvChannelsLast, CallsOfTheOpMatchThePermutedConv) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({2, 4, 6, 5}, 12), w = random_f32({6, 4, 3, 3}, 13), b = random_f32({6}, 14);
+  auto got = load_graph(
+      [&](OpGraph& g) {
+        conv(g, g.input(x), w, &b, 1, 1, 1, g.output(DType::Float32, {2, 6, 5, 6}), "etwebgpu.conv_channels_last");
+      },
+      false);
+  ref::ConvArgs a;
+  a.ph = a.pw = 1;
+  EXPECT_TRUE(Close(got.out[0], ref::permute(ref::conv(x, w, &b, a), {0, 2, 3, 1}), 1e-5, 1e-5));
+  HostTensor x1 = random_f32({1, 4, 9}, 15), w1 = random_f32({6, 4, 3}, 16);
+  auto got1 = load_graph(
+      [&](OpGraph& g) {
+        g.gb.op("etwebgpu.conv_channels_last", {g.input(x1), g.constant(w1), g.gb.null(), g.gb.int_list({1}), g.gb.int_list({1}),
+                                                g.gb.int_list({1}), g.gb.boolean(false), g.gb.int_list({0}), g.gb.int_(1),
+                                                g.output(DType::Float32, {1, 9, 6})});
+      },
+      false);
+  ref::ConvArgs a1;
+  a1.pw = 1;
+  EXPECT_TRUE(Close(got1.out[0], ref::permute(ref::conv(x1, w1, nullptr, a1), {0, 2, 1}), 1e-5, 1e-5));
+}
+
+TEST(OpConvChannelsLast, MalformedCallsAreLoadErrors) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 4, 6, 5}, 9), w = random_f32({6, 4, 3, 3}, 10), wt = random_f32({4, 6, 3, 3}, 11);
+  auto error = [&](const std::function<void(OpGraph&)>& build) {
+    return load_error([&] { load_graph(build, false); });
+  };
+  std::string e = error([&](OpGraph& g) {
+    conv(g, g.input(x), w, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 6, 5, 1}), "etwebgpu.conv_channels_last");
+  });
+  EXPECT_TRUE(has(e, "channels-last") && has(e, "[1, 6, 6, 5, 1]")) << e;
+  e = error([&](OpGraph& g) {
+    conv(g, g.input(x), wt, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 5, 6}), "etwebgpu.conv_channels_last", true);
+  });
+  EXPECT_TRUE(has(e, "not transposed")) << e;
+}
+
+}  // namespace
