@@ -34,7 +34,7 @@ def build(d, meta):
         w = load(d, "weight.npy"); return lambda: F.linear(x, w)
     if op == "conv2d":
         w, b = load(d, "weight.npy"), load(d, "bias.npy")
-        return lambda: F.conv2d(x, w, b, stride=p["stride"], padding=p["padding"])
+        return lambda: F.conv2d(x, w, b, stride=p["stride"], padding=p["padding"], groups=p.get("groups", 1))
     if op == "upsample_bilinear":
         s = (x.shape[2] * 4, x.shape[3] * 4)
         return lambda: F.interpolate(x, size=s, mode="bilinear", align_corners=False)

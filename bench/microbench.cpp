@@ -7,7 +7,7 @@
 // case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500;
 // 0 with --small), so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
-// lin_M_N_K[_ln] / addmm_M_N_K[_ln] / conv_C_OC_HW_KS / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
+// lin_M_N_K[_ln] / addmm_M_N_K[_ln] / conv_C_OC_HW_KS / dw_C_HW_KS[_S] / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
 // attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
@@ -180,6 +180,24 @@ Case make_case(const std::string& name, bool small) {
                                       g.boolean(false), g.int_list({0, 0}), g.int_(1), out({1, oc, hw, hw})});
     c.op = "conv2d";
     c.flops = 2.0 * oc * ic * ks * ks * hw * hw;
+  } else if (name.rfind("dw_", 0) == 0) {
+    // dw_C_HW_KS[_S]: a depthwise KSxKS conv of C channels at HWxHW, stride S (1), same-padded,
+    // batch 1 (MobileNets, ShuffleNetV2, ConvNeXt's 7x7).
+    int64_t ch = 0, hw = 0, ks = 0, st = 1;
+    int n = std::sscanf(name.c_str(), "dw_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &ch, &hw, &ks, &st);
+    if (n < 3 || ch < 1 || hw < 1 || ks < 1 || ks % 2 == 0 || st < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected dw_C_HW_KS[_S] with an odd KS");
+    const int64_t ohw = (hw + 2 * (ks / 2) - ks) / st + 1;
+    auto w = rnd({ch, 1, ks, ks}, 7, 0.1f), b = rnd({ch}, 8, 0.1f);
+    c.inputs = {rnd({1, ch, hw, hw}, 9)};
+    c.weights = {{"weight", w}, {"bias", b}};
+    c.params = {{"stride", st}, {"padding", ks / 2}, {"groups", ch}};
+    Id x = g.input(DType::Float32, {1, ch, hw, hw});
+    g.op("aten.convolution.default", {x, g.constant_f32({ch, 1, ks, ks}, vec(w)), g.constant_f32({ch}, vec(b)),
+                                      g.int_list({st, st}), g.int_list({ks / 2, ks / 2}), g.int_list({1, 1}),
+                                      g.boolean(false), g.int_list({0, 0}), g.int_(ch), out({1, ch, ohw, ohw})});
+    c.op = "conv2d";
+    c.flops = 2.0 * ch * ks * ks * ohw * ohw;
   } else if (name == "conv3x3_64" || name == "conv_stem") {
     bool stem = name == "conv_stem";
     int64_t ic = stem ? 3 : 64, oc = stem ? 32 : 64, hw = small ? 56 : 224, s = stem ? 2 : 1;
@@ -418,7 +436,7 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) only.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--warm-ms MS] [--small] [--out DIR] "
-                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS attn_H_S_D net:DIR decoder:DIR "
+                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS dw_C_HW_KS[_S] attn_H_S_D net:DIR decoder:DIR "
                            "dispatch_chain_N\n");
       return 2;
     }

@@ -112,7 +112,8 @@ TEST(EpilogueFusion, ConvBiasResidualReluOnEveryConvRoute) {
                {64, 1, false, "gemm_large_m64", "conv_gemm_64x128_row4"},
                {64, 1, false, "gemm_large", "conv_gemm_128x128", 7},
                {64, 1, false, "gemm_large_m64", "conv_gemm_64x128", 7},
-               {16, 16, false, "", "conv_direct"},
+               {16, 16, false, "", "conv_depthwise"},
+               {12, 4, false, "", "conv_direct"},
                {16, 4, false, "", "conv_direct_vec4"},
                {8, 1, true, "", "conv_transpose"}};
   for (const auto& k : cases) {

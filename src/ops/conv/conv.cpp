@@ -1,8 +1,9 @@
 // aten.convolution.default and et_vk.conv_with_clamp.default: 2-D NCHW and 1-D (N, C, L as H = 1).
 // Routes: groups == 1 and not transposed -> implicit-im2col GEMM: the large-tile kernel
 // (conv_gemm_large, 128x128 or 64x128 tiles) when K >= 32 and the output gives enough tiles to
-// fill the GPU, else the 64x64 conv_gemm; grouped and depthwise -> direct kernel (vec4
-// over input channels when IC/groups % 4 == 0); transposed -> gather kernel (conv_transpose.wgsl).
+// fill the GPU, else the 64x64 conv_gemm; grouped -> direct kernel (vec4 over input channels when
+// IC/groups % 4 == 0); depthwise -> conv_depthwise (four outputs of a row per invocation);
+// transposed -> gather kernel (conv_transpose.wgsl).
 // The 64x64 GEMM splits K when its tiles are too few to fill the GPU (two kernels: partial sums,
 // then their reduce with bias and epilogue).
 // Where the split would be taken over a K below kSmallBelowK, or the direct kernel over a K above
@@ -368,7 +369,20 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
                  .variant(name));
     }
   }
-  if (route == Route::Direct || (route == Route::Gemm && !gemm_force)) {
+  // Depthwise (one input and one output channel a group): four outputs of a row per invocation,
+  // unless force_route["depthwise"] = "direct".
+  const bool depthwise = route == Route::Direct && c.groups > 1 && c.icg == 1 && c.ocg == 1 &&
+                         pinned_route(oc, "depthwise", {"rows", "direct"}) != "direct";
+  if (depthwise) {
+    oc.add(conv_kernel("conv_depthwise")
+               .constant("KHC", double(c.KH))
+               .constant("KWC", double(c.KW))
+               .groups([run](const kernel::Live&) {
+                 const Params& p = run->p;
+                 return kernel::Groups::linear(ceil_div(uint64_t(p.B) * p.OC * p.OH * ceil_div(p.OW, 4), 256));
+               })
+               .variant("conv_depthwise"));
+  } else if (route == Route::Direct || (route == Route::Gemm && !gemm_force)) {
     bool v4 = c.icg % 4 == 0;
     kernel::Kernel k = conv_kernel("conv_direct");
     k.constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct");

@@ -32,7 +32,7 @@ TEST(OpConvChannelsLast, DepthwiseConvThenPermuteToChannelsLastIsOneDispatch) {
   LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
   EXPECT_EQ(plain.ops.size(), 2u);
   EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.conv_channels_last"});
-  EXPECT_EQ(fused.variants, std::vector<std::string>{"conv_direct"});
+  EXPECT_EQ(fused.variants, std::vector<std::string>{"conv_depthwise"});
   EXPECT_EQ(fused.out[0].data, plain.out[0].data);
   ref::ConvArgs a;
   a.ph = a.pw = 3;

@@ -191,4 +191,23 @@ TEST(OpConvPrologue, MalformedProloguesAreFormatErrorsNamingTheOp) {
   EXPECT_NE(transposed.find("transposed convolution takes no prologue"), std::string::npos) << transposed;
 }
 
+// A depthwise conv reads its prologue as the other kernels do (its input channel is its output
+// channel).
+TEST(OpConvPrologue, DepthwiseConvTakesTheGate) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 8, 7, 9}, 140), gate = random_f32({1, 8, 1, 1}, 141, 0.f, 1.f);
+  HostTensor w = random_f32({8, 1, 3, 3}, 142), b = random_f32({8}, 143);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id y = g.tensor(DType::Float32, {1, 8, 7, 9});
+    gb.op("aten.mul.Tensor", {g.input(x), g.input(gate), y});
+    gb.op("aten.convolution.default", {y, g.constant(w), g.constant(b), gb.int_list({1, 1}), gb.int_list({1, 1}), gb.int_list({1, 1}),
+                                        gb.boolean(false), gb.int_list({0, 0}), gb.int_(8), g.output(DType::Float32, {1, 8, 7, 9})});
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[mul+convolution]"});
+  EXPECT_EQ(fused.variants, std::vector<std::string>{"conv_depthwise"});
+  EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5));
+}
+
 }  // namespace

@@ -172,8 +172,8 @@ TEST(OpConv, DepthwiseWithChannelMultiplier) {
   Conv c;
   c.groups = 6;
   c.padding = {1, 1};
-  expect_conv(x, w, &b, c, "", "conv_direct");
-  auto w2 = random_f32({12, 1, 5, 5}, 22);  // 2 outputs per input channel
+  expect_conv(x, w, &b, c, "", "conv_depthwise");
+  auto w2 = random_f32({12, 1, 5, 5}, 22);  // 2 outputs per input channel: the direct kernel
   Conv c2;
   c2.groups = 6;
   c2.padding = {2, 2};
@@ -249,7 +249,7 @@ TEST(OpConv, ConvWithClampAppliesBoundsInEpilogue) {
   Conv dw = c;
   dw.groups = 4;
   auto wd = random_f32({4, 1, 3, 3}, 37), bd = random_f32({4}, 38);
-  expect_conv(x, wd, &bd, dw, "", "conv_direct");
+  expect_conv(x, wd, &bd, dw, "", "conv_depthwise");
   Conv tr = c;
   tr.transposed = true;
   tr.stride = {2, 2};
@@ -291,12 +291,40 @@ TEST(OpConv, DynamicSpatialSizeRecomputesOutputOnRerun) {
 
 TEST(OpConv, DirectKernelPast65535WorkgroupsIsCorrect) {
   ETW_REQUIRE_GPU();
-  // Depthwise 1x1: 64 * 512 * 513 outputs > 65535 * 256, so the flat grid folds into 2-D.
-  auto x = random_f32({1, 64, 512, 513}, 48), w = random_f32({64, 1, 1, 1}, 49), b = random_f32({64}, 50);
+  // 1x1, two outputs per input channel: 128 * 400 * 400 outputs > 65535 * 256, so the flat grid
+  // folds into 2-D.
+  auto x = random_f32({1, 64, 400, 400}, 48), w = random_f32({128, 1, 1, 1}, 49), b = random_f32({128}, 50);
   Conv c;
   c.groups = 64;
-  ASSERT_GT(64LL * 512 * 513, 65535LL * 256);
+  ASSERT_GT(128LL * 400 * 400, 65535LL * 256);
   expect_conv(x, w, &b, c, "", "conv_direct");
+}
+
+// Depthwise convs (one input and one output channel a group) take conv_depthwise, four outputs of
+// a row per invocation: odd widths (a last, partial quad), strides, dilations, 7x7 (ConvNeXt),
+// 1-D; each against the reference and the direct kernel force_route["depthwise"] = "direct" pins.
+TEST(OpConv, DepthwiseRowsMatchTheReferenceAndTheDirectKernel) {
+  ETW_REQUIRE_GPU();
+  struct Case { std::vector<int64_t> x; int64_t k, stride, pad, dil; };
+  for (const Case& k : {Case{{1, 6, 11, 10}, 3, 1, 1, 1}, Case{{2, 5, 13, 9}, 3, 2, 1, 1}, Case{{1, 8, 9, 7}, 7, 1, 3, 1},
+                        Case{{1, 4, 12, 11}, 5, 2, 2, 1}, Case{{1, 3, 10, 10}, 3, 1, 2, 2}, Case{{1, 6, 17}, 5, 1, 2, 1}}) {
+    const bool conv1d = k.x.size() == 3;
+    const int64_t C = k.x[1];
+    auto x = random_f32(k.x, 130), b = random_f32({C}, 131);
+    auto w = conv1d ? random_f32({C, 1, k.k}, 132) : random_f32({C, 1, k.k, k.k}, 132);
+    Conv c;
+    c.groups = C;
+    if (conv1d) c.stride = {k.stride}, c.padding = {k.pad}, c.dilation = {k.dil}, c.output_padding = {0};
+    else c.stride = {k.stride, k.stride}, c.padding = {k.pad, k.pad}, c.dilation = {k.dil, k.dil};
+    SCOPED_TRACE(shape_str(k.x) + " k" + std::to_string(k.k));
+    expect_conv(x, w, &b, c, "", "conv_depthwise");
+    auto ref = ref::conv(x, w, &b, ref_args(c));
+    auto g = make_conv(x, w, &b, c, ref.shape);
+    LoadOptions o;
+    o.force_route["depthwise"] = "direct";
+    EXPECT_TRUE(Close(g->run(o)[0], ref, 1e-4, 1e-4));
+    EXPECT_EQ(g->variants(), std::vector<std::string>{"conv_direct"});
+  }
 }
 
 // Large-tile implicit GEMM (conv_gemm_large.wgsl): 128x128 ("gemm_large") and 64x128
