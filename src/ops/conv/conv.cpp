@@ -10,7 +10,8 @@
 // kSmallOverDirectK, into at most kSmallMaxTiles of its tiles and without a fused prologue, the
 // small-tile kernel (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch)
 // runs instead.
-// etwebgpu.conv_channels_last: the same, its output stored N, H, W, C (conv_channels_last.h).
+// etwebgpu.conv_channels_last: the same, its input read or output stored N, H, W, C
+// (conv_channels_last.h).
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
 // split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
 // that path for groups == 1. Every route takes a fused
@@ -114,6 +115,19 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, what);
   const Tensor& tx = g.tensor(x);
   const Tensor& tw = g.tensor(w);
+  // etwebgpu.conv_channels_last (conv_channels_last.h): which sides are N, H, W, C. The input's
+  // dims below are the conv's [N, C, H, W] view of it.
+  int64_t layout = 0;
+  if (channels_last) {
+    layout = g.integer(oc.arg(9));
+    if (layout < 1 || layout > (kInputChannelsLast | kOutputChannelsLast))
+      oc.fail(ErrorKind::Format, "layout must be 1 (input channels-last), 2 (output) or 3 (both), got " + std::to_string(layout));
+  }
+  const bool in_cl = layout & kInputChannelsLast, out_cl = layout & kOutputChannelsLast;
+  auto conv_view = [in_cl](const std::vector<int64_t>& d) {
+    if (!in_cl) return d;
+    return d.size() == 4 ? std::vector<int64_t>{d[0], d[3], d[1], d[2]} : std::vector<int64_t>{d[0], d[2], d[1]};
+  };
   Conf c;
   if (tx.rank() != 3 && tx.rank() != 4)
     oc.fail(ErrorKind::Unsupported, "only 1-D (N, C, L) and 2-D (N, C, H, W) convolutions are supported, input is " +
@@ -141,7 +155,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     oc.fail(ErrorKind::InvalidArgument, "output_padding must be smaller than either stride or dilation");
   c.KW = tw.dims.back();
   c.KH = c.conv1d ? 1 : tw.dims[2];
-  int64_t IC = tx.dims[1];
+  int64_t IC = conv_view(tx.dims)[1];
   if (c.transposed) {
     if (tw.dims[0] != IC || IC % c.groups != 0)
       oc.fail(ErrorKind::InvalidArgument, "transposed weight " + shape_str(tw.dims) + " does not match input channels " +
@@ -171,7 +185,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
   }
 
-  const size_t own = with_clamp ? 11 : 9;
+  const size_t own = channels_last ? 10 : with_clamp ? 11 : 9;
   const std::string label = with_clamp ? "conv_with_clamp" : channels_last ? "conv_channels_last" : "convolution";
   const ConvPrologue pro = ConvPrologue::read(oc, own, IC);
   if (!pro.empty() && c.transposed) oc.fail(ErrorKind::Format, "a transposed convolution takes no prologue");
@@ -181,12 +195,14 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     oc.fail(ErrorKind::Limit, std::to_string(pro.inputs()) + " prologue and " + std::to_string(ep.inputs()) +
                                   " epilogue inputs; at most " + std::to_string(graph::kMaxEpilogueInputs + 1) + " in all");
 
-  // etwebgpu.conv_channels_last (conv_channels_last.h): its output holds N, H, W, C (N, L, C) in that
-  // order, as [N, H, W, C] or [N, H * W, C]; an epilogue would read its operands in that order.
+  // A channels-last output holds N, H, W, C (N, L, C) in that order, as [N, H, W, C] or
+  // [N, H * W, C]; an epilogue would read its operands in that order, a prologue is not made.
   const size_t out_rank = g.tensor(out).rank();
-  if (channels_last && (c.transposed || !ep.empty() || !(out_rank == 3 || (out_rank == 4 && !c.conv1d))))
-    oc.fail(ErrorKind::Format, "a channels-last convolution is not transposed, takes no epilogue and writes [N, H, W, C] "
-                               "or [N, H * W, C]; output is " + shape_str(g.tensor(out).dims));
+  if (channels_last && (c.transposed || !ep.empty() || !pro.empty()))
+    oc.fail(ErrorKind::Format, "a channels-last convolution is not transposed and takes no prologue or epilogue");
+  if (out_cl && !(out_rank == 3 || (out_rank == 4 && !c.conv1d)))
+    oc.fail(ErrorKind::Format, "a channels-last output is [N, H, W, C] or [N, H * W, C]; output is " +
+                                   shape_str(g.tensor(out).dims));
 
   Route route = c.transposed ? Route::Transposed : c.groups == 1 ? Route::Gemm : Route::Direct;
   // Gemm route: 0 = pick per run from live shapes, 1 = 64x64 only, 2 = split, 3 = small tiles,
@@ -217,7 +233,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
   bool small_route = gemm_force == 3;
   uint64_t split_floats = 0;
   if (route == Route::Gemm && !c.transposed && (gemm_force == 0 || gemm_force == 2)) {
-    const auto& md = tx.max_dims;
+    const auto md = conv_view(tx.max_dims);
     uint64_t N = static_cast<uint64_t>(md[0] * (c.conv1d ? 1 : conv_extent(md[2], c.ph, c.dh, c.KH, c.sh)) *
                                        conv_extent(md.back(), c.pw, c.dw, c.KW, c.sw));
     bool large_there = large_tm && ceil_div(N, 128) * ceil_div(static_cast<uint64_t>(c.OC), 16u * large_tm) >= kLargeMinTiles;
@@ -238,9 +254,9 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
-  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, channels_last,
-              out_rank](const kernel::Live& l) {
-    const auto& xd = l.dims(x);
+  oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, out_cl, out_rank,
+              conv_view](const kernel::Live& l) {
+    const auto xd = conv_view(l.dims(x));
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " has " + std::to_string(IC) +
@@ -257,7 +273,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
                                                   std::to_string(OH) + "x" + std::to_string(OW));
     run->od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
-    if (channels_last)
+    if (out_cl)
       run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
     Params& p = run->p;
     p.B = kernel::u32(B, "batch");
@@ -318,7 +334,8 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
         .input("Wt", w)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
-    if (channels_last) k.constant("OUT_CHANNELS_LAST", 1);
+    if (in_cl) k.constant("IN_CHANNELS_LAST", 1);
+    if (out_cl) k.constant("OUT_CHANNELS_LAST", 1);
     pro.attach(k, ep.empty());
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
@@ -326,6 +343,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
   if (route == Route::Gemm && part) {
     kernel::Kernel split("conv_gemm", "conv_gemm");
     split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite);
+    if (in_cl) split.constant("IN_CHANNELS_LAST", 1);
     pro.attach(split, true);
     split.params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->sel == 2; })
@@ -338,7 +356,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
         .buffer("PART", *part, g.float_storage(), kernel::Access::Read)
         .input("BIAS", has_bias ? bias : -1)
         .output("O", out);
-    if (channels_last) reduce.constant("OUT_CHANNELS_LAST", 1);
+    if (out_cl) reduce.constant("OUT_CHANNELS_LAST", 1);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
     oc.add(reduce.when([run](const kernel::Live&) { return run->sel == 2; })
                .groups([run](const kernel::Live&) {

@@ -19,13 +19,22 @@ override HAS_BIAS: u32 = 0u;
 override HAS_CLAMP: u32 = 0u;
 
 #if !SPLITK_REDUCE
-// Input element i, of input channel c, as the conv reads it: through the fused prologue
-// (ops/conv/conv_prologue.h) when there is one. Padding stays 0: out-of-range reads never call it.
+// IN_CHANNELS_LAST: X holds N, H, W, C (etwebgpu.conv_channels_last reads the tensor a permute
+// to N, C, H, W would have copied).
+override IN_CHANNELS_LAST: u32 = 0u;
+// Input element i (flat N, C, H, W), of input channel c, as the conv reads it: through the fused
+// prologue (ops/conv/conv_prologue.h) when there is one. Padding stays 0: out-of-range reads never
+// call it.
 fn x_in(i: u32, c: u32) -> f32 {
+  var j = i;
+  if (IN_CHANNELS_LAST == 1u) {
+    let hw = P.H * P.W;
+    j = ((i / (P.IC * hw)) * hw + i % hw) * P.IC + c;
+  }
 #if PROLOGUE
-  return prologue_terms(f32(X[i]), c);
+  return prologue_terms(f32(X[j]), c);
 #else
-  return f32(X[i]);
+  return f32(X[j]);
 #endif
 }
 #endif

@@ -12,11 +12,15 @@ using namespace etwebgpu::testing;
 
 namespace {
 
+// aten.convolution, or with `layout` > 0 etwebgpu.conv_channels_last of that layout.
 Id conv(OpGraph& g, Id x, const HostTensor& w, const HostTensor* b, int64_t stride, int64_t pad, int64_t groups, Id out,
-        const char* op = "aten.convolution.default", bool transposed = false) {
+        int64_t layout = 0, bool transposed = false) {
   auto& gb = g.gb;
-  gb.op(op, {x, g.constant(w), b ? g.constant(*b) : gb.null(), gb.int_list({stride, stride}), gb.int_list({pad, pad}),
-             gb.int_list({1, 1}), gb.boolean(transposed), gb.int_list({0, 0}), gb.int_(groups), out});
+  std::vector<Id> args{x, g.constant(w), b ? g.constant(*b) : gb.null(), gb.int_list({stride, stride}), gb.int_list({pad, pad}),
+                       gb.int_list({1, 1}), gb.boolean(transposed), gb.int_list({0, 0}), gb.int_(groups)};
+  if (layout) args.push_back(gb.int_(layout));
+  args.push_back(out);
+  gb.op(layout ? "etwebgpu.conv_channels_last" : "aten.convolution.default", args);
   return out;
 }
 
@@ -117,7 +121,7 @@ TEST(OpConvChannelsLast, CallsOfTheOpMatchThePermutedConv) {
   HostTensor x = random_f32({2, 4, 6, 5}, 12), w = random_f32({6, 4, 3, 3}, 13), b = random_f32({6}, 14);
   auto got = load_graph(
       [&](OpGraph& g) {
-        conv(g, g.input(x), w, &b, 1, 1, 1, g.output(DType::Float32, {2, 6, 5, 6}), "etwebgpu.conv_channels_last");
+        conv(g, g.input(x), w, &b, 1, 1, 1, g.output(DType::Float32, {2, 6, 5, 6}), 2);
       },
       false);
   ref::ConvArgs a;
@@ -128,12 +132,25 @@ TEST(OpConvChannelsLast, CallsOfTheOpMatchThePermutedConv) {
       [&](OpGraph& g) {
         g.gb.op("etwebgpu.conv_channels_last", {g.input(x1), g.constant(w1), g.gb.null(), g.gb.int_list({1}), g.gb.int_list({1}),
                                                 g.gb.int_list({1}), g.gb.boolean(false), g.gb.int_list({0}), g.gb.int_(1),
-                                                g.output(DType::Float32, {1, 9, 6})});
+                                                g.gb.int_(2), g.output(DType::Float32, {1, 9, 6})});
       },
       false);
   ref::ConvArgs a1;
   a1.pw = 1;
   EXPECT_TRUE(Close(got1.out[0], ref::permute(ref::conv(x1, w1, nullptr, a1), {0, 2, 1}), 1e-5, 1e-5));
+  // A channels-last input [N, H, W, C], and both sides.
+  const std::vector<double> xv = f64(ref::permute(x, {0, 2, 3, 1}));
+  HostTensor xl = HostTensor::from(DType::Float32, {2, 6, 5, 4}, std::vector<float>(xv.begin(), xv.end()));
+  for (int64_t layout : {1, 3}) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    auto got2 = load_graph(
+        [&](OpGraph& g) {
+          conv(g, g.input(xl), w, &b, 1, 1, 1, g.output(DType::Float32, layout == 3 ? std::vector<int64_t>{2, 6, 5, 6} : std::vector<int64_t>{2, 6, 6, 5}), layout);
+        },
+        false);
+    HostTensor want = ref::conv(x, w, &b, a);
+    EXPECT_TRUE(Close(got2.out[0], layout == 3 ? ref::permute(want, {0, 2, 3, 1}) : want, 1e-5, 1e-5));
+  }
 }
 
 TEST(OpConvChannelsLast, MalformedCallsAreLoadErrors) {
@@ -143,13 +160,84 @@ TEST(OpConvChannelsLast, MalformedCallsAreLoadErrors) {
     return load_error([&] { load_graph(build, false); });
   };
   std::string e = error([&](OpGraph& g) {
-    conv(g, g.input(x), w, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 6, 5, 1}), "etwebgpu.conv_channels_last");
+    conv(g, g.input(x), w, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 6, 5, 1}), 2);
   });
   EXPECT_TRUE(has(e, "channels-last") && has(e, "[1, 6, 6, 5, 1]")) << e;
   e = error([&](OpGraph& g) {
-    conv(g, g.input(x), wt, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 5, 6}), "etwebgpu.conv_channels_last", true);
+    conv(g, g.input(x), wt, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 5, 6}), 2, true);
   });
   EXPECT_TRUE(has(e, "not transposed")) << e;
+  for (int64_t bad : {0, 4, -1}) {
+    e = error([&](OpGraph& g) {
+      std::vector<Id> args{g.input(x), g.constant(w), g.gb.null(), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}),
+                           g.gb.boolean(false), g.gb.int_list({0, 0}), g.gb.int_(1), g.gb.int_(bad), g.output(DType::Float32, {1, 6, 5, 6})};
+      g.gb.op("etwebgpu.conv_channels_last", args);
+    });
+    EXPECT_TRUE(has(e, "layout must be")) << bad << ": " << e;
+  }
+}
+
+// ConvNeXt's downsampling and stage start: a LayerNorm's [N, H, W, C] output permuted to
+// N, C, H, W before a conv (2x2 stride 2, or a depthwise 7x7 whose output is permuted back): the
+// conv reads it in place, on every route.
+TEST(OpConvChannelsLast, AChannelsLastInputSeenThroughAPermuteIsReadInPlace) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t C, OC, k, stride, pad, groups; const char* route; const char* variant; bool out_back; };
+  const std::vector<Case> cases = {
+      {16, 12, 2, 2, 0, 1, "", "conv_gemm_small", false},
+      {8, 12, 2, 2, 0, 1, "", "conv_direct_vec4", false},
+      {8, 12, 2, 2, 0, 1, "direct", "conv_direct_vec4", false},
+      {8, 12, 2, 2, 0, 1, "gemm", "conv_gemm", false},
+      {64, 12, 2, 2, 0, 1, "gemm_splitk", "conv_gemm_splitk", false},
+      {8, 64, 2, 2, 0, 1, "gemm_large_m64", "conv_gemm_64x128_aligned_row4", false},
+      {8, 8, 7, 1, 3, 8, "", "conv_depthwise", true},
+  };
+  const int64_t H = 16, W = 32;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string("route ") + k.route + " " + k.variant);
+    HostTensor y = random_f32({1, H, W, k.C}, 20), w = random_f32({k.OC, k.C / k.groups, k.k, k.k}, 21, -0.3f, 0.3f),
+               b = random_f32({k.OC}, 22);
+    const int64_t OH = (H + 2 * k.pad - k.k) / k.stride + 1, OW = (W + 2 * k.pad - k.k) / k.stride + 1;
+    auto build = [&](OpGraph& g) {
+      Id x = g.tensor(DType::Float32, {1, k.C, H, W});
+      g.gb.op("aten.permute_copy.default", {g.input(y), g.gb.int_list({0, 3, 1, 2}), x});
+      if (!k.out_back) {
+        conv(g, x, w, &b, k.stride, k.pad, k.groups, g.output(DType::Float32, {1, k.OC, OH, OW}));
+        return;
+      }
+      Id c = g.tensor(DType::Float32, {1, k.OC, OH, OW});
+      conv(g, x, w, &b, k.stride, k.pad, k.groups, c);
+      g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, OH, OW, k.OC})});
+    };
+    std::map<std::string, std::string> r;
+    if (*k.route) r["conv"] = k.route;
+    LoadedGraph fused = load_graph(build, true, r), plain = load_graph(build, false, r);
+    for (const std::string& op : fused.ops) EXPECT_EQ(op, "etwebgpu.conv_channels_last");  // split-K: two dispatches
+    EXPECT_EQ(fused.variants.front(), k.variant);
+    EXPECT_TRUE(SameAsUnfused(fused.out[0], plain.out[0]));
+    ref::ConvArgs a;
+    a.sh = a.sw = k.stride;
+    a.ph = a.pw = k.pad;
+    a.groups = k.groups;
+    HostTensor want = ref::conv(ref::permute(y, {0, 3, 1, 2}), w, &b, a);
+    EXPECT_TRUE(Close(fused.out[0], k.out_back ? ref::permute(want, {0, 2, 3, 1}) : want, 1e-4, 1e-4));
+  }
+}
+
+// The input's permute read by another call too, or the channels-last tensor written between the
+// permute and the conv: the copy stays.
+TEST(OpConvChannelsLast, APermutedInputReadElsewhereOrOverwrittenKeepsTheCopy) {
+  ETW_REQUIRE_GPU();
+  HostTensor y = random_f32({1, 6, 6, 4}, 23), w = random_f32({5, 4, 3, 3}, 24);
+  auto build = [&](OpGraph& g) {
+    Id x = g.tensor(DType::Float32, {1, 4, 6, 6});
+    g.gb.op("aten.permute_copy.default", {g.input(y), g.gb.int_list({0, 3, 1, 2}), x});
+    conv(g, x, w, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 5, 6, 6}));
+    g.gb.op("aten.relu.default", {x, g.output(DType::Float32, {1, 4, 6, 6})});
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(fused.ops.size(), 3u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_TRUE(SameAsUnfused(fused.out[k], plain.out[k])) << k;
 }
 
 }  // namespace
