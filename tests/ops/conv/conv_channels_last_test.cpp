@@ -240,4 +240,25 @@ TEST(OpConvChannelsLast, APermutedInputReadElsewhereOrOverwrittenKeepsTheCopy) {
   for (size_t k = 0; k < 2; ++k) EXPECT_TRUE(SameAsUnfused(fused.out[k], plain.out[k])) << k;
 }
 
+// A 1-D conv between two permutes (a sequence model's [N, L, C] stream): both sides in place.
+TEST(OpConvChannelsLast, Conv1dBetweenTwoPermutesReadsAndStoresChannelsLast) {
+  ETW_REQUIRE_GPU();
+  HostTensor y = random_f32({2, 17, 6}, 25), w = random_f32({5, 6, 3}, 26), b = random_f32({5}, 27);
+  auto build = [&](OpGraph& g) {
+    auto& gb = g.gb;
+    Id x = g.tensor(DType::Float32, {2, 6, 17}), c = g.tensor(DType::Float32, {2, 5, 17});
+    gb.op("aten.permute_copy.default", {g.input(y), gb.int_list({0, 2, 1}), x});
+    gb.op("aten.convolution.default", {x, g.constant(w), g.constant(b), gb.int_list({1}), gb.int_list({1}), gb.int_list({1}),
+                                        gb.boolean(false), gb.int_list({0}), gb.int_(1), c});
+    gb.op("aten.permute_copy.default", {c, gb.int_list({0, 2, 1}), g.output(DType::Float32, {2, 17, 5})});
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  EXPECT_EQ(plain.ops.size(), 3u);
+  EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.conv_channels_last"});
+  EXPECT_TRUE(SameAsUnfused(fused.out[0], plain.out[0]));
+  ref::ConvArgs a;
+  a.pw = 1;
+  EXPECT_TRUE(Close(fused.out[0], ref::permute(ref::conv(ref::permute(y, {0, 2, 1}), w, &b, a), {0, 2, 1}), 1e-5, 1e-5));
+}
+
 }  // namespace
