@@ -79,9 +79,7 @@ std::optional<Consumer> as_epilogue(Graph& g, const format::VkGraphIR& ir, const
 EpilogueStats fuse_epilogues(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   const size_t n = ir.chain.size();
   EpilogueStats stats;
-  int32_t next_mem = 0;
-  for (const auto& v : ir.values)
-    if (v.kind == format::VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  int32_t next_mem = unused_memory_object(ir);
   // A moved producer reads its inputs at its consumer's position: their lives end there now.
   std::vector<size_t> last_use(ir.values.size(), 0);
   for (size_t v = 0; v < ir.values.size(); ++v)

@@ -261,6 +261,13 @@ size_t rewrite_projection_groups(format::VkGraphIR& ir, const UseDef& ix, size_t
   return fused;
 }
 
+int32_t unused_memory_object(const format::VkGraphIR& ir) {
+  int32_t next = 0;
+  for (const auto& v : ir.values)
+    if (v.kind == format::VkValueKind::Tensor) next = std::max(next, v.tensor.mem_obj_id + 1);
+  return next;
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

@@ -121,6 +121,9 @@ int32_t add_string(format::VkGraphIR& ir, std::string s);
 int32_t add_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims);
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);
 int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
+// The first delegate memory object id no tensor of `ir` uses: a rewrite that gives a tensor
+// storage of its own takes ids from here.
+int32_t unused_memory_object(const format::VkGraphIR& ir);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // Rebuilds `ir.chain`: call i is replaced by `replacement[i]` where that is not empty (its calls

@@ -1,5 +1,4 @@
 // The load rewrite that makes etwebgpu.conv_channels_last calls (conv_channels_last.h).
-#include <algorithm>
 #include <vector>
 
 #include "etwebgpu/tensor.h"
@@ -98,9 +97,7 @@ int32_t input_as_channels_last(const format::VkGraphIR& ir, const graph::UseDef&
 
 size_t conv_channels_last(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   if (!g.options().static_shapes) return 0;
-  int32_t next_mem = 0;
-  for (const auto& v : ir.values)
-    if (v.kind == VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  int32_t next_mem = graph::unused_memory_object(ir);
   std::vector<bool> removed(ir.chain.size(), false);
   size_t rewritten = 0;
   for (size_t i = 0; i < ir.chain.size(); ++i) {

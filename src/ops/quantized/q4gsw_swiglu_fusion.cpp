@@ -71,9 +71,7 @@ std::string swiglu_form(const format::VkExpr& e) {
 
 size_t pair_swiglu_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
-  int32_t next_mem = 0;
-  for (const auto& v : ir.values)
-    if (v.kind == VkValueKind::Tensor) next_mem = std::max(next_mem, v.tensor.mem_obj_id + 1);
+  int32_t next_mem = graph::unused_memory_object(ir);
   auto int_arg = [&](const format::VkOpCall& c, int a) {
     return ir.values[c.args[a]].kind == VkValueKind::Int ? ir.values[c.args[a]].int_val : -1;
   };
