@@ -6,6 +6,7 @@
 
 #include "etwebgpu/tensor.h"
 #include "graph/fusion.h"
+#include "graph/layout_trace.h"
 #include "graph/layout_view.h"
 #include "graph/memory_plan.h"
 
@@ -325,6 +326,94 @@ size_t reuse_cat_prefixes(format::VkGraphIR& ir, const UseDef& ix) {
     ++reused;
   }
   return reused;
+}
+
+size_t fold_channel_shuffles(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes) {
+  if (!static_shapes) return 0;
+  // Layout calls followed after the cat: ShuffleNet's view, permute, (clone,) view.
+  constexpr size_t kMaxLayoutCalls = 5;
+  std::vector<bool> removed(ir.chain.size(), false);
+  int32_t next_mem = unused_memory_object(ir);
+  size_t folded = 0;
+  for (size_t i = 0; i < ir.chain.size(); ++i) {
+    const format::VkOpCall& cat = ir.chain[i];
+    if (cat.name != "aten.cat.default" || cat.args.size() != 3 || ir.values[cat.args[0]].kind != VkValueKind::ValueList ||
+        !ix.tensor(cat.args[2]) || !float_tensor(ir, cat.args[2]))
+      continue;
+    const std::vector<int32_t> parts = ir.values[cat.args[0]].ids;
+    const int32_t whole = cat.args[2];
+    const std::vector<int64_t>& D = ix.dims(whole);
+    const auto dim = static_int(ir, cat.args[1]);
+    const int64_t rank = static_cast<int64_t>(D.size());
+    if (parts.size() != 2 || rank < 2 || !dim || (*dim != 1 && *dim != 1 - rank)) continue;
+    if (!ix.tensor(parts[0]) || !ix.tensor(parts[1]) || ix.dims(parts[0]) != ix.dims(parts[1]) ||
+        ix.dtype(parts[0]) != ix.dtype(whole) || ix.dtype(parts[1]) != ix.dtype(whole) || ix.dims(parts[0])[1] * 2 != D[1])
+      continue;
+    // The layout calls after the cat up to the first tensor of the cat's dims holding the interleave.
+    const int64_t N = D[0], C = D[1] / 2, R = numel(D) / (N * 2 * C);
+    std::vector<const format::VkOpCall*> calls;
+    std::vector<size_t> at;
+    int32_t v = whole, shuffled = -1;
+    size_t from = i;
+    while (calls.size() < kMaxLayoutCalls) {
+      const size_t r = ix.sole_reader(v, from);
+      if (r == UseDef::npos || !is_traceable_layout(ir, ir.chain[r]) || ir.chain[r].args.front() != v) break;
+      calls.push_back(&ir.chain[r]);
+      at.push_back(r);
+      v = ir.chain[r].args.back();
+      from = r;
+      if (!ix.tensor(v) || ix.dtype(v) != ix.dtype(whole)) break;
+      if (ix.dims(v) != D) continue;
+      const auto src = trace_layouts(ir, whole, calls);
+      bool interleaved = src && static_cast<int64_t>(src->size()) == numel(D);
+      for (int64_t n = 0; interleaved && n < N; ++n)
+        for (int64_t k = 0; interleaved && k < 2 * C; ++k)
+          for (int64_t p = 0; interleaved && p < R; ++p)
+            interleaved = (*src)[static_cast<size_t>((n * 2 * C + k) * R + p)] == (n * 2 * C + (k % 2) * C + k / 2) * R + p;
+      if (interleaved && ix.producer(v) == r) {
+        shuffled = v;
+        break;
+      }
+    }
+    if (shuffled < 0) continue;
+    // A split of it along dim 1 into two pieces, which the call then writes.
+    std::vector<int32_t> outs{shuffled};
+    if (const size_t r = ix.sole_reader(shuffled, at.back()); r != UseDef::npos) {
+      const format::VkOpCall& split = ir.chain[r];
+      const bool is_split = (split.name == "aten.split_with_sizes_copy.default" || split.name == "aten.split_copy.Tensor") &&
+                            split.args.size() == 4 && split.args[0] == shuffled &&
+                            ir.values[split.args[3]].kind == VkValueKind::ValueList;
+      const auto sdim = is_split ? static_int(ir, split.args[2]) : std::nullopt;
+      if (sdim && (*sdim == 1 || *sdim == 1 - rank) && ir.values[split.args[3]].ids.size() == 2) {
+        std::vector<int32_t> pieces = ir.values[split.args[3]].ids;
+        int64_t channels = 0;
+        bool fits = true;
+        for (int32_t q : pieces) {
+          fits = fits && ix.tensor(q) && ix.producer(q) == r && ix.dtype(q) == ix.dtype(whole) &&
+                 ix.dims(q).size() == D.size();
+          if (!fits) break;
+          std::vector<int64_t> qd = ix.dims(q);
+          channels += qd[1];
+          qd[1] = D[1];
+          fits = qd == D && ix.dims(q)[1] > 0;
+        }
+        if (fits && channels == D[1]) {
+          outs = pieces;
+          at.push_back(r);
+        }
+      }
+    }
+    // Written at the cat's place now, before the calls they replace ran: storage of their own.
+    for (int32_t o : outs)
+      if (ir.values[o].tensor.mem_obj_id >= 0) ir.values[o].tensor.mem_obj_id = next_mem++;
+    format::VkOpCall& call = ir.chain[i];
+    call.name = kChannelShuffle;
+    call.args = {call.args[0], add_value_list(ir, outs)};
+    for (size_t r : at) removed[r] = true;
+    ++folded;
+  }
+  if (folded) drop_calls(ir, removed);
+  return folded;
 }
 
 }  // namespace etwebgpu::graph

@@ -9,6 +9,19 @@
 
 namespace etwebgpu::graph {
 
+// etwebgpu.channel_shuffle [parts ValueList, outs ValueList]: two parts [N, C, ...] of one shape
+// interleaved along dim 1 (channel 2c + g is part g's channel c: a cat, then view, transpose,
+// view) and that tensor [N, 2C, ...] split along dim 1 into the outputs in order (one or two).
+inline constexpr const char* kChannelShuffle = "etwebgpu.channel_shuffle";
+
+// ShuffleNet's channel shuffle, cat((a, b), 1) then layout calls each read only by the next
+// whose result is the interleave (traced on the host, graph/layout_trace.h), then optionally a
+// split of it along dim 1 into two pieces, becomes one etwebgpu.channel_shuffle call writing the
+// pieces: one dispatch where cat_layouts makes one per piece. Float, static shapes; the outputs get
+// storage of their own (they are written at the cat's place now). Before cat_layouts. Returns the
+// shuffles rewritten.
+size_t fold_channel_shuffles(format::VkGraphIR& ir, const UseDef& ix, bool static_shapes);
+
 // Layouts after a cat pushed onto its parts: y = L(cat(p_0, ..., p_n)) for layout calls L that
 // keep each part's elements in one block along one dim (reshapes that keep or split the cat dim,
 // permutes, slices and selects of other dims, a split into pieces, a last reshape that merges the

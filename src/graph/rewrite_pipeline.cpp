@@ -58,6 +58,9 @@ size_t identity_layouts(Graph& g, format::VkGraphIR& ir, const UseDef&) {
   return fold_identity_layouts(ir, g.options().static_shapes);
 }
 size_t cat_prefixes(Graph&, format::VkGraphIR& ir, const UseDef& ix) { return reuse_cat_prefixes(ir, ix); }
+size_t channel_shuffles(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
+  return fold_channel_shuffles(ir, ix, g.options().static_shapes);
+}
 size_t cat_layouts(Graph& g, format::VkGraphIR& ir, const UseDef& ix) {
   return push_layouts_into_cats(ir, ix, g.options().static_shapes);
 }
@@ -84,6 +87,7 @@ ETW_REGISTER_LOAD_REWRITE(common_subexpressions, Simplify);
 ETW_REGISTER_LOAD_REWRITE(inverse_permutes, Simplify);
 ETW_REGISTER_LOAD_REWRITE(identity_layouts, Simplify);
 ETW_REGISTER_LOAD_REWRITE(cat_prefixes, Simplify);
+ETW_REGISTER_LOAD_REWRITE(channel_shuffles, Simplify);
 ETW_REGISTER_LOAD_REWRITE(cat_layouts, Simplify);
 ETW_REGISTER_LOAD_REWRITE(linear_projections, Linears);
 ETW_REGISTER_LOAD_REWRITE(decoder_patterns, Decoder);

@@ -29,7 +29,7 @@ std::string generate(const std::vector<format::VkExprTerm>& terms, size_t extras
 
 }  // namespace
 
-Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& producer) {
+Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& producer, int32_t shaped_as) {
   Epilogue e;
   if (oc.nargs() <= fixed + 1) return e;
   const int32_t expr = oc.arg(fixed);
@@ -44,7 +44,7 @@ Epilogue Epilogue::read(const OpContext& oc, size_t fixed, const std::string& pr
   e.terms_ = fused_expr_arg(oc, expr, "argument " + std::to_string(fixed) + " after the operator's own (an epilogue expression)",
                             e.extras_.size() + 1, false)
                  .terms;
-  e.out_ = oc.out();
+  e.out_ = shaped_as >= 0 ? shaped_as : oc.out();
   oc.node.op = "fused[" + producer + "+" + fused_terms_label(e.terms_) + "]";
   return e;
 }

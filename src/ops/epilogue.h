@@ -24,8 +24,9 @@ class Epilogue {
  public:
   // The epilogue following the op's `fixed` arguments (output not counted); empty when the call
   // has no more arguments. A malformed one is an Error(Format) naming the op. A non-empty one
-  // labels the node fused[producer+term+...].
-  static Epilogue read(const OpContext& oc, size_t fixed, const std::string& producer);
+  // labels the node fused[producer+term+...]. Operands broadcast to the op's output, or to the
+  // tensor `shaped_as` where the output argument is not one tensor (etwebgpu.conv_shuffle).
+  static Epilogue read(const OpContext& oc, size_t fixed, const std::string& producer, int32_t shaped_as = -1);
   bool empty() const { return terms_.empty(); }
   size_t inputs() const { return extras_.size(); }  // extra tensor inputs it binds
 

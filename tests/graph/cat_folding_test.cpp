@@ -1,5 +1,6 @@
-// graph/cat_folding.h: ShuffleNet's channel shuffle pushed onto the cat's parts (one kernel per
-// piece), DenseNet's cats reading the cat before them; what must stay.
+// graph/cat_folding.h: a channel shuffle of three groups pushed onto the cat's parts (one kernel
+// per piece), ShuffleNet's of two as one etwebgpu.channel_shuffle, DenseNet's cats reading the cat
+// before them; what must stay.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -18,34 +19,38 @@ namespace {
 
 using Chain = IrChain;
 
-// ShuffleNetV2's channel shuffle after the cat of its two branches: cat, view to [1, 2, C/2, H, W],
-// transpose, view back, split in halves. Each half becomes one kernel reading both branches.
-TEST(CatLayouts, ShuffleNetChannelShuffleBecomesOneKernelPerPiece) {
+// A channel shuffle of three groups (cat of three parts, view to [1, 3, C/3, H, W], transpose,
+// view back, split in halves; etwebgpu.channel_shuffle takes two parts only): each half becomes
+// one kernel reading the three parts.
+TEST(CatLayouts, AThreeGroupChannelShuffleBecomesOneKernelPerPiece) {
   ETW_REQUIRE_GPU();
-  HostTensor a = random_f32({1, 6, 3, 5}, 31), b = random_f32({1, 6, 3, 5}, 32);
+  HostTensor a = random_f32({1, 4, 3, 5}, 31), b = random_f32({1, 4, 3, 5}, 32), c = random_f32({1, 4, 3, 5}, 35);
   auto build = [&](OpGraph& g) {
     auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
-    Id ai = g.input(a), bi = g.input(b), cat = t({1, 12, 3, 5}), cl = t({1, 12, 3, 5}), v5 = t({1, 2, 6, 3, 5});
-    Id p5 = t({1, 6, 2, 3, 5}), v4 = t({1, 12, 3, 5}), x2 = t({1, 6, 3, 5});
+    Id ai = g.input(a), bi = g.input(b), ci = g.input(c), cat = t({1, 12, 3, 5}), cl = t({1, 12, 3, 5});
+    Id v5 = t({1, 3, 4, 3, 5}), p5 = t({1, 4, 3, 3, 5}), v4 = t({1, 12, 3, 5}), x2 = t({1, 6, 3, 5});
     Id x1 = g.output(DType::Float32, {1, 6, 3, 5}), r = g.output(DType::Float32, {1, 6, 3, 5});
-    g.gb.op("aten.cat.default", {g.gb.value_list({ai, bi}), g.gb.int_(1), cat});
+    g.gb.op("aten.cat.default", {g.gb.value_list({ai, bi, ci}), g.gb.int_(1), cat});
     g.gb.op("aten.clone.default", {cat, g.gb.null(), cl});
-    g.gb.op("aten.view_copy.default", {cl, g.gb.int_list({1, 2, 6, 3, 5}), v5});
+    g.gb.op("aten.view_copy.default", {cl, g.gb.int_list({1, 3, 4, 3, 5}), v5});
     g.gb.op("aten.permute_copy.default", {v5, g.gb.int_list({0, 2, 1, 3, 4}), p5});
     g.gb.op("aten.view_copy.default", {p5, g.gb.int_list({1, 12, 3, 5}), v4});
     g.gb.op("aten.split_with_sizes_copy.default", {v4, g.gb.int_list({6, 6}), g.gb.int_(1), g.gb.value_list({x1, x2})});
     g.gb.op("aten.relu.default", {x2, r});
   };
   auto fused = load_graph(build, true), plain = load_graph(build, false);
-  EXPECT_EQ(plain.ops.size(), 6u);  // the cat's two parts, the permute, the split's two pieces, the relu
-  // Each piece: both parts through view, permute (of a size-1 dim), slice and view, then the cat.
-  const std::string piece = "fused[view+view+permute+slice+view+view+permute+slice+cat]";
-  EXPECT_EQ(fused.ops, (std::vector<std::string>{piece, piece, "aten.relu.default"}));
-  // Shuffled channel 2i is a's channel i, 2i + 1 is b's; the first half is x1, the second relu'd.
+  EXPECT_EQ(plain.ops.size(), 7u);  // the cat's three parts, the permute, the split's two pieces, the relu
+  ASSERT_EQ(fused.ops.size(), 3u);
+  for (size_t k = 0; k < 2; ++k)
+    EXPECT_TRUE(fused.ops[k].rfind("fused[view", 0) == 0 && has(fused.ops[k], "+permute+") && has(fused.ops[k], "+cat]"))
+        << fused.ops[k];
+  EXPECT_EQ(fused.ops[2], "aten.relu.default");
+  // Shuffled channel 3i + g is part g's channel i; the first half is x1, the second relu'd.
   const int64_t hw = 15;
   for (int64_t ch = 0; ch < 12; ++ch)
     for (int64_t e = 0; e < hw; ++e) {
-      const float want = (ch % 2 ? b : a).as<float>()[(ch / 2) * hw + e];
+      const HostTensor& part = ch % 3 == 0 ? a : ch % 3 == 1 ? b : c;
+      const float want = part.as<float>()[(ch / 3) * hw + e];
       const float got = ch < 6 ? fused.out[0].as<float>()[ch * hw + e] : fused.out[1].as<float>()[(ch - 6) * hw + e];
       EXPECT_EQ(got, ch < 6 ? want : std::max(want, 0.f)) << ch << "," << e;
     }
@@ -53,7 +58,8 @@ TEST(CatLayouts, ShuffleNetChannelShuffleBecomesOneKernelPerPiece) {
     for (int64_t i = 0; i < plain.out[o].numel(); ++i) EXPECT_EQ(fused.out[o].as<float>()[i], plain.out[o].as<float>()[i]);
 }
 
-// The downsampling block: the shuffled tensor itself feeds two calls. One kernel makes it.
+// The downsampling block: the shuffled tensor itself feeds two calls. One kernel makes it
+// (etwebgpu.channel_shuffle, graph/cat_folding.h).
 TEST(CatLayouts, AShuffleReadTwiceIsOneKernel) {
   ETW_REQUIRE_GPU();
   HostTensor a = random_f32({1, 4, 2, 3}, 33), b = random_f32({1, 4, 2, 3}, 34);
@@ -69,7 +75,7 @@ TEST(CatLayouts, AShuffleReadTwiceIsOneKernel) {
     g.gb.op("aten.neg.default", {v4, g.output(DType::Float32, {1, 8, 2, 3})});
   };
   auto fused = load_graph(build, true), plain = load_graph(build, false);
-  EXPECT_EQ(fused.ops, (std::vector<std::string>{"fused[cat]", "aten.relu.default", "aten.neg.default"}));
+  EXPECT_EQ(fused.ops, (std::vector<std::string>{"etwebgpu.channel_shuffle", "aten.relu.default", "aten.neg.default"}));
   for (int64_t ch = 0; ch < 8; ++ch)
     for (int64_t e = 0; e < 6; ++e) {
       const float want = (ch % 2 ? b : a).as<float>()[(ch / 2) * 6 + e];

@@ -11,7 +11,8 @@
 // small-tile kernel (conv_gemm_small: 16x16 tiles, K split inside the workgroup, one dispatch)
 // runs instead.
 // etwebgpu.conv_channels_last: the same, its input read or output stored N, H, W, C
-// (conv_channels_last.h).
+// (conv_channels_last.h). etwebgpu.conv_shuffle: the same, its output stored as the odd channels
+// of a channel shuffle with a passthrough tensor (conv_shuffle.h).
 // force_route["conv"] = "gemm" (64x64) | "gemm_splitk" (64x64, K split) | "gemm_small" (16x16, K
 // split in the workgroup) | "gemm_large" (128x128) | "gemm_large_m64" (64x128) | "direct" picks
 // that path for groups == 1. Every route takes a fused
@@ -22,6 +23,7 @@
 #include "graph/epilogue_fusion.h"
 #include "ops/conv/conv_channels_last.h"
 #include "ops/conv/conv_prologue.h"
+#include "ops/conv/conv_shuffle.h"
 #include "ops/epilogue.h"
 #include "ops/op_common.h"
 
@@ -108,9 +110,22 @@ std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, con
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
 
-void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
+void build_conv(OpContext& oc, bool with_clamp, bool channels_last, bool shuffle) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
+  // etwebgpu.conv_shuffle (conv_shuffle.h): the pieces it writes (`out` is the first) and the
+  // passthrough, which has the conv's output shape.
+  std::vector<int32_t> pieces;
+  int32_t passthrough = -1;
+  if (shuffle) {
+    pieces = g.value_list(oc.out());
+    if (pieces.empty() || pieces.size() > 2)
+      oc.fail(ErrorKind::Format, "a shuffling convolution writes one or two pieces, got " + std::to_string(pieces.size()));
+    out = pieces[0];
+    passthrough = oc.arg(9);
+    for (int32_t t : pieces) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "each piece");
+    require_dtype(oc, passthrough, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "passthrough");
+  }
   for (auto [id, what] : {std::pair{x, "input"}, std::pair{w, "weight"}, std::pair{out, "output"}})
     require_dtype(oc, id, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, what);
   const Tensor& tx = g.tensor(x);
@@ -185,11 +200,16 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
   }
 
-  const size_t own = channels_last ? 10 : with_clamp ? 11 : 9;
-  const std::string label = with_clamp ? "conv_with_clamp" : channels_last ? "conv_channels_last" : "convolution";
+  const size_t own = channels_last || shuffle ? 10 : with_clamp ? 11 : 9;
+  const std::string label = with_clamp        ? "conv_with_clamp"
+                            : channels_last ? "conv_channels_last"
+                            : shuffle       ? "conv_shuffle"
+                                            : "convolution";
   const ConvPrologue pro = ConvPrologue::read(oc, own, IC);
   if (!pro.empty() && c.transposed) oc.fail(ErrorKind::Format, "a transposed convolution takes no prologue");
-  Epilogue ep = Epilogue::read(oc, own + pro.args(), pro.empty() ? label : pro.label() + "+" + label);
+  if (shuffle && (c.transposed || !pro.empty()))
+    oc.fail(ErrorKind::Format, "a shuffling convolution is not transposed and takes no prologue");
+  Epilogue ep = Epilogue::read(oc, own + pro.args(), pro.empty() ? label : pro.label() + "+" + label, passthrough);
   if (!pro.empty() && ep.empty()) oc.node.op = "fused[" + pro.label() + "+" + label + "]";
   if (pro.inputs() + ep.inputs() > graph::kMaxEpilogueInputs + 1)
     oc.fail(ErrorKind::Limit, std::to_string(pro.inputs()) + " prologue and " + std::to_string(ep.inputs()) +
@@ -254,8 +274,18 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
+  // The pieces' channels: their sum is the interleave's 2 OC.
+  std::vector<int64_t> piece_channels;
+  std::vector<std::vector<int64_t>> piece_dims;
+  for (int32_t t : pieces) {
+    piece_dims.push_back(g.tensor(t).max_dims);
+    piece_channels.push_back(g.tensor(t).rank() > 1 ? g.tensor(t).max_dims[1] : 0);
+  }
+  if (shuffle && piece_channels.front() + (pieces.size() == 2 ? piece_channels.back() : 0) != 2 * c.OC)
+    oc.fail(ErrorKind::InvalidArgument, "the pieces' channels must sum to twice the conv's " + std::to_string(c.OC) +
+                                            " output channels");
   oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, out_cl, out_rank,
-              conv_view](const kernel::Live& l) {
+              conv_view, passthrough, piece_dims](const kernel::Live& l) {
     const auto xd = conv_view(l.dims(x));
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -273,6 +303,16 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
                                                   std::to_string(OH) + "x" + std::to_string(OW));
     run->od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
+    if (passthrough >= 0 && l.dims(passthrough) != run->od)
+      throw Error(ErrorKind::InvalidArgument, "passthrough " + shape_str(l.dims(passthrough)) +
+                                                  " must have the conv's output shape " + shape_str(run->od));
+    for (const auto& pd : piece_dims) {
+      auto want = run->od;
+      if (pd.size() == want.size()) want[1] = pd[1];
+      if (pd != want)
+        throw Error(ErrorKind::InvalidArgument, "piece " + shape_str(pd) + " is not a slice along dim 1 of the interleave of " +
+                                                    shape_str(run->od) + " and the passthrough");
+    }
     if (out_cl)
       run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
     Params& p = run->p;
@@ -324,7 +364,21 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
       if (run->sel < 0 && !gemm_force && direct_fits(p.N, p.OC, p.K)) run->sel = 3;
     }
   });
-  oc.output(out, [run](const kernel::Live&) { return run->od; });
+  if (!shuffle) oc.output(out, [run](const kernel::Live&) { return run->od; });
+  for (size_t k = 0; k < pieces.size(); ++k)
+    oc.output(pieces[k], [run, ch = piece_channels[k]](const kernel::Live&) {
+      auto d = run->od;
+      d[1] = ch;
+      return d;
+    });
+  // Where a kernel stores: O, or the pieces and the passthrough.
+  auto stores = [&](kernel::Kernel& k) {
+    k.output("O", out);
+    if (!shuffle) return;
+    k.input("A", passthrough).define("SHUFFLE");
+    k.constant("S0", double(piece_channels.front())).constant("S1", pieces.size() == 2 ? double(piece_channels.back()) : 0.0);
+    if (pieces.size() == 2) k.output("O1", pieces[1]).define("TWO_PIECES");
+  };
 
   auto conv_kernel = [&](const char* shader) {
     kernel::Kernel k(shader, shader);
@@ -332,8 +386,8 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
         .constant("HAS_CLAMP", with_clamp ? 1.0 : 0.0)
         .input("X", x)
         .input("Wt", w)
-        .input("BIAS", has_bias ? bias : -1)
-        .output("O", out);
+        .input("BIAS", has_bias ? bias : -1);
+    stores(k);
     if (in_cl) k.constant("IN_CHANNELS_LAST", 1);
     if (out_cl) k.constant("OUT_CHANNELS_LAST", 1);
     pro.attach(k, ep.empty());
@@ -354,8 +408,8 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
         .constant("HAS_BIAS", has_bias ? 1.0 : 0.0)
         .constant("HAS_CLAMP", with_clamp ? 1.0 : 0.0)
         .buffer("PART", *part, g.float_storage(), kernel::Access::Read)
-        .input("BIAS", has_bias ? bias : -1)
-        .output("O", out);
+        .input("BIAS", has_bias ? bias : -1);
+    stores(reduce);
     if (out_cl) reduce.constant("OUT_CHANNELS_LAST", 1);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
     oc.add(reduce.when([run](const kernel::Live&) { return run->sel == 2; })
@@ -403,7 +457,7 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
   } else if (route == Route::Direct || (route == Route::Gemm && !gemm_force)) {
     bool v4 = c.icg % 4 == 0;
     kernel::Kernel k = conv_kernel("conv_direct");
-    k.constant("VEC4", v4 ? 1.0 : 0.0).flat(out).variant(v4 ? "conv_direct_vec4" : "conv_direct");
+    k.constant("VEC4", v4 ? 1.0 : 0.0).flat(shuffle ? passthrough : out).variant(v4 ? "conv_direct_vec4" : "conv_direct");
     if (route == Route::Gemm) k.when([run](const kernel::Live&) { return run->sel == 3; });
     oc.add(std::move(k));
   } else if (route == Route::Transposed) {
@@ -422,13 +476,15 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last) {
   }
 }
 
-void build_convolution(OpContext& oc) { build_conv(oc, false, false); }
-void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true, false); }
-void build_conv_channels_last(OpContext& oc) { build_conv(oc, false, true); }
+void build_convolution(OpContext& oc) { build_conv(oc, false, false, false); }
+void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true, false, false); }
+void build_conv_channels_last(OpContext& oc) { build_conv(oc, false, true, false); }
+void build_conv_shuffle(OpContext& oc) { build_conv(oc, false, false, true); }
 
 ETW_REGISTER_OP("aten.convolution.default", build_convolution);
 ETW_REGISTER_OP("et_vk.conv_with_clamp.default", build_conv_with_clamp);
 ETW_REGISTER_OP(kConvChannelsLast, build_conv_channels_last);
+ETW_REGISTER_OP(kConvShuffle, build_conv_shuffle);
 ETW_REGISTER_EPILOGUE_HOST("aten.convolution.default");
 ETW_REGISTER_EPILOGUE_HOST("et_vk.conv_with_clamp.default");
 

@@ -40,6 +40,6 @@ fn conv_depthwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   if (HAS_BIAS == 1u) { bias = f32(BIAS[oc]); }
   let o0 = (bc * P.OH + oh) * P.OW + ow0;
   for (var j = 0u; j < 4u; j = j + 1u) {
-    if (ow0 + j < P.OW) { O[out_at(o0 + j)] = O_T(epilogue(acc[j] + bias, o0 + j)); }
+    if (ow0 + j < P.OW) { store_out(o0 + j, epilogue(acc[j] + bias, o0 + j)); }
   }
 }

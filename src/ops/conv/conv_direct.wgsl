@@ -45,5 +45,5 @@ fn conv_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     }
   }
   if (HAS_BIAS == 1u) { acc = acc + f32(BIAS[oc]); }
-  O[out_at(i)] = O_T(epilogue(acc, i));
+  store_out(i, epilogue(acc, i));
 }

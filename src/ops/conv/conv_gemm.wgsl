@@ -20,7 +20,7 @@ fn conv_splitk_reduce(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
   if (HAS_BIAS == 1u) { v = v + f32(BIAS[oc]); }
   let ohw = P.OH * P.OW;
   let o = ((n / ohw) * P.OC + oc) * ohw + n % ohw;
-  O[out_at(o)] = O_T(epilogue(v, o));
+  store_out(o, epilogue(v, o));
 }
 #else
 
@@ -107,7 +107,7 @@ fn conv_gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id
       if (n < P.N) {
         let b = n / ohw;
         let o = (b * P.OC + oc) * ohw + n % ohw;
-        O[out_at(o)] = O_T(epilogue(acc[i][j] + bias, o));
+        store_out(o, epilogue(acc[i][j] + bias, o));
       }
     }
   }

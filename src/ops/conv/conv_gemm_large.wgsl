@@ -106,7 +106,7 @@ fn store_row(oc: u32, c: u32, v0: vec4<f32>, v1: vec4<f32>) {
     if (ALIGNED == 1u || n < P.N) {
       let b = n / ohw;
       let o = (b * P.OC + oc) * ohw + n - b * ohw;
-      O[out_at(o)] = O_T(epilogue(select(v1[j % 4u], v0[j % 4u], j < 4u) + bias, o));
+      store_out(o, epilogue(select(v1[j % 4u], v0[j % 4u], j < 4u) + bias, o));
     }
   }
 }

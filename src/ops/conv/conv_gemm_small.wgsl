@@ -89,6 +89,6 @@ fn conv_gemm_small(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
     var v = red[blk][s / 4u][s % 4u];
     if (HAS_BIAS == 1u) { v = v + f32(BIAS[oc]); }
     let o = ((n / ohw) * P.OC + oc) * ohw + n % ohw;
-    O[out_at(o)] = O_T(epilogue(v, o));
+    store_out(o, epilogue(v, o));
   }
 }

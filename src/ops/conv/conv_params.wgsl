@@ -1,6 +1,6 @@
 // Shared by the conv shaders (included with //!include conv_params): the uniform written by
-// conv.cpp (struct Params there) and the epilogue every store applies: the clamp, then a fused
-// epilogue (ops/epilogue.h) when EPILOGUE is defined. Every conv kernel binds X, Wt, BIAS
+// conv.cpp (struct Params there), the epilogue every store applies: the clamp, then a fused
+// epilogue (ops/epilogue.h) when EPILOGUE is defined, and the store itself (store_out). Every conv kernel binds X, Wt, BIAS
 // (absent: a zero dummy), O and P (generated preamble); values are f32 whatever the storage.
 struct Params {
   B: u32, IC: u32, H: u32, W: u32,
@@ -48,6 +48,25 @@ fn out_at(i: u32) -> u32 {
   let t = i / hw;
   return ((t / P.OC) * hw + i % hw) * P.OC + t % P.OC;
 }
+
+#if SHUFFLE
+//!include channel_shuffle_store
+#endif
+#if !SPLITK
+// Stores output element o's value v: at out_at(o), or (SHUFFLE: etwebgpu.conv_shuffle) as channel
+// 2c + 1 of the interleave with the passthrough A, whose element o becomes channel 2c.
+fn store_out(o: u32, v: f32) {
+#if SHUFFLE
+  let r = P.OH * P.OW;
+  let t = o / r;
+  let c = t % P.OC;
+  shuffle_store(t / P.OC, 2u * c + 1u, o % r, r, v);
+  shuffle_store(t / P.OC, 2u * c, o % r, r, f32(A[o]));
+#else
+  O[out_at(o)] = O_T(v);
+#endif
+}
+#endif
 
 // v: output element i's value.
 fn epilogue(v: f32, i: u32) -> f32 {

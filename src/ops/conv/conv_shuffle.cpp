@@ -1,0 +1,57 @@
+// The load rewrite that makes etwebgpu.conv_shuffle calls (conv_shuffle.h).
+#include <vector>
+
+#include "graph/cat_folding.h"
+#include "graph/fusion.h"
+#include "graph/rewrite_pipeline.h"
+#include "ops/conv/conv_shuffle.h"
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using format::VkValueKind;
+
+size_t conv_shuffles(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
+  if (!g.options().static_shapes) return 0;
+  int32_t next_mem = graph::unused_memory_object(ir);
+  std::vector<bool> removed(ir.chain.size(), false);
+  size_t folded = 0;
+  for (size_t j = 0; j < ir.chain.size(); ++j) {
+    const format::VkOpCall& s = ir.chain[j];
+    if (s.name != graph::kChannelShuffle || s.args.size() != 2 || ir.values[s.args[0]].kind != VkValueKind::ValueList ||
+        ir.values[s.args[1]].kind != VkValueKind::ValueList || ir.values[s.args[0]].ids.size() != 2)
+      continue;
+    const int32_t a = ir.values[s.args[0]].ids[0], b = ir.values[s.args[0]].ids[1];
+    if (a == b || !ix.tensor(a) || !ix.tensor(b)) continue;
+    const size_t p = ix.producer(b);
+    if (p == graph::UseDef::npos || ix.sole_reader(b, p) != j) continue;
+    format::VkOpCall& conv = ir.chain[p];
+    if (conv.name != "aten.convolution.default" || conv.args.size() < 10 || conv.args.back() != b) continue;
+    const auto& tr = ir.values[conv.args[6]];
+    if (tr.kind != VkValueKind::Bool || tr.bool_val) continue;
+    // No prologue: a tenth argument before the output is an epilogue's expression.
+    if (conv.args.size() > 10) {
+      const auto& e = ir.values[conv.args[9]];
+      if (e.kind != VkValueKind::Expr || !e.expr || e.expr->on_input) continue;
+    }
+    // The passthrough is read at the conv now: written before it, unchanged until the shuffle.
+    const auto& wa = ix.writers(a);
+    if ((!wa.empty() && wa.back() > p) || !ix.unchanged_between(a, p, j)) continue;
+    // Written at the conv's place now, before the calls between it and the shuffle ran.
+    for (int32_t o : ir.values[s.args[1]].ids)
+      if (ir.values[o].tensor.mem_obj_id >= 0) ir.values[o].tensor.mem_obj_id = next_mem++;
+    conv.name = kConvShuffle;
+    conv.args.back() = s.args[1];
+    conv.args.insert(conv.args.begin() + 9, a);
+    removed[j] = true;
+    ++folded;
+  }
+  if (folded) graph::drop_calls(ir, removed);
+  return folded;
+}
+
+ETW_REGISTER_LOAD_REWRITE(conv_shuffles, Patterns);
+
+}  // namespace
+}  // namespace etwebgpu::ops
