@@ -57,6 +57,10 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   // A conv stores channels-last only where no epilogue took its output (the epilogue's operands
   // would be read in the stored order).
   EXPECT_LT(at("epilogues"), at("conv_channels_last"));
+  // A channel shuffle becomes one call before cat_layouts would make a kernel per piece of it, and
+  // a conv stores it after the epilogues gave the conv its relu.
+  EXPECT_LT(at("channel_shuffles"), at("cat_layouts"));
+  EXPECT_LT(at("epilogues"), at("conv_shuffles"));
 }
 
 }  // namespace

@@ -35,9 +35,8 @@ size_t conv_shuffles(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
       const auto& e = ir.values[conv.args[9]];
       if (e.kind != VkValueKind::Expr || !e.expr || e.expr->on_input) continue;
     }
-    // The passthrough is read at the conv now: written before it, unchanged until the shuffle.
-    const auto& wa = ix.writers(a);
-    if ((!wa.empty() && wa.back() > p) || !ix.unchanged_between(a, p, j)) continue;
+    // The passthrough is read at the conv now: nothing from there to the shuffle may write it.
+    if (!ix.unchanged_between(a, p, j)) continue;
     // Written at the conv's place now, before the calls between it and the shuffle ran.
     for (int32_t o : ir.values[s.args[1]].ids)
       if (ir.values[o].tensor.mem_obj_id >= 0) ir.values[o].tensor.mem_obj_id = next_mem++;

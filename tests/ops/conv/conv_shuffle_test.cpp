@@ -66,8 +66,8 @@ void expect_pieces(const std::vector<HostTensor>& got, const std::vector<double>
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(all[i], want[i], tol * (1 + std::abs(want[i]))) << i;
 }
 
-// A stride-1 ShuffleNetV2 block's end: the branch's 1x1 conv (+ relu) and the passthrough half,
-// shuffled and split. One dispatch, the conv's, on every route.
+// A stride-1 ShuffleNetV2 block's end: the branch's 1x1 conv (with relu as its epilogue, or
+// without) and the passthrough half, shuffled and split. One dispatch, the conv's, on every route.
 TEST(OpConvShuffle, TheBranchConvStoresTheShuffleOnEveryRoute) {
   ETW_REQUIRE_GPU();
   struct Case { int64_t C, H, W, k, groups; const char* route; const char* variant; };
@@ -81,31 +81,33 @@ TEST(OpConvShuffle, TheBranchConvStoresTheShuffleOnEveryRoute) {
       {128, 32, 16, 1, 1, "gemm_large", "conv_gemm_128x128_aligned_row4"},
       {16, 9, 7, 3, 16, "", "conv_depthwise"},
   };
-  for (const Case& k : cases) {
-    SCOPED_TRACE(std::string("route ") + k.route + " " + k.variant);
+  for (const Case& k : cases)
+  for (bool with_relu : {true, false}) {
+    SCOPED_TRACE(std::string("route ") + k.route + " " + k.variant + (with_relu ? " relu" : ""));
     HostTensor a = random_f32({1, k.C, k.H, k.W}, 1), x = random_f32({1, k.C, k.H, k.W}, 2);
     HostTensor w = random_f32({k.C, k.C / k.groups, k.k, k.k}, 3, -0.2f, 0.2f), bias = random_f32({k.C}, 4);
     auto build = [&](OpGraph& g) {
       Id c = g.tensor(DType::Float32, {1, k.C, k.H, k.W}), r = g.tensor(DType::Float32, {1, k.C, k.H, k.W});
       conv(g, g.input(x), w, &bias, 1, k.k / 2, k.groups, c);
-      g.gb.op("aten.relu.default", {c, r});
-      shuffle(g, g.input(a), r, k.C, k.H, k.W, true);
+      if (with_relu) g.gb.op("aten.relu.default", {c, r});
+      shuffle(g, g.input(a), with_relu ? r : c, k.C, k.H, k.W, true);
     };
+    const std::string op = with_relu ? "fused[conv_shuffle+relu]" : "etwebgpu.conv_shuffle";
     std::map<std::string, std::string> routes;
     if (*k.route) routes["conv"] = k.route;
     LoadedGraph fused = load_graph(build, true, routes), plain = load_graph(build, false, routes);
     if (k.route != std::string("gemm_splitk")) {
-      EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[conv_shuffle+relu]"});
+      EXPECT_EQ(fused.ops, std::vector<std::string>{op});
       EXPECT_EQ(fused.variants, std::vector<std::string>{k.variant});
     } else {  // partial sums, then the reduce that stores
-      EXPECT_EQ(fused.ops, std::vector<std::string>(2, "fused[conv_shuffle+relu]"));
+      EXPECT_EQ(fused.ops, std::vector<std::string>(2, op));
       EXPECT_EQ(fused.variants, (std::vector<std::string>{"conv_gemm_splitk", "conv_splitk_reduce"}));
     }
     ref::ConvArgs ca;
     ca.ph = ca.pw = k.k / 2;
     ca.groups = k.groups;
     HostTensor b = ref::conv(x, w, &bias, ca);
-    expect_pieces(fused.out, interleave(a, relu(b)), 1e-4);
+    expect_pieces(fused.out, interleave(a, with_relu ? relu(b) : b), 1e-4);
     for (size_t o = 0; o < 2; ++o) EXPECT_TRUE(SameAsUnfused(fused.out[o], plain.out[o])) << o;
   }
 }
@@ -171,6 +173,48 @@ TEST(OpConvShuffle, TheShuffleKeepsItsDispatchWhereTheConvCannotStoreIt) {
         shuffle(g, late, c, 6, 4, 5, true);
       },
       {"aten.convolution.default", "aten.neg.default", "etwebgpu.channel_shuffle"});
+}
+
+// The ops as calls of their own (no rewrite): a shuffle into two pieces of unequal size and into
+// one, of three-dimensional parts; a shuffling conv into two pieces, with a bias.
+TEST(OpConvShuffle, CallsOfTheOpsMatchTheInterleave) {
+  ETW_REQUIRE_GPU();
+  HostTensor a = random_f32({2, 3, 7}, 14), b = random_f32({2, 3, 7}, 15);
+  for (std::vector<int64_t> sizes : {std::vector<int64_t>{4, 2}, std::vector<int64_t>{6}}) {
+    auto got = load_graph(
+        [&](OpGraph& g) {
+          std::vector<Id> pieces;
+          for (int64_t s : sizes) pieces.push_back(g.output(DType::Float32, {2, s, 7}));
+          g.gb.op("etwebgpu.channel_shuffle", {g.gb.value_list({g.input(a), g.input(b)}), g.gb.value_list(pieces)});
+        },
+        false);
+    ASSERT_EQ(got.out.size(), sizes.size());
+    // Batch n of piece j holds channels [start_j, start_j + s_j) of batch n's interleave.
+    const auto av = f64(a), bv = f64(b);
+    int64_t start = 0;
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      const auto gv = f64(got.out[j]);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t k = 0; k < sizes[j]; ++k)
+          for (int64_t p = 0; p < 7; ++p) {
+            const int64_t ch = start + k;
+            EXPECT_EQ(gv[static_cast<size_t>((n * sizes[j] + k) * 7 + p)], (ch % 2 ? bv : av)[static_cast<size_t>((n * 3 + ch / 2) * 7 + p)]);
+          }
+      start += sizes[j];
+    }
+  }
+  HostTensor x = random_f32({1, 5, 6, 4}, 16), w = random_f32({3, 5, 3, 3}, 17), bias = random_f32({3}, 18);
+  HostTensor pass = random_f32({1, 3, 6, 4}, 19);
+  auto got = load_graph(
+      [&](OpGraph& g) {
+        g.gb.op("etwebgpu.conv_shuffle", {g.input(x), g.constant(w), g.constant(bias), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}),
+                                          g.gb.int_list({1, 1}), g.gb.boolean(false), g.gb.int_list({0, 0}), g.gb.int_(1), g.input(pass),
+                                          g.gb.value_list({g.output(DType::Float32, {1, 1, 6, 4}), g.output(DType::Float32, {1, 5, 6, 4})})});
+      },
+      false);
+  ref::ConvArgs ca;
+  ca.ph = ca.pw = 1;
+  expect_pieces(got.out, interleave(pass, ref::conv(x, w, &bias, ca)), 1e-4);
 }
 
 TEST(OpConvShuffle, MalformedCallsAreLoadErrors) {
