@@ -175,6 +175,25 @@ TEST(OpConvShuffle, TheShuffleKeepsItsDispatchWhereTheConvCannotStoreIt) {
       {"aten.convolution.default", "aten.neg.default", "etwebgpu.channel_shuffle"});
 }
 
+// A cat followed by layout calls that give back its own order (a clone, a view and a view back)
+// is no shuffle: it stays a cat, with the unfused result.
+TEST(OpConvShuffle, LayoutsThatKeepTheCatsOrderAreNoShuffle) {
+  ETW_REQUIRE_GPU();
+  HostTensor a = random_f32({1, 6, 4, 5}, 20), b = random_f32({1, 6, 4, 5}, 21);
+  auto build = [&](OpGraph& g) {
+    auto t = [&](std::vector<int64_t> d) { return g.tensor(DType::Float32, std::move(d)); };
+    Id cat = t({1, 12, 4, 5}), cl = t({1, 12, 4, 5}), v5 = t({1, 2, 6, 4, 5}), v4 = t({1, 12, 4, 5});
+    g.gb.op("aten.cat.default", {g.gb.value_list({g.input(a), g.input(b)}), g.gb.int_(1), cat});
+    g.gb.op("aten.clone.default", {cat, g.gb.null(), cl});
+    g.gb.op("aten.view_copy.default", {cl, g.gb.int_list({1, 2, 6, 4, 5}), v5});
+    g.gb.op("aten.view_copy.default", {v5, g.gb.int_list({1, 12, 4, 5}), v4});
+    g.gb.op("aten.relu.default", {v4, g.output(DType::Float32, {1, 12, 4, 5})});
+  };
+  LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
+  for (const std::string& op : fused.ops) EXPECT_EQ(op.find("shuffle"), std::string::npos) << op;
+  EXPECT_TRUE(SameAsUnfused(fused.out[0], plain.out[0]));
+}
+
 // The ops as calls of their own (no rewrite): a shuffle into two pieces of unequal size and into
 // one, of three-dimensional parts; a shuffling conv into two pieces, with a bias.
 TEST(OpConvShuffle, CallsOfTheOpsMatchTheInterleave) {
