@@ -4,6 +4,9 @@
 // a conv, which then stores it interleaved with the passthrough, on every conv route, with the
 // unfused graph's and the reference's result. What keeps the shuffle's dispatch; malformed calls
 // are load errors.
+#include <filesystem>
+
+#include "etwebgpu/npy.h"
 #include "reference/conv/conv_ref.h"
 #include "support/op_harness.h"
 
@@ -234,6 +237,26 @@ TEST(OpConvShuffle, CallsOfTheOpsMatchTheInterleave) {
   ref::ConvArgs ca;
   ca.ph = ca.pw = 1;
   expect_pieces(got.out, interleave(pass, ref::conv(x, w, &bias, ca)), 1e-4);
+}
+
+// The real export (tests/fixtures/exports/shufflenet_tiny: torchvision's ShuffleNetV2 of 5 blocks
+// as ExecuTorch's Vulkan export writes it): every block's shuffle is stored by its last conv, no
+// cat or shuffle dispatch is left, and the logits match the golden.
+TEST(OpConvShuffle, ShuffleNetExportStoresEveryShuffleInItsConv) {
+  ETW_REQUIRE_GPU();
+  const std::string dir = ETWEBGPU_SOURCE_DIR "/tests/fixtures/exports/shufflenet_tiny";
+  ETW_REQUIRE_FIXTURE(std::filesystem::exists(dir + "/model.pte"), dir);
+  auto m = Model::load(dir + "/model.pte");
+  Profile p;
+  auto out = m->run({read_npy(dir + "/input_0.npy")}, &p);
+  EXPECT_TRUE(Close(out[0], read_npy(dir + "/expected_0.npy"), 1e-4, 1e-3));
+  size_t stored = 0;
+  for (const auto& d : p.dispatches) {
+    stored += d.op.find("conv_shuffle") != std::string::npos;
+    EXPECT_EQ(d.op.find("cat"), std::string::npos) << d.op;
+    EXPECT_NE(d.op, "etwebgpu.channel_shuffle");
+  }
+  EXPECT_EQ(stored, 5u);
 }
 
 TEST(OpConvShuffle, MalformedCallsAreLoadErrors) {
