@@ -61,6 +61,8 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   // a conv stores it after the epilogues gave the conv its relu.
   EXPECT_LT(at("channel_shuffles"), at("cat_layouts"));
   EXPECT_LT(at("epilogues"), at("conv_shuffles"));
+  // A fused call writes a permute's output after the epilogues (its views keep it from being one).
+  EXPECT_LT(at("epilogues"), at("fused_output_permutes"));
 }
 
 }  // namespace
