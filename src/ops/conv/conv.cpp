@@ -110,8 +110,13 @@ std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, con
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
 
-void build_conv(OpContext& oc, bool with_clamp, bool channels_last, bool shuffle) {
+// Which of the ops build_conv builds: their arguments differ after the conv's own nine.
+enum class ConvForm { Plain, WithClamp, ChannelsLast, Shuffle };
+
+void build_conv(OpContext& oc, ConvForm form) {
   Graph& g = oc.g;
+  const bool with_clamp = form == ConvForm::WithClamp, channels_last = form == ConvForm::ChannelsLast,
+             shuffle = form == ConvForm::Shuffle;
   int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
   // etwebgpu.conv_shuffle (conv_shuffle.h): the pieces it writes (`out` is the first) and the
   // passthrough, which has the conv's output shape.
@@ -476,10 +481,10 @@ void build_conv(OpContext& oc, bool with_clamp, bool channels_last, bool shuffle
   }
 }
 
-void build_convolution(OpContext& oc) { build_conv(oc, false, false, false); }
-void build_conv_with_clamp(OpContext& oc) { build_conv(oc, true, false, false); }
-void build_conv_channels_last(OpContext& oc) { build_conv(oc, false, true, false); }
-void build_conv_shuffle(OpContext& oc) { build_conv(oc, false, false, true); }
+void build_convolution(OpContext& oc) { build_conv(oc, ConvForm::Plain); }
+void build_conv_with_clamp(OpContext& oc) { build_conv(oc, ConvForm::WithClamp); }
+void build_conv_channels_last(OpContext& oc) { build_conv(oc, ConvForm::ChannelsLast); }
+void build_conv_shuffle(OpContext& oc) { build_conv(oc, ConvForm::Shuffle); }
 
 ETW_REGISTER_OP("aten.convolution.default", build_convolution);
 ETW_REGISTER_OP("et_vk.conv_with_clamp.default", build_conv_with_clamp);
