@@ -403,9 +403,7 @@ size_t fold_channel_shuffles(format::VkGraphIR& ir, const UseDef& ix, bool stati
         }
       }
     }
-    // Written at the cat's place now, before the calls they replace ran: storage of their own.
-    for (int32_t o : outs)
-      if (ir.values[o].tensor.mem_obj_id >= 0) ir.values[o].tensor.mem_obj_id = next_mem++;
+    for (int32_t o : outs) own_storage(ir, o, next_mem);  // written at the cat's place now
     format::VkOpCall& call = ir.chain[i];
     call.name = kChannelShuffle;
     call.args = {call.args[0], add_value_list(ir, outs)};

@@ -268,6 +268,10 @@ int32_t unused_memory_object(const format::VkGraphIR& ir) {
   return next;
 }
 
+void own_storage(format::VkGraphIR& ir, int32_t t, int32_t& next) {
+  if (ir.values[t].tensor.mem_obj_id >= 0) ir.values[t].tensor.mem_obj_id = next++;
+}
+
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed) {
   std::vector<format::VkOpCall> chain;
   for (size_t i = 0; i < ir.chain.size(); ++i)

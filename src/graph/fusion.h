@@ -124,6 +124,10 @@ int32_t add_value_list(format::VkGraphIR& ir, std::vector<int32_t> ids);
 // The first delegate memory object id no tensor of `ir` uses: a rewrite that gives a tensor
 // storage of its own takes ids from here.
 int32_t unused_memory_object(const format::VkGraphIR& ir);
+// Tensor t is written earlier than the export wrote it (by a call a rewrite moved it to): where it
+// is in a delegate memory object, it gets one of its own (id `next`, then advanced), so no tensor
+// packed with it is overwritten in between.
+void own_storage(format::VkGraphIR& ir, int32_t t, int32_t& next);
 // Drops the calls `removed` marks from `ir.chain`, keeping the others' order.
 void drop_calls(format::VkGraphIR& ir, const std::vector<bool>& removed);
 // Rebuilds `ir.chain`: call i is replaced by `replacement[i]` where that is not empty (its calls

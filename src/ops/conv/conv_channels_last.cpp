@@ -127,9 +127,7 @@ size_t conv_channels_last(Graph& g, format::VkGraphIR& ir, const graph::UseDef& 
     if (result >= 0) {
       layout |= kOutputChannelsLast;
       conv.args.back() = result;
-      // Written at the conv's place now, before the calls it replaces ran: storage of its own,
-      // so no tensor the delegate packed with it is overwritten in between.
-      if (ir.values[result].tensor.mem_obj_id >= 0) ir.values[result].tensor.mem_obj_id = next_mem++;
+      graph::own_storage(ir, result, next_mem);  // written at the conv's place now
       for (size_t r : out_calls) removed[r] = true;
     }
     conv.name = kConvChannelsLast;

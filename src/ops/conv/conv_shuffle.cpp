@@ -37,9 +37,7 @@ size_t conv_shuffles(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
     }
     // The passthrough is read at the conv now: nothing from there to the shuffle may write it.
     if (!ix.unchanged_between(a, p, j)) continue;
-    // Written at the conv's place now, before the calls between it and the shuffle ran.
-    for (int32_t o : ir.values[s.args[1]].ids)
-      if (ir.values[o].tensor.mem_obj_id >= 0) ir.values[o].tensor.mem_obj_id = next_mem++;
+    for (int32_t o : ir.values[s.args[1]].ids) graph::own_storage(ir, o, next_mem);  // written at the conv's place now
     conv.name = kConvShuffle;
     conv.args.back() = s.args[1];
     conv.args.insert(conv.args.begin() + 9, a);

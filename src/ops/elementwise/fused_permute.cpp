@@ -82,8 +82,7 @@ size_t fused_output_permutes(Graph& g, format::VkGraphIR& ir, const graph::UseDe
     if (!fits) continue;
     call.args[call.args.size() - 2] = graph::add_expr(ir, std::move(pushed));
     call.args.back() = result;
-    // Written at the fused call's place now, before the calls between it and the permute ran.
-    if (ir.values[result].tensor.mem_obj_id >= 0) ir.values[result].tensor.mem_obj_id = next_mem++;
+    graph::own_storage(ir, result, next_mem);  // written at the fused call's place now
     removed[r] = true;
     ++rewritten;
   }
