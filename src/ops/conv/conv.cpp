@@ -25,6 +25,7 @@
 #include "ops/conv/conv_prologue.h"
 #include "ops/conv/conv_shuffle.h"
 #include "ops/epilogue.h"
+#include "ops/memory/channel_shuffle.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
@@ -120,15 +121,12 @@ void build_conv(OpContext& oc, ConvForm form) {
   int32_t x = oc.arg(0), w = oc.arg(1), bias = oc.arg(2), out = oc.out();
   // etwebgpu.conv_shuffle (conv_shuffle.h): the pieces it writes (`out` is the first) and the
   // passthrough, which has the conv's output shape.
-  std::vector<int32_t> pieces;
+  std::optional<ShufflePieces> pieces;
   int32_t passthrough = -1;
   if (shuffle) {
-    pieces = g.value_list(oc.out());
-    if (pieces.empty() || pieces.size() > 2)
-      oc.fail(ErrorKind::Format, "a shuffling convolution writes one or two pieces, got " + std::to_string(pieces.size()));
-    out = pieces[0];
+    pieces = ShufflePieces::read(oc, oc.out(), "a shuffling convolution");
+    out = pieces->first();
     passthrough = oc.arg(9);
-    for (int32_t t : pieces) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "each piece");
     require_dtype(oc, passthrough, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "passthrough");
   }
   for (auto [id, what] : {std::pair{x, "input"}, std::pair{w, "weight"}, std::pair{out, "output"}})
@@ -279,18 +277,9 @@ void build_conv(OpContext& oc, ConvForm form) {
     kernel::Groups gemm;
   };
   auto run = std::make_shared<Run>();
-  // The pieces' channels: their sum is the interleave's 2 OC.
-  std::vector<int64_t> piece_channels;
-  std::vector<std::vector<int64_t>> piece_dims;
-  for (int32_t t : pieces) {
-    piece_dims.push_back(g.tensor(t).max_dims);
-    piece_channels.push_back(g.tensor(t).rank() > 1 ? g.tensor(t).max_dims[1] : 0);
-  }
-  if (shuffle && piece_channels.front() + (pieces.size() == 2 ? piece_channels.back() : 0) != 2 * c.OC)
-    oc.fail(ErrorKind::InvalidArgument, "the pieces' channels must sum to twice the conv's " + std::to_string(c.OC) +
-                                            " output channels");
+  if (pieces) pieces->check_channels(oc, c.OC, "the conv's " + std::to_string(c.OC) + " output channels");
   oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, out_cl, out_rank,
-              conv_view, passthrough, piece_dims](const kernel::Live& l) {
+              conv_view, passthrough, pieces](const kernel::Live& l) {
     const auto xd = conv_view(l.dims(x));
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -311,12 +300,10 @@ void build_conv(OpContext& oc, ConvForm form) {
     if (passthrough >= 0 && l.dims(passthrough) != run->od)
       throw Error(ErrorKind::InvalidArgument, "passthrough " + shape_str(l.dims(passthrough)) +
                                                   " must have the conv's output shape " + shape_str(run->od));
-    for (const auto& pd : piece_dims) {
-      auto want = run->od;
-      if (pd.size() == want.size()) want[1] = pd[1];
-      if (pd != want)
-        throw Error(ErrorKind::InvalidArgument, "piece " + shape_str(pd) + " is not a slice along dim 1 of the interleave of " +
-                                                    shape_str(run->od) + " and the passthrough");
+    if (pieces) {
+      auto whole = run->od;
+      whole[1] *= 2;
+      if (auto why = pieces->not_slices_of(whole)) throw Error(ErrorKind::InvalidArgument, *why);
     }
     if (out_cl)
       run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
@@ -369,20 +356,17 @@ void build_conv(OpContext& oc, ConvForm form) {
       if (run->sel < 0 && !gemm_force && direct_fits(p.N, p.OC, p.K)) run->sel = 3;
     }
   });
-  if (!shuffle) oc.output(out, [run](const kernel::Live&) { return run->od; });
-  for (size_t k = 0; k < pieces.size(); ++k)
-    oc.output(pieces[k], [run, ch = piece_channels[k]](const kernel::Live&) {
-      auto d = run->od;
-      d[1] = ch;
-      return d;
-    });
+  // The pieces' dims are checked against the live output above.
+  if (pieces) pieces->declare(oc);
+  else oc.output(out, [run](const kernel::Live&) { return run->od; });
   // Where a kernel stores: O, or the pieces and the passthrough.
   auto stores = [&](kernel::Kernel& k) {
-    k.output("O", out);
-    if (!shuffle) return;
+    if (!pieces) {
+      k.output("O", out);
+      return;
+    }
+    pieces->bind(k);
     k.input("A", passthrough).define("SHUFFLE");
-    k.constant("S0", double(piece_channels.front())).constant("S1", pieces.size() == 2 ? double(piece_channels.back()) : 0.0);
-    if (pieces.size() == 2) k.output("O1", pieces[1]).define("TWO_PIECES");
   };
 
   auto conv_kernel = [&](const char* shader) {
