@@ -22,6 +22,7 @@
 
 #include "graph/epilogue_fusion.h"
 #include "ops/conv/conv_channels_last.h"
+#include "ops/conv/conv_params.h"
 #include "ops/conv/conv_prologue.h"
 #include "ops/conv/conv_shuffle.h"
 #include "ops/epilogue.h"
@@ -31,17 +32,7 @@
 namespace etwebgpu::ops {
 namespace {
 
-struct Params {
-  uint32_t B, IC, H, W;
-  uint32_t OC, OH, OW, KH;
-  uint32_t KW, sh, sw, ph;
-  uint32_t pw, dh, dw, groups;
-  uint32_t icg, ocg, K, N;
-  float out_min, out_max;
-  uint32_t total, pad;
-  uint32_t splits, kchunk, pad1, pad2;  // split-K: K ranges of kchunk, summed by the reduce kernel
-};
-static_assert(sizeof(Params) == 112);
+using Params = ConvParams;
 
 enum class Route { Gemm, Direct, Transposed };
 
@@ -93,24 +84,6 @@ struct Conf {
   int64_t OC = 0, KH = 1, KW = 1, icg = 0, ocg = 0;
 };
 
-// Output extent of a non-transposed conv along one dim, or 0 when the effective kernel is larger
-// than the padded input (integer division would truncate toward zero there).
-int64_t conv_extent(int64_t in, int64_t pad, int64_t dil, int64_t k, int64_t stride) {
-  if (in + 2 * pad < dil * (k - 1) + 1) return 0;
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
-}
-
-// Reads a stride/padding/dilation list: 1 element broadcasts, else one per spatial dim.
-std::pair<int64_t, int64_t> pair_arg(OpContext& oc, int32_t id, bool conv1d, const char* what) {
-  auto v = oc.g.int_list(id);
-  size_t sp = conv1d ? 1 : 2;
-  if (v.size() != 1 && v.size() != sp)
-    oc.fail(ErrorKind::InvalidArgument, std::string(what) + " must have 1 or " + std::to_string(sp) + " elements, got " +
-                                            std::to_string(v.size()));
-  if (conv1d) return {-1, v[0]};
-  return {v[0], v.size() == 1 ? v[0] : v[1]};
-}
-
 // Which of the ops build_conv builds: their arguments differ after the conv's own nine.
 enum class ConvForm { Plain, WithClamp, ChannelsLast, Shuffle };
 
@@ -154,11 +127,11 @@ void build_conv(OpContext& oc, ConvForm form) {
   if (tw.rank() != tx.rank())
     oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.dims) + " must have the input's rank " +
                                             std::to_string(tx.rank()));
-  auto [sh, sw] = pair_arg(oc, oc.arg(3), c.conv1d, "stride");
-  auto [ph, pw] = pair_arg(oc, oc.arg(4), c.conv1d, "padding");
-  auto [dh, dw] = pair_arg(oc, oc.arg(5), c.conv1d, "dilation");
+  auto [sh, sw] = conv_pair(oc, oc.arg(3), c.conv1d, "stride");
+  auto [ph, pw] = conv_pair(oc, oc.arg(4), c.conv1d, "padding");
+  auto [dh, dw] = conv_pair(oc, oc.arg(5), c.conv1d, "dilation");
   c.transposed = g.boolean(oc.arg(6));
-  auto [oph, opw] = pair_arg(oc, oc.arg(7), c.conv1d, "output_padding");
+  auto [oph, opw] = conv_pair(oc, oc.arg(7), c.conv1d, "output_padding");
   c.groups = g.integer(oc.arg(8));
   if (c.conv1d) sh = 1, ph = 0, dh = 1, oph = 0;
   c.sh = sh, c.sw = sw, c.ph = ph, c.pw = pw, c.dh = dh, c.dw = dw, c.oph = oph, c.opw = opw;
