@@ -83,10 +83,10 @@ void build_depthwise_pointwise(OpContext& oc) {
     require_dtype(oc, out, {VkDType::Float32, VkDType::Float16, VkDType::Float64}, "output");
   }
   const ConvPrologue pro = ConvPrologue::read(oc, kOwnArgs, C);
-  // The node's label: both convs and the terms between them, then the epilogue's.
+  // The node's label with terms: both convs and the terms between them, then the epilogue's.
   const std::string label = "convolution+" + (pro.empty() ? "" : pro.label() + "+") + "convolution";
   Epilogue ep = Epilogue::read(oc, kOwnArgs + pro.args(), label, passthrough);
-  if (ep.empty()) oc.node.op = "fused[" + label + "]";
+  if (ep.empty() && !pro.empty()) oc.node.op = "fused[" + label + "]";
   const size_t bindings = kFixedBindings + pro.inputs() + ep.inputs() + (pieces ? 2 : 0);
   if (bindings > kMaxBindings)
     oc.fail(ErrorKind::Limit, std::to_string(bindings) + " storage buffers (prologue " + std::to_string(pro.inputs()) +

@@ -1,11 +1,12 @@
 // etwebgpu.depthwise_pointwise (depthwise_pointwise.h): a depthwise conv and the 1x1 conv reading
 // its output in one dispatch. A workgroup owns TOC output channels of TP output pixels. For each KC
 // channels it computes the depthwise outputs at its pixels once into workgroup memory (bias,
-// clamp, then the prologue), then each invocation adds their products with four rows of the
-// pointwise weight to its four outputs (one pixel). Each depthwise output is computed once per
-// TOC output channels, never stored. P is the pointwise conv's (IC = K = the channels, H = OH,
-// W = OW: the depthwise output's extents); xh, xw are the depthwise input's; the depthwise
-// geometry is constants. Stores go through epilogue and store_out as in every conv kernel.
+// clamp, then the prologue) and stages the pointwise weights of its rows there; then each
+// invocation adds their products with four rows of weights to its four outputs (one pixel). Each
+// depthwise output is computed once per TOC output channels, never stored. P is the pointwise
+// conv's (IC = K = the channels, H = OH, W = OW: the depthwise output's extents); xh, xw are the
+// depthwise input's; the depthwise geometry is constants. Stores go through epilogue and
+// store_out as in every conv kernel.
 //!include conv_params
 
 override DKH: u32 = 3u;
@@ -27,6 +28,8 @@ const TOC: u32 = 64u;  // output channels a workgroup: 256 / TP invocations of f
 const KC: u32 = 32u;   // channels staged a round: 256 / TP per pass, two passes
 
 var<workgroup> staged: array<array<f32, TP>, KC>;  // [channel of the round][pixel]
+// The round's pointwise weights: [channel of the round][four rows of the workgroup's TOC].
+var<workgroup> wts: array<array<vec4<f32>, TOC / 4u>, KC>;
 
 // The depthwise output of channel c at the pixel whose top-left tap is (ih0, iw0) of batch offset
 // xb: taps, bias, clamp (NaN stays NaN), then the prologue.
@@ -64,23 +67,28 @@ fn depthwise_pointwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_inv
   let xb = b * P.IC * P.xh * P.xw;
   let ih0 = i32((sp / P.OW) * DSH) - i32(DPH);
   let iw0 = i32((sp % P.OW) * DSW) - i32(DPW);
-  let r0 = wid.y * TOC + (lid / TP) * 4u;
-  let wrow = min(vec4<u32>(r0, r0 + 1u, r0 + 2u, r0 + 3u), vec4<u32>(P.OC - 1u)) * P.K;
+  let blk = lid / TP;  // this invocation's four output channels: r0 .. r0 + 3
+  let r0 = wid.y * TOC + blk * 4u;
   var acc = vec4<f32>(0.0);
   for (var k0 = 0u; k0 < P.K; k0 = k0 + KC) {
     for (var h = 0u; h < KC; h = h + 256u / TP) {
-      let j = lid / TP + h;
+      let j = blk + h;
       var v = 0.0;
       if (k0 + j < P.K) { v = depthwise_at(k0 + j, xb, ih0, iw0); }
       staged[j][col] = v;
     }
+    // The weights: TOC rows of KC channels, neighbouring invocations along a row (rows past OC
+    // repeat the last; channels past K are 0).
+    for (var e = lid; e < TOC * KC; e = e + 256u) {
+      let row = e / KC;
+      let j = e % KC;
+      var w = 0.0;
+      if (k0 + j < P.K) { w = f32(Wt[min(wid.y * TOC + row, P.OC - 1u) * P.K + k0 + j]); }
+      wts[j][row / 4u][row % 4u] = w;
+    }
     workgroupBarrier();
     let kn = min(KC, P.K - k0);
-    for (var j = 0u; j < kn; j = j + 1u) {
-      let k = k0 + j;
-      let w = vec4<f32>(f32(Wt[wrow.x + k]), f32(Wt[wrow.y + k]), f32(Wt[wrow.z + k]), f32(Wt[wrow.w + k]));
-      acc = fma(w, vec4<f32>(staged[j][col]), acc);
-    }
+    for (var j = 0u; j < kn; j = j + 1u) { acc = fma(wts[j][blk], vec4<f32>(staged[j][col]), acc); }
     workgroupBarrier();
   }
   if (n >= P.N) { return; }

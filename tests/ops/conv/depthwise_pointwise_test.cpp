@@ -72,7 +72,7 @@ TEST(OpDepthwisePointwise, ThePairIsOneDispatchOnEveryShape) {
       conv(g, m, pw, k.biases ? &pb : nullptr, {1, 0, 1}, 1, g.output(DType::Float32, want.shape));
     };
     LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
-    EXPECT_EQ(fused.ops, std::vector<std::string>{"fused[convolution+convolution]"});
+    EXPECT_EQ(fused.ops, std::vector<std::string>{"etwebgpu.depthwise_pointwise"});
     EXPECT_EQ(fused.variants, std::vector<std::string>{"depthwise_pointwise"});
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4));
     EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-4, 1e-4));
@@ -113,7 +113,7 @@ TEST(OpDepthwisePointwise, ClampsProloguesAndEpiloguesRunInTheOneDispatch) {
          conv(g, g.input(x), dw, &db, {}, C, m, std::pair{0.0, 6.0});
          conv(g, m, pw, &pb, {1, 0, 1}, 1, g.output(DType::Float32, {1, OC, H, W}), std::pair{-0.5, 0.5});
        },
-       ref::conv(map(mid, relu6), pw, &pb, clamp_pw), "fused[convolution+convolution]"},
+       ref::conv(map(mid, relu6), pw, &pb, clamp_pw), "etwebgpu.depthwise_pointwise"},
       {"relu as the depthwise epilogue",
        [&](OpGraph& g) {
          Id m = t(g, mid.shape), r = t(g, mid.shape);
@@ -209,7 +209,7 @@ TEST(OpDepthwisePointwise, PackedMemoryObjectsAsTheExportWritesThem) {
   };
   LoadedGraph fused = load_graph(build, true), plain = load_graph(build, false);
   ASSERT_EQ(fused.ops.size(), 3u);
-  EXPECT_EQ(fused.ops[1], "fused[convolution+convolution]");
+  EXPECT_EQ(fused.ops[1], "etwebgpu.depthwise_pointwise");
   EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-6, 1e-4));
   const HostTensor o = ref::conv(ref::conv(ref::conv(x, w1, nullptr, ref::ConvArgs{}), dw, nullptr, args_of({}, C)), pw, nullptr,
                                  ref::ConvArgs{});
@@ -280,6 +280,46 @@ TEST(OpDepthwisePointwise, WhatKeepsTheTwoDispatches) {
     g.gb.op("aten.copy_.default", {in, g.input(y), g.gb.boolean(false), in});
     conv(g, m, w, nullptr, {1, 0, 1}, 1, g.output(DType::Float32, {1, 8, 6, 6}));
   });
+}
+
+// The op as a call of its own (no rewrite): both clamps, both biases, a stride-2 depthwise conv;
+// then storing a shuffle with a passthrough into two pieces.
+TEST(OpDepthwisePointwise, CallsOfTheOpMatchTheReference) {
+  ETW_REQUIRE_GPU();
+  HostTensor x = random_f32({1, 6, 9, 8}, 35, -3.f, 3.f), dw = random_f32({6, 1, 3, 3}, 36), db = random_f32({6}, 37);
+  HostTensor pw = random_f32({5, 6, 1, 1}, 38), pb = random_f32({5}, 39), pass = random_f32({1, 5, 5, 4}, 40);
+  auto own = [&](OpGraph& g, Id pass_id) {
+    return std::vector<Id>{g.input(x), g.constant(dw), g.constant(db), g.gb.int_list({2, 2}), g.gb.int_list({1}),
+                           g.gb.int_list({1, 1}), g.gb.dbl(-1.0), g.gb.dbl(1.5), g.constant(pw), g.constant(pb),
+                           g.gb.null(), g.gb.dbl(2.0), pass_id};
+  };
+  ref::ConvArgs da = args_of({2, 1, 1}, 6), pa;
+  da.out_min = -1.0, da.out_max = 1.5;
+  pa.out_max = 2.0;
+  const HostTensor want = ref::conv(ref::conv(x, dw, &db, da), pw, &pb, pa);
+  auto got = load_graph(
+      [&](OpGraph& g) {
+        auto a = own(g, g.gb.null());
+        a.push_back(g.output(DType::Float32, {1, 5, 5, 4}));
+        g.gb.op("etwebgpu.depthwise_pointwise", a);
+      },
+      false);
+  EXPECT_TRUE(Close(got.out[0], want, 1e-5, 1e-4));
+  auto shuffled = load_graph(
+      [&](OpGraph& g) {
+        auto a = own(g, g.input(pass));
+        a.push_back(g.gb.value_list({g.output(DType::Float32, {1, 3, 5, 4}), g.output(DType::Float32, {1, 7, 5, 4})}));
+        g.gb.op("etwebgpu.depthwise_pointwise", a);
+      },
+      false);
+  ASSERT_EQ(shuffled.out.size(), 2u);
+  const auto wv = f64(want), pv = f64(pass);
+  for (int64_t k = 0; k < 10; ++k)  // channel k of the interleave: pass's k / 2 (even), the conv's (odd)
+    for (int64_t p = 0; p < 20; ++p) {
+      const double e = (k % 2 ? wv : pv)[static_cast<size_t>((k / 2) * 20 + p)];
+      const auto gv = f64(shuffled.out[k < 3 ? 0 : 1]);
+      EXPECT_NEAR(gv[static_cast<size_t>((k < 3 ? k : k - 3) * 20 + p)], e, 1e-4 * (1 + std::abs(e))) << k << " " << p;
+    }
 }
 
 TEST(OpDepthwisePointwise, MalformedCallsAreLoadErrors) {
