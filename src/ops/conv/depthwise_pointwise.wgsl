@@ -28,8 +28,9 @@ const TOC: u32 = 64u;  // output channels a workgroup: 256 / TP invocations of f
 const KC: u32 = 32u;   // channels staged a round: 256 / TP per pass, two passes
 
 var<workgroup> staged: array<array<f32, TP>, KC>;  // [channel of the round][pixel]
-// The round's pointwise weights: [channel of the round][four rows of the workgroup's TOC].
-var<workgroup> wts: array<array<vec4<f32>, TOC / 4u>, KC>;
+// The round's pointwise weights: [channel of the round][four rows of the workgroup's TOC], a
+// vec4 of padding a channel so that the 32 channels a warp stores fall in 8 banks, not 1.
+var<workgroup> wts: array<array<vec4<f32>, TOC / 4u + 1u>, KC>;
 
 // The depthwise output of channel c at the pixel whose top-left tap is (ih0, iw0) of batch offset
 // xb: taps, bias, clamp (NaN stays NaN), then the prologue.
