@@ -56,9 +56,11 @@ void build_depthwise_pointwise(OpContext& oc) {
       if (g.tensor(b).dims != std::vector<int64_t>{n})
         oc.fail(ErrorKind::InvalidArgument, "bias " + shape_str(g.tensor(b).dims) + " must be [" + std::to_string(n) + "]");
     }
-  auto [sh, sw] = conv_pair(oc, oc.arg(3), false, "stride");
-  auto [ph, pw] = conv_pair(oc, oc.arg(4), false, "padding");
-  auto [dh, dw] = conv_pair(oc, oc.arg(5), false, "dilation");
+  // Plain variables, not structured bindings: the prepare lambda captures them.
+  const auto stride = conv_pair(oc, oc.arg(3), false, "stride"), padding = conv_pair(oc, oc.arg(4), false, "padding"),
+             dilation = conv_pair(oc, oc.arg(5), false, "dilation");
+  const int64_t sh = stride.first, sw = stride.second, ph = padding.first, pw = padding.second, dh = dilation.first,
+                dw = dilation.second;
   if (sh < 1 || sw < 1) oc.fail(ErrorKind::InvalidArgument, "stride must be positive");
   if (dh < 1 || dw < 1) oc.fail(ErrorKind::InvalidArgument, "dilation must be positive");
   if (ph < 0 || pw < 0) oc.fail(ErrorKind::InvalidArgument, "padding must be non-negative");
