@@ -35,6 +35,9 @@ def build(d, meta):
     if op == "conv2d":
         w, b = load(d, "weight.npy"), load(d, "bias.npy")
         return lambda: F.conv2d(x, w, b, stride=p["stride"], padding=p["padding"], groups=p.get("groups", 1))
+    if op == "dwpw":
+        w, b, w2, b2 = (load(d, n + ".npy") for n in ("weight", "bias", "weight2", "bias2"))
+        return lambda: F.conv2d(F.conv2d(x, w, b, stride=p["stride"], padding=1, groups=w.shape[0]), w2, b2)
     if op == "upsample_bilinear":
         s = (x.shape[2] * 4, x.shape[3] * 4)
         return lambda: F.interpolate(x, size=s, mode="bilinear", align_corners=False)

@@ -7,7 +7,7 @@
 // case's profiled runs and again before its wall-time runs the GPU is kept busy for --warm-ms (500;
 // 0 with --small), so every case is timed at the GPU's working clock wherever it runs in the process.
 // dispatch_chain_N: N dependent one-workgroup kernels, for the fixed cost per dispatch.
-// lin_M_N_K[_ln] / addmm_M_N_K[_ln] / conv_C_OC_HW_KS / dw_C_HW_KS[_S] / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
+// lin_M_N_K[_ln] / addmm_M_N_K[_ln] / conv_C_OC_HW_KS / dw_C_HW_KS[_S] / dwpw_C_OC_HW[_S] / attn_H_S_D / dec_HQ_HKV_S_D: a linear, same-padded conv, attention or decode
 // attention of any shape; --force OP=ROUTE
 // (LoadOptions::force_route, e.g. matmul=large_m64, conv=gemm_splitk) times one route.
 #include <algorithm>
@@ -198,6 +198,28 @@ Case make_case(const std::string& name, bool small) {
                                       g.boolean(false), g.int_list({0, 0}), g.int_(ch), out({1, ch, ohw, ohw})});
     c.op = "conv2d";
     c.flops = 2.0 * ch * ks * ks * ohw * ohw;
+  } else if (name.rfind("dwpw_", 0) == 0) {
+    // dwpw_C_OC_HW[_S]: a depthwise 3x3 conv of C channels at HWxHW, stride S (1), padding 1, then
+    // a 1x1 conv to OC channels, batch 1 (ShuffleNetV2's branch, MobileNetV2's projection): one
+    // etwebgpu.depthwise_pointwise dispatch, or two under --force depthwise_pointwise=split.
+    int64_t ch = 0, oc = 0, hw = 0, st = 1;
+    int n = std::sscanf(name.c_str(), "dwpw_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &ch, &oc, &hw, &st);
+    if (n < 3 || ch < 1 || oc < 1 || hw < 1 || st < 1)
+      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected dwpw_C_OC_HW[_S]");
+    const int64_t ohw = (hw - 1) / st + 1;
+    auto w = rnd({ch, 1, 3, 3}, 7, 0.1f), b = rnd({ch}, 8, 0.1f), w2 = rnd({oc, ch, 1, 1}, 10, 0.1f), b2 = rnd({oc}, 11, 0.1f);
+    c.inputs = {rnd({1, ch, hw, hw}, 9)};
+    c.weights = {{"weight", w}, {"bias", b}, {"weight2", w2}, {"bias2", b2}};
+    c.params = {{"stride", st}};
+    Id x = g.input(DType::Float32, {1, ch, hw, hw}), mid = g.tensor(DType::Float32, {1, ch, ohw, ohw});
+    g.op("aten.convolution.default", {x, g.constant_f32({ch, 1, 3, 3}, vec(w)), g.constant_f32({ch}, vec(b)),
+                                      g.int_list({st, st}), g.int_list({1, 1}), g.int_list({1, 1}), g.boolean(false),
+                                      g.int_list({0, 0}), g.int_(ch), mid});
+    g.op("aten.convolution.default", {mid, g.constant_f32({oc, ch, 1, 1}, vec(w2)), g.constant_f32({oc}, vec(b2)),
+                                      g.int_list({1, 1}), g.int_list({0, 0}), g.int_list({1, 1}), g.boolean(false),
+                                      g.int_list({0, 0}), g.int_(1), out({1, oc, ohw, ohw})});
+    c.op = "dwpw";
+    c.flops = 2.0 * ch * (9 + oc) * ohw * ohw;
   } else if (name == "conv3x3_64" || name == "conv_stem") {
     bool stem = name == "conv_stem";
     int64_t ic = stem ? 3 : 64, oc = stem ? 32 : 64, hw = small ? 56 : 224, s = stem ? 2 : 1;
@@ -436,7 +458,7 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) only.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: etwebgpu_microbench [--case NAME]... [--iters N] [--warm-ms MS] [--small] [--out DIR] "
-                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS dw_C_HW_KS[_S] attn_H_S_D net:DIR decoder:DIR "
+                           "[--force OP=ROUTE]...\n  cases beyond the defaults: lin_M_N_K conv_C_OC_HW_KS dw_C_HW_KS[_S] dwpw_C_OC_HW[_S] attn_H_S_D net:DIR decoder:DIR "
                            "dispatch_chain_N\n");
       return 2;
     }
