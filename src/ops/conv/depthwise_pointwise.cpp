@@ -218,10 +218,11 @@ bool ints_all(const format::VkGraphIR& ir, int32_t id, int64_t want) {
 }
 
 // depthwise_pointwise: a depthwise conv (groups = channels, one channel a group; its epilogue, if
-// any, without inputs) whose output only a 1x1 conv with stride 1 and no padding reads, as its
-// input. The pointwise conv may clamp, shuffle (etwebgpu.conv_shuffle), have an epilogue, or a
-// prologue when the depthwise conv has no epilogue (one expression between them); its output
-// tiles must be few (below, it takes the large tiles) and the bindings within 8.
+// any, over one value per channel or one value) whose output only a 1x1 conv with stride 1 and no
+// padding reads, as its input. The pointwise conv may clamp, shuffle (etwebgpu.conv_shuffle), have
+// an epilogue, or a prologue when the depthwise conv has no epilogue (one expression between
+// them); its output tiles must be few (with more it takes the large tiles) and the bindings
+// within 8.
 size_t depthwise_pointwise(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   if (auto it = g.options().force_route.find("depthwise_pointwise"); it != g.options().force_route.end()) {
     if (it->second == "split") return 0;
