@@ -1,6 +1,7 @@
 // etwebgpu.depthwise_pointwise (depthwise_pointwise.h): its builder and the load rewrite that
 // makes it.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -64,14 +65,17 @@ void build_depthwise_pointwise(OpContext& oc) {
   if (sh < 1 || sw < 1) oc.fail(ErrorKind::InvalidArgument, "stride must be positive");
   if (dh < 1 || dw < 1) oc.fail(ErrorKind::InvalidArgument, "dilation must be positive");
   if (ph < 0 || pw < 0) oc.fail(ErrorKind::InvalidArgument, "padding must be non-negative");
-  // Clamp bounds: absent (Null) clamps nothing; NaN is refused as conv_with_clamp refuses it.
+  // Clamp bounds as float32 (DBL_MAX and friends become +-inf): absent (Null) clamps nothing; NaN
+  // is refused as conv_with_clamp refuses it.
   auto bound = [&](size_t at) {
-    std::optional<double> v = g.opt_number(oc.arg(at));
+    std::optional<float> v;
+    if (auto d = g.opt_number(oc.arg(at))) v = static_cast<float>(*d);
     if (v && std::isnan(*v)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
-    if (v && std::isinf(*v)) v.reset();
     return v;
   };
-  const std::optional<double> dw_min = bound(6), dw_max = bound(7), pw_min = bound(10), pw_max = bound(11);
+  const std::optional<float> dw_min = bound(6), dw_max = bound(7), pw_min = bound(10), pw_max = bound(11);
+  // The depthwise bounds reach the shader as bits: an override constant cannot hold an infinity.
+  auto bits = [](std::optional<float> v) { return double(v ? std::bit_cast<uint32_t>(*v) : 0u); };
 
   std::optional<ShufflePieces> pieces;
   int32_t out = oc.out(), passthrough = -1;
@@ -125,8 +129,8 @@ void build_depthwise_pointwise(OpContext& oc) {
     kernel::u32(numel(d), "input numel");
     p.xh = static_cast<uint32_t>(d[2]);
     p.xw = static_cast<uint32_t>(d[3]);
-    p.out_min = pw_min ? static_cast<float>(*pw_min) : -std::numeric_limits<float>::infinity();
-    p.out_max = pw_max ? static_cast<float>(*pw_max) : std::numeric_limits<float>::infinity();
+    p.out_min = pw_min.value_or(-std::numeric_limits<float>::infinity());
+    p.out_max = pw_max.value_or(std::numeric_limits<float>::infinity());
   });
   if (pieces) pieces->declare(oc);
   else oc.output(out, [od](const kernel::Live&) { return *od; });
@@ -137,8 +141,8 @@ void build_depthwise_pointwise(OpContext& oc) {
       .constant("HAS_DW_BIAS", g.is_null(dwb) ? 0.0 : 1.0)
       .constant("HAS_DW_MIN", dw_min ? 1.0 : 0.0)
       .constant("HAS_DW_MAX", dw_max ? 1.0 : 0.0)
-      .constant("DW_MIN", dw_min.value_or(0.0))
-      .constant("DW_MAX", dw_max.value_or(0.0))
+      .constant("DW_MIN_BITS", bits(dw_min))
+      .constant("DW_MAX_BITS", bits(dw_max))
       .constant("DKH", double(KH))
       .constant("DKW", double(KW))
       .constant("DSH", double(sh))

@@ -20,8 +20,10 @@ override DDW: u32 = 1u;
 override HAS_DW_BIAS: u32 = 0u;
 override HAS_DW_MIN: u32 = 0u;
 override HAS_DW_MAX: u32 = 0u;
-override DW_MIN: f32 = 0.0;
-override DW_MAX: f32 = 0.0;
+// The depthwise clamp's bounds as float32 bits (an override constant cannot be infinite), read at
+// run time (| P.pad, always 0).
+override DW_MIN_BITS: u32 = 0u;
+override DW_MAX_BITS: u32 = 0u;
 
 const TP: u32 = 16u;   // output pixels a workgroup
 const TOC: u32 = 64u;  // output channels a workgroup: 256 / TP invocations of four each
@@ -48,8 +50,8 @@ fn depthwise_at(c: u32, xb: u32, ih0: i32, iw0: i32) -> f32 {
   }
   if (HAS_DW_BIAS == 1u) { v = v + f32(DB[c]); }
   if (v == v) {
-    if (HAS_DW_MIN == 1u) { v = max(v, DW_MIN); }
-    if (HAS_DW_MAX == 1u) { v = min(v, DW_MAX); }
+    if (HAS_DW_MIN == 1u) { v = max(v, bitcast<f32>(DW_MIN_BITS | P.pad)); }
+    if (HAS_DW_MAX == 1u) { v = min(v, bitcast<f32>(DW_MAX_BITS | P.pad)); }
   }
 #if PROLOGUE
   v = prologue_terms(v, c);

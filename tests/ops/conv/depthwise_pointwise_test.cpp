@@ -5,6 +5,7 @@
 // shuffle and with the delegate's packed memory objects. What keeps the two dispatches, and
 // malformed calls as load errors.
 #include <cmath>
+#include <limits>
 
 #include "reference/conv/conv_ref.h"
 #include "support/op_harness.h"
@@ -320,6 +321,31 @@ TEST(OpDepthwisePointwise, CallsOfTheOpMatchTheReference) {
       const auto gv = f64(shuffled.out[k < 3 ? 0 : 1]);
       EXPECT_NEAR(gv[static_cast<size_t>((k < 3 ? k : k - 3) * 20 + p)], e, 1e-4 * (1 + std::abs(e))) << k << " " << p;
     }
+}
+
+// Clamp bounds past float32's range, as an export may write "no bound" (DBL_MAX): as
+// et_vk.conv_with_clamp, an upper bound of DBL_MAX clamps nothing and a lower one of DBL_MAX makes
+// every value +inf; on both convs.
+TEST(OpDepthwisePointwise, ClampBoundsPastFloatRangeActAsTheirInfinities) {
+  ETW_REQUIRE_GPU();
+  const double big = std::numeric_limits<double>::max();
+  HostTensor x = random_f32({1, 4, 5, 5}, 41), dw = random_f32({4, 1, 3, 3}, 42), pw = random_f32({3, 4, 1, 1}, 43);
+  auto run = [&](double dw_lo, double dw_hi, double pw_lo) {
+    return load_graph(
+               [&](OpGraph& g) {
+                 g.gb.op("etwebgpu.depthwise_pointwise",
+                         {g.input(x), g.constant(dw), g.gb.null(), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}),
+                          g.gb.dbl(dw_lo), g.gb.dbl(dw_hi), g.constant(pw), g.gb.null(), g.gb.dbl(pw_lo), g.gb.null(), g.gb.null(),
+                          g.output(DType::Float32, {1, 3, 5, 5})});
+               },
+               false)
+        .out[0];
+  };
+  ref::ConvArgs da = args_of({}, 4);
+  da.out_min = 0.0;
+  EXPECT_TRUE(Close(run(0.0, big, -big), ref::conv(ref::conv(x, dw, nullptr, da), pw, nullptr, ref::ConvArgs{}), 1e-5, 1e-4));
+  for (double v : f64(run(big, big, -big))) EXPECT_TRUE(std::isnan(v) || std::isinf(v)) << v;  // +inf times signed weights
+  for (double v : f64(run(-big, big, big))) EXPECT_EQ(v, std::numeric_limits<double>::infinity());
 }
 
 TEST(OpDepthwisePointwise, MalformedCallsAreLoadErrors) {
