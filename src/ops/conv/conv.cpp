@@ -171,9 +171,8 @@ void build_conv(OpContext& oc, ConvForm form) {
   float out_min = -std::numeric_limits<float>::infinity(), out_max = std::numeric_limits<float>::infinity();
   if (with_clamp) {
     // DBL_MAX and friends turn into +-inf in f32, which clamps nothing, as intended.
-    if (auto v = g.opt_number(oc.arg(9))) out_min = static_cast<float>(*v);
-    if (auto v = g.opt_number(oc.arg(10))) out_max = static_cast<float>(*v);
-    if (std::isnan(out_min) || std::isnan(out_max)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
+    if (auto v = conv_clamp_bound(oc, oc.arg(9))) out_min = *v;
+    if (auto v = conv_clamp_bound(oc, oc.arg(10))) out_max = *v;
   }
 
   const size_t own = channels_last || shuffle ? 10 : with_clamp ? 11 : 9;
@@ -270,14 +269,7 @@ void build_conv(OpContext& oc, ConvForm form) {
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(xd) + " is too small for the kernel: output size " +
                                                   std::to_string(OH) + "x" + std::to_string(OW));
     run->od = c.conv1d ? std::vector<int64_t>{B, c.OC, OW} : std::vector<int64_t>{B, c.OC, OH, OW};
-    if (passthrough >= 0 && l.dims(passthrough) != run->od)
-      throw Error(ErrorKind::InvalidArgument, "passthrough " + shape_str(l.dims(passthrough)) +
-                                                  " must have the conv's output shape " + shape_str(run->od));
-    if (pieces) {
-      auto whole = run->od;
-      whole[1] *= 2;
-      if (auto why = pieces->not_slices_of(whole)) throw Error(ErrorKind::InvalidArgument, *why);
-    }
+    if (pieces) check_shuffle_store(*pieces, l, passthrough, run->od);
     if (out_cl)
       run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
     Params& p = run->p;
@@ -334,12 +326,8 @@ void build_conv(OpContext& oc, ConvForm form) {
   else oc.output(out, [run](const kernel::Live&) { return run->od; });
   // Where a kernel stores: O, or the pieces and the passthrough.
   auto stores = [&](kernel::Kernel& k) {
-    if (!pieces) {
-      k.output("O", out);
-      return;
-    }
-    pieces->bind(k);
-    k.input("A", passthrough).define("SHUFFLE");
+    if (pieces) bind_shuffle_store(k, *pieces, passthrough);
+    else k.output("O", out);
   };
 
   auto conv_kernel = [&](const char* shader) {

@@ -1,7 +1,9 @@
 // What the conv builders (conv.cpp, depthwise_pointwise.cpp) share: the uniform every conv shader
 // reads (struct Params in conv_params.wgsl) and the geometry of their arguments.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -39,6 +41,15 @@ inline std::pair<int64_t, int64_t> conv_pair(const OpContext& oc, int32_t id, bo
                                             std::to_string(v.size()));
   if (conv1d) return {-1, v[0]};
   return {v[0], v.size() == 1 ? v[0] : v[1]};
+}
+
+// A clamp bound (et_vk.conv_with_clamp's min or max) as float32: nullopt for Null; DBL_MAX and
+// friends become +-inf; NaN is a load error.
+inline std::optional<float> conv_clamp_bound(const OpContext& oc, int32_t id) {
+  std::optional<float> v;
+  if (auto d = oc.g.opt_number(id)) v = static_cast<float>(*d);
+  if (v && std::isnan(*v)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
+  return v;
 }
 
 }  // namespace etwebgpu::ops

@@ -1,4 +1,5 @@
-// The load rewrite that makes etwebgpu.conv_shuffle calls (conv_shuffle.h).
+// The shuffle store shared by the shuffling conv builders, and the load rewrite that makes
+// etwebgpu.conv_shuffle calls (conv_shuffle.h).
 #include <vector>
 
 #include "graph/cat_folding.h"
@@ -8,6 +9,22 @@
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
+
+void check_shuffle_store(const ShufflePieces& pieces, const kernel::Live& l, int32_t passthrough,
+                         const std::vector<int64_t>& out) {
+  if (l.dims(passthrough) != out)
+    throw Error(ErrorKind::InvalidArgument, "passthrough " + shape_str(l.dims(passthrough)) +
+                                                " must have the conv's output shape " + shape_str(out));
+  auto whole = out;
+  whole[1] *= 2;
+  if (auto why = pieces.not_slices_of(whole)) throw Error(ErrorKind::InvalidArgument, *why);
+}
+
+void bind_shuffle_store(kernel::Kernel& k, const ShufflePieces& pieces, int32_t passthrough) {
+  pieces.bind(k);
+  k.input("A", passthrough).define("SHUFFLE");
+}
+
 namespace {
 
 using format::VkValueKind;

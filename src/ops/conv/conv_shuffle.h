@@ -14,9 +14,22 @@
 // dispatch goes, and so do both copies of each element. The passthrough is then read at the conv:
 // it must be written before the conv and unchanged until the shuffle. Static shapes only.
 #pragma once
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "ops/memory/channel_shuffle.h"
 
 namespace etwebgpu::ops {
 
 inline constexpr const char* kConvShuffle = "etwebgpu.conv_shuffle";
+
+// The shuffle store every conv kernel has (store_out in conv_params.wgsl), as etwebgpu.conv_shuffle
+// and etwebgpu.depthwise_pointwise with a passthrough use it. At run time: the passthrough has the
+// conv's live output shape `out`, and the pieces are the slices along dim 1 of the interleave of
+// the two (an Error naming what is not).
+void check_shuffle_store(const ShufflePieces& pieces, const kernel::Live& l, int32_t passthrough,
+                         const std::vector<int64_t>& out);
+// Binds the pieces and the passthrough (A) and selects the shuffle store (SHUFFLE).
+void bind_shuffle_store(kernel::Kernel& k, const ShufflePieces& pieces, int32_t passthrough);
 
 }  // namespace etwebgpu::ops

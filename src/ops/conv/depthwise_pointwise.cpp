@@ -2,7 +2,6 @@
 // makes it.
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <limits>
 
 #include "graph/epilogue_fusion.h"
@@ -65,15 +64,8 @@ void build_depthwise_pointwise(OpContext& oc) {
   if (sh < 1 || sw < 1) oc.fail(ErrorKind::InvalidArgument, "stride must be positive");
   if (dh < 1 || dw < 1) oc.fail(ErrorKind::InvalidArgument, "dilation must be positive");
   if (ph < 0 || pw < 0) oc.fail(ErrorKind::InvalidArgument, "padding must be non-negative");
-  // Clamp bounds as float32 (DBL_MAX and friends become +-inf): absent (Null) clamps nothing; NaN
-  // is refused as conv_with_clamp refuses it.
-  auto bound = [&](size_t at) {
-    std::optional<float> v;
-    if (auto d = g.opt_number(oc.arg(at))) v = static_cast<float>(*d);
-    if (v && std::isnan(*v)) oc.fail(ErrorKind::InvalidArgument, "clamp bound is NaN");
-    return v;
-  };
-  const std::optional<float> dw_min = bound(6), dw_max = bound(7), pw_min = bound(10), pw_max = bound(11);
+  const std::optional<float> dw_min = conv_clamp_bound(oc, oc.arg(6)), dw_max = conv_clamp_bound(oc, oc.arg(7)),
+                             pw_min = conv_clamp_bound(oc, oc.arg(10)), pw_max = conv_clamp_bound(oc, oc.arg(11));
   // The depthwise bounds reach the shader as bits: an override constant cannot hold an infinity.
   auto bits = [](std::optional<float> v) { return double(v ? std::bit_cast<uint32_t>(*v) : 0u); };
 
@@ -108,14 +100,7 @@ void build_depthwise_pointwise(OpContext& oc) {
     if (OH < 1 || OW < 1)
       throw Error(ErrorKind::InvalidArgument, "input " + shape_str(d) + " is too small for the depthwise kernel");
     *od = {d[0], OC, OH, OW};
-    if (passthrough >= 0 && l.dims(passthrough) != *od)
-      throw Error(ErrorKind::InvalidArgument, "passthrough " + shape_str(l.dims(passthrough)) +
-                                                  " must have the conv's output shape " + shape_str(*od));
-    if (pieces) {
-      auto whole = *od;
-      whole[1] *= 2;
-      if (auto why = pieces->not_slices_of(whole)) throw Error(ErrorKind::InvalidArgument, *why);
-    }
+    if (pieces) check_shuffle_store(*pieces, l, passthrough, *od);
     ConvParams& p = *run;
     p = ConvParams{};
     p.B = kernel::u32(d[0], "batch");
@@ -156,12 +141,8 @@ void build_depthwise_pointwise(OpContext& oc) {
       .input("DB", g.is_null(dwb) ? -1 : dwb)
       .input("Wt", pww)
       .input("BIAS", g.is_null(pwb) ? -1 : pwb);
-  if (pieces) {
-    pieces->bind(k);
-    k.input("A", passthrough).define("SHUFFLE");
-  } else {
-    k.output("O", out);
-  }
+  if (pieces) bind_shuffle_store(k, *pieces, passthrough);
+  else k.output("O", out);
   pro.attach(k, ep.empty());
   ep.apply<ConvParams>(k, [run](const kernel::Live&) { return *run; });
   oc.add(k.groups([run](const kernel::Live&) {
