@@ -1,7 +1,7 @@
 // etwebgpu.depthwise_pointwise (depthwise_pointwise.h): its builder and the load rewrite that
 // makes it.
 #include <algorithm>
-#include <bit>
+#include <cstring>
 #include <limits>
 
 #include "graph/epilogue_fusion.h"
@@ -67,7 +67,12 @@ void build_depthwise_pointwise(OpContext& oc) {
   const std::optional<float> dw_min = conv_clamp_bound(oc, oc.arg(6)), dw_max = conv_clamp_bound(oc, oc.arg(7)),
                              pw_min = conv_clamp_bound(oc, oc.arg(10)), pw_max = conv_clamp_bound(oc, oc.arg(11));
   // The depthwise bounds reach the shader as bits: an override constant cannot hold an infinity.
-  auto bits = [](std::optional<float> v) { return double(v ? std::bit_cast<uint32_t>(*v) : 0u); };
+  // (memcpy, not std::bit_cast: the web build's libc++ predates it.)
+  auto bits = [](std::optional<float> v) {
+    uint32_t u = 0;
+    if (v) std::memcpy(&u, &*v, 4);
+    return double(u);
+  };
 
   std::optional<ShufflePieces> pieces;
   int32_t out = oc.out(), passthrough = -1;
