@@ -5,13 +5,12 @@
 #include "graph/fusion.h"
 #include "graph/layout_trace.h"
 #include "graph/rewrite_pipeline.h"
+#include "ops/conv/conv_call.h"
 #include "ops/conv/conv_channels_last.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
-
-using format::VkValueKind;
 
 // Layout calls followed from the conv's input or output before giving up (a view or two and the
 // permute).
@@ -102,10 +101,9 @@ size_t conv_channels_last(Graph& g, format::VkGraphIR& ir, const graph::UseDef& 
   size_t rewritten = 0;
   for (size_t i = 0; i < ir.chain.size(); ++i) {
     auto& conv = ir.chain[i];
-    // Its own nine arguments and the output: no prologue, no epilogue.
-    if (conv.name != "aten.convolution.default" || conv.args.size() != 10) continue;
-    const auto& tr = ir.values[conv.args[6]];
-    if (tr.kind != VkValueKind::Bool || tr.bool_val) continue;
+    // An aten.convolution, not transposed, without a prologue or an epilogue.
+    const auto cc = read_conv(ir, conv);
+    if (!cc || cc->kind != ConvCall::Kind::Conv || cc->pro >= 0 || cc->ep >= 0) continue;
     const int32_t x = conv.args[0], out = conv.args.back();
     if (!graph::float_tensor(ir, out) || !graph::float_tensor(ir, x)) continue;
     const size_t rank = ir.values[out].tensor.dims.size();

@@ -7,6 +7,7 @@
 #include "graph/fusion.h"
 #include "graph/rewrite_pipeline.h"
 #include "kernel/wgsl.h"
+#include "ops/conv/conv_call.h"
 #include "ops/elementwise/elementwise_ops.h"
 #include "ops/elementwise/fused_terms.h"
 
@@ -67,11 +68,6 @@ namespace {
 
 using format::VkValueKind;
 
-bool is_conv(const format::VkOpCall& c) {
-  const bool clamp = c.name == "et_vk.conv_with_clamp.default";
-  return (clamp || c.name == "aten.convolution.default") && c.args.size() >= (clamp ? 12u : 10u);
-}
-
 // conv_prologues: an elementwise call (one op, or a group elementwise fusion made, without views
 // or cats) whose output only a non-transposed conv reads, as its input, becomes that conv's
 // prologue. Its operands: one of the output's shape [B, C, ...] (x0) and up to two holding one
@@ -104,12 +100,12 @@ size_t conv_prologues(graph::Graph& g, format::VkGraphIR& ir, const graph::UseDe
       continue;
     }
     const size_t c = ix.sole_reader(y, i);
-    if (c == graph::UseDef::npos || removed[c] || !is_conv(ir.chain[c]) || ir.chain[c].args[0] != y) continue;
+    if (c == graph::UseDef::npos || removed[c]) continue;
     const format::VkOpCall& conv = ir.chain[c];
-    const bool clamp = conv.name == "et_vk.conv_with_clamp.default";
-    const size_t own = clamp ? 11 : 9;
-    const auto& tr = ir.values[conv.args[6]];
-    if (tr.kind != VkValueKind::Bool || tr.bool_val) continue;  // transposed: its kernel reads no prologue
+    // A conv or conv_with_clamp, not transposed (its kernel reads no prologue), without one yet.
+    const auto cc = read_conv(ir, conv);
+    if (!cc || cc->kind == ConvCall::Kind::Shuffle || cc->pro >= 0 || conv.args[0] != y) continue;
+    const size_t own = cc->own;
     const std::vector<int64_t>& yd = ix.dims(y);
     if (yd.size() < 3) continue;
     const int64_t C = yd[1];
@@ -132,8 +128,7 @@ size_t conv_prologues(graph::Graph& g, format::VkGraphIR& ir, const graph::UseDe
       }
     }
     if (!ok || x0 < 0 || inputs.size() - 1 > kMaxPrologueInputs) continue;
-    const size_t epilogue_inputs = conv.args.size() > own + 1 ? conv.args.size() - own - 2 : 0;
-    if (inputs.size() - 1 + epilogue_inputs > graph::kMaxEpilogueInputs + 1) continue;  // 8 bindings in all
+    if (inputs.size() - 1 + cc->ep_inputs > graph::kMaxEpilogueInputs + 1) continue;  // 8 bindings in all
     bool steady = true;
     for (int32_t in : inputs) steady = steady && ix.unchanged_between(in, i, c);
     if (!steady) continue;

@@ -5,6 +5,7 @@
 #include "graph/cat_folding.h"
 #include "graph/fusion.h"
 #include "graph/rewrite_pipeline.h"
+#include "ops/conv/conv_call.h"
 #include "ops/conv/conv_shuffle.h"
 #include "ops/op_common.h"
 
@@ -44,14 +45,9 @@ size_t conv_shuffles(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
     const size_t p = ix.producer(b);
     if (p == graph::UseDef::npos || ix.sole_reader(b, p) != j) continue;
     format::VkOpCall& conv = ir.chain[p];
-    if (conv.name != "aten.convolution.default" || conv.args.size() < 10 || conv.args.back() != b) continue;
-    const auto& tr = ir.values[conv.args[6]];
-    if (tr.kind != VkValueKind::Bool || tr.bool_val) continue;
-    // No prologue: a tenth argument before the output is an epilogue's expression.
-    if (conv.args.size() > 10) {
-      const auto& e = ir.values[conv.args[9]];
-      if (e.kind != VkValueKind::Expr || !e.expr || e.expr->on_input) continue;
-    }
+    // An aten.convolution, not transposed, without a prologue (the shuffling kernel reads none).
+    const auto cc = read_conv(ir, conv);
+    if (!cc || cc->kind != ConvCall::Kind::Conv || cc->pro >= 0 || conv.args.back() != b) continue;
     // The passthrough is read at the conv now: nothing from there to the shuffle may write it.
     if (!ix.unchanged_between(a, p, j)) continue;
     for (int32_t o : ir.values[s.args[1]].ids) graph::own_storage(ir, o, next_mem);  // written at the conv's place now

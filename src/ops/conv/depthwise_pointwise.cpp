@@ -7,6 +7,7 @@
 #include "graph/epilogue_fusion.h"
 #include "graph/fusion.h"
 #include "graph/rewrite_pipeline.h"
+#include "ops/conv/conv_call.h"
 #include "ops/conv/conv_params.h"
 #include "ops/conv/conv_prologue.h"
 #include "ops/conv/conv_shuffle.h"
@@ -158,37 +159,6 @@ void build_depthwise_pointwise(OpContext& oc) {
 
 ETW_REGISTER_OP(kDepthwisePointwise, build_depthwise_pointwise);
 
-// A conv call's parts as the rewrite reads them: its own arguments' count (before a prologue or an
-// epilogue), whether a prologue / epilogue follows, the clamp's argument ids (-1: none), the
-// passthrough (-1: none).
-struct ConvCall {
-  size_t own = 0;
-  int32_t pro = -1, ep = -1, lo = -1, hi = -1, pass = -1;
-};
-
-std::optional<ConvCall> read_conv(const format::VkGraphIR& ir, const format::VkOpCall& c) {
-  ConvCall r;
-  if (c.name == "aten.convolution.default") r.own = 9;
-  else if (c.name == "et_vk.conv_with_clamp.default") r.own = 11, r.lo = c.args.size() > 10 ? c.args[9] : -1, r.hi = c.args.size() > 10 ? c.args[10] : -1;
-  else if (c.name == kConvShuffle) r.own = 10, r.pass = c.args.size() > 9 ? c.args[9] : -1;
-  else return std::nullopt;
-  if (c.args.size() < r.own + 1) return std::nullopt;
-  const auto& tr = ir.values[c.args[6]];
-  if (tr.kind != VkValueKind::Bool || tr.bool_val) return std::nullopt;
-  size_t at = r.own;
-  auto expr = [&](size_t i) -> const format::VkExpr* {
-    if (i + 1 >= c.args.size()) return nullptr;
-    const auto& v = ir.values[c.args[i]];
-    return v.kind == VkValueKind::Expr && v.expr ? v.expr.get() : nullptr;
-  };
-  if (const format::VkExpr* e = expr(at); e && e->on_input) {
-    r.pro = c.args[at];
-    at += e->views.size();
-  }
-  if (const format::VkExpr* e = expr(at); e && !e->on_input) r.ep = c.args[at];
-  return r;
-}
-
 // Tensor t holds one value, or one per channel of a [N, C, H, W] tensor it broadcasts to.
 bool per_channel(const graph::UseDef& ix, int32_t t, int64_t C) {
   if (!ix.tensor(t)) return false;
@@ -257,7 +227,7 @@ size_t depthwise_pointwise(Graph& g, format::VkGraphIR& ir, const graph::UseDef&
     if (dwr->ep >= 0) {
       // Its inputs (after the expression, before the output) must hold one value per channel or one.
       const format::VkExpr& e = *ir.values[dwr->ep].expr;
-      pro_inputs.assign(dwc.args.begin() + dwr->own + 1, dwc.args.end() - 1);
+      pro_inputs.assign(dwc.args.begin() + dwr->ep_at + 1, dwc.args.end() - 1);
       bool ok = pwr->pro < 0 && pro_inputs.size() <= kMaxPrologueInputs;
       for (const auto& v : e.views) ok = ok && !v;
       for (int32_t in : pro_inputs) ok = ok && per_channel(ix, in, C);
@@ -268,14 +238,13 @@ size_t depthwise_pointwise(Graph& g, format::VkGraphIR& ir, const graph::UseDef&
       pro = graph::add_expr(ir, std::move(pe));
     } else if (pwr->pro >= 0) {
       pro = pwr->pro;
-      const size_t n = ir.values[pro].expr->views.size();
-      pro_inputs.assign(pwc.args.begin() + pwr->own + 1, pwc.args.begin() + pwr->own + n);
+      const auto from = pwc.args.begin() + static_cast<std::ptrdiff_t>(pwr->pro_at + 1);
+      pro_inputs.assign(from, from + static_cast<std::ptrdiff_t>(pwr->pro_inputs));
     }
     // The pointwise conv's epilogue: from its expression to the output.
     std::vector<int32_t> tail;
-    if (pwr->ep >= 0) tail.assign(std::find(pwc.args.begin(), pwc.args.end(), pwr->ep), pwc.args.end() - 1);
-    const size_t ep_inputs = tail.empty() ? 0 : tail.size() - 1;
-    if (kFixedBindings + pro_inputs.size() + ep_inputs + (pwr->pass >= 0 ? 2 : 0) > kMaxBindings) continue;
+    if (pwr->ep >= 0) tail.assign(pwc.args.begin() + static_cast<std::ptrdiff_t>(pwr->ep_at), pwc.args.end() - 1);
+    if (kFixedBindings + pro_inputs.size() + pwr->ep_inputs + (pwr->pass >= 0 ? 2 : 0) > kMaxBindings) continue;
     // The depthwise input is read at the pointwise conv now. (Packed memory objects were split by
     // lifetime before the passes, so only an in-place write could change it in between.)
     if (!ix.unchanged_between(x, p, j)) continue;

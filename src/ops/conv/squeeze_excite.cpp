@@ -15,9 +15,10 @@
 #include <cstring>
 #include <set>
 
-#include "graph/rewrite_pipeline.h"
 #include "graph/fusion.h"
+#include "graph/rewrite_pipeline.h"
 #include "kernel/wgsl.h"
+#include "ops/conv/conv_call.h"
 #include "ops/elementwise/elementwise_ops.h"
 #include "ops/elementwise/fused_terms.h"
 #include "ops/op_common.h"
@@ -178,40 +179,31 @@ struct Conv1x1 {
 };
 
 std::optional<Conv1x1> conv1x1(Graph& g, const format::VkGraphIR& ir, const format::VkOpCall& c, int32_t in) {
-  bool with_clamp = c.name == "et_vk.conv_with_clamp.default";
-  if (with_clamp) {
-    if (c.args.size() != 12 || c.args[0] != in) return std::nullopt;
-    // [in, w, b, stride, padding, dilation, transposed, output_padding, groups, min, max, out]
-    format::VkOpCall clamp{c.node_id, "aten.clamp.default", {c.args.back(), c.args[9], c.args[10], c.args.back()}};
-    auto t = graph::fusable_term(g, ir, clamp);
-    if (!t) return std::nullopt;
-    format::VkOpCall conv = c;
-    conv.name = "aten.convolution.default";
-    conv.args.erase(conv.args.begin() + 9, conv.args.begin() + 11);
-    auto r = conv1x1(g, ir, conv, in);
-    if (!r) return std::nullopt;
-    r->clamp = std::make_shared<format::VkExpr>(graph::expression({*t}, {-1}, {c.args.back()}));
-    return r;
-  }
-  if (c.name != "aten.convolution.default" || (c.args.size() != 10 && c.args.size() != 11) || c.args[0] != in)
-    return std::nullopt;
+  // A conv or conv_with_clamp of `in`, without a prologue; its epilogue (a conv_with_clamp has
+  // none) without inputs.
+  const auto cc = read_conv(ir, c);
+  if (!cc || cc->kind == ConvCall::Kind::Shuffle || cc->pro >= 0 || c.args[0] != in) return std::nullopt;
+  if (cc->ep >= 0 && (cc->kind == ConvCall::Kind::Clamp || cc->ep_inputs != 0)) return std::nullopt;
   try {
     auto zeros = [&](int32_t id) {
       auto v = g.int_list(id);
       return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 0; });
     };
-    if (!zeros(c.args[4]) || g.boolean(c.args[6]) || g.integer(c.args[8]) != 1) return std::nullopt;
+    if (!zeros(c.args[4]) || g.integer(c.args[8]) != 1) return std::nullopt;
     Conv1x1 r;
     r.w = c.args[1];
     r.b = g.is_null(c.args[2]) ? -1 : c.args[2];
-    if (c.args.size() == 11) {
-      r.epi = c.args[9];
-      if (ir.values[r.epi].kind != format::VkValueKind::Expr) return std::nullopt;
-    }
+    r.epi = cc->ep;
     r.out = c.args.back();
     const auto& wd = ir.values[r.w].tensor.dims;
     if (ir.values[r.w].kind != format::VkValueKind::Tensor || wd.size() != 4 || wd[2] != 1 || wd[3] != 1)
       return std::nullopt;
+    if (cc->kind == ConvCall::Kind::Clamp) {
+      format::VkOpCall clamp{c.node_id, "aten.clamp.default", {r.out, cc->lo, cc->hi, r.out}};
+      auto t = graph::fusable_term(g, ir, clamp);
+      if (!t) return std::nullopt;
+      r.clamp = std::make_shared<format::VkExpr>(graph::expression({*t}, {-1}, {r.out}));
+    }
     return r;
   } catch (const Error&) {
     return std::nullopt;  // left to the conv builder, which reports it
