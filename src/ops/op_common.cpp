@@ -1,6 +1,9 @@
 #include "ops/op_common.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "format/escape.h"
@@ -62,6 +65,21 @@ int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r) {
 bool is_float(VkDType t) { return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64; }
 bool is_int(VkDType t) { return t == VkDType::Int32 || t == VkDType::Int64 || t == VkDType::Int8; }
 bool is_boolish(VkDType t) { return t == VkDType::Bool || t == VkDType::UInt8; }
+
+uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);  // not std::bit_cast: the web build's libc++ (emscripten 3.1.6) lacks it
+  return u;
+}
+
+uint32_t scalar_word(const OpContext& oc, double v, VkDType t, const char* what) {
+  if (is_float(t)) return f32_bits(static_cast<float>(v));
+  if (is_boolish(t)) return v != 0.0 ? 1u : 0u;
+  const double tv = std::trunc(v);
+  if (!(tv >= INT32_MIN && tv <= INT32_MAX))
+    oc.fail(ErrorKind::InvalidArgument, std::string(what) + " " + std::to_string(v) + " does not fit an int32 tensor");
+  return static_cast<uint32_t>(static_cast<int32_t>(tv));
+}
 
 void require_dtype(const OpContext& oc, int32_t id, std::initializer_list<VkDType> allowed, const char* what) {
   VkDType t = oc.g.tensor(id).dtype;

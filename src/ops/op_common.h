@@ -62,6 +62,13 @@ int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r);
 bool is_float(VkDType t);
 bool is_int(VkDType t);
 bool is_boolish(VkDType t);
+// The bits of a float32, as a kernel reads them back with bitcast<f32> (infinities and NaN
+// included, which an override constant cannot hold).
+uint32_t f32_bits(float f);
+// A scalar argument as the 32-bit word a kernel stores into a tensor of dtype t, as PyTorch casts
+// it to that dtype: float32 bits, 0 / 1 for bool and uint8, else int32 toward zero (a value past
+// int32 is an InvalidArgument error: "<what> V does not fit an int32 tensor").
+uint32_t scalar_word(const OpContext& oc, double v, VkDType t, const char* what);
 // Throws naming the op when the tensor's dtype is not one of `allowed`.
 void require_dtype(const OpContext& oc, int32_t id, std::initializer_list<VkDType> allowed, const char* what);
 // The route force_route[key] pins ("" when none); a value outside `allowed` is an InvalidArgument

@@ -1,7 +1,6 @@
 // etwebgpu.depthwise_pointwise (depthwise_pointwise.h): its builder and the load rewrite that
 // makes it.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "graph/epilogue_fusion.h"
@@ -68,12 +67,7 @@ void build_depthwise_pointwise(OpContext& oc) {
   const std::optional<float> dw_min = conv_clamp_bound(oc, oc.arg(6)), dw_max = conv_clamp_bound(oc, oc.arg(7)),
                              pw_min = conv_clamp_bound(oc, oc.arg(10)), pw_max = conv_clamp_bound(oc, oc.arg(11));
   // The depthwise bounds reach the shader as bits: an override constant cannot hold an infinity.
-  // (memcpy, not std::bit_cast: the web build's libc++ predates it.)
-  auto bits = [](std::optional<float> v) {
-    uint32_t u = 0;
-    if (v) std::memcpy(&u, &*v, 4);
-    return double(u);
-  };
+  auto bits = [](std::optional<float> v) { return double(v ? f32_bits(*v) : 0u); };
 
   std::optional<ShufflePieces> pieces;
   int32_t out = oc.out(), passthrough = -1;

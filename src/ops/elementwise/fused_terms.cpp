@@ -1,9 +1,9 @@
 #include "ops/elementwise/fused_terms.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "ops/elementwise/elementwise_ops.h"
+#include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
@@ -93,11 +93,7 @@ std::string fused_terms_wgsl(const std::vector<format::VkExprTerm>& terms, const
 std::vector<uint32_t> fused_term_constants(const std::vector<format::VkExprTerm>& terms) {
   std::vector<uint32_t> consts;
   for (auto& t : terms)
-    for (float f : t.c) {
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      consts.push_back(u);
-    }
+    for (float f : t.c) consts.push_back(f32_bits(f));
   return consts;
 }
 

@@ -3,7 +3,6 @@
 // sizes: their node reads the total count back once per run (Node::readback) and sets the output's
 // live dims before later nodes resize (see docs/OPS.md, "Data-dependent shapes").
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -56,18 +55,7 @@ void build_masked_fill(OpContext& oc) {
   mem::require_distinct(oc, mask, out);
   VkDType ot = g.tensor(out).dtype;
   double v = g.number(oc.arg(2));
-  uint32_t word = 0;
-  if (is_float(ot)) {
-    float f = static_cast<float>(v);
-    std::memcpy(&word, &f, 4);
-  } else if (is_boolish(ot)) {
-    word = v != 0.0 ? 1u : 0u;
-  } else {
-    double t = std::trunc(v);
-    if (!(t >= INT32_MIN && t <= INT32_MAX))
-      oc.fail(ErrorKind::InvalidArgument, "value " + std::to_string(v) + " does not fit an int32 tensor");
-    word = static_cast<uint32_t>(static_cast<int32_t>(t));
-  }
+  const uint32_t word = scalar_word(oc, v, ot, "value");
   auto od = std::make_shared<std::vector<int64_t>>();
   oc.prepare([self, mask, od](const kernel::Live& l) { *od = broadcast_or_fail(l.dims(self), l.dims(mask), "mask"); });
   oc.output(out, [od](const kernel::Live&) { return *od; });

@@ -4,7 +4,6 @@
 // [0, self.size(dim)) (no wrapping, as in PyTorch); others are not written.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "graph/index_check.h"
 #include "ops/memory/mem_util.h"
@@ -17,23 +16,6 @@ struct Params {
   uint32_t dim = 0, value = 0, site = 0, pad1 = 0;
 };
 static_assert(sizeof(Params) == 256);
-
-// The scalar's bits in the output's dtype class: f32, i32 or 0/1 (PyTorch casts it to self's dtype).
-uint32_t scalar_word(const OpContext& oc, double v, VkDType t) {
-  uint32_t w = 0;
-  if (is_float(t)) {
-    float f = static_cast<float>(v);
-    std::memcpy(&w, &f, 4);
-  } else if (is_boolish(t)) {
-    w = v != 0.0 ? 1u : 0u;
-  } else {
-    double tv = std::trunc(v);
-    if (!(tv >= INT32_MIN && tv <= INT32_MAX))
-      oc.fail(ErrorKind::InvalidArgument, "value " + std::to_string(v) + " does not fit an int32 tensor");
-    w = static_cast<uint32_t>(static_cast<int32_t>(tv));
-  }
-  return w;
-}
 
 // [self, dim, index, src|value, out]; `use_src` false reads the scalar value instead of src.
 void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
@@ -54,7 +36,7 @@ void build_scatter_impl(OpContext& oc, bool add, bool use_src) {
     mem::require_same_words(oc, src, out, "src");
     mem::require_distinct(oc, src, out);
   } else {
-    value = scalar_word(oc, g.number(src), ot);
+    value = scalar_word(oc, g.number(src), ot, "value");
   }
   // PyTorch's scatter rejects indices outside [0, size) (no wrapping).
   uint32_t site = g.index_check().add_site(mem::who(oc), dim, graph::IndexCheck::Negatives::Reject);

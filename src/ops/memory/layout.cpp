@@ -1,7 +1,6 @@
 // Layout-changing copies through mem_strided.wgsl: permute, expand, repeat, flip,
 // pixel_shuffle / pixel_unshuffle (affine or modulo gathers) and constant_pad_nd (pad mode).
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <set>
@@ -178,18 +177,7 @@ void build_pad(OpContext& oc) {
     oc.fail(ErrorKind::InvalidArgument, "pad " + shape_str(pad) + " is too long for a rank " + std::to_string(r) + " input");
   double value = g.opt_number(oc.arg(2)).value_or(0.0);
   VkDType ot = g.tensor(oc.out()).dtype;
-  uint32_t fill = 0;
-  if (is_float(ot)) {
-    float f = static_cast<float>(value);
-    std::memcpy(&fill, &f, 4);
-  } else if (is_boolish(ot)) {
-    fill = value != 0.0 ? 1u : 0u;
-  } else {
-    double t = std::trunc(value);  // PyTorch casts the fill value to the tensor's integer dtype
-    if (!(t >= INT32_MIN && t <= INT32_MAX))
-      oc.fail(ErrorKind::InvalidArgument, "pad value " + std::to_string(value) + " does not fit int32");
-    fill = static_cast<uint32_t>(static_cast<int32_t>(t));
-  }
+  const uint32_t fill = scalar_word(oc, value, ot, "pad value");
   add_single(oc, mem::kPad, "pad", [pad, fill](const std::vector<int64_t>& in, std::vector<int64_t>& od) {
     size_t r = in.size();
     od = in;

@@ -35,7 +35,7 @@ TEST(OpMaskedFill, BroadcastMaskFillsFloatIntAndBoolWithTheCastValue) {
   EXPECT_TRUE(CloseNan(g.run()[0], ref::masked_fill(i, mask, 7), 0, 0));
 }
 
-TEST(OpMaskedFill, NonBoolMaskAndNonBroadcastingMaskAreErrors) {
+TEST(OpMaskedFill, NonBoolMaskNonBroadcastingMaskAndAnIntValuePastInt32AreErrors) {
   ETW_REQUIRE_GPU();
   auto build = [](HostTensor mask) {
     OpGraph g;
@@ -48,6 +48,13 @@ TEST(OpMaskedFill, NonBoolMaskAndNonBroadcastingMaskAreErrors) {
   EXPECT_TRUE(has(e1, "aten.masked_fill.Scalar") && has(e1, "bool")) << e1;
   auto e2 = build(random_bool({2, 4}, 1));
   EXPECT_TRUE(has(e2, "does not broadcast with self")) << e2;
+  // A fill value past int32 into an int32 tensor (PyTorch's cast would wrap it).
+  OpGraph g;
+  Id s = g.input(random_i32({3, 4}, 2, -9, 9)), m = g.input(random_bool({3, 4}, 1));
+  Id o = g.output(DType::Int32, {3, 4});
+  g.gb.op("aten.masked_fill.Scalar", {s, m, g.gb.dbl(-3e9), o});
+  auto e3 = load_error([&] { g.run(); });
+  EXPECT_TRUE(has(e3, "value -3000000000") && has(e3, "does not fit an int32 tensor")) << e3;
 }
 
 TEST(OpMaskedFill, ALargerMaskExpandsSelfLikeTheFunctionalForm) {

@@ -316,6 +316,12 @@ TEST(OpMemPad, PadsAndCropsFromTheLastDimWithValue) {
                    [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({-4, -3}), g.gb.int_(0)}; });
             }).find("negative size"),
             std::string::npos);
+  // An int32 tensor padded with a value past int32 (scalar_word, shared with masked_fill and scatter).
+  const auto big = load_error([&] {
+    run1("aten.constant_pad_nd.default", i, refi.shape, [](OpGraph& g) { return std::vector<Id>{g.gb.int_list({2, 0}), g.gb.dbl(3e9)}; });
+  });
+  EXPECT_NE(big.find("pad value 3000000000"), std::string::npos) << big;
+  EXPECT_NE(big.find("does not fit an int32 tensor"), std::string::npos) << big;
 }
 
 TEST(OpMemPixelShuffle, ShuffleAndUnshuffleWithBatchDims) {
