@@ -314,11 +314,11 @@ TEST(OpDepthwisePointwise, CallsOfTheOpMatchTheReference) {
       },
       false);
   ASSERT_EQ(shuffled.out.size(), 2u);
-  const auto wv = f64(want), pv = f64(pass);
+  const auto wv = f64(want), pv = f64(pass), g0 = f64(shuffled.out[0]), g1 = f64(shuffled.out[1]);
   for (int64_t k = 0; k < 10; ++k)  // channel k of the interleave: pass's k / 2 (even), the conv's (odd)
     for (int64_t p = 0; p < 20; ++p) {
       const double e = (k % 2 ? wv : pv)[static_cast<size_t>((k / 2) * 20 + p)];
-      const auto gv = f64(shuffled.out[k < 3 ? 0 : 1]);
+      const auto& gv = k < 3 ? g0 : g1;
       EXPECT_NEAR(gv[static_cast<size_t>((k < 3 ? k : k - 3) * 20 + p)], e, 1e-4 * (1 + std::abs(e))) << k << " " << p;
     }
 }
