@@ -67,12 +67,13 @@ size_t fused_output_permutes(Graph& g, format::VkGraphIR& ir, const graph::UseDe
     bool fits = true;
     for (size_t k = 0; k < n_inputs && fits; ++k) {
       const std::vector<int64_t>& stored = ix.dims(call.args[k]);
-      format::VkExprView v = e.views.size() > k && e.views[k] ? *e.views[k] : format::VkExprView{0, stored, contiguous_strides(stored), ""};
+      format::VkExprView v = e.views.size() > k && e.views[k] ? *e.views[k] : format::VkExprView{0, stored, contiguous_strides(stored), "", std::nullopt};
       fits = v.dims.size() <= rank;
       if (!fits) break;
       v.dims.insert(v.dims.begin(), rank - v.dims.size(), 1);
       v.strides.insert(v.strides.begin(), rank - v.strides.size(), 0);
-      format::VkExprView moved{v.offset, {}, {}, v.label.empty() ? "permute" : v.label + "+permute"};
+      // No part: calls with cat parts were skipped above.
+      format::VkExprView moved{v.offset, {}, {}, v.label.empty() ? "permute" : v.label + "+permute", std::nullopt};
       for (size_t j = 0; j < rank; ++j) {
         moved.dims.push_back(v.dims[p[j]]);
         moved.strides.push_back(v.dims[p[j]] == 1 ? 0 : v.strides[p[j]]);
