@@ -195,6 +195,7 @@ void Context::read(const Buffer& b, uint64_t offset, void* dst, uint64_t size) {
   if (size == 0) return;
   require_alive();
   if (offset % 4 || offset + size > b.size()) throw Error(ErrorKind::Internal, "buffer read out of range or misaligned");
+  ++sync_reads_;
   char err[kErrLen] = {0};
   if (ewgpu_buffer_read(b.handle(), offset, dst, size, err, sizeof err)) fail(classify(err), "read", err);
 }

@@ -2,6 +2,7 @@
 // It reaches WebGPU only through surface.h, so the same code serves the native (Dawn) and the
 // browser builds. Every failure throws etwebgpu::Error carrying the device's message.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -115,7 +116,10 @@ class Context {
   // device reports no heaps.
   void require_memory(uint64_t bytes, std::string_view what) const;
   void write(const Buffer& b, uint64_t offset, const void* data, uint64_t size);
+  // A synchronous read: it waits for everything queued before it.
   void read(const Buffer& b, uint64_t offset, void* dst, uint64_t size);
+  // How many read() calls this context has done: the round trips outside a run's own submit.
+  uint64_t sync_reads() const { return sync_reads_.load(); }
 
   // The one way to get a pipeline: WGSL text, entry, override constants; cached by (source
   // hash, entry, constants). `label` names it in errors. The shader library and its
@@ -178,6 +182,7 @@ class Context {
   void require_alive() const;  // throws Error(Gpu) once the device is lost or replaced
   DeviceInfo info_;
   uint32_t generation_ = 0;
+  std::atomic<uint64_t> sync_reads_{0};
   mutable std::mutex mu_;
   std::map<std::string, Pipeline> cache_;  // key: hash|entry|constants
   size_t hits_ = 0, misses_ = 0, bind_groups_created_ = 0, buffers_created_ = 0, batches_ = 0;

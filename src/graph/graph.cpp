@@ -712,18 +712,36 @@ void Graph::set_input_shape(size_t i, const std::vector<int64_t>& shape) {
     throw Error(ErrorKind::InvalidArgument, "input " + std::to_string(i) + " has shape " + shape_str(shape) +
                                                 ", outside the exported bound " + shape_str(t.max_dims));
   t.dims = shape;
+  input_bytes_.resize(ir_.input_ids.size());
+  input_bytes_[i].clear();
 }
 
 void Graph::set_input(size_t i, const HostTensor& h) {
   set_input_shape(i, h.shape);
   int32_t id = static_cast<int32_t>(ir_.input_ids[i]);
   const Tensor& t = tensor(id);
+  auto keep_small = [&](const void* p, size_t bytes) {
+    if (bytes <= kHostInputBytes) input_bytes_[i].assign(static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + bytes);
+  };
   if (same_words(h.dtype, t.dtype, t.storage) && h.data.size() == static_cast<size_t>(h.numel()) * 4) {
     ctx_->write(buffer(id), 0, h.data.data(), h.data.size());  // no host copy: large inputs upload at memcpy speed
+    keep_small(h.data.data(), h.data.size());
     return;
   }
   auto w = store_words(to_gpu_words(h, t.dtype), t.storage);
   ctx_->write(buffer(id), 0, w.data(), w.size());
+  keep_small(w.data(), w.size());
+}
+
+bool Graph::input_bytes(int32_t value_id, uint64_t offset, uint64_t size, void* dst) const {
+  for (size_t i = 0; i < ir_.input_ids.size() && i < input_bytes_.size(); ++i) {
+    if (static_cast<int32_t>(ir_.input_ids[i]) != value_id) continue;
+    const std::vector<uint8_t>& b = input_bytes_[i];
+    if (b.empty() || offset > b.size() || size > b.size() - offset) return false;
+    std::memcpy(dst, b.data() + offset, size);
+    return true;
+  }
+  return false;
 }
 
 void Graph::resize() {

@@ -201,6 +201,12 @@ class Graph {
   void set_input(size_t i, const HostTensor& t);
   // Sets only the live shape: the input's buffer keeps what work queued earlier writes there.
   void set_input_shape(size_t i, const std::vector<int64_t>& shape);
+  // Bytes [offset, offset + size) of graph input `value_id`'s buffer as this run's set_input
+  // uploaded them, for inputs of up to kHostInputBytes (positions, sizes); false where the host
+  // does not hold them (larger, or the buffer keeps what queued work wrote): read the GPU then.
+  // Host hooks read small inputs here so that a run need not wait for the runs queued before it.
+  static constexpr size_t kHostInputBytes = 64;
+  bool input_bytes(int32_t value_id, uint64_t offset, uint64_t size, void* dst) const;
 
   // --- execution
   void resize();                                  // re-run every resize hook in chain order
@@ -262,6 +268,7 @@ class Graph {
   std::unique_ptr<IndexCheck> index_check_;
   std::unique_ptr<kernel::Live> live_;
   std::vector<uint8_t> params_scratch_;  // uniform bytes of the kernel being resized
+  std::vector<std::vector<uint8_t>> input_bytes_;  // per input: its stored bytes when small and set this run
 };
 
 // Conversions between host dtypes and GPU words.

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "etwebgpu/generate.h"
+#include "gpu/context.h"
+#include "program/model_internal.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -217,7 +219,8 @@ TEST(Generate, BadOptionsAndNonDecoderModelsAreClearErrors) {
 // ExecuTorch's own LLM recipe (tests/fixtures/exports/llama_recipe_*: llama:: update_cache +
 // custom_sdpa lowered to sdpa_with_kv_cache, a dynamic token dimension up to 31): generate feeds
 // the prompt in chunks as large as the program allows, finds the context length from the caches
-// sdpa_with_kv_cache writes, and picks the same tokens as a prompt fed one token per run.
+// sdpa_with_kv_cache writes, and picks the same tokens as a prompt fed one token per run,
+// without waiting on the GPU between its runs.
 TEST(Generate, RecipeExportPrefillsInChunksLikeTokenByToken) {
   ETW_REQUIRE_GPU();
   for (const char* name : {"llama_recipe_fp32", "llama_recipe_8da4w"}) {
@@ -241,7 +244,12 @@ TEST(Generate, RecipeExportPrefillsInChunksLikeTokenByToken) {
     // A prompt longer than the context is refused, naming the limit; the model stays usable.
     auto e = load_error([&] { generate(*m, std::vector<int64_t>(40, 1), o); });
     EXPECT_TRUE(has(e, "the prompt has 40 tokens, the model's context holds 32")) << e;
+    // No synchronous read-back in the loop: the position's SymInt comes from the host upload, so
+    // each decode run is queued while the GPU still runs the one before it.
+    const gpu::Context& ctx = detail::ModelAccess::graph(*m).ctx();
+    const uint64_t reads = ctx.sync_reads();
     EXPECT_EQ(generate(*m, prompt, o).tokens, r.tokens);
+    EXPECT_EQ(ctx.sync_reads(), reads);
   }
 }
 

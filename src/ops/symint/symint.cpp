@@ -65,8 +65,10 @@ void build_arith(OpContext& oc) {
 }
 
 // et_vk.select_as_symint [x, dim, index, out]: out = x.select(dim, index).item() for an integer
-// graph input. Graph has no host-data hook, so the resize hook reads the one element back from the
-// GPU (inputs are uploaded before resize runs): a synchronous 4-byte readback per run.
+// graph input. The resize hook takes the element from the run's host upload (Graph::input_bytes);
+// only where the host does not hold it (a large input, or one whose buffer keeps what queued work
+// wrote) is it read back from the GPU, which waits for every run queued before: a decode step's
+// position read that way kept generate from queueing the next step while the GPU ran this one.
 void build_select_as_symint(OpContext& oc) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = oc.out();
@@ -82,7 +84,8 @@ void build_select_as_symint(OpContext& oc) {
   g.integer(index_id);  // Int or SymInt; checked again with the live size at resize
   std::string name = oc.call.name + " (node " + std::to_string(oc.call.node_id) + ")";
   const gpu::Buffer* buf = &g.buffer(x);
-  oc.node.resize = [&g, x, out, dim, index_id, buf, name] {
+  const bool bytes = kernel::is_bytes(g.tensor(x).storage);
+  oc.node.resize = [&g, x, out, dim, index_id, buf, bytes, name] {
     const Tensor& t = g.tensor(x);
     int64_t n = t.dims[dim];
     int64_t idx = g.integer(index_id);
@@ -95,8 +98,22 @@ void build_select_as_symint(OpContext& oc) {
       throw Error(ErrorKind::InvalidArgument, name + ": x " + shape_str(t.dims) +
                                                   " must have exactly one element per index along dim " +
                                                   std::to_string(dim));
-    int32_t v = 0;
-    g.ctx().read(*buf, static_cast<uint64_t>(idx) * 4, &v, 4);
+    // Element idx: an int32 word, or an int8 byte packed four to a word.
+    const uint64_t i = static_cast<uint64_t>(idx);
+    int64_t v = 0;
+    if (bytes) {
+      int8_t e = 0;
+      if (!g.input_bytes(x, i, 1, &e)) {
+        uint32_t word = 0;
+        g.ctx().read(*buf, i / 4 * 4, &word, 4);
+        e = static_cast<int8_t>(word >> (8 * (i % 4)));
+      }
+      v = e;
+    } else {
+      int32_t e = 0;
+      if (!g.input_bytes(x, i * 4, 4, &e)) g.ctx().read(*buf, i * 4, &e, 4);
+      v = e;
+    }
     g.set_symint(out, v);
   };
 }

@@ -2,6 +2,8 @@
 // start_pos of et_vk.apply_rotary_emb_hf (whose fp64 reference is tests/reference/rope).
 #include "reference/rope/rope_ref.h"
 #include "reference/symint/symint_ref.h"
+#include "gpu/context.h"
+#include "program/model_internal.h"
 #include "support/op_harness.h"
 
 using namespace etwebgpu;
@@ -58,6 +60,47 @@ TEST(OpSymInt, SelectAsSymintReadsTheInputPositionEachRun) {
   for (int32_t v : {0, 8, 5}) {
     out = g.rerun({xq, xk, c, s, HostTensor::from<int32_t>(DType::Int32, {1}, {v})});
     EXPECT_TRUE(Close(out[1], ref::rope_hf(xk, c, s, v), 1e-5, 1e-5)) << "pos " << v;
+  }
+}
+
+// select_as_symint's element, for positions held by the host (inputs up to 64 bytes: no GPU
+// read-back, so a run need not wait for the runs queued before it) and by the GPU only (larger
+// inputs: one synchronous read a run), in int32 words and in int8 bytes packed four to a word.
+TEST(OpSymInt, SelectAsSymintTakesSmallInputsFromTheHostUploadAndLargeOnesFromTheGpu) {
+  ETW_REQUIRE_GPU();
+  struct Case { DType dt; int64_t n, index; bool host; };
+  for (const Case& k : {Case{DType::Int32, 1, 0, true}, Case{DType::Int32, 3, -1, true}, Case{DType::Int8, 5, 3, true},
+                        Case{DType::Int32, 20, 17, false}, Case{DType::Int8, 80, -7, false}}) {
+    const std::string what = std::string(k.dt == DType::Int8 ? "int8" : "int32") + "[" + std::to_string(k.n) + "] at " +
+                             std::to_string(k.index);
+    OpGraph g;
+    auto xq = random_f32({1, 2, 2, 4}, 5), xk = random_f32({1, 2, 2, 4}, 6);
+    auto c = random_f32({10, 4}, 7), s = random_f32({10, 4}, 8);
+    // Positions 0..8 at the selected element, other elements 100 + i (or -100 - i: int8 signs).
+    auto positions = [&](int64_t p) {
+      HostTensor t(k.dt, {k.n});
+      const int64_t at = k.index < 0 ? k.index + k.n : k.index;
+      for (int64_t i = 0; i < k.n; ++i) {
+        int64_t v = i == at ? p : (k.dt == DType::Int8 ? -100 - i % 20 : 100 + i);
+        if (k.dt == DType::Int8) t.as<int8_t>()[i] = static_cast<int8_t>(v);
+        else t.as<int32_t>()[i] = static_cast<int32_t>(v);
+      }
+      return t;
+    };
+    Id q = g.input(xq), kk = g.input(xk), fc = g.input(c), fs = g.input(s), ip = g.input(positions(3));
+    Id st = g.gb.symint();
+    g.gb.op("et_vk.select_as_symint.default", {ip, g.gb.int_(0), g.gb.int_(k.index), st});
+    Id oq = g.output(DType::Float32, xq.shape), ok = g.output(DType::Float32, xk.shape);
+    g.gb.op("et_vk.apply_rotary_emb_hf.default", {q, kk, fc, fs, st, g.gb.value_list({oq, ok})});
+    auto out = g.run();
+    EXPECT_TRUE(Close(out[0], ref::rope_hf(xq, c, s, 3), 1e-5, 1e-5)) << what;
+    const gpu::Context& ctx = detail::ModelAccess::graph(*g.model()).ctx();
+    const uint64_t before = ctx.sync_reads();
+    for (int64_t p : {0, 8, 5}) {
+      out = g.rerun({xq, xk, c, s, positions(p)});
+      EXPECT_TRUE(Close(out[1], ref::rope_hf(xk, c, s, p), 1e-5, 1e-5)) << what << " pos " << p;
+    }
+    EXPECT_EQ(ctx.sync_reads() - before, k.host ? 0u : 3u) << what;
   }
 }
 
