@@ -211,6 +211,13 @@ int32_t add_int(format::VkGraphIR& ir, int64_t x) {
   return static_cast<int32_t>(ir.values.size() - 1);
 }
 
+int32_t add_symint(format::VkGraphIR& ir) {
+  format::VkValue v;
+  v.kind = format::VkValueKind::SymInt;
+  ir.values.push_back(std::move(v));
+  return static_cast<int32_t>(ir.values.size() - 1);
+}
+
 int32_t add_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims) {
   format::VkValue v;
   v.kind = format::VkValueKind::Tensor;

@@ -114,9 +114,10 @@ int32_t add_f32_constant(format::VkGraphIR& ir, const std::vector<double>& value
 bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem);
 // Two non-tensor arguments with one value (the same id, or equal scalars, lists or strings).
 bool same_scalar(const format::VkGraphIR& ir, int32_t a, int32_t b);
-// New Null / Int / String / IntList / ValueList values and computed (non-constant) tensors; return their ids.
+// New Null / Int / SymInt / String / IntList / ValueList values and computed (non-constant) tensors; return their ids.
 int32_t add_null(format::VkGraphIR& ir);
 int32_t add_int(format::VkGraphIR& ir, int64_t x);
+int32_t add_symint(format::VkGraphIR& ir);  // a SymInt a call computes (0 until it runs)
 int32_t add_string(format::VkGraphIR& ir, std::string s);
 int32_t add_tensor(format::VkGraphIR& ir, format::VkDType dtype, std::vector<int64_t> dims);
 int32_t add_int_list(format::VkGraphIR& ir, std::vector<int64_t> ints);

@@ -262,7 +262,9 @@ TEST(Generate, RecipeExportBadPositionTokenOrChunkAreErrorsAndTheModelStaysUsabl
   auto good = [&] { return m->run({i64({1, 3}, {1, 2, 3}), i64({1}, {0})})[0]; };
   auto before = good();
   std::vector<int64_t> seven(7, 4);
-  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 7}, seven), i64({1}, {30})}); }), "start_pos 30 + S 7 exceeds the cache length 32"));
+  // The RoPE tables' rows (32 of them, as the cache) are taken first (ops/indexing/position_window.cpp).
+  EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 7}, seven), i64({1}, {30})}); }),
+                  "the rows at positions 30 .. 36 of a gather: index 32 is out of bounds for dimension 0 with size 32"));
   EXPECT_TRUE(has(load_error([&] { m->run(step_in(600, 0)); }),
                   "index 600 is out of bounds for dimension 0 with size 512"));
   EXPECT_TRUE(has(load_error([&] { m->run({i64({1, 40}, std::vector<int64_t>(40, 0)), i64({1}, {0})}); }),

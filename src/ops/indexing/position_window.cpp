@@ -1,0 +1,148 @@
+// The load rewrite that makes a gather at consecutive positions a slice. ExecuTorch's Llama
+// (dynamic shapes) takes its RoPE tables' rows at the chunk's positions as
+//   p = select_copy(input_pos, 0, k);  r = arange(0, S) (maybe cloned);  pos = add(p, r)
+//   cos = index.Tensor(freqs_cos, [pos]);  sin = index.Tensor(freqs_sin, [pos])
+// five dispatches a step. The positions are the rows p .. p + S - 1, and input_pos is a small
+// graph input the host holds (Graph::input_bytes), so each gather becomes
+//   st = etwebgpu.position_rows(input_pos, k, S, rows);  en = add(st, S)   (host SymInts)
+//   cos = slice_copy(freqs_cos, 0, st, en, 1)
+// one dispatch each. position_rows applies index.Tensor's rule to every position (negatives count
+// from the end) and raises its error where one is out of range, or where the window crosses 0
+// (not one slice).
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "graph/fusion.h"
+#include "graph/rewrite_pipeline.h"
+#include "ops/op_common.h"
+
+namespace etwebgpu::ops {
+namespace {
+
+using format::VkValueKind;
+
+bool int_value(const format::VkGraphIR& ir, int32_t id, int64_t want) {
+  return id >= 0 && static_cast<size_t>(id) < ir.values.size() && ir.values[id].kind == VkValueKind::Int &&
+         ir.values[id].int_val == want;
+}
+
+bool is_graph_input(const format::VkGraphIR& ir, int32_t t) {
+  for (uint32_t id : ir.input_ids)
+    if (static_cast<int32_t>(id) == t) return true;
+  return false;
+}
+
+bool int_tensor(const graph::UseDef& ix, int32_t t) {
+  const VkDType d = ix.dtype(t);
+  return ix.tensor(t) && (d == VkDType::Int32 || d == VkDType::Int64);
+}
+
+// The consecutive positions p + arange(0, S) in 1-D int tensor `pos`, or none.
+struct Window {
+  size_t add = 0, select = 0, range = 0, clone = graph::UseDef::npos;
+  int32_t input = -1, index = -1, count = -1;  // input_pos, k, S (Int or SymInt)
+};
+
+std::optional<Window> read_window(const format::VkGraphIR& ir, const graph::UseDef& ix, int32_t pos) {
+  if (!int_tensor(ix, pos) || ix.dims(pos).size() != 1) return std::nullopt;
+  const format::VkOpCall* add = ix.made_by(pos, "aten.add.Tensor", 4);
+  if (!add || !int_value(ir, add->args[2], 1)) return std::nullopt;
+  Window w;
+  w.add = ix.producer(pos);
+  for (int side = 0; side < 2; ++side) {
+    const int32_t p = add->args[side], r = add->args[1 - side];
+    // p: select_copy(input_pos, 0, k) of a 1-D int graph input, a 0-d tensor.
+    const format::VkOpCall* sel = ix.made_by(p, "aten.select_copy.int", 4);
+    if (!sel || !int_tensor(ix, p) || !ix.dims(p).empty() || !int_value(ir, sel->args[1], 0)) continue;
+    const int32_t in = sel->args[0];
+    if (!int_tensor(ix, in) || ix.dims(in).size() != 1 || !is_graph_input(ir, in) || ir.values[sel->args[2]].kind != VkValueKind::Int)
+      continue;
+    // r: arange(0, S, 1) or arange(S), through a contiguous clone or not.
+    size_t clone_at = graph::UseDef::npos;
+    const int32_t src = ix.clone_source(r, &clone_at);
+    if (!int_tensor(ix, r) || !int_tensor(ix, src)) continue;
+    int32_t count = -1;
+    if (const format::VkOpCall* a = ix.made_by(src, "aten.arange.start_step", 8)) {
+      if (int_value(ir, a->args[0], 0) && int_value(ir, a->args[2], 1)) count = a->args[1];
+    } else if (const format::VkOpCall* a = ix.made_by(src, "aten.arange.default", 6)) {
+      count = a->args[0];
+    }
+    if (count < 0 || (ir.values[count].kind != VkValueKind::Int && ir.values[count].kind != VkValueKind::SymInt)) continue;
+    w.select = ix.producer(p);
+    w.range = ix.producer(src);
+    w.clone = src == r ? graph::UseDef::npos : clone_at;
+    w.input = in;
+    w.index = sel->args[2];
+    w.count = count;
+    return w;
+  }
+  return std::nullopt;
+}
+
+size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
+  const size_t n = ir.chain.size();
+  std::vector<bool> removed(n, false);
+  std::vector<std::vector<format::VkOpCall>> replacement(n);
+  size_t rewritten = 0;
+  std::set<int32_t> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const format::VkOpCall& c = ir.chain[i];
+    if (c.name != "aten.index.Tensor" || c.args.size() != 3 || ir.values[c.args[1]].kind != VkValueKind::ValueList ||
+        ir.values[c.args[1]].ids.size() != 1)
+      continue;
+    const int32_t pos = ir.values[c.args[1]].ids[0];
+    if (!seen.insert(pos).second) continue;
+    const auto w = read_window(ir, ix, pos);
+    if (!w) continue;
+    // Every reader of pos a gather of a table's rows ([R, ...] -> [S, ...]) it can slice.
+    std::vector<size_t> gathers;
+    for (size_t r : ix.readers(pos)) {
+      const format::VkOpCall& g = ir.chain[r];
+      const bool ok = g.name == "aten.index.Tensor" && g.args.size() == 3 && ir.values[g.args[1]].kind == VkValueKind::ValueList &&
+                      ir.values[g.args[1]].ids == std::vector<int32_t>{pos} && ix.tensor(g.args[0]) && ix.tensor(g.args[2]) &&
+                      !ix.dims(g.args[0]).empty() && ix.dtype(g.args[0]) == ix.dtype(g.args[2]);
+      if (!ok) {
+        gathers.clear();
+        break;
+      }
+      gathers.push_back(r);
+    }
+    if (gathers.empty()) continue;
+    std::vector<format::VkOpCall> at_first;
+    for (size_t r : gathers) {
+      const format::VkOpCall& g = ir.chain[r];
+      const int32_t table = g.args[0];
+      format::VkOpCall rows{g.node_id, "etwebgpu.position_rows", {}};
+      const int32_t st = graph::add_symint(ir), en = graph::add_symint(ir);
+      rows.args = {w->input, w->index, w->count, graph::add_int(ir, ix.dims(table)[0]), st};
+      format::VkOpCall end{g.node_id, "add", {st, w->count, en}};
+      format::VkOpCall slice{g.node_id, "aten.slice_copy.Tensor", {table, graph::add_int(ir, 0), st, en, graph::add_int(ir, 1), g.args[2]}};
+      replacement[r] = {rows, end, slice};
+      ++rewritten;
+    }
+    // The position chain goes where nothing else reads it.
+    std::vector<size_t> members = gathers;
+    members.push_back(w->add);
+    if (ix.internal(pos, members)) {
+      removed[w->add] = true;
+      const int32_t p = ir.chain[w->select].args.back();
+      if (ix.internal(p, {w->select, w->add})) removed[w->select] = true;
+      const int32_t r = ir.chain[w->add].args[0] == p ? ir.chain[w->add].args[1] : ir.chain[w->add].args[0];
+      const int32_t src = ir.chain[w->range].args.back();
+      if (w->clone == graph::UseDef::npos) {
+        if (ix.internal(src, {w->range, w->add})) removed[w->range] = true;
+      } else if (ix.internal(r, {w->clone, w->add})) {
+        removed[w->clone] = true;
+        if (ix.internal(src, {w->range, w->clone})) removed[w->range] = true;
+      }
+    }
+  }
+  if (rewritten) graph::splice_calls(ir, removed, replacement);
+  return rewritten;
+}
+
+ETW_REGISTER_LOAD_REWRITE(position_windows, Simplify);
+
+}  // namespace
+}  // namespace etwebgpu::ops
