@@ -47,7 +47,7 @@ struct Window {
 std::optional<Window> read_window(const format::VkGraphIR& ir, const graph::UseDef& ix, int32_t pos) {
   if (!int_tensor(ix, pos) || ix.dims(pos).size() != 1) return std::nullopt;
   const format::VkOpCall* add = ix.made_by(pos, "aten.add.Tensor", 4);
-  if (!add || !int_value(ir, add->args[2], 1)) return std::nullopt;
+  if (!add || !int_value(ir, add->args[2], 1) || ix.writers(pos).size() != 1) return std::nullopt;
   Window w;
   w.add = ix.producer(pos);
   for (int side = 0; side < 2; ++side) {
@@ -56,7 +56,9 @@ std::optional<Window> read_window(const format::VkGraphIR& ir, const graph::UseD
     const format::VkOpCall* sel = ix.made_by(p, "aten.select_copy.int", 4);
     if (!sel || !int_tensor(ix, p) || !ix.dims(p).empty() || !int_value(ir, sel->args[1], 0)) continue;
     const int32_t in = sel->args[0];
-    if (!int_tensor(ix, in) || ix.dims(in).size() != 1 || !is_graph_input(ir, in) || ir.values[sel->args[2]].kind != VkValueKind::Int)
+    // The host reads input_pos as uploaded: no call may write it.
+    if (!int_tensor(ix, in) || ix.dims(in).size() != 1 || !is_graph_input(ir, in) || !ix.writers(in).empty() ||
+        ir.values[sel->args[2]].kind != VkValueKind::Int)
       continue;
     // r: arange(0, S, 1) or arange(S), through a contiguous clone or not.
     size_t clone_at = graph::UseDef::npos;
