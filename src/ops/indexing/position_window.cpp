@@ -4,11 +4,13 @@
 //   cos = index.Tensor(freqs_cos, [pos]);  sin = index.Tensor(freqs_sin, [pos])
 // five dispatches a step. The positions are the rows p .. p + S - 1, and input_pos is a small
 // graph input the host holds (Graph::input_bytes), so each gather becomes
-//   st = etwebgpu.position_rows(input_pos, k, S, rows);  en = add(st, S)   (host SymInts)
+//   st = etwebgpu.position_rows(input_pos, k, S, rows);  en = add(st, S)   (host SymInts, one
+//   pair for the tables of one row count)
 //   cos = slice_copy(freqs_cos, 0, st, en, 1)
 // one dispatch each. position_rows applies index.Tensor's rule to every position (negatives count
 // from the end) and raises its error where one is out of range, or where the window crosses 0
 // (not one slice).
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -111,16 +113,21 @@ size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) 
       gathers.push_back(r);
     }
     if (gathers.empty()) continue;
-    std::vector<format::VkOpCall> at_first;
+    // One window start a row count (the cos and sin tables share theirs), computed at its first gather.
+    std::map<int64_t, std::pair<int32_t, int32_t>> bounds;  // rows -> (st, en)
     for (size_t r : gathers) {
       const format::VkOpCall& g = ir.chain[r];
       const int32_t table = g.args[0];
-      format::VkOpCall rows{g.node_id, "etwebgpu.position_rows", {}};
-      const int32_t st = graph::add_symint(ir), en = graph::add_symint(ir);
-      rows.args = {w->input, w->index, w->count, graph::add_int(ir, ix.dims(table)[0]), st};
-      format::VkOpCall end{g.node_id, "add", {st, w->count, en}};
-      format::VkOpCall slice{g.node_id, "aten.slice_copy.Tensor", {table, graph::add_int(ir, 0), st, en, graph::add_int(ir, 1), g.args[2]}};
-      replacement[r] = {rows, end, slice};
+      const int64_t rows = ix.dims(table)[0];
+      auto [at, first] = bounds.try_emplace(rows, -1, -1);
+      if (first) {
+        at->second = {graph::add_symint(ir), graph::add_symint(ir)};
+        const auto [st, en] = at->second;
+        replacement[r] = {{g.node_id, "etwebgpu.position_rows", {w->input, w->index, w->count, graph::add_int(ir, rows), st}},
+                          {g.node_id, "add", {st, w->count, en}}};
+      }
+      const auto [st, en] = at->second;
+      replacement[r].push_back({g.node_id, "aten.slice_copy.Tensor", {table, graph::add_int(ir, 0), st, en, graph::add_int(ir, 1), g.args[2]}});
       ++rewritten;
     }
     // The position chain goes where nothing else reads it.

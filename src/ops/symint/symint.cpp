@@ -152,12 +152,15 @@ void build_position_rows(OpContext& oc) {
                                                   std::to_string(n));
     const int64_t p = input_element(g, x, *buf, bytes, static_cast<uint64_t>(idx < 0 ? idx + n : idx));
     const int64_t last = p + std::max<int64_t>(count, 1) - 1;
-    const std::string what = name + ", the rows at positions " + std::to_string(p) + " .. " + std::to_string(last) + " of a gather: ";
+    auto fail = [&](const std::string& why) {
+      throw Error(ErrorKind::InvalidArgument, name + ", the rows at positions " + std::to_string(p) + " .. " +
+                                                  std::to_string(last) + " of a gather: " + why);
+    };
     // The first position outside [-rows, rows).
     if (p < -rows || last >= rows)
-      throw Error(ErrorKind::InvalidArgument, what + "index " + std::to_string(p < -rows ? p : std::max(p, rows)) +
-                                                  " is out of bounds for dimension 0 with size " + std::to_string(rows));
-    if (p < 0 && last >= 0) throw Error(ErrorKind::InvalidArgument, what + "they cross 0 (not one slice)");
+      fail("index " + std::to_string(p < -rows ? p : std::max(p, rows)) + " is out of bounds for dimension 0 with size " +
+           std::to_string(rows));
+    if (p < 0 && last >= 0) fail("they cross 0 (not one slice)");
     g.set_symint(out, p < 0 ? p + rows : p);
   };
 }
