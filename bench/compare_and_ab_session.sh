@@ -8,7 +8,7 @@
 # BASELINE (an earlier models.json) passes to compare_session.sh. Everything comes back in
 # $OUT/all.tar; summaries on stdout. Ends within TOTAL_S (530) + 40 s.
 # Stop 52's: AB_MODELS="shufflenet_v2_x1_0 mobilenet_v2 mobilenet_v3_large mobilenet_v3_small"
-# AB_ROUTES="default depthwise_pointwise=split" PREV_MODELS="shufflenet_v2_x1_0 convnext_tiny"
+# AB_ROUTES="default <route>=<choice>" PREV_MODELS="shufflenet_v2_x1_0 convnext_tiny"
 # (devbin/etwebgpu_prev: stop 50's binary, c40717a) FIXTURES=shufflenet_tiny.
 set -uo pipefail
 S=$(date +%s)

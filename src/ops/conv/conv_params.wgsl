@@ -9,7 +9,7 @@ struct Params {
   pw: u32, dh: u32, dw: u32, groups: u32,
   icg: u32, ocg: u32, K: u32, N: u32,
   out_min: f32, out_max: f32, total: u32, pad: u32,
-  splits: u32, kchunk: u32, xh: u32, xw: u32,
+  splits: u32, kchunk: u32, spare0: u32, spare1: u32,
 #if EPILOGUE
   ep: Epilogue,
 #endif

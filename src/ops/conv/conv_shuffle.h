@@ -24,7 +24,7 @@ namespace etwebgpu::ops {
 inline constexpr const char* kConvShuffle = "etwebgpu.conv_shuffle";
 
 // The shuffle store every conv kernel has (store_out in conv_params.wgsl), as etwebgpu.conv_shuffle
-// and etwebgpu.depthwise_pointwise with a passthrough use it. At run time: the passthrough has the
+// uses it. At run time: the passthrough has the
 // conv's live output shape `out`, and the pieces are the slices along dim 1 of the interleave of
 // the two (an Error naming what is not).
 void check_shuffle_store(const ShufflePieces& pieces, const kernel::Live& l, int32_t passthrough,

@@ -1,7 +1,8 @@
 // The load rewrite that makes a gather at consecutive positions a slice. ExecuTorch's Llama
 // (dynamic shapes) takes its RoPE tables' rows at the chunk's positions as
 //   p = select_copy(input_pos, 0, k);  r = arange(0, S) (maybe cloned);  pos = add(p, r)
-//   cos = index.Tensor(freqs_cos, [pos]);  sin = index.Tensor(freqs_sin, [pos])
+//   cos = index.Tensor(freqs_cos, [pos]);  sin = index.Tensor(freqs_sin, [pos])   (pos maybe
+//   through a contiguous clone a gather, as the 1B export has it)
 // five dispatches a step. The positions are the rows p .. p + S - 1, and input_pos is a small
 // graph input the host holds (Graph::input_bytes), so each gather becomes
 //   st = etwebgpu.position_rows(input_pos, k, S, rows);  en = add(st, S)   (host SymInts, one
@@ -10,6 +11,7 @@
 // one dispatch each. position_rows applies index.Tensor's rule to every position (negatives count
 // from the end) and raises its error where one is out of range, or where the window crosses 0
 // (not one slice).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -84,6 +86,17 @@ std::optional<Window> read_window(const format::VkGraphIR& ir, const graph::UseD
   return std::nullopt;
 }
 
+// Gather call i's index tensor when it takes a table's rows ([R, ...] -> [S, ...]) at one 1-D index
+// tensor; -1 otherwise.
+int32_t gather_index(const format::VkGraphIR& ir, const graph::UseDef& ix, size_t i) {
+  const format::VkOpCall& g = ir.chain[i];
+  if (g.name != "aten.index.Tensor" || g.args.size() != 3 || ir.values[g.args[1]].kind != VkValueKind::ValueList ||
+      ir.values[g.args[1]].ids.size() != 1 || !ix.tensor(g.args[0]) || !ix.tensor(g.args[2]) || ix.dims(g.args[0]).empty() ||
+      ix.dtype(g.args[0]) != ix.dtype(g.args[2]))
+    return -1;
+  return ir.values[g.args[1]].ids[0];
+}
+
 size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
   std::vector<bool> removed(n, false);
@@ -91,28 +104,35 @@ size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) 
   size_t rewritten = 0;
   std::set<int32_t> seen;
   for (size_t i = 0; i < n; ++i) {
-    const format::VkOpCall& c = ir.chain[i];
-    if (c.name != "aten.index.Tensor" || c.args.size() != 3 || ir.values[c.args[1]].kind != VkValueKind::ValueList ||
-        ir.values[c.args[1]].ids.size() != 1)
-      continue;
-    const int32_t pos = ir.values[c.args[1]].ids[0];
+    const int32_t idx = gather_index(ir, ix, i);
+    if (idx < 0) continue;
+    // The gathers read the positions directly or each through its own contiguous clone (the 1B
+    // export clones them once a table).
+    size_t unused_at = 0;
+    const int32_t pos = ix.clone_source(idx, &unused_at);
     if (!seen.insert(pos).second) continue;
     const auto w = read_window(ir, ix, pos);
     if (!w) continue;
-    // Every reader of pos a gather of a table's rows ([R, ...] -> [S, ...]) it can slice.
-    std::vector<size_t> gathers;
+    // Every reader of pos a gather it can slice, or a clone that only such gathers read.
+    std::vector<size_t> gathers, clones;
+    bool ok = true;
     for (size_t r : ix.readers(pos)) {
-      const format::VkOpCall& g = ir.chain[r];
-      const bool ok = g.name == "aten.index.Tensor" && g.args.size() == 3 && ir.values[g.args[1]].kind == VkValueKind::ValueList &&
-                      ir.values[g.args[1]].ids == std::vector<int32_t>{pos} && ix.tensor(g.args[0]) && ix.tensor(g.args[2]) &&
-                      !ix.dims(g.args[0]).empty() && ix.dtype(g.args[0]) == ix.dtype(g.args[2]);
-      if (!ok) {
-        gathers.clear();
-        break;
+      if (gather_index(ir, ix, r) == pos) {
+        gathers.push_back(r);
+        continue;
       }
-      gathers.push_back(r);
+      const format::VkOpCall& c = ir.chain[r];
+      size_t at = 0;
+      const int32_t copy = c.args.empty() ? -1 : c.args.back();
+      ok = ok && ix.tensor(copy) && ix.clone_source(copy, &at) == pos && at == r && !ix.readers(copy).empty();
+      if (!ok) break;
+      for (size_t q : ix.readers(copy)) ok = ok && gather_index(ir, ix, q) == copy;
+      if (!ok) break;
+      clones.push_back(r);
+      gathers.insert(gathers.end(), ix.readers(copy).begin(), ix.readers(copy).end());
     }
-    if (gathers.empty()) continue;
+    if (!ok || gathers.empty()) continue;
+    std::sort(gathers.begin(), gathers.end());
     // One window start a row count (the cos and sin tables share theirs), computed at its first gather.
     std::map<int64_t, std::pair<int32_t, int32_t>> bounds;  // rows -> (st, en)
     for (size_t r : gathers) {
@@ -130,10 +150,19 @@ size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) 
       replacement[r].push_back({g.node_id, "aten.slice_copy.Tensor", {table, graph::add_int(ir, 0), st, en, graph::add_int(ir, 1), g.args[2]}});
       ++rewritten;
     }
-    // The position chain goes where nothing else reads it.
+    // The clones and the position chain go where nothing else reads them.
+    bool clones_gone = true;
+    for (size_t c : clones) {
+      const int32_t copy = ir.chain[c].args.back();
+      std::vector<size_t> members = ix.readers(copy);
+      members.push_back(c);
+      removed[c] = ix.internal(copy, members);
+      clones_gone = clones_gone && removed[c];
+    }
     std::vector<size_t> members = gathers;
+    members.insert(members.end(), clones.begin(), clones.end());
     members.push_back(w->add);
-    if (ix.internal(pos, members)) {
+    if (clones_gone && ix.internal(pos, members)) {
       removed[w->add] = true;
       const int32_t p = ir.chain[w->select].args.back();
       if (ix.internal(p, {w->select, w->add})) removed[w->select] = true;

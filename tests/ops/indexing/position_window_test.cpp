@@ -29,6 +29,7 @@ struct Form {
   bool clone = true;          // the arange through a contiguous clone, as the export has it
   bool pos_from_constant = false;
   bool pos_is_output = false;  // the positions read by another call too
+  bool index_clones = false;   // each gather reads its own clone of the positions (the 1B export)
 };
 
 // x [1, S] (its S drives the arange), input_pos [2]; outputs the rows of two tables at
@@ -52,8 +53,13 @@ void build(OpGraph& g, const Form& f) {
   Id pos = f.pos_is_output ? g.output(DType::Int32, {kMaxS}) : g.tensor(DType::Int32, {kMaxS});
   gb.op("aten.add.Tensor", {p, rc, gb.int_(f.alpha), pos});
   for (Id t : {t1, t2}) {
+    Id idx = pos;
+    if (f.index_clones) {
+      idx = g.tensor(DType::Int32, {kMaxS});
+      gb.op("aten.clone.default", {pos, gb.null(), idx});
+    }
     Id o = g.output(DType::Float32, {kMaxS, kWidth});
-    gb.op("aten.index.Tensor", {t, gb.value_list({pos}), o});
+    gb.op("aten.index.Tensor", {t, gb.value_list({idx}), o});
   }
 }
 
@@ -63,10 +69,14 @@ size_t count(const std::vector<std::string>& v, const std::string& what) {
 
 TEST(OpPositionWindow, RowsAtAPositionPlusArangeAreSlicesOfTheTable) {
   ETW_REQUIRE_GPU();
-  for (bool clone : {true, false}) {
-    SCOPED_TRACE(clone ? "arange cloned" : "arange read directly");
-    auto fused = load_graph([&](OpGraph& g) { build(g, {1, clone}); }, true);
-    auto plain = load_graph([&](OpGraph& g) { build(g, {1, clone}); }, false);
+  for (int form = 0; form < 3; ++form) {
+    const bool clone = form != 1, index_clones = form == 2;
+    SCOPED_TRACE(form == 0 ? "arange cloned" : form == 1 ? "arange read directly" : "each gather through its clone of the positions");
+    Form f;
+    f.clone = clone;
+    f.index_clones = index_clones;
+    auto fused = load_graph([&](OpGraph& g) { build(g, f); }, true);
+    auto plain = load_graph([&](OpGraph& g) { build(g, f); }, false);
     // Two slices and nothing else: no gather, no arange, no add, no select.
     EXPECT_EQ(fused.variants, (std::vector<std::string>{"slice", "slice"})) << ::testing::PrintToString(fused.variants);
     EXPECT_EQ(count(plain.variants, "slice"), 0u);
