@@ -30,6 +30,7 @@ struct Form {
   bool pos_from_constant = false;
   bool pos_is_output = false;  // the positions read by another call too
   bool index_clones = false;   // each gather reads its own clone of the positions (the 1B export)
+  bool clone_is_output = false;  // ... and the first of those clones is a graph output too
 };
 
 // x [1, S] (its S drives the arange), input_pos [2]; outputs the rows of two tables at
@@ -55,7 +56,7 @@ void build(OpGraph& g, const Form& f) {
   for (Id t : {t1, t2}) {
     Id idx = pos;
     if (f.index_clones) {
-      idx = g.tensor(DType::Int32, {kMaxS});
+      idx = f.clone_is_output && t == t1 ? g.output(DType::Int32, {kMaxS}) : g.tensor(DType::Int32, {kMaxS});
       gb.op("aten.clone.default", {pos, gb.null(), idx});
     }
     Id o = g.output(DType::Float32, {kMaxS, kWidth});
@@ -126,6 +127,15 @@ TEST(OpPositionWindow, WhatKeepsTheGather) {
   const auto out = kept.g->rerun({HostTensor(DType::Float32, {1, 4}), i32({2}, {0, 6})});
   EXPECT_EQ(f64(out[0]), (std::vector<double>{6, 7, 8, 9}));
   EXPECT_TRUE(Close(out[1], rows_of(t1, 6, 4), 0, 0));
+  // A gather's clone of the positions that is also a graph output: the clone stays, and so does
+  // the add it reads.
+  Form f;
+  f.index_clones = f.clone_is_output = true;
+  auto copied = load_graph([&](OpGraph& g) { build(g, f); }, true);
+  EXPECT_EQ(count(copied.variants, "slice"), 2u) << ::testing::PrintToString(copied.variants);
+  const auto got = copied.g->rerun({HostTensor(DType::Float32, {1, 3}), i32({2}, {0, 5})});
+  EXPECT_EQ(f64(got[0]), (std::vector<double>{5, 6, 7}));
+  EXPECT_TRUE(Close(got[1], rows_of(t1, 5, 3), 0, 0));
 }
 
 // The op as a call of its own: a slice from its SymInt; malformed calls are load errors.
