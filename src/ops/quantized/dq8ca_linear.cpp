@@ -365,7 +365,7 @@ ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", build_linear_dq8ca_
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", build_linear_dq8ca_q4gsw_qparams_multi_rope);
 ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", build_linear_dq8ca_q4gsw_qparams_swiglu);
 // Input norms (input_norm.h) at the argument after each one's own, the weight at 10, group size at 13.
-bool qparams_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 10, 13); }
+bool qparams_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 10, 13, true, false); }
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams", 15, qparams_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", 16, qparams_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", 18, qparams_fits);

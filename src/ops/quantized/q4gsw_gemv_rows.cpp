@@ -16,13 +16,22 @@ struct RowsConfig {
   uint32_t per() const { return (256 / kt) * rpt; }  // outputs per workgroup
 };
 
-// Four outputs per invocation for wide outputs, two otherwise, 64 invocations along K: 8 or 16
-// outputs per workgroup. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 2 or 4, KT 32 or 64) pins
+// By what the 1B recipe's decode step measured in the model (H100, stop 54: each op's GPU time
+// under each pinned layout, twice): with float activations, 2x32 for the o-projection and down
+// GEMVs (N 2048: 690 us a step for the 32 against 729-735 at 2x64) and gate/up (548 against
+// 568-571 at 4x64), 4x32 for a vocabulary-wide head (N 128256: 99 against 109 us at 4x64), and
+// 2x64 kept for the q/k/v GEMV with its rotary pairs (324 against 332 at 2x32, 367 at 4x64).
+// 8da4w GEMVs keep the earlier table (four outputs per invocation from N 8192, two below, KT
+// 64): not measured again. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 2 or 4, KT 32 or 64) pins
 // one, for the route sweep.
-RowsConfig default_rows_config(int64_t n) { return {n >= 8192 ? 4u : 2u, 64u}; }
-RowsConfig rows_config(const OpContext& oc, int64_t n) {
+RowsConfig default_rows_config(int64_t n, bool quantized_acts, bool rotary) {
+  if (quantized_acts) return {n >= 8192 ? 4u : 2u, 64u};
+  if (rotary) return {2u, 64u};
+  return {n >= 65536 ? 4u : 2u, 32u};
+}
+RowsConfig rows_config(const OpContext& oc, int64_t n, bool quantized_acts, bool rotary) {
   const std::string v = pinned_route(oc, "q4_gemv_rows", {"2x64", "4x64", "2x32", "4x32"});
-  if (v.empty()) return default_rows_config(n);
+  if (v.empty()) return default_rows_config(n, quantized_acts, rotary);
   return {static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
 }
 
@@ -190,7 +199,8 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base) {
   return gemv_rows_shapes(base.k, base.gs, base.wrow) && holds_vec4(g, x);
 }
 
-bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg) {
+bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg,
+                          bool quantized_acts, bool rotary) {
   if (c.args.size() <= std::max(w_arg, gs_arg)) return false;
   const auto& x = ir.values[c.args[0]];
   const auto& w = ir.values[c.args[w_arg]];
@@ -201,7 +211,7 @@ bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c
   const int64_t N = w.tensor.dims[0];
   const int64_t K = x.tensor.dims.back();
   return gemv_rows_shapes(K, gs.int_val, w.tensor.dims[1]) &&
-         norm_pays(K, kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N).per())));
+         norm_pays(K, kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N, quantized_acts, rotary).per())));
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
@@ -211,7 +221,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const RowsConfig cfg = rows_config(oc, base.n);
+  const RowsConfig cfg = rows_config(oc, base.n, aq.source != ActQuant::Source::None, rope.active());
   const uint32_t rpt = cfg.rpt, kt = cfg.kt;
   const uint64_t per = cfg.per();
 

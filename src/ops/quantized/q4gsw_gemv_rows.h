@@ -79,7 +79,9 @@ bool gemv_rows_fits(Graph& g, int32_t x, const LinParams& base);
 // (argument 0), the packed weight at w_arg and the group size at gs_arg fit gemv_rows, and its
 // GEMV runs few enough workgroups on a row for each to sum the row's squares again at less cost
 // than the norm's own dispatch.
-bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg);
+// quantized_acts: an 8da4w GEMV; rotary: one storing rotated q/k pairs (their layouts differ).
+bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c, size_t w_arg, size_t gs_arg,
+                          bool quantized_acts, bool rotary);
 
 // The route force_route["linear_dq8ca_q4gsw"] pins: "" (chosen by shape), "gemv_rows", "dot4" or
 // "portable" (read by the 8da4w ops and by the linear kernels they share).

@@ -460,10 +460,11 @@ ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi", build_linear_q4gsw_multi);
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_swiglu", build_linear_q4gsw_swiglu);
 ETW_REGISTER_OP("etwebgpu.linear_q4gsw_multi_rope", build_linear_q4gsw_multi_rope);
 // Input norms (input_norm.h) at the argument after each one's own, the weight at 1, group size at 3.
-bool q4gsw_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 1, 3); }
+bool q4gsw_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 1, 3, false, false); }
+bool q4gsw_rope_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 1, 3, false, true); }
 ETW_REGISTER_INPUT_NORM_HOST("et_vk.linear_q4gsw.default", 5, q4gsw_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi", 5, q4gsw_fits);
-ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi_rope", 7, q4gsw_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi_rope", 7, q4gsw_rope_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_swiglu", 5, q4gsw_fits);
 ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);
