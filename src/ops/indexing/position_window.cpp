@@ -124,7 +124,8 @@ size_t position_windows(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) 
       const format::VkOpCall& c = ir.chain[r];
       size_t at = 0;
       const int32_t copy = c.args.empty() ? -1 : c.args.back();
-      ok = ok && ix.tensor(copy) && ix.clone_source(copy, &at) == pos && at == r && !ix.readers(copy).empty();
+      ok = ok && ix.tensor(copy) && ix.clone_source(copy, &at) == pos && at == r && ix.writers(copy).size() == 1 &&
+           !ix.readers(copy).empty();
       if (!ok) break;
       for (size_t q : ix.readers(copy)) ok = ok && gather_index(ir, ix, q) == copy;
       if (!ok) break;
