@@ -221,7 +221,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const RowsConfig cfg = rows_config(oc, base.n, aq.source != ActQuant::Source::None, rope.active());
+  const RowsConfig cfg = rows_config(oc, base.n, aq.active(), rope.active());
   const uint32_t rpt = cfg.rpt, kt = cfg.kt;
   const uint64_t per = cfg.per();
 
@@ -243,7 +243,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (aq.source == ActQuant::Source::Tensors) k.define("DQ8CA").input("ISC", aq.scales).input("IZP", aq.zero_points);
   if (aq.source == ActQuant::Source::Self) k.define("DQ8CA").define("DQ8CA_SELF");
   bool dq_shared = false;
-  if (aq.source != ActQuant::Source::None) {
+  if (aq.active()) {
     const std::string sums = dq8ca_sums(oc, base.k);
     dq_shared = sums != "float";
     if (dq_shared) k.define("DQ8CA_SHARED").constant("XQ_WORDS", static_cast<uint32_t>(base.k / 4));
@@ -269,7 +269,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (outs.size() > 1) k.define("MULTI");
   if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);
   auto rows = [x, K = base.k](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / K); };
-  if (aq.source == ActQuant::Source::None) {
+  if (!aq.active()) {
     ep.apply<LinParams>(k, [rows, lin](const kernel::Live& l) {
       LinParams p = lin;
       p.m = kernel::u32(rows(l), "rows");

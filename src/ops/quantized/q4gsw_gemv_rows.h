@@ -28,6 +28,7 @@ struct ActQuant {
   enum class Source { None, Tensors, Self } source = Source::None;
   int32_t scales = -1, zero_points = -1;  // Tensors: choose_qparams_affine's outputs, one per row
   q8::RowQparams args;                    // Self: choose_qparams_affine's arguments
+  bool active() const { return source != Source::None; }
 };
 
 // A SwiGLU on the output (q4gsw_swiglu_fusion.cpp): the weights hold gate and up rows interleaved
