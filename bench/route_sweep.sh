@@ -3,11 +3,11 @@
 # GPU machine (devbin/ and .gl/ as for h200_session.sh), so route thresholds come from
 # measurements: one etwebgpu_microbench call per (shape, route), GPU time by timestamp queries.
 # Prints "case route gpu_ms kernels" lines; the default route is the one the runtime picks.
-#   bash bench/route_sweep.sh [--iters N] [FAMILY ...]   (linear conv attn q4 q4x; default: all)
+#   bash bench/route_sweep.sh [--iters N] [FAMILY ...]   (linear conv attn q4 q4pre q4x; default: all)
 set -uo pipefail
 iters=10
 [ "${1:-}" = --iters ] && { iters=$2; shift 2; }
-families=" ${*:-linear conv attn q4 q4x} "
+families=" ${*:-linear conv attn q4 q4pre q4x} "
 want() { [[ "$families" == *" $1 "* ]]; }
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done; ldconfig 2>/dev/null
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_RUNTIME_DIR=/tmp
@@ -53,6 +53,14 @@ done
 want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
                    dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
   sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=shared dq8ca_gemv_rows=float
+done
+# The same shapes with 2 or 4 steps of chunks in flight a lane (q4_gemv_rows_pre; default 1) under
+# the default layout and under 2x64 (q4pre).
+want q4pre && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
+                      dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
+  r=()
+  for p in 1 2 4; do r+=("q4_gemv_rows=2x64,q4_gemv_rows_pre=$p"); done
+  sweep $c q4_gemv_rows_pre 2 4 "${r[@]}"
 done
 # The same shapes, the layouts (but 4x32, never the best) with the row staged and read from memory (q4x).
 want q4x && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \

@@ -59,6 +59,15 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
 // staging them lost on every 1B decode shape (the vocabulary head 147 us against 111, gate/up 117
 // against 101: stop 44's route sweep).
 // force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
+// How many steps of chunks an invocation keeps in flight (PRE), at most its steps along K and 16
+// chunks in all. force_route["q4_gemv_rows_pre"] = "1" | "2" | "4" pins one, for the route sweep.
+uint32_t prefetch_steps(const OpContext& oc, int64_t chunks, const RowsConfig& cfg) {
+  const std::string v = pinned_route(oc, "q4_gemv_rows_pre", {"1", "2", "4"});
+  const uint32_t want = v.empty() ? 1u : static_cast<uint32_t>(v[0] - '0');
+  const auto steps = static_cast<uint32_t>(kernel::ceil_div(chunks, static_cast<int64_t>(cfg.kt)));
+  return std::max(1u, std::min({want, steps, 16u / cfg.rpt}));
+}
+
 struct Staging {
   bool x = false, sc = false;
   uint32_t x_vec4 = 0, sc_words = 0;  // their sizes (XS_VEC4: K / 4 rounded up to 8; SC_WORDS)
@@ -230,7 +239,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   kernel::Kernel k("q4gsw_gemv_rows");
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
-  k.constant("RPT", rpt).constant("KT", kt);
+  k.constant("RPT", rpt).constant("KT", kt).constant("PRE", prefetch_steps(oc, base.k / chunk_weights, cfg));
   if (norm.active()) {
     k.define("NORM_IN");
     if (norm.weight >= 0) k.define("NORM_W").input("NW", norm.weight, true);
@@ -252,6 +261,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
+  if (base.gs % chunk_weights == 0 && !st.sc) k.define("SC_QUEUE");
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

@@ -19,6 +19,9 @@
 // SC_SHARED: the workgroup stages its outputs' scales in workgroup memory first (SC read
 // coalesced): otherwise neighbouring invocations, holding neighbouring groups, read words a scale
 // row apart.
+// PRE: an invocation keeps its next PRE steps' chunks in flight (requested before the prologue,
+// then one step ahead of the one it sums); SC_QUEUE (one scale a chunk, not staged): their scales
+// with them.
 // XS_SHARED: the workgroup reads row m once (coalesced; under NORM_IN in the loop that sums its
 // squares, then normalized in place) into workgroup memory, and every row group (and the 8da4w
 // prologue) reads it there.
@@ -41,6 +44,7 @@
 
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
 override KT: u32 = 64u;  // invocations along K: 32 or 64
+override PRE: u32 = 1u;  // steps of chunks in flight ahead of the one being summed: RPT * PRE <= 16
 var<workgroup> part: array<vec4<f32>, 256>;
 #if XS_SHARED
 override XS_VEC4: u32 = 512u;  // K / 4 rounded up to 8
@@ -55,6 +59,14 @@ var<workgroup> scs: array<f32, SC_WORDS>;
 var<private> sc_n0: u32;      // the workgroup's first output
 var<private> sc_groups: u32;  // groups covering K
 #endif
+// The scale of chunk c of output n (GS_CHUNK: one a chunk): the queued one under SC_QUEUE.
+fn chunk_scale(c: u32, n: u32, queued: f32) -> f32 {
+#if SC_QUEUE
+  return queued;
+#else
+  return scale_of((8u * CW * c) / P.gs, n);
+#endif
+}
 // The scale of group g of output n: from the workgroup's staged block (output-major, so
 // neighbouring invocations, which hold neighbouring groups, read neighbouring words) or SC.
 fn scale_of(g: u32, n: u32) -> f32 {
@@ -154,12 +166,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nbase = (gi % blocks) * per + (lid / KT) * RPT;
   let xrow = m * (P.k / 4u);
   let chunks = P.k / (8u * CW);
-  // The first chunk's weights are requested before the activation parameters are chosen, so the
-  // two memory latencies overlap.
-  var wpre: array<vec4<u32>, 4>;
-  for (var i = 0u; i < RPT; i = i + 1u) {
-    let n = nbase + i;
-    if (n < P.n && kt < chunks) { wpre[i] = chunk(n, kt); }
+  // The first PRE steps' chunks (and under SC_QUEUE their scales) are requested before the
+  // activation parameters are chosen, so those memory latencies overlap; each step then requests
+  // the one PRE steps ahead before it sums its own (a queue of PRE x RPT chunks, slot j * RPT + i
+  // holding row i's chunk j steps ahead).
+  var wq: array<vec4<u32>, 16>;
+  var sq: array<f32, 16>;
+  for (var j = 0u; j < PRE; j = j + 1u) {
+    for (var i = 0u; i < RPT; i = i + 1u) {
+      let n = nbase + i;
+      let c = kt + j * KT;
+      if (n < P.n && c < chunks) {
+        wq[j * RPT + i] = chunk(n, c);
+#if SC_QUEUE
+        sq[j * RPT + i] = f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+#endif
+      }
+    }
   }
 #if NORM_IN
   var ss = 0.0;
@@ -230,6 +253,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
+    // This step's chunks out of the queue, the queue moved up, the step PRE ahead requested.
+    var wc: array<vec4<u32>, 4>;
+    var sc: array<f32, 4>;
+    for (var i = 0u; i < RPT; i = i + 1u) {
+      wc[i] = wq[i];
+#if SC_QUEUE
+      sc[i] = sq[i];
+#endif
+    }
+    for (var j = 0u; j + 1u < PRE; j = j + 1u) {
+      for (var i = 0u; i < RPT; i = i + 1u) {
+        wq[j * RPT + i] = wq[(j + 1u) * RPT + i];
+#if SC_QUEUE
+        sq[j * RPT + i] = sq[(j + 1u) * RPT + i];
+#endif
+      }
+    }
+    let ahead = c + PRE * KT;
+    for (var i = 0u; i < RPT; i = i + 1u) {
+      let n = nbase + i;
+      if (n < P.n && ahead < chunks) {
+        wq[(PRE - 1u) * RPT + i] = chunk(n, ahead);
+#if SC_QUEUE
+        sq[(PRE - 1u) * RPT + i] = f32(SC[((8u * CW * ahead) / P.gs) * P.srow + n]);
+#endif
+      }
+    }
 #if DQ8CA_SHARED
     var e: array<u32, 4>;
     var o: array<u32, 4>;
@@ -252,13 +302,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var i = 0u; i < RPT; i = i + 1u) {
       let n = nbase + i;
       if (n < P.n) {
-        var w = wpre[i];
-        if (c != kt) { w = chunk(n, c); }
+        let w = wc[i];
 #if DQ8CA_SHARED
 #if GS_CHUNK
         var d = 0;
         for (var t = 0u; t < CW; t = t + 1u) { d = d + block_dot(w[t], e[t], o[t], sx[t], zp); }
-        acc[i] = acc[i] + f32(d) * scale_of((8u * CW * c) / P.gs, n);
+        acc[i] = acc[i] + f32(d) * chunk_scale(c, n, sc[i]);
 #else
         for (var t = 0u; t < CW; t = t + 1u) {
           let s = scale_of((8u * (CW * c + t)) / P.gs, n);
@@ -268,7 +317,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #elif GS_CHUNK
         var d = 0.0;
         for (var t = 0u; t < CW; t = t + 1u) { d = d + word_dot(w[t], xs[2u * t], xs[2u * t + 1u]); }
-        acc[i] = acc[i] + d * scale_of((8u * CW * c) / P.gs, n);
+        acc[i] = acc[i] + d * chunk_scale(c, n, sc[i]);
 #else
         for (var t = 0u; t < CW; t = t + 1u) {
           let s = scale_of((8u * (CW * c + t)) / P.gs, n);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -751,6 +752,43 @@ TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   o.force_route = {{"q4_gemv_rows_x", "shared"}};
   e = load_error([&] { gb.run(o); });
   EXPECT_NE(e.find("bytes of workgroup memory, the device has"), std::string::npos) << e;
+}
+
+// gemv_rows keeps its next 1, 2 or 4 steps of chunks in flight (force_route q4_gemv_rows_pre,
+// for the route sweep): every depth gives the reference's values and depth 1's bits, with the
+// scales queued beside the chunks (group 32 and 64: one scale a chunk), staged in workgroup memory,
+// or read a word at a time (group 16; one word a chunk, K 4040, whose last step is partial); a depth
+// past an invocation's steps (K 40: one) or 16 chunks (4x32 at depth 4) is clamped; an unknown one
+// is an error.
+TEST(OpQ4gswLinear, EveryPrefetchDepthHasTheSameBits) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t K, gs; const char* layout; const char* scales; };
+  for (const Case& c : {Case{4096, 32, "2x32", "global"}, Case{4096, 64, "4x32", "global"}, Case{4096, 32, "2x64", "shared"},
+                        Case{4096, 16, "2x32", "global"}, Case{4040, 8, "2x32", "global"}, Case{40, 8, "4x64", "global"}}) {
+    Lin l(37, c.K, c.gs, true, 68);
+    auto x = random_f32({1, c.K}, 69);
+    const std::string at = "K " + std::to_string(c.K) + " gs " + std::to_string(c.gs) + " " + c.layout + " scales " + c.scales;
+    std::optional<HostTensor> first;
+    for (const char* pre : {"1", "2", "4"}) {
+      OpGraph g;
+      Id xi = g.input(x);
+      l.add(g, xi, g.output(DType::Float32, {1, 37}));
+      LoadOptions o;
+      o.force_route = {{"q4_gemv_rows", c.layout}, {"q4_gemv_rows_pre", pre}, {"q4_gemv_rows_sc", c.scales}};
+      auto out = g.run(o)[0];
+      EXPECT_TRUE(Close(out, l.ref(x), 1e-4, 1e-4)) << at << " depth " << pre;
+      if (!first) first = out;
+      else EXPECT_EQ(std::memcmp(out.as<float>(), first->as<float>(), 37 * sizeof(float)), 0) << at << " depth " << pre;
+    }
+  }
+  Lin l(8, 64, 32, false, 70);
+  OpGraph g;
+  Id xi = g.input(random_f32({1, 64}, 71));
+  l.add(g, xi, g.output(DType::Float32, {1, 8}));
+  LoadOptions o;
+  o.force_route["q4_gemv_rows_pre"] = "3";
+  std::string e = load_error([&] { g.run(o); });
+  EXPECT_NE(e.find("force_route q4_gemv_rows_pre must be \"1\", \"2\" or \"4\", got \"3\""), std::string::npos) << e;
 }
 
 TEST(OpQ4gswLinear, DynamicTokensPrefillThenSingleToken) {
