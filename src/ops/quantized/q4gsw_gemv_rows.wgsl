@@ -59,12 +59,14 @@ var<workgroup> scs: array<f32, SC_WORDS>;
 var<private> sc_n0: u32;      // the workgroup's first output
 var<private> sc_groups: u32;  // groups covering K
 #endif
+// The scale group of chunk c (GS_CHUNK: the chunk lies in one).
+fn chunk_group(c: u32) -> u32 { return (8u * CW * c) / P.gs; }
 // The scale of chunk c of output n (GS_CHUNK: one a chunk): the queued one under SC_QUEUE.
 fn chunk_scale(c: u32, n: u32, queued: f32) -> f32 {
 #if SC_QUEUE
   return queued;
 #else
-  return scale_of((8u * CW * c) / P.gs, n);
+  return scale_of(chunk_group(c), n);
 #endif
 }
 // The scale of group g of output n: from the workgroup's staged block (output-major, so
@@ -179,7 +181,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (n < P.n && c < chunks) {
         wq[j * RPT + i] = chunk(n, c);
 #if SC_QUEUE
-        sq[j * RPT + i] = f32(SC[((8u * CW * c) / P.gs) * P.srow + n]);
+        sq[j * RPT + i] = f32(SC[chunk_group(c) * P.srow + n]);
 #endif
       }
     }
@@ -276,7 +278,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (n < P.n && ahead < chunks) {
         wq[(PRE - 1u) * RPT + i] = chunk(n, ahead);
 #if SC_QUEUE
-        sq[(PRE - 1u) * RPT + i] = f32(SC[((8u * CW * ahead) / P.gs) * P.srow + n]);
+        sq[(PRE - 1u) * RPT + i] = f32(SC[chunk_group(ahead) * P.srow + n]);
 #endif
       }
     }
