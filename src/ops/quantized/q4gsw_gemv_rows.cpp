@@ -22,17 +22,20 @@ struct RowsConfig {
 // 568-571 at 4x64), 4x32 for a vocabulary-wide head (N 128256: 99 against 109 us at 4x64), and
 // 2x64 kept for the q/k/v GEMV with its rotary pairs (324 against 332 at 2x32, 367 at 4x64).
 // 8da4w GEMVs keep the earlier table (four outputs per invocation from N 8192, two below, KT
-// 64): not measured again. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 2 or 4, KT 32 or 64) pins
-// one, for the route sweep.
+// 64): not measured again. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 1, 2 or 4, KT 32 or 64;
+// RPT 1 not under a SwiGLU or rotary pair) pins one, for the route sweep.
 RowsConfig default_rows_config(int64_t n, bool quantized_acts, bool rotary) {
   if (quantized_acts) return {n >= 8192 ? 4u : 2u, 64u};
   if (rotary) return {2u, 64u};
   return {n >= 65536 ? 4u : 2u, 32u};
 }
-RowsConfig rows_config(const OpContext& oc, int64_t n, bool quantized_acts, bool rotary) {
-  const std::string v = pinned_route(oc, "q4_gemv_rows", {"2x64", "4x64", "2x32", "4x32"});
+RowsConfig rows_config(const OpContext& oc, int64_t n, bool quantized_acts, bool rotary, bool pairs) {
+  const std::string v = pinned_route(oc, "q4_gemv_rows", {"1x64", "2x64", "4x64", "1x32", "2x32", "4x32"});
   if (v.empty()) return default_rows_config(n, quantized_acts, rotary);
-  return {static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
+  const RowsConfig cfg{static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
+  if (cfg.rpt == 1 && pairs)
+    oc.fail(ErrorKind::Unsupported, "force_route q4_gemv_rows = \"" + v + "\": a SwiGLU or rotary pair needs two outputs an invocation");
+  return cfg;
 }
 
 // How an 8da4w gemv_rows sums a chunk: "dot4" / "portable" (the row quantized once into
@@ -230,7 +233,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const RowsConfig cfg = rows_config(oc, base.n, aq.active(), rope.active());
+  const RowsConfig cfg = rows_config(oc, base.n, aq.active(), rope.active(), glu.active() || rope.active());
   const uint32_t rpt = cfg.rpt, kt = cfg.kt;
   const uint64_t per = cfg.per();
 

@@ -42,7 +42,7 @@
 //!include q8_row_qparams
 #endif
 
-override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums)
+override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums); even under SWIGLU_OUT / ROPE_OUT
 override KT: u32 = 64u;  // invocations along K: 32 or 64
 override PRE: u32 = 1u;  // steps of chunks in flight ahead of the one being summed: RPT * PRE <= 16
 var<workgroup> part: array<vec4<f32>, 256>;

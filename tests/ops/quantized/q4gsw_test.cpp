@@ -256,6 +256,13 @@ TEST(OpQ4gswLinear, GateAndUpPairIntoOneSwigluKernelOnEveryRoute) {
     EXPECT_TRUE(Close(fused.out[0], want, 1e-4, 1e-4)) << at;
     EXPECT_TRUE(Close(fused.out[0], plain.out[0], 1e-5, 1e-5)) << at;
   }
+  // One output an invocation cannot hold a (gate, up) pair: pinning it is an error naming why.
+  Lin gate(96, 64, 32, false, 100), up(96, 64, 32, false, 101), down(40, 96, 32, false, 102);
+  auto x = random_f32({1, 64}, 103);
+  const std::string e = load_error([&] {
+    load_graph([&](OpGraph& g) { build_mlp(g, gate, up, down, x, false, false); }, true, {{"q4_gemv_rows", "1x32"}});
+  });
+  EXPECT_NE(e.find("force_route q4_gemv_rows = \"1x32\": a SwiGLU or rotary pair needs two outputs an invocation"), std::string::npos) << e;
 }
 
 // Gate and up stay apart (up keeps its epilogue) where up's epilogue is more than silu(gate) * up
@@ -711,7 +718,7 @@ TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   for (int64_t K : {40, 256, 2048}) {  // 40: one word a step, a row of 10 vec4s
     Lin l(37, K, 32, true, 62);
     auto x = random_f32({1, K}, 63);
-    for (const char* layout : {"2x64", "4x64", "2x32", "4x32"})
+    for (const char* layout : {"1x64", "2x64", "4x64", "1x32", "2x32", "4x32"})
       for (const char* reduce : {"workgroup", "subgroup"})
         for (const char* staging : {"global", "shared"})
           for (const char* scales : {"global", "shared"}) {
@@ -739,7 +746,7 @@ TEST(OpQ4gswLinear, EveryGemvRowsLayoutMatchesTheReference) {
   LoadOptions o;
   o.force_route["q4_gemv_rows"] = "8x16";
   std::string e = load_error([&] { g.run(o); });
-  EXPECT_NE(e.find("force_route q4_gemv_rows must be \"2x64\", \"4x64\", \"2x32\" or \"4x32\""), std::string::npos) << e;
+  EXPECT_NE(e.find("force_route q4_gemv_rows must be \"1x64\", \"2x64\", \"4x64\", \"1x32\", \"2x32\" or \"4x32\""), std::string::npos) << e;
   o.force_route = {{"q4_gemv_rows_sc", "local"}};
   e = load_error([&] { g.run(o); });
   EXPECT_NE(e.find("force_route q4_gemv_rows_sc must be \"shared\" or \"global\", got \"local\""), std::string::npos) << e;
