@@ -55,12 +55,14 @@ want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 
   sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=shared dq8ca_gemv_rows=float
 done
 # The same shapes with 2 or 4 steps of chunks in flight a lane (q4_gemv_rows_pre; default 1) under
-# the default layout and under 2x64, and (float activations) one output a lane (1x32, 1x64) (q4pre).
+# the default layout and under 2x64; with float activations one output a lane (1x32, 1x64), with
+# 8da4w 2x32 and 4x32 (q4pre).
 want q4pre && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
                       dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
   r=()
   for p in 1 2 4; do r+=("q4_gemv_rows=2x64,q4_gemv_rows_pre=$p"); done
   [[ $c == q4lin_* ]] && for l in 1x32 1x64; do for p in 1 2; do r+=("q4_gemv_rows=$l,q4_gemv_rows_pre=$p"); done; done
+  [[ $c == dq8ca_* ]] && for l in 2x32 4x32; do for p in 1 2; do r+=("q4_gemv_rows=$l,q4_gemv_rows_pre=$p"); done; done
   sweep $c q4_gemv_rows_pre 2 4 "${r[@]}"
 done
 # The same shapes, the layouts (but 4x32, never the best) with the row staged and read from memory (q4x).
