@@ -71,6 +71,11 @@ uint32_t prefetch_steps(const OpContext& oc, int64_t chunks, const RowsConfig& c
   return std::max(1u, std::min({want, steps, 16u / cfg.rpt}));
 }
 
+// Where a staged row's input norm reads its elements and weights: all at once into registers
+// (the default, rows up to 4096) or a loop of loads before the sums and one after.
+// force_route["q4_gemv_rows_norm"] = "registers" | "loop" pins one.
+bool norm_in_registers(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) != "loop"; }
+
 struct Staging {
   bool x = false, sc = false;
   uint32_t x_vec4 = 0, sc_words = 0;  // their sizes (XS_VEC4: K / 4 rounded up to 8; SC_WORDS)
@@ -263,6 +268,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   }
   const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
+  if (norm.active() && st.x && base.k <= 16 * 256 && norm_in_registers(oc)) k.define("NORM_REGS");
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
   if (base.gs % chunk_weights == 0 && !st.sc) k.define("SC_QUEUE");
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at

@@ -34,6 +34,8 @@
 // q's and k's pairs by COS and SIN [M, P.hd / 2] at row m, as rope_rotary.wgsl does.
 // NORM_IN (ops/norm/input_norm.h): X is an RMSNorm's input, which every workgroup normalizes as
 // it reads (weight NW under NORM_W, eps P.norm_eps), with norm_row.wgsl's sums and operations.
+// NORM_REGS (staged, K <= 4096): an invocation's 16 elements and weights are loaded at once into
+// registers rather than the weights after the sums (one memory latency less before the loop).
 //!include q4gsw_weights
 #if DQ8CA
 //!include q8_int_math
@@ -186,7 +188,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
   }
-#if NORM_IN
+#if NORM_REGS
+  // K <= 16 WG: this invocation's elements (k = lid + WG i) and their norm weights requested at
+  // once into registers, summed in the loop's order, then stored normalized (the same operations).
+  var xr: array<f32, 16>;
+  var wr: array<f32, 16>;
+  for (var i = 0u; i < 16u; i = i + 1u) {
+    let k = lid + WG * i;
+    if (k < P.k) {
+      xr[i] = f32(X[xrow + k / 4u][k % 4u]);
+#if NORM_W
+      wr[i] = f32(NW[k / 4u][k % 4u]);
+#endif
+    }
+  }
+  var ss = 0.0;
+  for (var i = 0u; i < 16u; i = i + 1u) {
+    if (lid + WG * i < P.k) { ss = ss + xr[i] * xr[i]; }
+  }
+#elif NORM_IN
   var ss = 0.0;
   for (var k = lid; k < P.k; k = k + WG) {
     let v = f32(X[xrow + k / 4u][k % 4u]);
@@ -195,10 +215,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     xsh[xs_at(k / 4u)][k % 4u] = v;  // normalized in place below: the row is read once
 #endif
   }
+#endif
+#if NORM_IN
   rstd_in = inverseSqrt(wg_sum(ss, lid) / f32(P.k) + P.norm_eps);
 #endif
+#if NORM_REGS
+  for (var i = 0u; i < 16u; i = i + 1u) {
+    let k = lid + WG * i;
+    if (k < P.k) {
+      var y = (xr[i] - 0.0) * rstd_in;
+#if NORM_W
+      y = y * wr[i];
+#endif
+      xsh[xs_at(k / 4u)][k % 4u] = y;
+    }
+  }
+#endif
 #if XS_SHARED
-#if NORM_IN
+#if NORM_REGS
+  // Stored normalized above.
+#elif NORM_IN
   // This invocation's own elements, with x_vec's operations.
   for (var k = lid; k < P.k; k = k + WG) {
     let j = xs_at(k / 4u);

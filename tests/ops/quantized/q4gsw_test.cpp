@@ -433,7 +433,9 @@ TEST(OpQ4gswLinear, RotaryEmbeddingFoldsIntoTheQkvKernelOnEveryRoute) {
 // output also a graph output (the norm a kernel of its own), with and without a norm weight, on
 // rows whose mean square is near eps too (x ~ 1e-3: eps must be added), with the row staged in
 // workgroup memory (its squares summed as it is staged, then normalized in place) and read from
-// memory. On three rows the norm runs as etwebgpu.rms_norm_deferred and the GEMMs read it.
+// memory (staged: each invocation's elements and norm weights read at once into registers, or
+// by a loop before the sums and after). On three rows the norm runs as etwebgpu.rms_norm_deferred
+// and the GEMMs read it.
 TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
   ETW_REQUIRE_GPU();
   const int64_t K = 64, F = 96;
@@ -468,11 +470,12 @@ TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
     for (int64_t rows : {1, 3})
       for (float scale : {2.f, 1e-3f})
         for (bool weighted : {true, false})
-          for (const char* staged : {"shared", "global"}) {  // the row summed as it is staged, or read from memory
+          for (const char* staged : {"registers", "loop", "global"}) {  // staged (read into registers or by a loop), or read from memory
           const std::string at = std::string(h.name) + " rows " + std::to_string(rows) + " |x| <= " + std::to_string(scale) +
                                  (weighted ? " weighted" : " unweighted") + " row " + staged;
           auto x = random_f32({rows, K}, 142, -scale, scale);
-          const std::map<std::string, std::string> routes{{"q4_gemv_rows_x", staged}};
+          const std::map<std::string, std::string> routes{{"q4_gemv_rows_x", std::string(staged) == "global" ? "global" : "shared"},
+                                                          {"q4_gemv_rows_norm", std::string(staged) == "loop" ? "loop" : "registers"}};
           auto folded = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Folds : Norm::FoldsUnweighted); }, true, routes);
           auto kept = load_graph([&](OpGraph& g) { h.build(g, x, weighted ? Norm::Kept : Norm::KeptUnweighted); }, true, routes);
           auto normed = [](const std::string& v) { return v.size() > 5 && v.compare(v.size() - 5, 5, "_norm") == 0; };
@@ -496,6 +499,41 @@ TEST(OpQ4gswLinear, RmsNormFoldsIntoTheOneRowGemvOfEachHostBitForBit) {
 // coming with the staging; a longer row (K 4104) folds up to 512 only (N 8192), every workgroup
 // summing the row's squares from memory. A wider GEMV keeps the norm a kernel of its own (on an
 // H100 the vocabulary head's 8016 workgroups cost 91 us more than the norm's dispatch unstaged).
+// The staged row's norm read into registers fills all 16 of an invocation's slots at K 4096 and
+// part of the last at 4000: the bits of the norm as a kernel of its own, and of the loop's reads.
+TEST(OpQ4gswLinear, RmsNormInRegistersAtTheLongestStagedRowsHasTheNormKernelsBits) {
+  ETW_REQUIRE_GPU();
+  for (int64_t K : {4096, 4000}) {
+    Lin l(40, K, 32, false, 172);
+    auto x = random_f32({1, K}, 173);
+    auto build = [&](Norm n) {
+      return [&, n](OpGraph& g) {
+        Id y = normed_input(g, g.input(x), x.shape, n);  // the norm's output first
+        l.add(g, y, g.output(DType::Float32, {1, 40}));
+      };
+    };
+    std::map<std::string, std::string> routes{{"q4_gemv_rows_x", "shared"}, {"q4_gemv_rows_norm", "registers"}};
+    auto regs = load_graph(build(Norm::Folds), true, routes);
+    routes["q4_gemv_rows_norm"] = "loop";
+    auto loop = load_graph(build(Norm::Folds), true, routes);
+    auto kept = load_graph(build(Norm::Kept), true, routes);
+    const std::string at = "K " + std::to_string(K);
+    EXPECT_EQ(regs.variants, std::vector<std::string>{"gemv_rows_norm"}) << at;
+    EXPECT_EQ(regs.out[0].data, kept.out[1].data) << at;
+    EXPECT_EQ(regs.out[0].data, loop.out[0].data) << at;
+    EXPECT_TRUE(Close(regs.out[0], l.ref(normed_ref(x, true)), 1e-4, 1e-4)) << at;
+  }
+  Lin l(8, 64, 32, false, 174);
+  auto x = random_f32({1, 64}, 175);
+  const std::string e = load_error([&] {
+    load_graph([&](OpGraph& g) {
+      Id y = normed_input(g, g.input(x), x.shape, Norm::Folds);
+      l.add(g, y, g.output(DType::Float32, {1, 8}));
+    }, true, {{"q4_gemv_rows_norm", "vector"}});
+  });
+  EXPECT_NE(e.find("force_route q4_gemv_rows_norm must be \"registers\" or \"loop\", got \"vector\""), std::string::npos) << e;
+}
+
 TEST(OpQ4gswLinear, RmsNormStaysBeforeAGemvOfMoreWorkgroupsThanItPaysFor) {
   ETW_REQUIRE_GPU();
   for (auto [K, N, folds] : {std::tuple<int64_t, int64_t, bool>{64, 32768, true}, {64, 32784, false}, {4104, 8192, true},
