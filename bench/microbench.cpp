@@ -120,14 +120,19 @@ Case make_case(const std::string& name, bool small) {
     else g.op("aten.addmm.default", {g.constant_f32({N}, vec(b)), x, g.constant_f32(wd, vec(w)), g.dbl(1.0), g.dbl(1.0), out({M, N})});
     c.op = (tail.empty() ? "" : "layer_norm_") + std::string(lin ? "linear" : "addmm");
     c.flops = 2.0 * M * N * K;
-  } else if (name.rfind("q4lin_", 0) == 0 || name.rfind("dq8ca_", 0) == 0) {
+  } else if (name.rfind("q4lin_", 0) == 0 || name.rfind("q4norm_", 0) == 0 || name.rfind("dq8ca_", 0) == 0) {
     // q4lin_N_K: one token through et_vk.linear_q4gsw (4-bit weights, groups of 32, f32 input);
-    // dq8ca_N_K: the same weights as ExecuTorch's 8da4w export runs them (choose_qparams_affine on
-    // the token, then et_vk.linear_dq8ca_q4gsw, int8 x int4). Decode-speed comparison.
+    // q4norm_N_K: the same after an RMSNorm (with weight) that only it reads, which the GEMV takes
+    // in where that pays (ops/norm/input_norm.h); dq8ca_N_K: the same weights as ExecuTorch's 8da4w
+    // export runs them (choose_qparams_affine on the token, then et_vk.linear_dq8ca_q4gsw, int8 x
+    // int4). Decode-speed comparison.
     const bool dq = name[0] == 'd';
+    const bool normed = name[2] == 'n';
     int64_t N = 0, K = 0, L = 1;
-    if (std::sscanf(name.c_str() + 6, "%" SCNd64 "_%" SCNd64 "_x%" SCNd64, &N, &K, &L) < 2 || N < 1 || K < 32 || K % 32 != 0 || L < 1)
-      throw Error(ErrorKind::InvalidArgument, "case " + name + ": expected q4lin_N_K[_xL] / dq8ca_N_K[_xL] with K a multiple of 32");
+    if (std::sscanf(name.c_str() + (normed ? 7 : 6), "%" SCNd64 "_%" SCNd64 "_x%" SCNd64, &N, &K, &L) < 2 || N < 1 || K < 32 ||
+        K % 32 != 0 || L < 1)
+      throw Error(ErrorKind::InvalidArgument,
+                  "case " + name + ": expected q4lin_N_K[_xL] / q4norm_N_K[_xL] / dq8ca_N_K[_xL] with K a multiple of 32");
     // _xL: L linears of their own weights reading one token, so the weights of a run (L times
     // the bytes of one) exceed the GPU's L2 as a model's do: each streams from memory.
     const int64_t gs = 32, G = K / gs, npad = (N + 7) / 8 * 8;
@@ -136,6 +141,11 @@ Case make_case(const std::string& name, bool small) {
       // An input of its own each, so the load rewrites do not join them into one multi-output linear.
       c.inputs.push_back(rnd({1, 1, K}, 23));
       Id x = g.input(DType::Float32, {1, 1, K});
+      if (normed) {
+        Id y = g.tensor(DType::Float32, {1, 1, K});
+        g.op("et_vk.rms_norm.default", {x, g.constant_f32({K}, vec(rnd({K}, 24, 1.f))), g.dbl(1e-5), y});
+        x = y;
+      }
       std::vector<uint8_t> packed(N * K / 2);
       std::vector<int32_t> sums(G * npad, 0);
       for (int64_t n = 0; n < N; ++n)
@@ -152,7 +162,7 @@ Case make_case(const std::string& name, bool small) {
         for (int64_t gi = 0; gi < G; ++gi)
           for (int64_t n = 0; n < N; ++n) st[gi * npad + n] = scv[gi * N + n];
         g.op("et_vk.linear_q4gsw.default", {x, w, g.constant_f32({G, npad}, st), g.int_(gs), g.null(), out({1, 1, N})});
-        c.op = "linear_q4gsw";
+        c.op = normed ? "rms_norm_linear_q4gsw" : "linear_q4gsw";
       } else {
         Id s = g.tensor(DType::Float32, {1, 1}), z = g.tensor(DType::Int8, {1, 1});
         g.op("torchao.choose_qparams_affine.default",
