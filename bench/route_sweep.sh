@@ -54,21 +54,17 @@ want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 
                    dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
   sweep $c q4_gemv_rows 2x64 4x64 2x32 4x32 q4_gemv_rows_x=global q4_gemv_rows_sc=shared dq8ca_gemv_rows=float
 done
-# The same shapes with 2 or 4 steps of chunks in flight a lane (q4_gemv_rows_pre; default 1) under
-# the default layout and under 2x64; with float activations one output a lane (1x32, 1x64), with
-# 8da4w 2x32 and 4x32 (q4pre).
-want q4pre && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
-                      dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
-  r=()
-  for p in 1 2 4; do r+=("q4_gemv_rows=2x64,q4_gemv_rows_pre=$p"); done
-  [[ $c == q4lin_* ]] && for l in 1x32 1x64; do for p in 1 2; do r+=("q4_gemv_rows=$l,q4_gemv_rows_pre=$p"); done; done
-  [[ $c == dq8ca_* ]] && for l in 2x32 4x32; do for p in 1 2; do r+=("q4_gemv_rows=$l,q4_gemv_rows_pre=$p"); done; done
-  sweep $c q4_gemv_rows_pre 2 4 "${r[@]}"
-done
-# q/k/v- and gate/up-shaped GEMVs taking their RMSNorm in: its row and weights read into registers
-# (default) or by the loop, with 1 or 2 steps in flight (q4pre).
+# q/k/v- and gate/up-shaped GEMVs taking their RMSNorm in (its row and weights read into registers,
+# the default, or by the loop), then the shapes above: 2 or 4 steps of chunks in flight a lane
+# (q4_gemv_rows_pre; default 1), other layouts (with float activations one output a lane) (q4pre).
 want q4pre && for c in q4norm_3072_2048_x32 q4norm_16384_2048_x4; do
-  sweep $c q4_gemv_rows_norm loop q4_gemv_rows_pre=2 q4_gemv_rows_norm=loop,q4_gemv_rows_pre=2 q4_gemv_rows=2x64
+  sweep $c q4_gemv_rows_norm loop q4_gemv_rows_pre=2 q4_gemv_rows=2x64
+done
+want q4pre && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048; do
+  sweep $c q4_gemv_rows_pre 2 4 q4_gemv_rows=2x64 q4_gemv_rows=1x32 q4_gemv_rows=1x64
+done
+want q4pre && for c in dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8; do
+  sweep $c q4_gemv_rows_pre 2 q4_gemv_rows=2x64,q4_gemv_rows_pre=2 q4_gemv_rows=2x32 q4_gemv_rows=4x32
 done
 # The same shapes, the layouts (but 4x32, never the best) with the row staged and read from memory (q4x).
 want q4x && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
