@@ -62,19 +62,21 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
 // staging them lost on every 1B decode shape (the vocabulary head 147 us against 111, gate/up 117
 // against 101: stop 44's route sweep).
 // force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
-// How many steps of chunks an invocation keeps in flight (PRE), at most its steps along K and 16
-// chunks in all. force_route["q4_gemv_rows_pre"] = "1" | "2" | "4" pins one, for the route sweep.
+// How many steps of chunks an invocation keeps in flight ahead of the one it sums (PRE), at most
+// its steps along K and 16 chunks in all: by default none (each step requests its own, as stops
+// 43-54 measured it; a queue is not measured yet). force_route["q4_gemv_rows_pre"] = "0" | "1" |
+// "2" | "4" pins one, for the route sweep.
 uint32_t prefetch_steps(const OpContext& oc, int64_t chunks, const RowsConfig& cfg) {
-  const std::string v = pinned_route(oc, "q4_gemv_rows_pre", {"1", "2", "4"});
-  const uint32_t want = v.empty() ? 1u : static_cast<uint32_t>(v[0] - '0');
+  const std::string v = pinned_route(oc, "q4_gemv_rows_pre", {"0", "1", "2", "4"});
+  const uint32_t want = v.empty() ? 0u : static_cast<uint32_t>(v[0] - '0');
   const auto steps = static_cast<uint32_t>(kernel::ceil_div(chunks, static_cast<int64_t>(cfg.kt)));
-  return std::max(1u, std::min({want, steps, 16u / cfg.rpt}));
+  return std::min({want, std::max(steps, 1u), 16u / cfg.rpt});
 }
 
-// Where a staged row's input norm reads its elements and weights: all at once into registers
-// (the default, rows up to 4096) or a loop of loads before the sums and one after.
-// force_route["q4_gemv_rows_norm"] = "registers" | "loop" pins one.
-bool norm_in_registers(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) != "loop"; }
+// Where a staged row's input norm reads its elements and weights: by a loop of loads before the
+// sums and one after (the default, as measured) or all at once into registers (rows up to 4096;
+// not measured yet). force_route["q4_gemv_rows_norm"] = "registers" | "loop" pins one.
+bool norm_in_registers(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) == "registers"; }
 
 struct Staging {
   bool x = false, sc = false;

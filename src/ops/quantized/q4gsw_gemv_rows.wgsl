@@ -20,8 +20,8 @@
 // coalesced): otherwise neighbouring invocations, holding neighbouring groups, read words a scale
 // row apart.
 // PRE: an invocation keeps its next PRE steps' chunks in flight (requested before the prologue,
-// then one step ahead of the one it sums); SC_QUEUE (one scale a chunk, not staged): their scales
-// with them.
+// then PRE steps ahead of the one it sums; 0: the first step's before the prologue, each other
+// step's in that step); SC_QUEUE (one scale a chunk, not staged): the scales with them.
 // XS_SHARED: the workgroup reads row m once (coalesced; under NORM_IN in the loop that sums its
 // squares, then normalized in place) into workgroup memory, and every row group (and the 8da4w
 // prologue) reads it there.
@@ -46,7 +46,7 @@
 
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums); even under SWIGLU_OUT / ROPE_OUT
 override KT: u32 = 64u;  // invocations along K: 32 or 64
-override PRE: u32 = 1u;  // steps of chunks in flight ahead of the one being summed: RPT * PRE <= 16
+override PRE: u32 = 0u;  // steps of chunks in flight ahead of the one being summed: RPT * PRE <= 16
 var<workgroup> part: array<vec4<f32>, 256>;
 #if XS_SHARED
 override XS_VEC4: u32 = 512u;  // K / 4 rounded up to 8
@@ -170,13 +170,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nbase = (gi % blocks) * per + (lid / KT) * RPT;
   let xrow = m * (P.k / 4u);
   let chunks = P.k / (8u * CW);
-  // The first PRE steps' chunks (and under SC_QUEUE their scales) are requested before the
-  // activation parameters are chosen, so those memory latencies overlap; each step then requests
-  // the one PRE steps ahead before it sums its own (a queue of PRE x RPT chunks, slot j * RPT + i
-  // holding row i's chunk j steps ahead).
+  // The first max(PRE, 1) steps' chunks (and under SC_QUEUE their scales) are requested before
+  // the activation parameters are chosen, so those memory latencies overlap; with PRE > 0 each step
+  // then requests the one PRE steps ahead before it sums its own (a queue of PRE x RPT chunks, slot
+  // j * RPT + i holding row i's chunk j steps ahead).
   var wq: array<vec4<u32>, 16>;
   var sq: array<f32, 16>;
-  for (var j = 0u; j < PRE; j = j + 1u) {
+  for (var j = 0u; j < max(PRE, 1u); j = j + 1u) {
     for (var i = 0u; i < RPT; i = i + 1u) {
       let n = nbase + i;
       let c = kt + j * KT;
@@ -291,7 +291,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
-    // This step's chunks out of the queue, the queue moved up, the step PRE ahead requested.
+    // This step's chunks out of the queue (PRE 0: the first step's, else its own requested here);
+    // the queue moved up, the step PRE ahead requested.
     var wc: array<vec4<u32>, 4>;
     var sc: array<f32, 4>;
     for (var i = 0u; i < RPT; i = i + 1u) {
@@ -300,22 +301,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       sc[i] = sq[i];
 #endif
     }
-    for (var j = 0u; j + 1u < PRE; j = j + 1u) {
+    if (PRE == 0u) {
+      // No queue: each step after the first requests its own chunks.
       for (var i = 0u; i < RPT; i = i + 1u) {
-        wq[j * RPT + i] = wq[(j + 1u) * RPT + i];
+        let n = nbase + i;
+        if (n < P.n && c != kt) {
+          wc[i] = chunk(n, c);
 #if SC_QUEUE
-        sq[j * RPT + i] = sq[(j + 1u) * RPT + i];
+          sc[i] = f32(SC[chunk_group(c) * P.srow + n]);
 #endif
+        }
       }
-    }
-    let ahead = c + PRE * KT;
-    for (var i = 0u; i < RPT; i = i + 1u) {
-      let n = nbase + i;
-      if (n < P.n && ahead < chunks) {
-        wq[(PRE - 1u) * RPT + i] = chunk(n, ahead);
+    } else {
+      for (var j = 0u; j + 1u < PRE; j = j + 1u) {
+        for (var i = 0u; i < RPT; i = i + 1u) {
+          wq[j * RPT + i] = wq[(j + 1u) * RPT + i];
 #if SC_QUEUE
-        sq[(PRE - 1u) * RPT + i] = f32(SC[chunk_group(ahead) * P.srow + n]);
+          sq[j * RPT + i] = sq[(j + 1u) * RPT + i];
 #endif
+        }
+      }
+      let ahead = c + PRE * KT;
+      for (var i = 0u; i < RPT; i = i + 1u) {
+        let n = nbase + i;
+        if (n < P.n && ahead < chunks) {
+          wq[(PRE - 1u) * RPT + i] = chunk(n, ahead);
+#if SC_QUEUE
+          sq[(PRE - 1u) * RPT + i] = f32(SC[chunk_group(ahead) * P.srow + n]);
+#endif
+        }
       }
     }
 #if DQ8CA_SHARED
