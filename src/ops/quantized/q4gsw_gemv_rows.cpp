@@ -74,9 +74,13 @@ uint32_t prefetch_steps(const OpContext& oc, int64_t chunks, const RowsConfig& c
 }
 
 // Where a staged row's input norm reads its elements and weights: by a loop of loads before the
-// sums and one after (the default, as measured) or all at once into registers (rows up to 4096;
-// not measured yet). force_route["q4_gemv_rows_norm"] = "registers" | "loop" pins one.
-bool norm_in_registers(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) == "registers"; }
+// sums and one after (the default, as measured) or all at once into registers (not measured yet),
+// which hold 16 elements of each of the 256 invocations. force_route["q4_gemv_rows_norm"] =
+// "registers" | "loop" pins one.
+constexpr int64_t kNormRegsMaxK = 16 * 256;
+bool norm_in_registers(const OpContext& oc, int64_t K) {
+  return K <= kNormRegsMaxK && pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) == "registers";
+}
 
 struct Staging {
   bool x = false, sc = false;
@@ -270,7 +274,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   }
   const Staging st = staging(oc, base.k, base.gs, static_cast<uint32_t>(per), dq_shared ? static_cast<uint64_t>(base.k) : 0);
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
-  if (norm.active() && st.x && base.k <= 16 * 256 && norm_in_registers(oc)) k.define("NORM_REGS");
+  if (norm.active() && st.x && norm_in_registers(oc, base.k)) k.define("NORM_REGS");
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
   if (base.gs % chunk_weights == 0 && !st.sc) k.define("SC_QUEUE");
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at

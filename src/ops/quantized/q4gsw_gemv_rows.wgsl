@@ -71,6 +71,20 @@ fn chunk_scale(c: u32, n: u32, queued: f32) -> f32 {
   return scale_of(chunk_group(c), n);
 #endif
 }
+// Chunk c of the invocation's rows (from nbase) into queue slot `slot` (row i at slot * RPT + i),
+// with its scale under SC_QUEUE; none past the outputs or the chunks.
+fn request(wq: ptr<function, array<vec4<u32>, 16>>, sq: ptr<function, array<f32, 16>>, slot: u32, nbase: u32, c: u32,
+           chunks: u32) {
+  for (var i = 0u; i < RPT; i = i + 1u) {
+    let n = nbase + i;
+    if (n < P.n && c < chunks) {
+      (*wq)[slot * RPT + i] = chunk(n, c);
+#if SC_QUEUE
+      (*sq)[slot * RPT + i] = scale_of(chunk_group(c), n);
+#endif
+    }
+  }
+}
 // The scale of group g of output n: from the workgroup's staged block (output-major, so
 // neighbouring invocations, which hold neighbouring groups, read neighbouring words) or SC.
 fn scale_of(g: u32, n: u32) -> f32 {
@@ -176,18 +190,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   // j * RPT + i holding row i's chunk j steps ahead).
   var wq: array<vec4<u32>, 16>;
   var sq: array<f32, 16>;
-  for (var j = 0u; j < max(PRE, 1u); j = j + 1u) {
-    for (var i = 0u; i < RPT; i = i + 1u) {
-      let n = nbase + i;
-      let c = kt + j * KT;
-      if (n < P.n && c < chunks) {
-        wq[j * RPT + i] = chunk(n, c);
-#if SC_QUEUE
-        sq[j * RPT + i] = f32(SC[chunk_group(c) * P.srow + n]);
-#endif
-      }
-    }
-  }
+  for (var j = 0u; j < max(PRE, 1u); j = j + 1u) { request(&wq, &sq, j, nbase, kt + j * KT, chunks); }
 #if NORM_REGS
   // K <= 16 WG: this invocation's elements (k = lid + WG i) and their norm weights requested at
   // once into registers, summed in the loop's order, then stored normalized (the same operations).
@@ -291,46 +294,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
-    // This step's chunks out of the queue (PRE 0: the first step's, else its own requested here);
-    // the queue moved up, the step PRE ahead requested.
+    // This step's chunks out of the queue's first slot (PRE 0: requested there now, but the first
+    // step's), then the queue moved up and the step PRE ahead requested into its last.
+    if (PRE == 0u && c != kt) { request(&wq, &sq, 0u, nbase, c, chunks); }
     var wc: array<vec4<u32>, 4>;
     var sc: array<f32, 4>;
     for (var i = 0u; i < RPT; i = i + 1u) {
       wc[i] = wq[i];
-#if SC_QUEUE
       sc[i] = sq[i];
-#endif
     }
-    if (PRE == 0u) {
-      // No queue: each step after the first requests its own chunks.
-      for (var i = 0u; i < RPT; i = i + 1u) {
-        let n = nbase + i;
-        if (n < P.n && c != kt) {
-          wc[i] = chunk(n, c);
-#if SC_QUEUE
-          sc[i] = f32(SC[chunk_group(c) * P.srow + n]);
-#endif
-        }
-      }
-    } else {
+    if (PRE > 0u) {
       for (var j = 0u; j + 1u < PRE; j = j + 1u) {
         for (var i = 0u; i < RPT; i = i + 1u) {
           wq[j * RPT + i] = wq[(j + 1u) * RPT + i];
-#if SC_QUEUE
           sq[j * RPT + i] = sq[(j + 1u) * RPT + i];
-#endif
         }
       }
-      let ahead = c + PRE * KT;
-      for (var i = 0u; i < RPT; i = i + 1u) {
-        let n = nbase + i;
-        if (n < P.n && ahead < chunks) {
-          wq[(PRE - 1u) * RPT + i] = chunk(n, ahead);
-#if SC_QUEUE
-          sq[(PRE - 1u) * RPT + i] = f32(SC[chunk_group(ahead) * P.srow + n]);
-#endif
-        }
-      }
+      request(&wq, &sq, PRE - 1u, nbase, c + PRE * KT, chunks);
     }
 #if DQ8CA_SHARED
     var e: array<u32, 4>;
