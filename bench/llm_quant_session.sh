@@ -21,7 +21,8 @@
 # ..." (other builds of the CLI, e.g. the tree before a change) runs every `generate` with each
 # too, alternating with ours ROUNDS times (default 2), side by side; GEN_SAMPLE (generate's sampling
 # options) once more each with them; GEN_TOKENS the new tokens (default 128); BASE_CONF=0 skips
-# the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too; LONG_PROMPT=N
+# the bases' conformance runs; PROFILE_BASES=1 profiles their decode step too (PROFILE_WARMUP runs
+# first, default 3: more let a GPU whose clocks fell between processes reach them again); LONG_PROMPT=N
 # runs every `generate` once more with an N-token prompt (gen_*_recipe_Q_pN.json). The part "plain" exports the static one-token Llamas
 # (tests/fixtures/specs/llama_{q4,8da4w}_kv_decode.py) at 1B shape and runs `generate` on them
 # (128-token prompt, 64 new tokens): issue 29's 8da4w against 4-bit comparison. Every `generate`'s
@@ -43,12 +44,11 @@ export PYTHONPATH=$EX/python${PYTHONPATH:+:$PYTHONPATH}  # executorch and torcha
 
 work() {
   $BIN info > $R/info.txt 2>&1
-  SWEEP_PID=""
-  if [ -n "${GEMV_AB:-}" ]; then ( timeout 270 bash -c "[ $GEMV_AB = none ] || bash bench/gemv_ab.sh $GEMV_AB ./devbin/etwebgpu_microbench 1 > $R/gemv_ab.txt 2>&1
+  rm -f $W/sweep.done
+  [ -n "${GEMV_AB:-}" ] || touch $W/sweep.done
+  [ -n "${GEMV_AB:-}" ] && ( timeout 270 bash -c "[ $GEMV_AB = none ] || bash bench/gemv_ab.sh $GEMV_AB ./devbin/etwebgpu_microbench 1 > $R/gemv_ab.txt 2>&1
       ./devbin/etwebgpu_microbench --case dispatch_chain_64 --case dispatch_chain_256 --iters 10 >> $R/gemv_ab.txt 2>&1
-      bash bench/route_sweep.sh --iters 10 ${GEMV_SWEEP:-q4} > $R/route_sweep_q4.txt 2>&1"; say "gemv sweep done" ) &
-    SWEEP_PID=$!
-  fi
+      bash bench/route_sweep.sh --iters 10 ${GEMV_SWEEP:-q4} > $R/route_sweep_q4.txt 2>&1"; say "gemv sweep done"; touch $W/sweep.done ) &
   QUANTS=${RECIPE_QUANTS:-q4 8da4w fp32} LONG=${RECIPE_LONG:-q4}
   part recipe || QUANTS=""
   for q in q4 8da4w fp32; do [[ " $QUANTS " == *" $q "* ]] || touch $W/r_$q.rc; done
@@ -115,7 +115,7 @@ work() {
     done
   }
   python3 -c "import numpy as np; np.save('$W/p512_tok.npy', np.random.default_rng(1).integers(0, 128256, (1, 512))); np.save('$W/p512_pos.npy', np.zeros(1, np.int64))"
-  [ -n "$SWEEP_PID" ] && wait $SWEEP_PID  # the sweep done before etwebgpu's timings: the GPU theirs alone
+  while [ ! -f $W/sweep.done ]; do sleep 2; done  # the sweep done before etwebgpu's timings: the GPU theirs alone
   for q in q4 8da4w fp32; do
     while [ ! -f $W/r_$q.rc ]; do sleep 2; done
     say "recipe $q export rc=$(cat $W/r_$q.rc)"
@@ -133,11 +133,11 @@ work() {
     timeout 60 $BIN conformance $W/r_$q > $R/conf_recipe_$q.txt 2>&1
     [ "${BASE_CONF:-1}" = 1 ] && for b in ${BASE_BINS:-}; do timeout 60 ${b#*=} conformance $W/r_$q > $R/conf_${b%%=*}_recipe_$q.txt 2>&1; done
     last=$(ls $c/step*_input_0.npy | sort -V | tail -1); last=${last%_input_0.npy}  # a single-token step
-    timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet --trace $R/decode_trace_$q.json \
+    timeout 60 $BIN bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --warmup ${PROFILE_WARMUP:-3} --iters 20 --quiet --trace $R/decode_trace_$q.json \
       > $R/decode_profile_$q.txt 2>&1
     # PROFILE_BASES=1: the same profiled step with each base build.
     [ "${PROFILE_BASES:-0}" = 1 ] && for b in ${BASE_BINS:-}; do
-      timeout 60 ${b#*=} bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --iters 20 --quiet > $R/decode_profile_${b%%=*}_$q.txt 2>&1
+      timeout 60 ${b#*=} bench $c/model.pte -i ${last}_input_0.npy ${last}_input_1.npy --warmup ${PROFILE_WARMUP:-3} --iters 20 --quiet > $R/decode_profile_${b%%=*}_$q.txt 2>&1
     done
     timeout 60 $BIN bench $c/model.pte -i $W/p512_tok.npy $W/p512_pos.npy --iters 5 --quiet > $R/prefill512_profile_$q.txt 2>&1
     # The same chunk's first runs in a fresh process (no warm-up): what `generate`'s one prefill pays.

@@ -21,11 +21,12 @@ struct RowsConfig {
 // GEMVs (N 2048: 690 us a step for the 32 against 729-735 at 2x64) and gate/up (548 against
 // 568-571 at 4x64), 4x32 for a vocabulary-wide head (N 128256: 99 against 109 us at 4x64), and
 // 2x64 kept for the q/k/v GEMV with its rotary pairs (324 against 332 at 2x32, 367 at 4x64).
-// 8da4w GEMVs keep the earlier table (four outputs per invocation from N 8192, two below, KT
-// 64): not measured again. force_route["q4_gemv_rows"] = "RPTxKT" (RPT 1, 2 or 4, KT 32 or 64;
-// RPT 1 not under a SwiGLU or rotary pair) pins one, for the route sweep.
+// 8da4w GEMVs: two outputs an invocation below N 8192, four from it, with KT 32 below the
+// vocabulary width (stop 56's sweep: gate/up's N 16384 0.086 against 0.097 ms for 4 at KT 64;
+// 2x64 stayed best at N 2048 and 3072). force_route["q4_gemv_rows"] = "RPTxKT" (RPT 1, 2 or 4,
+// KT 32 or 64; RPT 1 not under a SwiGLU or rotary pair) pins one, for the route sweep.
 RowsConfig default_rows_config(int64_t n, bool quantized_acts, bool rotary) {
-  if (quantized_acts) return {n >= 8192 ? 4u : 2u, 64u};
+  if (quantized_acts) return {n >= 8192 ? 4u : 2u, n >= 8192 && n < 65536 ? 32u : 64u};
   if (rotary) return {2u, 64u};
   return {n >= 65536 ? 4u : 2u, 32u};
 }
@@ -62,24 +63,20 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
 // staging them lost on every 1B decode shape (the vocabulary head 147 us against 111, gate/up 117
 // against 101: stop 44's route sweep).
 // force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
-// How many steps of chunks an invocation keeps in flight ahead of the one it sums (PRE), at most
-// its steps along K and 16 chunks in all: by default none (each step requests its own, as stops
-// 43-54 measured it; a queue is not measured yet). force_route["q4_gemv_rows_pre"] = "0" | "1" |
-// "2" | "4" pins one, for the route sweep.
-uint32_t prefetch_steps(const OpContext& oc, int64_t chunks, const RowsConfig& cfg) {
-  const std::string v = pinned_route(oc, "q4_gemv_rows_pre", {"0", "1", "2", "4"});
-  const uint32_t want = v.empty() ? 0u : static_cast<uint32_t>(v[0] - '0');
-  const auto steps = static_cast<uint32_t>(kernel::ceil_div(chunks, static_cast<int64_t>(cfg.kt)));
-  return std::min({want, std::max(steps, 1u), 16u / cfg.rpt});
-}
+// Whether an invocation requests its next step's chunks before it sums the one it holds (PRE 1)
+// or each step its own (PRE 0). The route sweep of stop 56 (H100, 1B decode shapes, 4 to 32
+// GEMVs of cold weights): one step ahead was 5-16% faster on q/k/v, o and down (K 8192: 0.167
+// against 0.198 ms for 8), level on gate/up and the head, and two or four steps ahead 1.1-2.1x
+// slower on every shape (removed). force_route["q4_gemv_rows_pre"] = "0" | "1" pins one.
+uint32_t prefetch_steps(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_pre", {"0", "1"}) == "0" ? 0u : 1u; }
 
-// Where a staged row's input norm reads its elements and weights: by a loop of loads before the
-// sums and one after (the default, as measured) or all at once into registers (not measured yet),
-// which hold 16 elements of each of the 256 invocations. force_route["q4_gemv_rows_norm"] =
-// "registers" | "loop" pins one.
+// Where a staged row's input norm reads its elements and weights: all at once into registers (K
+// up to 16 an invocation; stop 56's sweep: 23% less time on 32 q/k/v-shaped GEMVs, 12% on gate/up)
+// or by a loop of loads before the sums and one after (longer rows). force_route["q4_gemv_rows_norm"]
+// = "registers" | "loop" pins one.
 constexpr int64_t kNormRegsMaxK = 16 * 256;
 bool norm_in_registers(const OpContext& oc, int64_t K) {
-  return K <= kNormRegsMaxK && pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) == "registers";
+  return K <= kNormRegsMaxK && pinned_route(oc, "q4_gemv_rows_norm", {"registers", "loop"}) != "loop";
 }
 
 struct Staging {
@@ -253,7 +250,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   kernel::Kernel k("q4gsw_gemv_rows");
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
-  k.constant("RPT", rpt).constant("KT", kt).constant("PRE", prefetch_steps(oc, base.k / chunk_weights, cfg));
+  k.constant("RPT", rpt).constant("KT", kt).constant("PRE", prefetch_steps(oc));
   if (norm.active()) {
     k.define("NORM_IN");
     if (norm.weight >= 0) k.define("NORM_W").input("NW", norm.weight, true);

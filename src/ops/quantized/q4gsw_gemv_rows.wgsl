@@ -19,9 +19,9 @@
 // SC_SHARED: the workgroup stages its outputs' scales in workgroup memory first (SC read
 // coalesced): otherwise neighbouring invocations, holding neighbouring groups, read words a scale
 // row apart.
-// PRE: an invocation keeps its next PRE steps' chunks in flight (requested before the prologue,
-// then PRE steps ahead of the one it sums; 0: the first step's before the prologue, each other
-// step's in that step); SC_QUEUE (one scale a chunk, not staged): the scales with them.
+// PRE (1): an invocation keeps its next step's chunks in flight, requested before it sums the one
+// it holds (the first step's before the prologue); PRE 0: each step requests its own, the first
+// before the prologue. SC_QUEUE (one scale a chunk, not staged): the scales with them.
 // XS_SHARED: the workgroup reads row m once (coalesced; under NORM_IN in the loop that sums its
 // squares, then normalized in place) into workgroup memory, and every row group (and the 8da4w
 // prologue) reads it there.
@@ -46,7 +46,7 @@
 
 override RPT: u32 = 2u;  // outputs per invocation, at most 4 (one vec4 of partial sums); even under SWIGLU_OUT / ROPE_OUT
 override KT: u32 = 64u;  // invocations along K: 32 or 64
-override PRE: u32 = 0u;  // steps of chunks in flight ahead of the one being summed: RPT * PRE <= 16
+override PRE: u32 = 1u;  // steps of chunks in flight ahead of the one being summed: 0 or 1
 var<workgroup> part: array<vec4<f32>, 256>;
 #if XS_SHARED
 override XS_VEC4: u32 = 512u;  // K / 4 rounded up to 8
@@ -71,16 +71,15 @@ fn chunk_scale(c: u32, n: u32, queued: f32) -> f32 {
   return scale_of(chunk_group(c), n);
 #endif
 }
-// Chunk c of the invocation's rows (from nbase) into queue slot `slot` (row i at slot * RPT + i),
-// with its scale under SC_QUEUE; none past the outputs or the chunks.
-fn request(wq: ptr<function, array<vec4<u32>, 16>>, sq: ptr<function, array<f32, 16>>, slot: u32, nbase: u32, c: u32,
-           chunks: u32) {
+// Chunk c of the invocation's rows (from nbase) into the queue (row i at i), with its scale under
+// SC_QUEUE; none past the outputs or the chunks.
+fn request(wq: ptr<function, array<vec4<u32>, 4>>, sq: ptr<function, array<f32, 4>>, nbase: u32, c: u32, chunks: u32) {
   for (var i = 0u; i < RPT; i = i + 1u) {
     let n = nbase + i;
     if (n < P.n && c < chunks) {
-      (*wq)[slot * RPT + i] = chunk(n, c);
+      (*wq)[i] = chunk(n, c);
 #if SC_QUEUE
-      (*sq)[slot * RPT + i] = scale_of(chunk_group(c), n);
+      (*sq)[i] = scale_of(chunk_group(c), n);
 #endif
     }
   }
@@ -184,13 +183,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nbase = (gi % blocks) * per + (lid / KT) * RPT;
   let xrow = m * (P.k / 4u);
   let chunks = P.k / (8u * CW);
-  // The first max(PRE, 1) steps' chunks (and under SC_QUEUE their scales) are requested before
-  // the activation parameters are chosen, so those memory latencies overlap; with PRE > 0 each step
-  // then requests the one PRE steps ahead before it sums its own (a queue of PRE x RPT chunks, slot
-  // j * RPT + i holding row i's chunk j steps ahead).
-  var wq: array<vec4<u32>, 16>;
-  var sq: array<f32, 16>;
-  for (var j = 0u; j < max(PRE, 1u); j = j + 1u) { request(&wq, &sq, j, nbase, kt + j * KT, chunks); }
+  // The first step's chunks (and under SC_QUEUE their scales) are requested before the
+  // activation parameters are chosen, so those memory latencies overlap.
+  var wq: array<vec4<u32>, 4>;
+  var sq: array<f32, 4>;
+  request(&wq, &sq, nbase, kt, chunks);
 #if NORM_REGS
   // K <= 16 WG: this invocation's elements (k = lid + WG i) and their norm weights requested at
   // once into registers, summed in the loop's order, then stored normalized (the same operations).
@@ -294,24 +291,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc = vec4<f32>(0.0);
   for (var c = kt; c < chunks; c = c + KT) {
-    // This step's chunks out of the queue's first slot (PRE 0: requested there now, but the first
-    // step's), then the queue moved up and the step PRE ahead requested into its last.
-    if (PRE == 0u && c != kt) { request(&wq, &sq, 0u, nbase, c, chunks); }
-    var wc: array<vec4<u32>, 4>;
-    var sc: array<f32, 4>;
-    for (var i = 0u; i < RPT; i = i + 1u) {
-      wc[i] = wq[i];
-      sc[i] = sq[i];
-    }
-    if (PRE > 0u) {
-      for (var j = 0u; j + 1u < PRE; j = j + 1u) {
-        for (var i = 0u; i < RPT; i = i + 1u) {
-          wq[j * RPT + i] = wq[(j + 1u) * RPT + i];
-          sq[j * RPT + i] = sq[(j + 1u) * RPT + i];
-        }
-      }
-      request(&wq, &sq, PRE - 1u, nbase, c + PRE * KT, chunks);
-    }
+    // This step's chunks out of the queue (PRE 0: requested now, but the first step's), then
+    // (PRE 1) the next step's requested into it.
+    if (PRE == 0u && c != kt) { request(&wq, &sq, nbase, c, chunks); }
+    var wc = wq;
+    var sc = sq;
+    if (PRE == 1u) { request(&wq, &sq, nbase, c + KT, chunks); }
 #if DQ8CA_SHARED
     var e: array<u32, 4>;
     var o: array<u32, 4>;
