@@ -108,25 +108,62 @@ void build_conv(OpContext& oc, ConvForm form) {
   const Tensor& tw = g.tensor(w);
   // etwebgpu.conv_channels_last (conv_channels_last.h): which sides are N, H, W, C. The input's
   // dims below are the conv's [N, C, H, W] view of it.
+  // A mapped side (kInputMapped / kOutputMapped) reads or stores through an Int32 map: the input's
+  // arguments are the conv's [N, C, H, W] view of it (IntList) and the map, the output's its map.
   int64_t layout = 0;
+  size_t own = channels_last || shuffle ? 10 : with_clamp ? 11 : 9;
+  std::vector<int64_t> in_dims;  // kInputMapped: the conv's view of its input
+  int32_t in_map = -1, out_map = -1;
   if (channels_last) {
     layout = g.integer(oc.arg(9));
-    if (layout < 1 || layout > (kInputChannelsLast | kOutputChannelsLast))
-      oc.fail(ErrorKind::Format, "layout must be 1 (input channels-last), 2 (output) or 3 (both), got " + std::to_string(layout));
+    const bool bad = layout < 1 || layout > 15 || ((layout & kInputChannelsLast) && (layout & kInputMapped)) ||
+                     ((layout & kOutputChannelsLast) && (layout & kOutputMapped));
+    if (bad)
+      oc.fail(ErrorKind::Format, "layout must combine at most one of 1 (input channels-last) and 4 (input mapped) with at most "
+                                 "one of 2 (output channels-last) and 8 (output mapped), got " + std::to_string(layout));
+    if (layout & kInputMapped) {
+      in_dims = g.int_list(oc.arg(own));
+      in_map = oc.arg(own + 1);
+      own += 2;
+    }
+    if (layout & kOutputMapped) out_map = oc.arg(own++);
   }
   const bool in_cl = layout & kInputChannelsLast, out_cl = layout & kOutputChannelsLast;
-  auto conv_view = [in_cl](const std::vector<int64_t>& d) {
+  auto conv_view = [in_cl, in_dims](const std::vector<int64_t>& d) {
+    if (!in_dims.empty()) return in_dims;
     if (!in_cl) return d;
     return d.size() == 4 ? std::vector<int64_t>{d[0], d[3], d[1], d[2]} : std::vector<int64_t>{d[0], d[2], d[1]};
   };
   Conf c;
-  if (tx.rank() != 3 && tx.rank() != 4)
+  const size_t x_rank = conv_view(tx.dims).size();
+  if (x_rank != 3 && x_rank != 4)
     oc.fail(ErrorKind::Unsupported, "only 1-D (N, C, L) and 2-D (N, C, H, W) convolutions are supported, input is " +
-                                        shape_str(tx.dims));
-  c.conv1d = tx.rank() == 3;
-  if (tw.rank() != tx.rank())
-    oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.dims) + " must have the input's rank " +
-                                            std::to_string(tx.rank()));
+                                        shape_str(conv_view(tx.dims)));
+  c.conv1d = x_rank == 3;
+  if (tw.rank() != x_rank)
+    oc.fail(ErrorKind::InvalidArgument, "weight " + shape_str(tw.dims) + " must have the input's rank " + std::to_string(x_rank));
+  // A map is an Int32 constant, an element per element of its side; the input's places lie in the
+  // input, the output's are each place of the output once.
+  auto check_map = [&](int32_t map, int64_t n, int64_t places, bool once, const char* what) {
+    if (!g.is_tensor(map) || g.tensor(map).dtype != VkDType::Int32 || g.tensor(map).constant_id < 0 ||
+        g.tensor(map).numel() != n)
+      oc.fail(ErrorKind::Format, std::string("the ") + what + " map must be an Int32 constant of " + std::to_string(n) +
+                                     " elements");
+    const format::ByteSpan b = g.constant_bytes(map);
+    if (b.size() < 4 * static_cast<size_t>(n)) oc.fail(ErrorKind::Format, std::string("the ") + what + " map's data is short");
+    std::vector<bool> seen(once ? static_cast<size_t>(places) : 0, false);
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v;
+      std::memcpy(&v, b.data() + 4 * i, 4);
+      if (v < 0 || v >= places || (once && seen[static_cast<size_t>(v)]))
+        oc.fail(ErrorKind::Format, std::string("the ") + what + " map's element " + std::to_string(i) + " is " + std::to_string(v) +
+                                       ": not " + (once ? "an output" : "an input") + " place (0 to " + std::to_string(places - 1) + ")" +
+                                       (once ? " or one taken before" : ""));
+      if (once) seen[static_cast<size_t>(v)] = true;
+    }
+  };
+  if (in_map >= 0) check_map(in_map, numel(in_dims), tx.numel(), false, "input");
+  if (out_map >= 0) check_map(out_map, g.tensor(out).numel(), g.tensor(out).numel(), true, "output");
   auto [sh, sw] = conv_pair(oc, oc.arg(3), c.conv1d, "stride");
   auto [ph, pw] = conv_pair(oc, oc.arg(4), c.conv1d, "padding");
   auto [dh, dw] = conv_pair(oc, oc.arg(5), c.conv1d, "dilation");
@@ -175,7 +212,6 @@ void build_conv(OpContext& oc, ConvForm form) {
     if (auto v = conv_clamp_bound(oc, oc.arg(10))) out_max = *v;
   }
 
-  const size_t own = channels_last || shuffle ? 10 : with_clamp ? 11 : 9;
   const std::string label = with_clamp        ? "conv_with_clamp"
                             : channels_last ? "conv_channels_last"
                             : shuffle       ? "conv_shuffle"
@@ -250,8 +286,9 @@ void build_conv(OpContext& oc, ConvForm form) {
   };
   auto run = std::make_shared<Run>();
   if (pieces) pieces->check_channels(oc, c.OC, "the conv's " + std::to_string(c.OC) + " output channels");
+  const std::vector<int64_t> mapped_od = out_map >= 0 ? g.tensor(out).dims : std::vector<int64_t>{};
   oc.prepare([run, x, c, route, large_tm, gemm_force, out_min, out_max, split_floats, small_route, out_cl, out_rank,
-              conv_view, passthrough, pieces](const kernel::Live& l) {
+              conv_view, passthrough, pieces, mapped_od](const kernel::Live& l) {
     const auto xd = conv_view(l.dims(x));
     int64_t B = xd[0], IC = xd[1], H = c.conv1d ? 1 : xd[2], W = xd.back();
     if (IC != c.icg * c.groups)
@@ -272,6 +309,11 @@ void build_conv(OpContext& oc, ConvForm form) {
     if (pieces) check_shuffle_store(*pieces, l, passthrough, run->od);
     if (out_cl)
       run->od = out_rank == 3 ? std::vector<int64_t>{B, OH * OW, c.OC} : std::vector<int64_t>{B, OH, OW, c.OC};
+    if (!mapped_od.empty()) {
+      if (numel(mapped_od) != numel(run->od))
+        throw Error(ErrorKind::Format, "the mapped output " + shape_str(mapped_od) + " does not hold the conv's " + shape_str(run->od));
+      run->od = mapped_od;
+    }
     Params& p = run->p;
     p.B = kernel::u32(B, "batch");
     p.IC = kernel::u32(IC, "channels");
@@ -330,6 +372,11 @@ void build_conv(OpContext& oc, ConvForm form) {
     else k.output("O", out);
   };
 
+  // The maps of a mapped side, for the kernels that read the input or store the output.
+  auto maps = [&](kernel::Kernel& k, bool reads, bool stores_out) {
+    if (reads && in_map >= 0) k.define("IN_MAPPED").input("IMAP", in_map);
+    if (stores_out && out_map >= 0) k.define("OUT_MAPPED").input("OMAP", out_map);
+  };
   auto conv_kernel = [&](const char* shader) {
     kernel::Kernel k(shader, shader);
     k.constant("HAS_BIAS", has_bias ? 1.0 : 0.0)
@@ -340,6 +387,7 @@ void build_conv(OpContext& oc, ConvForm form) {
     stores(k);
     if (in_cl) k.constant("IN_CHANNELS_LAST", 1);
     if (out_cl) k.constant("OUT_CHANNELS_LAST", 1);
+    maps(k, true, true);
     pro.attach(k, ep.empty());
     ep.apply<Params>(k, [run](const kernel::Live&) { return run->p; });
     return k;
@@ -348,6 +396,7 @@ void build_conv(OpContext& oc, ConvForm form) {
     kernel::Kernel split("conv_gemm", "conv_gemm");
     split.define("SPLITK").input("X", x).input("Wt", w).buffer("PART", *part, g.float_storage(), kernel::Access::ReadWrite);
     if (in_cl) split.constant("IN_CHANNELS_LAST", 1);
+    maps(split, true, false);
     pro.attach(split, true);
     split.params<Params>([run](const kernel::Live&) { return run->p; });
     oc.add(split.when([run](const kernel::Live&) { return run->sel == 2; })
@@ -361,6 +410,7 @@ void build_conv(OpContext& oc, ConvForm form) {
         .input("BIAS", has_bias ? bias : -1);
     stores(reduce);
     if (out_cl) reduce.constant("OUT_CHANNELS_LAST", 1);
+    maps(reduce, false, true);
     ep.apply<Params>(reduce, [run](const kernel::Live&) { return run->p; });
     oc.add(reduce.when([run](const kernel::Live&) { return run->sel == 2; })
                .groups([run](const kernel::Live&) {

@@ -25,12 +25,16 @@ override IN_CHANNELS_LAST: u32 = 0u;
 // Input element i (flat N, C, H, W), of input channel c, as the conv reads it: through the fused
 // prologue (ops/conv/conv_prologue.h) when there is one. Padding stays 0: out-of-range reads never
 // call it.
+// IN_MAPPED: element i is X[IMAP[i]] (etwebgpu.conv_channels_last reading a gathered order).
 fn x_in(i: u32, c: u32) -> f32 {
   var j = i;
   if (IN_CHANNELS_LAST == 1u) {
     let hw = P.H * P.W;
     j = ((i / (P.IC * hw)) * hw + i % hw) * P.IC + c;
   }
+#if IN_MAPPED
+  j = u32(IMAP[i]);
+#endif
 #if PROLOGUE
   return prologue_terms(f32(X[j]), c);
 #else
@@ -39,10 +43,14 @@ fn x_in(i: u32, c: u32) -> f32 {
 }
 #endif
 
-// Where output element i (flat NCHW; NCL for 1-D) is stored: at i, or at its channels-last place
-// (etwebgpu.conv_channels_last: the conv writes the permute to N, H, W, C that read it).
+// Where output element i (flat NCHW; NCL for 1-D) is stored: at i, at its channels-last place
+// (etwebgpu.conv_channels_last: the conv writes the permute to N, H, W, C that read it), or
+// (OUT_MAPPED) at OMAP[i].
 override OUT_CHANNELS_LAST: u32 = 0u;
 fn out_at(i: u32) -> u32 {
+#if OUT_MAPPED
+  return u32(OMAP[i]);
+#endif
   if (OUT_CHANNELS_LAST == 0u) { return i; }
   let hw = P.OH * P.OW;
   let t = i / hw;

@@ -1,8 +1,9 @@
 // etwebgpu.conv_channels_last (src/ops/conv/conv_channels_last.h): a conv whose output only a
 // permute to N, H, W, C reads (ConvNeXt's depthwise conv before its LayerNorm, a patch
 // embedding's flatten(2).transpose(1, 2)) stores that order itself, one dispatch instead of two,
-// on every conv route, with the unfused graph's result; other layouts and shared outputs keep the
-// copy; a malformed call is a load error.
+// on every conv route, with the unfused graph's result; other orders a chain of layout calls
+// makes (MobileViT's unfold and fold) through a map; shared outputs keep the copy; a malformed
+// call is a load error.
 #include "reference/conv/conv_ref.h"
 #include "reference/memory/memory_ref.h"
 #include "support/op_harness.h"
@@ -81,10 +82,10 @@ TEST(OpConvChannelsLast, PatchEmbeddingViewAndTransposeOnEveryRoute) {
   }
 }
 
-// Kept as two dispatches: a permute to another order (N, W, H, C has the channels-last shape
-// here: C = H = W), a conv output read twice, a conv with an epilogue (its operands would be read
-// in the stored order).
-TEST(OpConvChannelsLast, OtherOrdersSharedOutputsAndEpiloguesKeepTheCopy) {
+// Kept as two dispatches: a conv output read twice, a conv with an epilogue (its operands would be
+// read in the stored order). A permute to another order (N, W, H, C, of the channels-last shape
+// here: C = H = W) is stored through a map.
+TEST(OpConvChannelsLast, SharedOutputsAndEpiloguesKeepTheCopyOtherOrdersAreMapped) {
   ETW_REQUIRE_GPU();
   HostTensor x = random_f32({1, 4, 6, 6}, 7), w = random_f32({6, 4, 3, 3}, 8);
   auto variants = [&](const std::function<void(OpGraph&, Id)>& tail) {
@@ -100,7 +101,7 @@ TEST(OpConvChannelsLast, OtherOrdersSharedOutputsAndEpiloguesKeepTheCopy) {
   auto other = variants([](OpGraph& g, Id c) {
     g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 3, 2, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
   });
-  EXPECT_EQ(other, (std::vector<std::string>{"aten.convolution.default", "aten.permute_copy.default"}));
+  EXPECT_EQ(other, (std::vector<std::string>{"etwebgpu.conv_channels_last"}));
   auto twice = variants([](OpGraph& g, Id c) {
     g.gb.op("aten.permute_copy.default", {c, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
     g.gb.op("aten.relu.default", {c, g.output(DType::Float32, {1, 6, 6, 6})});
@@ -113,6 +114,100 @@ TEST(OpConvChannelsLast, OtherOrdersSharedOutputsAndEpiloguesKeepTheCopy) {
     g.gb.op("aten.permute_copy.default", {r, g.gb.int_list({0, 2, 3, 1}), g.output(DType::Float32, {1, 6, 6, 6})});
   });
   EXPECT_EQ(epilogue, (std::vector<std::string>{"fused[convolution+relu]", "aten.permute_copy.default"}));
+}
+
+// MobileViT's unfold ([1, C, H, W] -> [4, H * W / 4, C]: the 2x2 patches' pixels as the batch, the
+// patches as tokens) and fold (back), as timm writes them: reshapes and two transposes, which
+// layout_chains gathers by a constant table. The conv stores its output through the unfold's map,
+// reads its input through the fold's, or both, on every conv route: one dispatch, the unfused
+// graph's values.
+HostTensor unfold_ref(HostTensor t, int64_t C, int64_t H, int64_t W) {
+  t.shape = {C * H / 2, 2, W / 2, 2};
+  t = ref::permute(t, {0, 2, 1, 3});
+  t.shape = {1, C, H * W / 4, 4};
+  t = ref::permute(t, {0, 3, 2, 1});
+  t.shape = {4, H * W / 4, C};
+  return t;
+}
+HostTensor fold_ref(HostTensor t, int64_t C, int64_t H, int64_t W) {
+  t.shape = {1, 4, H * W / 4, C};
+  t = ref::permute(t, {0, 3, 2, 1});
+  t.shape = {C * H / 2, W / 2, 2, 2};
+  t = ref::permute(t, {0, 2, 1, 3});
+  t.shape = {1, C, H, W};
+  return t;
+}
+void unfold(OpGraph& g, Id c, int64_t C, int64_t H, int64_t W, Id out) {
+  auto& gb = g.gb;
+  Id a = g.tensor(DType::Float32, {C * H / 2, 2, W / 2, 2}), b = g.tensor(DType::Float32, {C * H / 2, W / 2, 2, 2}),
+     d = g.tensor(DType::Float32, {1, C, H * W / 4, 4}), e = g.tensor(DType::Float32, {1, 4, H * W / 4, C});
+  gb.op("aten.view_copy.default", {c, gb.int_list({C * H / 2, 2, W / 2, 2}), a});
+  gb.op("aten.permute_copy.default", {a, gb.int_list({0, 2, 1, 3}), b});
+  gb.op("aten.view_copy.default", {b, gb.int_list({1, C, H * W / 4, 4}), d});
+  gb.op("aten.permute_copy.default", {d, gb.int_list({0, 3, 2, 1}), e});
+  gb.op("aten.view_copy.default", {e, gb.int_list({4, H * W / 4, C}), out});
+}
+void fold(OpGraph& g, Id y, int64_t C, int64_t H, int64_t W, Id out) {
+  auto& gb = g.gb;
+  Id a = g.tensor(DType::Float32, {1, 4, H * W / 4, C}), b = g.tensor(DType::Float32, {1, C, H * W / 4, 4}),
+     d = g.tensor(DType::Float32, {C * H / 2, W / 2, 2, 2}), e = g.tensor(DType::Float32, {C * H / 2, 2, W / 2, 2});
+  gb.op("aten.view_copy.default", {y, gb.int_list({1, 4, H * W / 4, C}), a});
+  gb.op("aten.permute_copy.default", {a, gb.int_list({0, 3, 2, 1}), b});
+  gb.op("aten.view_copy.default", {b, gb.int_list({C * H / 2, W / 2, 2, 2}), d});
+  gb.op("aten.permute_copy.default", {d, gb.int_list({0, 2, 1, 3}), e});
+  gb.op("aten.view_copy.default", {e, gb.int_list({1, C, H, W}), out});
+}
+
+TEST(OpConvChannelsLast, MobileVitUnfoldAndFoldAreStoredAndReadThroughMaps) {
+  ETW_REQUIRE_GPU();
+  struct Case { int64_t C, OC, k, groups; const char* route; const char* variant; };
+  const std::vector<Case> cases = {
+      {16, 24, 1, 1, "", "conv_direct_vec4"},
+      {16, 24, 1, 1, "gemm_small", "conv_gemm_small"},
+      {8, 12, 3, 1, "gemm", "conv_gemm"},
+      {64, 12, 1, 1, "gemm_splitk", "conv_gemm_splitk"},
+      {8, 64, 3, 1, "gemm_large_m64", "conv_gemm_64x128_row4"},
+      {8, 8, 3, 8, "", "conv_depthwise"},
+  };
+  const int64_t H = 8, W = 12;
+  for (const Case& k : cases)
+    for (const char* sides : {"output", "input", "both"}) {
+      const std::string at = std::string("route ") + k.route + " " + k.variant + ", mapped " + sides;
+      const bool in = std::string(sides) != "output", out = std::string(sides) != "input";
+      HostTensor x = random_f32({1, k.C, H, W}, 30), w = random_f32({k.OC, k.C / k.groups, k.k, k.k}, 31, -0.3f, 0.3f),
+                 b = random_f32({k.OC}, 32);
+      HostTensor xin = x;  // in: the tokens the fold reads
+      if (in) {
+        const std::vector<double> t = f64(unfold_ref(x, k.C, H, W));
+        xin = HostTensor::from(DType::Float32, {4, H * W / 4, k.C}, std::vector<float>(t.begin(), t.end()));
+      }
+      auto build = [&](OpGraph& g) {
+        Id xi = g.input(xin);
+        if (in) {
+          Id f = g.tensor(DType::Float32, {1, k.C, H, W});
+          fold(g, xi, k.C, H, W, f);
+          xi = f;
+        }
+        if (!out) {
+          conv(g, xi, w, &b, 1, k.k / 2, k.groups, g.output(DType::Float32, {1, k.OC, H, W}));
+          return;
+        }
+        Id c = g.tensor(DType::Float32, {1, k.OC, H, W});
+        conv(g, xi, w, &b, 1, k.k / 2, k.groups, c);
+        unfold(g, c, k.OC, H, W, g.output(DType::Float32, {4, H * W / 4, k.OC}));
+      };
+      std::map<std::string, std::string> r;
+      if (*k.route) r["conv"] = k.route;
+      LoadedGraph fused = load_graph(build, true, r), plain = load_graph(build, false, r);
+      for (const std::string& op : fused.ops) EXPECT_EQ(op, "etwebgpu.conv_channels_last") << at;  // split-K: two dispatches
+      EXPECT_EQ(fused.variants.front(), k.variant) << at;
+      EXPECT_TRUE(SameAsUnfused(fused.out[0], plain.out[0])) << at;
+      ref::ConvArgs a;
+      a.ph = a.pw = k.k / 2;
+      a.groups = k.groups;
+      HostTensor want = ref::conv(x, w, &b, a);
+      EXPECT_TRUE(Close(fused.out[0], out ? unfold_ref(want, k.OC, H, W) : want, 1e-4, 1e-4)) << at;
+    }
 }
 
 // The op as a call of its own (no rewrite): 2-D into [N, H, W, C], and 1-D into [N, L, C].
@@ -167,14 +262,42 @@ TEST(OpConvChannelsLast, MalformedCallsAreLoadErrors) {
     conv(g, g.input(x), wt, nullptr, 1, 1, 1, g.output(DType::Float32, {1, 6, 5, 6}), 2, true);
   });
   EXPECT_TRUE(has(e, "not transposed")) << e;
-  for (int64_t bad : {0, 4, -1}) {
+  for (int64_t bad : {0, 16, -1, 5, 10}) {
     e = error([&](OpGraph& g) {
       std::vector<Id> args{g.input(x), g.constant(w), g.gb.null(), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}),
                            g.gb.boolean(false), g.gb.int_list({0, 0}), g.gb.int_(1), g.gb.int_(bad), g.output(DType::Float32, {1, 6, 5, 6})};
       g.gb.op("etwebgpu.conv_channels_last", args);
     });
-    EXPECT_TRUE(has(e, "layout must be")) << bad << ": " << e;
+    EXPECT_TRUE(has(e, "layout must")) << bad << ": " << e;
   }
+  // Maps: an output map stores each of the conv's 180 outputs once into [180]; an input map reads
+  // each of the conv's view's 120 inputs from the input's 120.
+  auto mapped = [&](int64_t layout, const HostTensor& map, const std::vector<int64_t>& out_dims) {
+    return error([&](OpGraph& g) {
+      std::vector<Id> args{g.input(x), g.constant(w), g.gb.null(), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}), g.gb.int_list({1, 1}),
+                           g.gb.boolean(false), g.gb.int_list({0, 0}), g.gb.int_(1), g.gb.int_(layout)};
+      if (layout == 4) args.push_back(g.gb.int_list({1, 4, 6, 5}));
+      args.push_back(g.constant(map));
+      args.push_back(g.output(DType::Float32, out_dims));
+      g.gb.op("etwebgpu.conv_channels_last", args);
+    });
+  };
+  auto ints = [](std::vector<int32_t> v) { return HostTensor::from(DType::Int32, {static_cast<int64_t>(v.size())}, v); };
+  std::vector<int32_t> perm(180);
+  for (int32_t i = 0; i < 180; ++i) perm[i] = 179 - i;
+  std::vector<int32_t> twice = perm;
+  twice[5] = twice[6];
+  std::vector<int32_t> past(120, 0);
+  past[7] = 120;
+  e = mapped(8, ints(twice), {180});
+  EXPECT_TRUE(has(e, "output map's element 6 is 173") && has(e, "taken before")) << e;
+  e = mapped(8, ints(std::vector<int32_t>(perm.begin(), perm.end() - 1)), {180});
+  EXPECT_TRUE(has(e, "Int32 constant of 180 elements")) << e;
+  e = mapped(8, random_f32({180}, 33), {180});
+  EXPECT_TRUE(has(e, "Int32 constant")) << e;
+  e = mapped(4, ints(past), {1, 6, 6, 5});
+  EXPECT_TRUE(has(e, "input map's element 7 is 120") && has(e, "0 to 119")) << e;
+  EXPECT_EQ(mapped(8, ints(perm), {180}), "");  // well formed
 }
 
 // ConvNeXt's downsampling and stage start: a LayerNorm's [N, H, W, C] output permuted to
