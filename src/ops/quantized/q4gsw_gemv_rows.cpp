@@ -21,18 +21,22 @@ struct RowsConfig {
 // GEMVs (N 2048: 690 us a step for the 32 against 729-735 at 2x64) and gate/up (548 against
 // 568-571 at 4x64), 4x32 for a vocabulary-wide head (N 128256: 99 against 109 us at 4x64), and
 // 2x64 kept for the q/k/v GEMV with its rotary pairs (324 against 332 at 2x32, 367 at 4x64).
-// 8da4w GEMVs: two outputs an invocation below N 8192, four from it, with KT 32 below the
-// vocabulary width (stop 56's sweep: gate/up's N 16384 0.086 against 0.097 ms for 4 at KT 64;
-// 2x64 stayed best at N 2048 and 3072). force_route["q4_gemv_rows"] = "RPTxKT" (RPT 1, 2 or 4,
-// KT 32 or 64; RPT 1 not under a SwiGLU or rotary pair) pins one, for the route sweep.
-RowsConfig default_rows_config(int64_t n, bool quantized_acts, bool rotary) {
-  if (quantized_acts) return {n >= 8192 ? 4u : 2u, n >= 8192 && n < 65536 ? 32u : 64u};
+// Stop 56's two sweeps (H100, 4 to 32 GEMVs of cold weights): one output an invocation at KT 64
+// for N and K up to 2048 without pairs (the o-projection: 0.394 against 0.420-0.439 ms for 32;
+// at N 3072 it lost, 0.459 against 0.433); 8da4w GEMVs four outputs an invocation at KT 32 from N
+// 8192 (gate/up's N 16384: 0.086 against 0.097-0.104 at KT 64; the vocabulary head 0.092
+// against 0.119), 2x64 below (level with the others at N 2048 and 3072).
+// force_route["q4_gemv_rows"] = "RPTxKT" (RPT 1, 2 or 4, KT 32 or 64; RPT 1 not under a SwiGLU
+// or rotary pair) pins one, for the route sweep.
+RowsConfig default_rows_config(int64_t n, int64_t k, bool quantized_acts, bool rotary, bool pairs) {
+  if (quantized_acts) return n >= 8192 ? RowsConfig{4u, 32u} : RowsConfig{2u, 64u};
   if (rotary) return {2u, 64u};
+  if (!pairs && n <= 2048 && k <= 2048) return {1u, 64u};
   return {n >= 65536 ? 4u : 2u, 32u};
 }
-RowsConfig rows_config(const OpContext& oc, int64_t n, bool quantized_acts, bool rotary, bool pairs) {
+RowsConfig rows_config(const OpContext& oc, int64_t n, int64_t k, bool quantized_acts, bool rotary, bool pairs) {
   const std::string v = pinned_route(oc, "q4_gemv_rows", {"1x64", "2x64", "4x64", "1x32", "2x32", "4x32"});
-  if (v.empty()) return default_rows_config(n, quantized_acts, rotary);
+  if (v.empty()) return default_rows_config(n, k, quantized_acts, rotary, pairs);
   const RowsConfig cfg{static_cast<uint32_t>(v[0] - '0'), v[2] == '6' ? 64u : 32u};
   if (cfg.rpt == 1 && pairs)
     oc.fail(ErrorKind::Unsupported, "force_route q4_gemv_rows = \"" + v + "\": a SwiGLU or rotary pair needs two outputs an invocation");
@@ -63,12 +67,19 @@ std::string dq8ca_sums(const OpContext& oc, int64_t K) {
 // staging them lost on every 1B decode shape (the vocabulary head 147 us against 111, gate/up 117
 // against 101: stop 44's route sweep).
 // force_route["q4_gemv_rows_x"] / ["q4_gemv_rows_sc"] = "shared" | "global" pins one.
-// Whether an invocation requests its next step's chunks before it sums the one it holds (PRE 1)
-// or each step its own (PRE 0). The route sweep of stop 56 (H100, 1B decode shapes, 4 to 32
-// GEMVs of cold weights): one step ahead was 5-16% faster on q/k/v, o and down (K 8192: 0.167
-// against 0.198 ms for 8), level on gate/up and the head, and two or four steps ahead 1.1-2.1x
-// slower on every shape (removed). force_route["q4_gemv_rows_pre"] = "0" | "1" pins one.
-uint32_t prefetch_steps(const OpContext& oc) { return pinned_route(oc, "q4_gemv_rows_pre", {"0", "1"}) == "0" ? 0u : 1u; }
+// Whether an invocation requests its next step's chunks (and their scales) before it sums the one
+// it holds (PRE 1) or each step its own, the scales read as they are used (PRE 0). Stop 56's two
+// route sweeps (H100, 1B decode shapes, 4 to 32 GEMVs of cold weights): with float activations
+// one step ahead was 5-16% faster on q/k/v, o and down (K 8192: 0.167-0.170 against 0.191-0.198
+// ms for 8) and level on gate/up and the head; an 8da4w GEMV, whose row is quantized before its
+// first sums, was level or slower (gate/up 0.099 against 0.086; its decode step 2% slower in the
+// model); two or four steps ahead were 1.1-2.1x slower on every shape (removed).
+// force_route["q4_gemv_rows_pre"] = "0" | "1" pins one.
+uint32_t prefetch_steps(const OpContext& oc, bool quantized_acts) {
+  const std::string v = pinned_route(oc, "q4_gemv_rows_pre", {"0", "1"});
+  if (v.empty()) return quantized_acts ? 0u : 1u;
+  return v == "1" ? 1u : 0u;
+}
 
 // Where a staged row's input norm reads its elements and weights: all at once into registers (K
 // up to 16 an invocation; stop 56's sweep: 23% less time on 32 q/k/v-shaped GEMVs, 12% on gate/up)
@@ -231,7 +242,7 @@ bool gemv_rows_takes_norm(const format::VkGraphIR& ir, const format::VkOpCall& c
   const int64_t N = w.tensor.dims[0];
   const int64_t K = x.tensor.dims.back();
   return gemv_rows_shapes(K, gs.int_val, w.tensor.dims[1]) &&
-         norm_pays(K, kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N, quantized_acts, rotary).per())));
+         norm_pays(K, kernel::ceil_div(N, static_cast<int64_t>(default_rows_config(N, K, quantized_acts, rotary, true).per())));
 }
 
 kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t bias, const std::vector<int32_t>& outs,
@@ -241,7 +252,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   // A chunk of four words when every weight row is whole vec4s and K fills them.
   const bool word4 = base.wrow % 16 == 0 && base.k % 32 == 0;
   const uint32_t chunk_weights = word4 ? 32 : 8;
-  const RowsConfig cfg = rows_config(oc, base.n, aq.active(), rope.active(), glu.active() || rope.active());
+  const RowsConfig cfg = rows_config(oc, base.n, base.k, aq.active(), rope.active(), glu.active() || rope.active());
   const uint32_t rpt = cfg.rpt, kt = cfg.kt;
   const uint64_t per = cfg.per();
 
@@ -250,7 +261,8 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   kernel::Kernel k("q4gsw_gemv_rows");
   if (word4) k.define("WORD4");
   if (base.gs % chunk_weights == 0) k.define("GS_CHUNK");
-  k.constant("RPT", rpt).constant("KT", kt).constant("PRE", prefetch_steps(oc));
+  const uint32_t pre = prefetch_steps(oc, aq.active());
+  k.constant("RPT", rpt).constant("KT", kt).constant("PRE", pre);
   if (norm.active()) {
     k.define("NORM_IN");
     if (norm.weight >= 0) k.define("NORM_W").input("NW", norm.weight, true);
@@ -273,7 +285,7 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (st.x) k.define("XS_SHARED").constant("XS_VEC4", st.x_vec4);
   if (norm.active() && st.x && norm_in_registers(oc, base.k)) k.define("NORM_REGS");
   if (st.sc) k.define("SC_SHARED").constant("SC_WORDS", st.sc_words);
-  if (base.gs % chunk_weights == 0 && !st.sc) k.define("SC_QUEUE");
+  if (base.gs % chunk_weights == 0 && !st.sc && pre == 1) k.define("SC_QUEUE");
   // Reductions (the sums, an 8da4w row's range) by subgroup where the device has subgroups of at
   // most KT invocations.
   if (use_subgroups(oc, kt)) k.define("SUBGROUPS");

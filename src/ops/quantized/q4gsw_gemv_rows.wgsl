@@ -21,7 +21,8 @@
 // row apart.
 // PRE (1): an invocation keeps its next step's chunks in flight, requested before it sums the one
 // it holds (the first step's before the prologue); PRE 0: each step requests its own, the first
-// before the prologue. SC_QUEUE (one scale a chunk, not staged): the scales with them.
+// before the prologue. SC_QUEUE (PRE 1, one scale a chunk, not staged): the scales with them;
+// otherwise each is read as it is used.
 // XS_SHARED: the workgroup reads row m once (coalesced; under NORM_IN in the loop that sums its
 // squares, then normalized in place) into workgroup memory, and every row group (and the 8da4w
 // prologue) reads it there.
