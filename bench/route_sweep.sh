@@ -56,8 +56,8 @@ want q4 && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 
 done
 # q/k/v- and gate/up-shaped GEMVs taking their RMSNorm in (its row and weights read into registers,
 # the default, or by the loop), then the shapes above: each step requesting its own chunks
-# (q4_gemv_rows_pre=0; default: the next step's requested before the current one is summed) and
-# the layouts (with float activations one output a lane) (q4pre).
+# (q4_gemv_rows_pre=0; the float default: the next step's requested before the current one is
+# summed; the 8da4w sweep tries that instead) and the layouts (q4pre).
 want q4pre && for c in q4norm_3072_2048_x32 q4norm_16384_2048_x4; do
   sweep $c q4_gemv_rows_norm loop q4_gemv_rows=2x64 q4_gemv_rows_pre=0
 done
@@ -65,7 +65,7 @@ want q4pre && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_
   sweep $c q4_gemv_rows 1x64 2x64 4x32 q4_gemv_rows_pre=0
 done
 want q4pre && for c in dq8ca_3072_2048_x32 dq8ca_16384_2048_x4 dq8ca_2048_8192_x8 dq8ca_128256_2048; do
-  sweep $c q4_gemv_rows 2x64 4x32 4x64 q4_gemv_rows_pre=0
+  sweep $c q4_gemv_rows 2x64 4x32 4x64 q4_gemv_rows_pre=1
 done
 # The same shapes, the layouts (but 4x32, never the best) with the row staged and read from memory (q4x).
 want q4x && for c in q4lin_3072_2048_x32 q4lin_2048_2048_x32 q4lin_16384_2048_x4 q4lin_2048_8192_x8 q4lin_128256_2048 \
