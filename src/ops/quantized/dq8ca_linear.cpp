@@ -220,11 +220,11 @@ void build_linear_dq8ca_q4gsw_qparams(OpContext& oc) {
 }
 
 // The multi-output call, with rotary embeddings or not (etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope:
-// freqs_cos and freqs_sin after the widths, the rotated q and k after the outputs,
-// q4gsw_gemv_rows.h RopeOut).
+// freqs_cos, freqs_sin and the slice of their rows [start, end) after the widths, the rotated q
+// and k after the outputs, q4gsw_gemv_rows.h RopeOut).
 void build_qparams_multi(OpContext& oc, bool with_rope) {
-  const InputNorm norm = InputNorm::read(oc, with_rope ? 18 : 16, oc.arg(0));
-  const size_t nargs = (with_rope ? 19 : 17) + norm.args();
+  const InputNorm norm = InputNorm::read(oc, with_rope ? 20 : 16, oc.arg(0));
+  const size_t nargs = (with_rope ? 21 : 17) + norm.args();
   if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   std::vector<int64_t> widths;
   std::vector<int32_t> rotated;
@@ -368,7 +368,7 @@ ETW_REGISTER_OP("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", build_linear_dq8ca
 bool qparams_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 10, 13, true, false); }
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams", 15, qparams_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi", 16, qparams_fits);
-ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", 18, qparams_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", 20, qparams_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_dq8ca_q4gsw_qparams_swiglu", 16, qparams_fits);
 ETW_REGISTER_LOAD_REWRITE(fuse_choose_qparams, Patterns);
 ETW_REGISTER_LOAD_REWRITE(fuse_qparams_projections, Projections);

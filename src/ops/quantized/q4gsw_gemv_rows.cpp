@@ -142,7 +142,7 @@ struct DqLinParams {
   float qmin, qmax, denom, eps;
   uint32_t pad3, pad4;
 };
-static_assert(sizeof(DqLinParams) == 80);
+static_assert(sizeof(DqLinParams) == 96);
 
 }  // namespace
 
@@ -198,6 +198,14 @@ RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>&
   RopeOut rope;
   rope.cos = oc.arg(cos_arg);
   rope.sin = oc.arg(cos_arg + 1);
+  for (size_t i : {size_t{2}, size_t{3}}) {
+    const int32_t v = oc.arg(cos_arg + i);
+    if (g.is_null(v)) continue;
+    const auto kind = g.kind(v);
+    if (kind != format::VkValueKind::Int && kind != format::VkValueKind::SymInt)
+      oc.fail(ErrorKind::Format, std::string("the tables' slice ") + (i == 2 ? "start" : "end") + " must be an Int, a SymInt or Null");
+    (i == 2 ? rope.start : rope.end) = v;
+  }
   for (int32_t t : {rope.cos, rope.sin}) require_dtype(oc, t, {VkDType::Float32, VkDType::Float16}, "freqs_cos/freqs_sin");
   if (raw.size() < 2 || rotated.size() != 2)
     oc.fail(ErrorKind::Format, "expects the rotated q and k after the linear's outputs, got " + std::to_string(rotated.size()) + " values");
@@ -222,6 +230,18 @@ RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>&
   }
   rope.head_dim = static_cast<uint32_t>(D);
   return rope;
+}
+
+int64_t RopeOut::first_row(const kernel::Live& l, int64_t m) const {
+  const int64_t rows = l.dims(cos)[0];
+  // aten.slice's clamping of [start, end) to [0, rows); no slice: every row.
+  auto clamp = [rows](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rows : v, 0, rows); };
+  const int64_t s = start >= 0 ? clamp(l.integer(start)) : 0;
+  const int64_t e = end >= 0 ? std::max(s, clamp(l.integer(end))) : rows;
+  if (e - s != m)
+    throw Error(ErrorKind::InvalidArgument, "freqs_cos and freqs_sin rows [" + std::to_string(s) + ", " + std::to_string(e) + ") of " +
+                                                shape_str(l.dims(cos)) + " must hold one row per input row (" + std::to_string(m) + ")");
+  return s;
 }
 
 std::string dq8ca_route(const OpContext& oc) { return pinned_route(oc, "linear_dq8ca_q4gsw", {"gemv_rows", "dot4", "portable"}); }
@@ -304,9 +324,10 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
   if (outs.size() > 2) k.define("MULTI3").output("O2", outs[2]);
   auto rows = [x, K = base.k](const kernel::Live& l) { return static_cast<uint64_t>(l.numel(x) / K); };
   if (!aq.active()) {
-    ep.apply<LinParams>(k, [rows, lin](const kernel::Live& l) {
+    ep.apply<LinParams>(k, [rows, lin, rope](const kernel::Live& l) {
       LinParams p = lin;
       p.m = kernel::u32(rows(l), "rows");
+      if (rope.active()) p.rope_row0 = kernel::u32(rope.first_row(l, rows(l)), "table row");
       return p;
     });
   } else {
@@ -318,9 +339,10 @@ kernel::Kernel gemv_rows(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_
     dq.qmax = aq.args.qmax;
     dq.denom = aq.args.denom;
     dq.eps = aq.args.eps;
-    ep.apply<DqLinParams>(k, [rows, dq](const kernel::Live& l) {
+    ep.apply<DqLinParams>(k, [rows, dq, rope](const kernel::Live& l) {
       DqLinParams p = dq;
       p.lin.m = kernel::u32(rows(l), "rows");
+      if (rope.active()) p.lin.rope_row0 = kernel::u32(rope.first_row(l, rows(l)), "table row");
       return p;
     });
   }

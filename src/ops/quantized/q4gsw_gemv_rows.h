@@ -20,8 +20,9 @@ struct LinParams {
   uint32_t n0, n1;  // several outputs: the first two widths
   uint32_t hd;      // RopeOut: the head dim
   float norm_eps;   // an input norm's eps (gemv_rows under NORM_IN)
+  uint32_t rope_row0, pad1, pad2, pad3;  // RopeOut: the table row of input row 0
 };
-static_assert(sizeof(LinParams) == 48);
+static_assert(sizeof(LinParams) == 64);
 
 // Where the 8da4w kernel finds each row's activation scale and zero point.
 struct ActQuant {
@@ -49,10 +50,16 @@ struct SwigluOut {
 // cos[m, i] and sin[m, i], the same float operations) into q and k [..., H, D]; a third output
 // (v) is stored as it is. gemv_rows rotates in the invocation that holds both rows of a pair; the
 // other routes store the raw products into the linear's outputs and rope_rotary rotates them.
+// The tables' rows may be a slice [start, end) of dim 0 (ExecuTorch's Llama slices them at the
+// chunk's positions; the fusion reads the slice in place): input row m takes table row start + m.
 struct RopeOut {
   int32_t q = -1, k = -1, cos = -1, sin = -1;
+  int32_t start = -1, end = -1;  // Int / SymInt values, -1: none (0, and the tables' rows)
   uint32_t head_dim = 0;
   bool active() const { return q >= 0; }
+  // The first table row of this run's M input rows; an Error (InvalidArgument) naming the shapes
+  // where [start, end), clamped as aten.slice clamps it, does not hold M rows of the tables.
+  int64_t first_row(const kernel::Live& l, int64_t m) const;
 };
 
 // The outputs of a multi-output call: its ValueList holds the linear's outputs, one per width of
@@ -63,6 +70,7 @@ std::vector<int32_t> read_multi_outs(OpContext& oc, size_t widths_arg, bool rota
                                      std::vector<int32_t>* rot);
 
 // Reads the rotary output of a `*_multi_rope` call: cos and sin at `cos_arg`, `cos_arg + 1`, the
+// slice of their rows (start, end: Int, SymInt or Null) at `cos_arg + 2`, `cos_arg + 3`, the
 // rotated outputs q and k after `raw` outputs of the linear ([q, k, v?] widths `widths`); Format
 // errors name the value.
 RopeOut read_rope_out(OpContext& oc, size_t cos_arg, const std::vector<int32_t>& raw, const std::vector<int32_t>& rotated,

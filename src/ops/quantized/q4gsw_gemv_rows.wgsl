@@ -32,7 +32,7 @@
 // holding rows 2j and 2j + 1 stores O[m, j] = silu(gate) * up, with the operations of the
 // elementwise kernels it replaced (SIGMOID_FORM: gate * sigmoid(gate)).
 // ROPE_OUT (MULTI: outputs q, k and maybe v): the invocation holding rows 2j and 2j + 1 rotates
-// q's and k's pairs by COS and SIN [M, P.hd / 2] at row m, as rope_rotary.wgsl does.
+// q's and k's pairs by COS and SIN [rows, P.hd / 2] at row P.rope_row0 + m, as rope_rotary.wgsl does.
 // NORM_IN (ops/norm/input_norm.h): X is an RMSNorm's input, which every workgroup normalizes as
 // it reads (weight NW under NORM_W, eps P.norm_eps), with norm_row.wgsl's sums and operations.
 // NORM_REGS (staged, K <= 4096): an invocation's 16 elements and weights are loaded at once into
@@ -384,7 +384,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     O[m * (P.n / 2u) + n / 2u] = O_T(s * b);
 #else
     if (n < P.n0 + P.n1) {
-      let t = m * (P.hd / 2u) + (n % P.hd) / 2u;
+      let t = (P.rope_row0 + m) * (P.hd / 2u) + (n % P.hd) / 2u;
       let c = f32(COS[t]);
       let s = f32(SIN[t]);
       let r = vec2<f32>(a * c - b * s, a * s + b * c);

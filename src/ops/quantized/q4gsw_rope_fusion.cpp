@@ -33,9 +33,46 @@ struct Family {
 constexpr Family kFamilies[] = {{"etwebgpu.linear_q4gsw_multi", 4, "etwebgpu.linear_q4gsw_multi_rope"},
                                 {"etwebgpu.linear_dq8ca_q4gsw_qparams_multi", 15, "etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope"}};
 
+// Tensor t as aten.slice_copy.Tensor(table, 0, start, end, 1) of a 2-D float table, unchanged up to
+// `at`, whose bounds (Int or SymInt) are known there (a SymInt's producer comes before `at`):
+// call npos when it is not one.
+struct RowSlice {
+  size_t call = graph::UseDef::npos;
+  int32_t table = -1, start = -1, end = -1;
+};
+// One SymInt, or Ints of one value.
+bool same_int(const format::VkGraphIR& ir, int32_t a, int32_t b) {
+  return a == b || (ir.values[a].kind == VkValueKind::Int && ir.values[b].kind == VkValueKind::Int &&
+                    ir.values[a].int_val == ir.values[b].int_val);
+}
+RowSlice row_slice(const format::VkGraphIR& ir, const graph::UseDef& ix, int32_t t, size_t at) {
+  const size_t p = ix.producer(t);
+  if (p == graph::UseDef::npos) return {};
+  const auto& c = ir.chain[p];
+  if (c.name != "aten.slice_copy.Tensor" || c.args.size() != 6 || c.args.back() != t) return {};
+  const int32_t table = c.args[0];
+  auto bound = [&](int32_t v) {
+    const auto kind = ir.values[v].kind;
+    if (kind == VkValueKind::Int) return true;
+    if (kind != VkValueKind::SymInt) return false;
+    for (size_t i = at; i < ir.chain.size(); ++i)  // written at or after `at`: not known there
+      if (ir.chain[i].args.back() == v) return false;
+    return true;
+  };
+  const auto& dim = ir.values[c.args[1]];
+  const auto& step = ir.values[c.args[4]];
+  const bool ok = graph::float_tensor(ir, table) && ir.values[table].tensor.dims.size() == 2 &&
+                  ir.values[table].tensor.dtype == ir.values[t].tensor.dtype && dim.kind == VkValueKind::Int &&
+                  (dim.int_val == 0 || dim.int_val == -2) && step.kind == VkValueKind::Int && step.int_val == 1 &&
+                  bound(c.args[2]) && bound(c.args[3]) && ix.unchanged_between(table, std::min(p, at), std::max(p, at)) &&
+                  ir.values[table].tensor.dims[1] == ir.values[t].tensor.dims[1];
+  return ok ? RowSlice{p, table, c.args[2], c.args[3]} : RowSlice{};
+}
+
 size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
   const size_t n = ir.chain.size();
   std::vector<bool> removed(n, false);
+  std::vector<size_t> slices;  // the tables' slices read in place
   size_t fused = 0;
   for (size_t r = 0; r < n; ++r) {
     const auto& rot = ir.chain[r];
@@ -97,12 +134,23 @@ size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir, const graph::Us
     // The tables exist at the linear's place: no call from there to the rotation writes them.
     for (int32_t t : {fc, fs}) ok = ok && ix.unchanged_between(t, m, r);
     if (!ok) continue;
+    // Tables that are one slice of dim 0 of two others (ExecuTorch's Llama: the chunk's rows of
+    // freqs_cos and freqs_sin, position_windows' slices) are read in place, at the slice's rows.
+    const RowSlice sc = row_slice(ir, ix, fc, m), ss = row_slice(ir, ix, fs, m);
+    const bool sliced = sc.call != graph::UseDef::npos && ss.call != graph::UseDef::npos && same_int(ir, sc.start, ss.start) &&
+                        same_int(ir, sc.end, ss.end);
     format::VkOpCall call;
     call.node_id = lin.node_id;
     call.name = fam->rotated;
     call.args.assign(lin.args.begin(), lin.args.begin() + fam->widths + 1);
-    call.args.push_back(fc);
-    call.args.push_back(fs);
+    call.args.push_back(sliced ? sc.table : fc);
+    call.args.push_back(sliced ? ss.table : fs);
+    call.args.push_back(sliced ? sc.start : graph::add_null(ir));
+    call.args.push_back(sliced ? sc.end : graph::add_null(ir));
+    if (sliced) {
+      slices.push_back(sc.call);
+      slices.push_back(ss.call);
+    }
     std::vector<int32_t> all = outs;
     all.push_back(rq);
     all.push_back(rk);
@@ -114,6 +162,11 @@ size_t fold_rope_into_projections(Graph&, format::VkGraphIR& ir, const graph::Us
     removed[r] = true;
     for (size_t v : views) removed[v] = true;
     ++fused;
+  }
+  // A slice every reader of which now reads its table in place goes.
+  for (size_t s : slices) {
+    const auto& rd = ix.readers(ir.chain[s].args.back());
+    removed[s] = std::all_of(rd.begin(), rd.end(), [&](size_t c) { return removed[c]; });
   }
   if (fused) graph::drop_calls(ir, removed);
   return fused;

@@ -8,6 +8,7 @@ struct Params {
   n0: u32, n1: u32,  // MULTI: the outputs' widths (the last is n - n0 - n1)
   hd: u32,           // ROPE_OUT (q4gsw_gemv_rows.wgsl): the head dim
   norm_eps: f32,     // NORM_IN (q4gsw_gemv_rows.wgsl): the input norm's eps
+  rope_row0: u32, lp1: u32, lp2: u32, lp3: u32,  // ROPE_OUT: the tables' row of input row 0
 #if DQ8CA
   // 8da4w (q4gsw_gemv_rows.wgsl): q8_row_qparams' arguments
   mode: u32, sym_zp: i32, qmin: f32, qmax: f32, denom: f32, eps: f32, dq_pad0: u32, dq_pad1: u32,

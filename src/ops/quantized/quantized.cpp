@@ -117,12 +117,12 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
         od.push_back(d);
         return od;
       });
-    oc.prepare([x, base, fc = rope.cos, fs = rope.sin](const kernel::Live& l) {
-      const int64_t m = l.numel(x) / base.k;
-      const auto& dc = l.dims(fc);
-      if (dc.size() != 2 || l.dims(fs) != dc || dc[0] != m)
-        throw Error(ErrorKind::InvalidArgument, "freqs_cos " + shape_str(dc) + " and freqs_sin " + shape_str(l.dims(fs)) +
-                                                    " must hold one row per input row (" + std::to_string(m) + ")");
+    oc.prepare([x, base, rope](const kernel::Live& l) {
+      const auto& dc = l.dims(rope.cos);
+      if (dc.size() != 2 || l.dims(rope.sin) != dc)
+        throw Error(ErrorKind::InvalidArgument, "freqs_cos " + shape_str(dc) + " and freqs_sin " + shape_str(l.dims(rope.sin)) +
+                                                    " must be one [rows, head_dim / 2] shape");
+      rope.first_row(l, l.numel(x) / base.k);  // the rows the run takes exist
     });
   }
   if (outs.size() > 1) {
@@ -210,7 +210,8 @@ void add_linear_kernels(OpContext& oc, int32_t x, int32_t w, int32_t sc, int32_t
                .variant("gemm_large"));
   // Rotary embeddings off gemv_rows: the kernels above stored q and k as they are.
   if (rope.active())
-    oc.add(rope::interleaved_rows(outs[0], outs[1], rope.cos, rope.sin, rope.q, rope.k, rope.head_dim)
+    oc.add(rope::interleaved_rows(outs[0], outs[1], rope.cos, rope.sin, rope.q, rope.k, rope.head_dim,
+                                  [rope, x, K = base.k](const kernel::Live& l) { return rope.first_row(l, l.numel(x) / K); })
                .when([takes_rows](const kernel::Live& l) { return !takes_rows(l); })
                .variant("rope_rows"));
   // A SwiGLU output off gemv_rows: the kernels above stored the pairs; h from them.
@@ -278,14 +279,15 @@ void build_linear_q4gsw(OpContext& oc) {
 // ValueList[2 or 3 tensors]]: linear_q4gsw projections of one input with their weights stacked
 // row-wise and their scales column-wise (fuse_q4gsw_projections), one kernel writing each output.
 // etwebgpu.linear_q4gsw_multi_rope [input, weight, weight_scales, group_size, widths, freqs_cos,
-// freqs_sin, out = ValueList[q, k, (v,) q_rot, k_rot]]: the multi-output linear of q, k (and v)
-// with et_vk.apply_rotary_emb on q and k (q4gsw_rope_fusion.cpp, q4gsw_gemv_rows.h RopeOut):
+// freqs_sin, start, end, out = ValueList[q, k, (v,) q_rot, k_rot]]: the multi-output linear of
+// q, k (and v) with et_vk.apply_rotary_emb on q and k (q4gsw_rope_fusion.cpp, q4gsw_gemv_rows.h
+// RopeOut), the tables' rows [start, end) of dim 0 (Int, SymInt, or Null: 0 and every row):
 // q_rot and k_rot [..., H, D] hold the rotated heads; q and k the products on the GEMM routes.
 void build_q4gsw_multi(OpContext& oc, bool with_rope) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), w = oc.arg(1), sc = oc.arg(2);
-  const InputNorm norm = InputNorm::read(oc, with_rope ? 7 : 5, x);
-  const size_t nargs = (with_rope ? 8 : 6) + norm.args();
+  const InputNorm norm = InputNorm::read(oc, with_rope ? 9 : 5, x);
+  const size_t nargs = (with_rope ? 10 : 6) + norm.args();
   if (oc.nargs() != nargs) oc.fail(ErrorKind::Format, "expects " + std::to_string(nargs) + " arguments, got " + std::to_string(oc.nargs()));
   std::vector<int64_t> widths;
   std::vector<int32_t> rotated;
@@ -464,7 +466,7 @@ bool q4gsw_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return
 bool q4gsw_rope_fits(const format::VkGraphIR& ir, const format::VkOpCall& c) { return q4::gemv_rows_takes_norm(ir, c, 1, 3, false, true); }
 ETW_REGISTER_INPUT_NORM_HOST("et_vk.linear_q4gsw.default", 5, q4gsw_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi", 5, q4gsw_fits);
-ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi_rope", 7, q4gsw_rope_fits);
+ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_multi_rope", 9, q4gsw_rope_fits);
 ETW_REGISTER_INPUT_NORM_HOST("etwebgpu.linear_q4gsw_swiglu", 5, q4gsw_fits);
 ETW_REGISTER_LOAD_REWRITE(fuse_q4gsw_projections, Projections);
 ETW_REGISTER_OP("et_vk.linear_qcs4w.default", build_linear_qcs4w);

@@ -14,7 +14,8 @@ struct Params {
 
 namespace rope {
 
-kernel::Kernel interleaved_rows(int32_t q, int32_t k, int32_t fc, int32_t fs, int32_t yq, int32_t yk, uint32_t head_dim) {
+kernel::Kernel interleaved_rows(int32_t q, int32_t k, int32_t fc, int32_t fs, int32_t yq, int32_t yk, uint32_t head_dim,
+                                std::function<int64_t(const kernel::Live&)> first_row) {
   return kernel::Kernel("rope_rotary")
       .define("PAIR")
       .constant("HF", 0.0)
@@ -24,11 +25,12 @@ kernel::Kernel interleaved_rows(int32_t q, int32_t k, int32_t fc, int32_t fs, in
       .input("SIN", fs)
       .output("Y", yq)
       .output("Y2", yk)
-      .params<Params>([q, k, head_dim](const kernel::Live& l) {
-        // Row m of [M, H * D] is sequence position m of the table: s = M, H = width / D.
+      .params<Params>([q, k, head_dim, first_row](const kernel::Live& l) {
+        // Row m of [M, H * D] is sequence position m of the table (from first_row): s = M, H = width / D.
         const int64_t wq = l.dims(q).back(), wk = l.dims(k).back();
+        const uint32_t start = first_row ? kernel::u32(first_row(l), "table row") : 0;
         return Params{kernel::u32(l.numel(q) / 2, "pair count"), head_dim, kernel::u32(wq / head_dim, "heads"),
-                      kernel::u32(l.numel(q) / wq, "rows"), 0, head_dim / 2, kernel::u32(l.numel(k) / 2, "pair count"),
+                      kernel::u32(l.numel(q) / wq, "rows"), start, head_dim / 2, kernel::u32(l.numel(k) / 2, "pair count"),
                       kernel::u32(wk / head_dim, "heads")};
       })
       .groups([q, k](const kernel::Live& l) {

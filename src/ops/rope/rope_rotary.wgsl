@@ -1,5 +1,6 @@
 // Rotary embeddings. One invocation per rotated pair of x ([..., S, H, D] contiguous).
-// HF = 0: interleaved pairs (2i, 2i+1), table [S, D/2] at row s (Llama apply_rotary_emb).
+// HF = 0: interleaved pairs (2i, 2i+1), table [S, D/2] at row start + s (Llama apply_rotary_emb:
+// start 0; the 4-bit q/k/v linears' rope_rows: the row of their tables' slice).
 // HF = 1: rotate-half pairs (i, i + D/2), table [max_seq, D] at row start_pos + s (Hugging Face).
 // PAIR (apply_rotary_emb's two tensors in one dispatch): pairs [0, P.pairs) rotate X into Y,
 // pairs [P.pairs, P.pairs + P.pairs2) rotate X2 into Y2 (P.h2 heads). Computed in f32 whatever
@@ -19,7 +20,7 @@ fn pair(p: u32, h: u32) -> Pair {
   let s = (row / h) % P.s;
   let base = row * P.d;
   if (HF == 0u) {
-    let t = s * P.width + i;
+    let t = (P.start + s) * P.width + i;
     let c = f32(COS[t]);
     let sn = f32(SIN[t]);
     return Pair(base + 2u * i, base + 2u * i + 1u, c, sn, c, sn);

@@ -843,7 +843,8 @@ TEST(OpLinearDq8caQ4gsw, QparamsMultiRopeOpDirectCallRotatesQAndK) {
     std::vector<Id> args = {xi, g.gb.str("ASYMMETRIC"), g.gb.int_list({1, 64}), g.gb.null(), g.gb.int_(-128), g.gb.int_(127),
                             g.gb.null(), g.gb.null(), g.gb.null(), g.gb.boolean(false),
                             g.gb.constant(DType::UInt8, {d.N, d.kpad / 2}, packed), g.gb.constant_i32({d.G, d.npad}, d.sums),
-                            g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(), g.gb.int_list({16, 8}), fc, fs};
+                            g.gb.constant_f32({d.G, d.N}, d.ws), g.gb.int_(d.gs), g.gb.null(), g.gb.int_list({16, 8}), fc, fs,
+                            g.gb.null(), g.gb.null()};
     if (extra_arg) args.push_back(g.gb.null());
     args.push_back(g.gb.value_list(outs));
     g.gb.op("etwebgpu.linear_dq8ca_q4gsw_qparams_multi_rope", args);
@@ -863,7 +864,7 @@ TEST(OpLinearDq8caQ4gsw, QparamsMultiRopeOpDirectCallRotatesQAndK) {
   std::string e = load_error([&] { run(false, false); });
   EXPECT_TRUE(has(e, "expects 2 or 3 widths and as many outputs plus the rotated q and k, got 2 and 2")) << e;
   e = load_error([&] { run(true, true); });
-  EXPECT_TRUE(has(e, "expects 19 arguments, got 20")) << e;
+  EXPECT_TRUE(has(e, "expects 21 arguments, got 22")) << e;
 }
 
 std::string dq_error(Dq d, int64_t gs_arg, std::vector<int64_t> wdims = {}) {

@@ -362,9 +362,29 @@ struct Qkv {
   HostTensor x, cos, sin;
   explicit Qkv(int64_t rows)
       : x(random_f32({rows, K}, 133, -2.f, 2.f)), cos(random_f32({rows, D / 2}, 134)), sin(random_f32({rows, D / 2}, 135)) {}
-  void build(OpGraph& g, bool q_out, bool cos_later = false, Norm norm = Norm::None) const {
+  // slice_step > 0: cos and sin are rows kSliceAt .. of tables (graph inputs) taken by
+  // aten.slice_copy.Tensor with that step (ExecuTorch's Llama slices freqs_cos / freqs_sin so).
+  static constexpr int64_t kSliceAt = 5;
+  void build(OpGraph& g, bool q_out, bool cos_later = false, Norm norm = Norm::None, int64_t slice_step = 0) const {
     const int64_t rows = x.shape[0];
-    Id xi = g.input(x), fc = g.input(cos), fs = g.input(sin);
+    Id xi = g.input(x), fc = -1, fs = -1;
+    if (slice_step == 0) {
+      fc = g.input(cos);
+      fs = g.input(sin);
+    } else {
+      for (const HostTensor* t : {&cos, &sin}) {
+        // The table: the rows every slice_step-th from kSliceAt, other rows random.
+        const int64_t table_rows = kSliceAt + rows * slice_step + 3;
+        HostTensor full = random_f32({table_rows, D / 2}, t == &cos ? 136 : 137);
+        const std::vector<double> v = f64(*t);
+        for (int64_t m = 0; m < rows; ++m)
+          for (int64_t i = 0; i < D / 2; ++i) full.as<float>()[(kSliceAt + m * slice_step) * (D / 2) + i] = static_cast<float>(v[m * (D / 2) + i]);
+        Id sl = g.tensor(DType::Float32, {rows, D / 2});
+        g.gb.op("aten.slice_copy.Tensor", {g.input(full), g.gb.int_(0), g.gb.int_(kSliceAt), g.gb.int_(kSliceAt + rows * slice_step),
+                                           g.gb.int_(slice_step), sl});
+        (t == &cos ? fc : fs) = sl;
+      }
+    }
     xi = normed_input(g, xi, x.shape, norm);
     std::vector<Id> ys;
     for (const Lin* l : {&q, &k, &v}) {
@@ -425,6 +445,29 @@ TEST(OpQ4gswLinear, RotaryEmbeddingFoldsIntoTheQkvKernelOnEveryRoute) {
       EXPECT_TRUE(Close(fused.out[i], plain.out[i], 1e-5, 1e-5)) << at << " output " << i;
     }
   }
+}
+
+// ExecuTorch's Llama takes its RoPE tables' rows at the chunk's positions by slice_copy: the fused
+// q/k/v kernel (gemv_rows on one row, rope_rows after the GEMM on five) reads the tables at those
+// rows in place and the slices go; a slice of another step stays a dispatch. The reference's
+// values and the unfused graph's either way.
+TEST(OpQ4gswLinear, RopeTablesSlicedAtTheChunksRowsAreReadInPlace) {
+  ETW_REQUIRE_GPU();
+  for (int64_t rows : {1, 5})
+    for (int64_t step : {1, 2}) {
+      Qkv a(rows);
+      auto fused = load_graph([&](OpGraph& g) { a.build(g, false, false, Norm::None, step); }, true);
+      auto plain = load_graph([&](OpGraph& g) { a.build(g, false, false, Norm::None, step); }, false);
+      const std::string at = "rows " + std::to_string(rows) + " step " + std::to_string(step);
+      EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "aten.slice_copy.Tensor"), step == 1 ? 0 : 2) << at;
+      EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "et_vk.apply_rotary_emb.default"), 0) << at;
+      auto want = a.ref();
+      ASSERT_EQ(fused.out.size(), 3u);
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(Close(fused.out[i], want[i], 1e-4, 1e-4)) << at << " output " << i;
+        EXPECT_TRUE(Close(fused.out[i], plain.out[i], 1e-5, 1e-5)) << at << " output " << i;
+      }
+    }
 }
 
 // An RMSNorm whose output only a 4-bit linear reads (through the clone the export puts before each
@@ -624,7 +667,7 @@ TEST(OpQ4gswLinear, MultiRopeOpDirectCallRotatesQAndK) {
     outs.push_back(g.output(DType::Float32, qrot));
     outs.push_back(g.output(DType::Float32, {rows, Qkv::Hk, Qkv::D}));
     g.gb.op("etwebgpu.linear_q4gsw_multi_rope",
-            {xi, w, s, g.gb.int_(32), g.gb.int_list(widths), fc, fs, g.gb.value_list(outs)});
+            {xi, w, s, g.gb.int_(32), g.gb.int_list(widths), fc, fs, g.gb.null(), g.gb.null(), g.gb.value_list(outs)});
     return g.run();
   };
   for (int64_t rows : {1, 3}) {
@@ -637,7 +680,7 @@ TEST(OpQ4gswLinear, MultiRopeOpDirectCallRotatesQAndK) {
   Qkv a(1);
   const std::vector<int64_t> widths{32, 16, 16};
   std::string e = load_error([&] { run(a, widths, {1, 4, 8}, {2, 4}, 2); });
-  EXPECT_NE(e.find("freqs_cos [2, 4] and freqs_sin [2, 4] must hold one row per input row (1)"), std::string::npos) << e;
+  EXPECT_NE(e.find("freqs_cos and freqs_sin rows [0, 2) of [2, 4] must hold one row per input row (1)"), std::string::npos) << e;
   e = load_error([&] { run(a, {32, 16, 15}, {1, 4, 8}, {1, 4}, 1); });
   EXPECT_NE(e.find("the widths must be even (whole pairs), got 15"), std::string::npos) << e;
   e = load_error([&] { run(a, widths, {1, 8, 4}, {1, 4}, 1); });
