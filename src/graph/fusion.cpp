@@ -175,6 +175,15 @@ int32_t add_f32_constant(format::VkGraphIR& ir, const std::vector<double>& value
   return add_owned_constant(ir, std::move(bytes), VkDType::Float32, std::move(dims));
 }
 
+int32_t add_i32_constant(format::VkGraphIR& ir, const std::vector<int64_t>& values) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto v = static_cast<int32_t>(values[i]);
+    std::memcpy(bytes->data() + 4 * i, &v, 4);
+  }
+  return add_owned_constant(ir, std::move(bytes), VkDType::Int32, {static_cast<int64_t>(values.size())});
+}
+
 bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem) {
   const auto& v = ir.values[id];
   if (v.kind != format::VkValueKind::Tensor || !v.tensor.is_constant() || v.tensor.dtype != dtype || v.tensor.dims.size() != 2 ||

@@ -110,6 +110,8 @@ int32_t interleave_columns(format::VkGraphIR& ir, int32_t a, int32_t b, int64_t 
 std::vector<double> f32_values(const format::VkGraphIR& ir, int32_t id, int64_t count, size_t rank = 0);
 // A new f32 constant of `values` (rounded from double) with dims `dims`; returns its id.
 int32_t add_f32_constant(format::VkGraphIR& ir, const std::vector<double>& values, std::vector<int64_t> dims);
+// A new Int32 constant [values.size()] of `values` (each in int32 range; a gather's table).
+int32_t add_i32_constant(format::VkGraphIR& ir, const std::vector<int64_t>& values);
 // A 2D constant of `dtype` whose data holds at least `elem` bytes per element of its dims.
 bool constant_2d(const format::VkGraphIR& ir, int32_t id, format::VkDType dtype, size_t elem);
 // Two non-tensor arguments with one value (the same id, or equal scalars, lists or strings).

@@ -191,12 +191,9 @@ size_t collapse_layout_chains(format::VkGraphIR& ir, const UseDef& ix, bool stat
     const int64_t unit = rows ? L : 1;
     const size_t entries = map->size() / static_cast<size_t>(unit);
     if (entries * 4 > kMaxGatherTableBytes || numel(sd) > INT32_MAX) continue;
-    auto table = std::make_shared<std::vector<uint8_t>>(entries * 4);
-    for (size_t k = 0; k < entries; ++k) {
-      const int32_t at = static_cast<int32_t>((*map)[k * unit] / unit);
-      std::memcpy(table->data() + k * 4, &at, 4);
-    }
-    const int32_t index = add_owned_constant(ir, std::move(table), format::VkDType::Int32, {static_cast<int64_t>(entries)});
+    std::vector<int64_t> table(entries);
+    for (size_t k = 0; k < entries; ++k) table[k] = (*map)[k * unit] / unit;
+    const int32_t index = add_i32_constant(ir, table);
     const int32_t flat = add_tensor(ir, dtype, {numel(sd) / unit, unit});
     const int32_t picked = add_tensor(ir, dtype, {static_cast<int64_t>(entries), unit});
     format::VkOpCall view_in, gather, view_out;

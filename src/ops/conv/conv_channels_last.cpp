@@ -1,6 +1,4 @@
 // The load rewrite that makes etwebgpu.conv_channels_last calls (conv_channels_last.h).
-#include <cstring>
-#include <memory>
 #include <vector>
 
 #include "etwebgpu/tensor.h"
@@ -135,16 +133,6 @@ Reorder input_reorder(const format::VkGraphIR& ir, const graph::UseDef& ix, size
   return best;
 }
 
-// A new Int32 constant [n] of the map.
-int32_t add_map(format::VkGraphIR& ir, const std::vector<int64_t>& map) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>(map.size() * 4);
-  for (size_t i = 0; i < map.size(); ++i) {
-    const auto v = static_cast<int32_t>(map[i]);
-    std::memcpy(bytes->data() + 4 * i, &v, 4);
-  }
-  return graph::add_owned_constant(ir, bytes, format::VkDType::Int32, {static_cast<int64_t>(map.size())});
-}
-
 size_t conv_channels_last(Graph& g, format::VkGraphIR& ir, const graph::UseDef& ix) {
   if (!g.options().static_shapes) return 0;
   int32_t next_mem = graph::unused_memory_object(ir);
@@ -171,13 +159,13 @@ size_t conv_channels_last(Graph& g, format::VkGraphIR& ir, const graph::UseDef& 
     std::vector<int32_t> extra;  // after the layout
     if (src.tensor >= 0) {
       layout |= src.channels_last ? kInputChannelsLast : kInputMapped;
-      if (!src.channels_last) extra = {graph::add_int_list(ir, ir.values[x].tensor.dims), add_map(ir, src.map)};
+      if (!src.channels_last) extra = {graph::add_int_list(ir, ir.values[x].tensor.dims), graph::add_i32_constant(ir, src.map)};
       conv.args[0] = src.tensor;
       for (size_t r : src.calls) removed[r] = true;
     }
     if (result.tensor >= 0) {
       layout |= result.channels_last ? kOutputChannelsLast : kOutputMapped;
-      if (!result.channels_last) extra.push_back(add_map(ir, result.map));
+      if (!result.channels_last) extra.push_back(graph::add_i32_constant(ir, result.map));
       conv.args.back() = result.tensor;
       graph::own_storage(ir, result.tensor, next_mem);  // written at the conv's place now
       for (size_t r : result.calls) removed[r] = true;
