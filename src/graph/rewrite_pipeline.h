@@ -31,6 +31,7 @@ enum class RewritePhase : int {
   Projections = 10, // quantized linears of one input become one multi-output call
   Rotary = 11,      // rotary embeddings taken into the multi-output q/k/v linear before them
   InputNorms = 12,  // RMSNorms taken into the one-row 4-bit GEMV that reads them (ops/norm/input_norm.h)
+  SelectedRows = 13, // RMSNorms of one selected slice read it in place (the norms no GEMV took)
 };
 
 // A pass rewrites `ir` in place (it may append values, constants and calls) and returns how many

@@ -34,7 +34,7 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   const char* order[] = {"split_packed_memory", "fold_constants", "constant_calls", "score_masks", "attention", "common_subexpressions",
                          "inverse_permutes", "identity_layouts", "cat_prefixes", "cat_layouts", "batch_norm_affine", "linear_projections", "decoder_patterns", "elementwise_chains",
                          "epilogues", "fuse_choose_qparams", "pair_swiglu_projections", "fuse_q4gsw_projections",
-                         "fold_rope_into_projections", "input_norms"};
+                         "fold_rope_into_projections", "input_norms", "norm_selects"};
   for (size_t i = 1; i < std::size(order); ++i) EXPECT_LT(at(order[i - 1]), at(order[i])) << order[i - 1] << " before " << order[i];
   // The BatchNorm fold runs after constant evaluation (LeViT's bmm weight is one) and before the
   // epilogues (the residual add after it becomes the linear's).
@@ -50,8 +50,9 @@ TEST(RewritePipeline, EveryPassRunsOnceInPhaseOrder) {
   EXPECT_LT(at("fold_batch_norm_into_linear"), at("batch_norm_affine"));
   for (const char* p : {"fuse_layer_norm_linear", "fuse_squeeze_excite", "fuse_q8_requant_clamp", "fuse_qparams_projections"}) at(p);
   // An input norm goes to the linear the projection, SwiGLU and rotary passes made, before its epilogue's
-  // arguments (which it sees in place).
-  EXPECT_EQ(passes.back().name, std::string("input_norms"));
+  // arguments (which it sees in place); a norm no GEMV took reads its selected row in place last.
+  EXPECT_EQ(passes[passes.size() - 2].name, std::string("input_norms"));
+  EXPECT_EQ(passes.back().name, std::string("norm_selects"));
   // A conv's prologue is taken after its epilogue, whose inputs it counts against the bindings.
   EXPECT_LT(at("epilogues"), at("conv_prologues"));
   // A conv stores channels-last only where no epilogue took its output (the epilogue's operands

@@ -6,15 +6,21 @@
 // contiguous rows of at most 1024 take norm_row_lanes.wgsl (32 lanes per row, the row in
 // registers); the norms' long rows, when few, norm_row_split.wgsl. force_route "softmax" = "vec4"
 // | "lanes" | "general" and "norm" = "lanes" | "workgroup" | "split" pin them.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <numeric>
 
+#include "graph/fusion.h"
+#include "graph/layout_view.h"
+#include "graph/rewrite_pipeline.h"
 #include "ops/norm/input_norm.h"
 #include "ops/op_common.h"
 
 namespace etwebgpu::ops {
 namespace {
+
+constexpr const char* kSelectRmsNorm = "etwebgpu.rms_norm_select";
 
 enum RowMode : uint32_t { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3, kGroupNorm = 4 };
 
@@ -27,7 +33,7 @@ constexpr uint32_t kSplitChunk = 4096, kSplitMaxRows = 256;
 struct RowParams {
   uint32_t rows = 0, len = 1, inner = 1, groups = 1, hw = 1, cpg = 1;
   float eps = 0.f;
-  uint32_t pad = 0;
+  uint32_t xoff = 0;  // the element of X where row 0 starts (etwebgpu.rms_norm_select)
 };
 static_assert(sizeof(RowParams) == 32);
 
@@ -59,11 +65,18 @@ struct RowSetup {
   double eps = 0;
 };
 
+// A norm of one slice of x (etwebgpu.rms_norm_select): the element its row 0 starts at and the
+// output's dims, per run; empty: every row of x, the output shaped like it.
+struct RowSlice {
+  std::function<uint32_t(const kernel::Live&)> xoff;
+  std::function<std::vector<int64_t>(const kernel::Live&)> out_dims;
+};
+
 // Computes the row view (rows, len, inner, groups, hw, cpg) and the stat dims from the live input
 // dims; throws when the live input no longer fits the op's arguments.
 using RowShape = std::function<RowParams(const std::vector<int64_t>& in, std::vector<int64_t>* stat_dims)>;
 
-void build_row(OpContext& oc, RowSetup s, RowShape shape) {
+void build_row(OpContext& oc, RowSetup s, RowShape shape, RowSlice slice = {}) {
   Graph& g = oc.g;
   bool stats = s.mean >= 0 && s.rstd >= 0;
   struct State {
@@ -71,12 +84,16 @@ void build_row(OpContext& oc, RowSetup s, RowShape shape) {
     std::vector<int64_t> sd;
   };
   auto st = std::make_shared<State>();
-  oc.prepare([s, st, shape](const kernel::Live& l) {
+  oc.prepare([s, st, shape, xoff = slice.xoff](const kernel::Live& l) {
     st->sd.clear();
     st->p = shape(l.dims(s.x), &st->sd);
     st->p.eps = static_cast<float>(s.eps);
+    st->p.xoff = xoff ? xoff(l) : 0;
   });
-  oc.output_like(s.out, s.x);
+  if (slice.out_dims)
+    oc.output(s.out, slice.out_dims);
+  else
+    oc.output_like(s.out, s.x);
   if (stats) {
     oc.output(s.mean, [st](const kernel::Live&) { return st->sd; });
     oc.output(s.rstd, [st](const kernel::Live&) { return st->sd; });
@@ -293,6 +310,98 @@ void build_rms_norm_deferred(OpContext& oc) {
   }
 }
 
+// etwebgpu.rms_norm_select [x, dim, index, weight, eps, out] (made at load by norm_selects below):
+// et_vk.rms_norm of aten.select_copy.int(x, dim, index), the selected slice read where it lies in
+// x. x's dims before `dim` are 1 and `dim` is not its last, so the slice is whole rows of x from
+// element index * (the slice's size) on; out has x's dims without `dim`.
+void build_rms_norm_select(OpContext& oc) {
+  Graph& g = oc.g;
+  const int32_t x = oc.arg(0), index = oc.arg(2), weight = oc.arg(3), out = oc.out();
+  require_float_io(oc, x, out);
+  const auto& md = g.tensor(x).max_dims;
+  const int64_t r = static_cast<int64_t>(md.size());
+  if (r < 2) oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(md) + " must have at least two dims");
+  const int64_t d = norm_dim(oc, g.integer(oc.arg(1)), r);
+  if (d == r - 1) oc.fail(ErrorKind::InvalidArgument, "the selected dim must not be the normalized (last) one");
+  for (int64_t i = 0; i < d; ++i)
+    if (md[i] != 1)
+      oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(md) + ": the dims before the selected dim " + std::to_string(d) +
+                                              " must be 1");
+  const auto ik = g.kind(index);
+  if (ik != format::VkValueKind::Int && ik != format::VkValueKind::SymInt)
+    oc.fail(ErrorKind::InvalidArgument, "index must be an Int or a SymInt");
+  const int64_t len = md.back();
+  RowSetup s{kRmsNorm, x, -1, -1, out};
+  if (!g.is_null(weight) && opt_param(oc, weight, len, "weight")) s.w = weight;
+  s.eps = g.number(oc.arg(4));
+  RowSlice slice;
+  slice.xoff = [x, d, index](const kernel::Live& l) {
+    const auto& in = l.dims(x);
+    int64_t idx = l.integer(index);
+    if (idx < -in[d] || idx >= in[d])
+      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
+                                                  " of size " + std::to_string(in[d]));
+    if (idx < 0) idx += in[d];
+    return kernel::u32(idx * prod(in, d + 1, in.size()), "selected slice's offset");
+  };
+  slice.out_dims = [x, d](const kernel::Live& l) {
+    std::vector<int64_t> o = l.dims(x);
+    o.erase(o.begin() + d);
+    return o;
+  };
+  build_row(oc, s, [d, len, weighted = s.w >= 0](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+    if (weighted && in.back() != len)
+      throw Error(ErrorKind::InvalidArgument, "live last dim " + std::to_string(in.back()) + " differs from the weight's " +
+                                                  std::to_string(len));
+    RowParams p;
+    p.len = kernel::u32(in.back(), "row length");
+    p.rows = kernel::u32(prod(in, d + 1, in.size()) / std::max<int64_t>(in.back(), 1), "row count");
+    return p;
+  }, slice);
+}
+
+// norm_selects (docs/REWRITES.md): an et_vk.rms_norm whose input only an aten.select_copy.int of x
+// writes, and only the norm reads, becomes etwebgpu.rms_norm_select over x: ExecuTorch's Llama
+// selects the last position's row before its final norm, one dispatch a decode step. Where x's
+// dims before the selected one are 1, the dim is not x's last (static Int), and x holds at the norm
+// what it held at the select. After input_norms, which takes the norms a 4-bit GEMV reads.
+size_t norm_selects(graph::Graph&, format::VkGraphIR& ir, const graph::UseDef& ix) {
+  const size_t n = ir.chain.size();
+  std::vector<bool> removed(n, false);
+  int32_t next_mem = graph::unused_memory_object(ir);
+  size_t fused = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (ir.chain[j].name != "et_vk.rms_norm.default" || ir.chain[j].args.size() != 4) continue;
+    const int32_t sel_out = ir.chain[j].args[0], out = ir.chain[j].args[3];
+    if (!ix.tensor(sel_out) || !ix.tensor(out) || !graph::float_tensor(ir, sel_out)) continue;
+    const size_t i = ix.producer(sel_out);
+    if (i == graph::UseDef::npos || i >= j || ir.chain[i].name != "aten.select_copy.int" || ir.chain[i].args.size() != 4 ||
+        ir.chain[i].args[3] != sel_out)
+      continue;
+    const format::VkOpCall& sel = ir.chain[i];
+    const int32_t x = sel.args[0];
+    const auto dim = graph::static_int(ir, sel.args[1]);
+    const auto ik = ir.values[sel.args[2]].kind;
+    if (!ix.tensor(x) || ix.dtype(x) != ix.dtype(sel_out) || !dim || (ik != format::VkValueKind::Int && ik != format::VkValueKind::SymInt))
+      continue;
+    const auto& xd = ix.dims(x);
+    const int64_t rank = static_cast<int64_t>(xd.size()), d = *dim < 0 ? *dim + rank : *dim;
+    if (d < 0 || d >= rank - 1 || !std::all_of(xd.begin(), xd.begin() + d, [](int64_t e) { return e == 1; })) continue;
+    if (ix.sole_reader(sel_out, i) != j || !ix.can_replace({i, j}, {x})) continue;
+    // The norm writes out while it reads x now: no storage in common.
+    if (ix.share_memory(out, x)) graph::own_storage(ir, out, next_mem);
+    format::VkOpCall call;
+    call.node_id = ir.chain[j].node_id;
+    call.name = kSelectRmsNorm;
+    call.args = {x, sel.args[1], sel.args[2], ir.chain[j].args[1], ir.chain[j].args[2], out};
+    ir.chain[j] = std::move(call);
+    removed[i] = true;
+    ++fused;
+  }
+  if (fused) graph::drop_calls(ir, removed);
+  return fused;
+}
+
 void build_group_norm(OpContext& oc) {
   Graph& g = oc.g;
   int32_t x = oc.arg(0), out = first_output(oc, 1);
@@ -445,6 +554,8 @@ ETW_REGISTER_OP("aten.native_layer_norm.default", build_layer_norm);
 ETW_REGISTER_OP("aten.native_group_norm.default", build_group_norm);
 ETW_REGISTER_OP("et_vk.rms_norm.default", build_rms_norm);
 ETW_REGISTER_OP(kDeferredRmsNorm, build_rms_norm_deferred);
+ETW_REGISTER_OP(kSelectRmsNorm, build_rms_norm_select);
+ETW_REGISTER_LOAD_REWRITE(norm_selects, SelectedRows);
 ETW_REGISTER_OP("aten._softmax.default", [](OpContext& oc) { build_softmax(oc, kSoftmax); });
 ETW_REGISTER_OP("aten._log_softmax.default", [](OpContext& oc) { build_softmax(oc, kLogSoftmax); });
 

@@ -48,21 +48,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let r = wid.x + wid.y * nwg.x;
   if (r >= P.rows) { return; }  // workgroup-uniform
   let base = (r / P.inner) * P.len * P.inner + r % P.inner;
+  let xb = P.xoff + base;  // X from element P.xoff on (etwebgpu.rms_norm_select)
   let st = P.inner;
   let n = P.len;
   if (MODE <= 1u) {
     var m = from_bits(0xff800000u);
-    for (var k = lid; k < n; k = k + WG) { m = nmax(m, f32(X[base + k * st])); }
+    for (var k = lid; k < n; k = k + WG) { m = nmax(m, f32(X[xb + k * st])); }
     m = wg_max_nan(m, lid);
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { s = s + exp(f32(X[base + k * st]) - m); }
+    for (var k = lid; k < n; k = k + WG) { s = s + exp(f32(X[xb + k * st]) - m); }
     s = wg_sum(s, lid);
     if (MODE == 0u) {
       let inv = 1.0 / s;
-      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(exp(f32(X[base + k * st]) - m) * inv); }
+      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(exp(f32(X[xb + k * st]) - m) * inv); }
     } else {
       let ls = log(s);
-      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(f32(X[base + k * st]) - m - ls); }
+      for (var k = lid; k < n; k = k + WG) { O[base + k * st] = O_T(f32(X[xb + k * st]) - m - ls); }
     }
     return;
   }
@@ -70,20 +71,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var rstd = 0.0;
   if (MODE == 3u) {
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { let x = f32(X[base + k * st]); s = s + x * x; }
+    for (var k = lid; k < n; k = k + WG) { let x = f32(X[xb + k * st]); s = s + x * x; }
     s = wg_sum(s, lid);
     rstd = inverseSqrt(s / f32(n) + P.eps);
   } else {
     // Two passes (mean, then centered sum of squares): biased variance as PyTorch computes it.
     var s = 0.0;
-    for (var k = lid; k < n; k = k + WG) { s = s + f32(X[base + k * st]); }
+    for (var k = lid; k < n; k = k + WG) { s = s + f32(X[xb + k * st]); }
     mean = wg_sum(s, lid) / f32(n);
     var q = 0.0;
-    for (var k = lid; k < n; k = k + WG) { let d = f32(X[base + k * st]) - mean; q = q + d * d; }
+    for (var k = lid; k < n; k = k + WG) { let d = f32(X[xb + k * st]) - mean; q = q + d * d; }
     rstd = inverseSqrt(wg_sum(q, lid) / f32(n) + P.eps);
   }
   for (var k = lid; k < n; k = k + WG) {
-    var y = (f32(X[base + k * st]) - mean) * rstd;
+    var y = (f32(X[xb + k * st]) - mean) * rstd;
     let c = widx(r, k);
     if (HAS_W == 1u) { y = y * f32(W[c]); }
     if (HAS_B == 1u) { y = y + f32(B[c]); }

@@ -54,13 +54,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let r = (wid.x + wid.y * nwg.x) * ROWS + lid / 32u;
   let live = r < P.rows;  // rows past the end still reach every barrier
   let base = r * P.len;
+  let xb = P.xoff + base;  // X from element P.xoff on (etwebgpu.rms_norm_select)
   let n = P.len;
   var v: array<f32, VMAX>;
   var s = 0.0;
   for (var i = 0u; i < VPL; i = i + 1u) {
     let k = lane + 32u * i;
     v[i] = 0.0;
-    if (live && k < n) { v[i] = f32(X[base + k]); }
+    if (live && k < n) { v[i] = f32(X[xb + k]); }
     s = s + v[i];
   }
   if (MODE <= 1u) {

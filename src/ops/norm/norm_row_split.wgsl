@@ -39,6 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let r = gi / chunks;
   let j = gi % chunks;
   let base = r * P.len;
+  let xb = P.xoff + base;  // X from element P.xoff on (etwebgpu.rms_norm_select)
   let k0 = j * CH;
   let k1 = min(P.len, k0 + CH);
 #if PARTIALS
@@ -46,12 +47,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var mean = 0.0;
   if (MODE != 3u) {
     var s = 0.0;
-    for (var k = k0 + lid; k < k1; k = k + WG) { s = s + f32(X[base + k]); }
+    for (var k = k0 + lid; k < k1; k = k + WG) { s = s + f32(X[xb + k]); }
     mean = wg_sum(s, lid) / cnt;
   }
   var q = 0.0;
   for (var k = k0 + lid; k < k1; k = k + WG) {
-    let d = f32(X[base + k]) - mean;
+    let d = f32(X[xb + k]) - mean;
     q = q + d * d;
   }
   q = wg_sum(q, lid);
@@ -67,7 +68,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let mean = acc.y;
   let rstd = inverseSqrt(acc.z / f32(P.len) + P.eps);
   for (var k = k0 + lid; k < k1; k = k + WG) {
-    var y = (f32(X[base + k]) - mean) * rstd;
+    var y = (f32(X[xb + k]) - mean) * rstd;
     let c = widx(r, k);
     if (HAS_W == 1u) { y = y * f32(W[c]); }
     if (HAS_B == 1u) { y = y + f32(B[c]); }

@@ -512,4 +512,119 @@ TEST(OpRmsNorm, WeightOfWrongLengthFailsAtLoad) {
   EXPECT_TRUE(has(e, "weight")) << e;
 }
 
+
+// The numel(dims) elements of x (float32) from element `first_elem` on, as a tensor of `dims`.
+HostTensor rows_of(const HostTensor& x, int64_t first_elem, std::vector<int64_t> dims) {
+  HostTensor t;
+  t.dtype = DType::Float32;
+  t.shape = std::move(dims);
+  const auto* src = x.data.data() + 4 * first_elem;
+  t.data.assign(src, src + 4 * numel(t.shape));
+  return t;
+}
+
+// select_copy(x, dim, index) -> et_vk.rms_norm: one etwebgpu.rms_norm_select reading the slice in
+// x (ExecuTorch's Llama: the last position's row before the final norm), with the bits of the two
+// calls unfused, on every route (rows of 64 and 1000: lanes and workgroup; 8192: split), for a
+// dynamic sequence length (the index then counts from the live end) and a slice of several rows.
+TEST(OpRmsNormSelect, TheSelectedSliceIsNormalizedInPlaceWithTheUnfusedBits) {
+  ETW_REQUIRE_GPU();
+  struct Case {
+    std::vector<int64_t> dims;  // x, dim 1 selected
+    int64_t index;
+    std::vector<std::string> routes;
+  };
+  const Case cases[] = {{{1, 7, 64}, -1, {"lanes", "workgroup"}},
+                        {{1, 5, 3, 1000}, 2, {"lanes", "workgroup"}},
+                        {{1, 3, 8192}, -3, {"split", "workgroup"}}};
+  for (const Case& c : cases) {
+    const int64_t D = c.dims.back();
+    auto x = random_f32(c.dims, 80 + D, -3, 3), w = random_f32({D}, 81);
+    std::vector<int64_t> sd = c.dims;
+    sd.erase(sd.begin() + 1);
+    const int64_t slice = numel(sd);
+    for (const std::string& route : c.routes) {
+      auto build = [&](OpGraph& g) {
+        Id in = g.input(x);
+        Id s = g.tensor(DType::Float32, sd);
+        g.gb.op("aten.select_copy.int", {in, g.gb.int_(1), g.gb.int_(c.index), s});
+        g.gb.op("et_vk.rms_norm.default", {s, g.constant(w), g.gb.dbl(1e-5), g.output(DType::Float32, sd)});
+      };
+      const std::string at = shape_str(c.dims) + " index " + std::to_string(c.index) + " " + route;
+      auto fused = load_graph(build, true, {{"norm", route}}), apart = load_graph(build, false, {{"norm", route}});
+      EXPECT_EQ(fused.ops, std::vector<std::string>(fused.ops.size(), "etwebgpu.rms_norm_select")) << at;
+      EXPECT_EQ(apart.ops.size(), fused.ops.size() + 1) << at;
+      EXPECT_EQ(fused.out[0].data, apart.out[0].data) << at;
+      const int64_t idx = c.index < 0 ? c.index + c.dims[1] : c.index;
+      EXPECT_TRUE(Close(fused.out[0], ref::rms_norm(rows_of(x, idx * slice, sd), vec(w), 1e-5), 1e-5, 1e-4)) << at;
+    }
+  }
+  // A dynamic length: the last row of each run's live rows.
+  auto big = random_f32({1, 9, 128}, 84, -3, 3), small = random_f32({1, 4, 128}, 85, -3, 3), w = random_f32({128}, 86);
+  OpGraph g;
+  Id in = g.input(big, {1, 9, 128}, true);
+  Id s = g.tensor(DType::Float32, {1, 128});
+  g.gb.op("aten.select_copy.int", {in, g.gb.int_(1), g.gb.int_(-1), s});
+  g.gb.op("et_vk.rms_norm.default", {s, g.constant(w), g.gb.dbl(1e-6), g.output(DType::Float32, {1, 128})});
+  EXPECT_TRUE(Close(g.run()[0], ref::rms_norm(rows_of(big, 8 * 128, {1, 128}), vec(w), 1e-6), 1e-5, 1e-4));
+  EXPECT_TRUE(Close(g.rerun({small})[0], ref::rms_norm(rows_of(small, 3 * 128, {1, 128}), vec(w), 1e-6), 1e-5, 1e-4));
+}
+
+// Where the slice is not whole rows of x from one offset, or another call reads the selected
+// tensor, the select stays a call of its own (and the result is still right).
+TEST(OpRmsNormSelect, SelectsThatAreNotOneBlockOfRowsOrHaveOtherReadersStay) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({16}, 87);
+  // dims before the selected one past 1; a second reader of the selected rows.
+  for (int variant : {0, 1}) {
+    std::vector<int64_t> xd = variant == 0 ? std::vector<int64_t>{2, 3, 16} : std::vector<int64_t>{1, 3, 16};
+    auto x = random_f32(xd, 88 + variant, -3, 3);
+    auto loaded = load_graph([&](OpGraph& g) {
+      Id in = g.input(x);
+      std::vector<int64_t> sd = {xd[0], 16};
+      Id s = g.tensor(DType::Float32, sd);
+      g.gb.op("aten.select_copy.int", {in, g.gb.int_(1), g.gb.int_(-1), s});
+      g.gb.op("et_vk.rms_norm.default", {s, g.constant(w), g.gb.dbl(1e-5), g.output(DType::Float32, sd)});
+      if (variant == 1) g.gb.op("aten.exp.default", {s, g.output(DType::Float32, sd)});
+    }, true);
+    const std::string at = "variant " + std::to_string(variant);
+    EXPECT_EQ(std::count(loaded.ops.begin(), loaded.ops.end(), "etwebgpu.rms_norm_select"), 0) << at;
+    EXPECT_EQ(std::count(loaded.ops.begin(), loaded.ops.end(), "aten.select_copy.int"), 1) << at;
+    std::vector<double> want;
+    for (int64_t b = 0; b < xd[0]; ++b) {
+      auto r = f64(ref::rms_norm(rows_of(x, (b * 3 + 2) * 16, {1, 16}), vec(w), 1e-5));
+      want.insert(want.end(), r.begin(), r.end());
+    }
+    EXPECT_TRUE(Close(loaded.out[0], ref_tensor({xd[0], 16}, want), 1e-5, 1e-4)) << at;
+  }
+}
+
+// etwebgpu.rms_norm_select called directly: an index past the live dim is a run error naming it;
+// a selected last dim, or dims before the selected one past 1, fail at load.
+TEST(OpRmsNormSelect, BadIndexAndShapesAreClearErrors) {
+  ETW_REQUIRE_GPU();
+  auto w = random_f32({8}, 89);
+  auto run_sel = [&](std::vector<int64_t> xd, int64_t dim, int64_t index, std::vector<int64_t> od) {
+    OpGraph g;
+    Id in = g.input(random_f32(xd, 90));
+    g.gb.op("etwebgpu.rms_norm_select", {in, g.gb.int_(dim), g.gb.int_(index), g.constant(w), g.gb.dbl(1e-5),
+                                         g.output(DType::Float32, od)});
+    try {
+      g.run();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(run_sel({1, 4, 8}, 1, 3, {1, 8}), "");
+  std::string e = run_sel({1, 4, 8}, 1, 4, {1, 8});
+  EXPECT_TRUE(has(e, "index 4 out of range for dim 1 of size 4")) << e;
+  e = run_sel({1, 4, 8}, 1, -5, {1, 8});
+  EXPECT_TRUE(has(e, "out of range")) << e;
+  e = run_sel({1, 8}, 1, 0, {1});
+  EXPECT_TRUE(has(e, "must not be the normalized (last) one")) << e;
+  e = run_sel({2, 4, 8}, 1, 0, {2, 8});
+  EXPECT_TRUE(has(e, "must be 1")) << e;
+}
+
 }  // namespace
