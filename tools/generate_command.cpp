@@ -1,4 +1,5 @@
 // `etwebgpu generate`: text generation over a decoder .pte (see include/etwebgpu/generate.h).
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -72,7 +73,9 @@ int cmd_generate(GenerateArgs a, const LoadOptions& lo) {
   if (!a.stop_tokens.empty()) a.opts.stop_tokens = parse_ids(a.stop_tokens, "--stop-tokens");
   else if (tok && tok->eos()) a.opts.stop_tokens = {*tok->eos()};
 
+  const auto load_start = std::chrono::steady_clock::now();
   auto model = Model::load(a.model, lo);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   // On a terminal: a bar while the prompt runs (and, with --json, while tokens come), cleared
   // before streamed text.
   ProgressBar bar(static_cast<bool>(lo.on_progress));  // no bar with --quiet
@@ -115,6 +118,7 @@ int cmd_generate(GenerateArgs a, const LoadOptions& lo) {
     j["context_length"] = r.context_length;
     j["prefill_tok_s"] = r.prefill_tok_s;
     j["decode_tok_s"] = r.decode_tok_s;
+    j["load_s"] = load_s;  // the model's load (read, upload, compile): what the GPU idles through before the prompt
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }

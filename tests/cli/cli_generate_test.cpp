@@ -19,7 +19,7 @@ std::string kv_model() {
   return std::filesystem::exists(p) ? p : "";
 }
 
-TEST(CliGenerate, JsonTokensEqualTheLibraryGreedyTokens) {
+TEST(CliGenerate, JsonTokensEqualTheLibraryGreedyTokensAndCarryTheSpeedsAndLoadTime) {
   ETW_REQUIRE_GPU();
   std::string m = kv_model(), out;
   if (m.empty()) GTEST_SKIP() << "fixture llama_kv_cache_decode_steps absent under " << conformance_dir();
@@ -32,6 +32,7 @@ TEST(CliGenerate, JsonTokensEqualTheLibraryGreedyTokens) {
   EXPECT_EQ(j.at("stop_reason"), "max_new_tokens");
   EXPECT_GT(j.at("decode_tok_s").get<double>(), 0.0);
   EXPECT_GT(j.at("prefill_tok_s").get<double>(), 0.0);
+  EXPECT_GT(j.at("load_s").get<double>(), 0.0);
 }
 
 TEST(CliGenerate, StreamsTokenIdsThenTheSpeedLineAndReportsAFullContext) {
