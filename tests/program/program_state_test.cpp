@@ -80,15 +80,16 @@ TEST(ProgramState, AllDecodeStepsMatchTheirGoldensOnOneLoadedModel) {
   }
 }
 
-// Load-time rewrites (CSE, RMSNorm, RoPE, permutes of size-1 dims as views) cut the decode
-// step's dispatches; every step still matches its golden and the unrewritten model's result.
+// Load-time rewrites (CSE, RMSNorm, RoPE, permutes of size-1 dims as views, the final norm reading
+// its selected row in place) cut the decode step's dispatches; every step still matches its
+// golden and the unrewritten model's result.
 TEST(ProgramState, DecodeRewritesCutDispatchesAndEveryStepStillMatches) {
   ETW_REQUIRE_GPU();
   ETW_REQUIRE_STATE_FIXTURE(f);
   LoadOptions plain_opts;
   plain_opts.fuse = false;
   auto fused = Model::load(f.dir + "/model.pte"), plain = Model::load(f.dir + "/model.pte", plain_opts);
-  size_t fused_dispatches = 0, plain_dispatches = 0, rms = 0, rope = 0;
+  size_t fused_dispatches = 0, plain_dispatches = 0, rms = 0, rms_select = 0, rope = 0;
   for (int k = 0; k <= 5; ++k) {
     if (k && !std::filesystem::exists(f.dir + "/step" + std::to_string(k) + "_input_0.npy")) break;
     Profile pf, pp;
@@ -97,10 +98,13 @@ TEST(ProgramState, DecodeRewritesCutDispatchesAndEveryStepStillMatches) {
     EXPECT_TRUE(f.compare(rf[0], k).ok) << "step " << k << ": " << f.compare(rf[0], k).message;
     EXPECT_TRUE(compare_tensors(rf[0], rp[0], f.atol, f.rtol).ok) << "step " << k;
     fused_dispatches = pf.dispatches.size(), plain_dispatches = pp.dispatches.size();
-    rms = rope = 0;
-    for (auto& d : pf.dispatches) rms += d.op == "et_vk.rms_norm.default", rope += d.op == "etwebgpu.rope_interleaved";
+    rms = rms_select = rope = 0;
+    for (auto& d : pf.dispatches)
+      rms += d.op == "et_vk.rms_norm.default", rms_select += d.op == "etwebgpu.rms_norm_select",
+          rope += d.op == "etwebgpu.rope_interleaved";
   }
-  EXPECT_EQ(rms, 5u);   // 2 layers x 2 norms + the final norm
+  EXPECT_EQ(rms, 4u);         // 2 layers x 2 norms
+  EXPECT_EQ(rms_select, 1u);  // the final norm, reading the last position's row in place
   EXPECT_EQ(rope, 4u);  // q and k of 2 layers
   EXPECT_LE(fused_dispatches, 80u) << "plain: " << plain_dispatches;
   EXPECT_GE(plain_dispatches, fused_dispatches + 60) << "fused: " << fused_dispatches;
