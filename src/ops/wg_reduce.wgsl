@@ -1,12 +1,11 @@
 // The workgroup's sum or max of one value per invocation, returned to every invocation
 // (//!include wg_reduce after `const WG`, a one-dimensional workgroup of WG invocations): the row
 // normalizations, the 4-bit GEMV's input norm and the decode attention kernels. `red` is the
-// workgroup memory it (and the includer's other reductions) use. Under SUBGROUPS main sets sg_lane
-// and sg_size from its subgroup builtins.
+// workgroup memory it (and the includer's other reductions) use. Under SUBGROUPS it reads sg_lane
+// and sg_size (subgroup_ids), which entry_main sets.
+//!include subgroup_ids
 var<workgroup> red: array<f32, WG>;
 #if SUBGROUPS
-var<private> sg_lane: u32;
-var<private> sg_size: u32;
 
 // One partial per subgroup (subgroup k: invocations [k * sgs, (k + 1) * sgs)) taken in order: one
 // barrier instead of a tree's.

@@ -19,16 +19,7 @@ const VPT: u32 = DMAX / WG;  // value columns per invocation
 var<workgroup> qs: array<f32, DMAX>;
 var<workgroup> ps: array<f32, WG>;   // the tile's probabilities
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32
-#if SUBGROUPS
-        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
-#endif
-        ) {
-#if SUBGROUPS
-  sg_lane = sgi;
-  sg_size = sgs;
-#endif
+//!include entry_main
   let split = wid.x;
   let row = wid.y;
   let s = row % P.sq;

@@ -47,17 +47,7 @@ fn q_dot_kn(kb: u32, d4: u32) -> f32 {
 }
 #endif
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32
-#if SUBGROUPS
-        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
-#endif
-        ) {
-#if SUBGROUPS
-  sg_lane = sgi;
-  sg_size = sgs;
-#endif
+//!include entry_main
   let row = wid.x + wid.y * nwg.x;
   if (row >= P.rows) { return; }  // uniform: depends on the workgroup only
   let s = row % P.sq;

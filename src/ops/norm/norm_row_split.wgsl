@@ -22,17 +22,7 @@ fn widx(r: u32, k: u32) -> u32 {
   return k;
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32
-#if SUBGROUPS
-        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
-#endif
-        ) {
-#if SUBGROUPS
-  sg_lane = sgi;
-  sg_size = sgs;
-#endif
+//!include entry_main
   let chunks = (P.len + CH - 1u) / CH;
   let gi = wid.x + wid.y * nwg.x;
   if (gi >= P.rows * chunks) { return; }  // workgroup-uniform

@@ -10,22 +10,8 @@ struct Params {
 };
 //!include q8_row_qparams
 
-#if SUBGROUPS
-var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
-var<private> sg_size: u32;
-#endif
-
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32
-#if SUBGROUPS
-        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
-#endif
-        ) {
-#if SUBGROUPS
-  sg_lane = sgi;
-  sg_size = sgs;
-#endif
+const WG: u32 = 256u;
+//!include entry_main
   let m = wid.x + wid.y * nwg.x;
   if (m >= P.m) { return; }  // uniform: depends on the workgroup only
   let row = m * P.k;

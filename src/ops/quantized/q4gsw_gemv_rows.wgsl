@@ -112,13 +112,11 @@ fn block_dot(w: u32, e: u32, o: u32, sx: i32, zp: i32) -> i32 {
   return dot4(e, lo) + dot4(o, hi) - 8 * sx - zp * (dot4(lo + hi, 0x01010101u) - 64);
 }
 #endif
-#if NORM_IN
 const WG: u32 = 256u;
+//!include subgroup_ids
+#if NORM_IN
 //!include wg_reduce
 var<private> rstd_in: f32;  // the row's 1 / sqrt(mean(x^2) + eps)
-#elif SUBGROUPS
-var<private> sg_lane: u32;  // this invocation's subgroup_invocation_id and subgroup_size
-var<private> sg_size: u32;
 #endif
 
 // Activations j .. j + 3 of the row at xrow (vec4 index j): x, or under NORM_IN x normalized as
@@ -164,17 +162,7 @@ fn output_value(t: f32, n: u32, scale: f32) -> f32 {
   return r;
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32
-#if SUBGROUPS
-        , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32
-#endif
-        ) {
-#if SUBGROUPS
-  sg_lane = sgi;
-  sg_size = sgs;
-#endif
+//!include entry_main
   let per = (256u / KT) * RPT;
   let blocks = (P.n + per - 1u) / per;
   let gi = wid.x + wid.y * nwg.x;
