@@ -357,7 +357,8 @@ class Generator {
     if (w < 83 && in_place_) return copy_into();
     if (w < 89) return duplicate();
     if (w < 93) return permute_and_back();
-    if (w < 96) return layer_norm();
+    if (w < 95) return layer_norm();
+    if (w < 97) return rms_norm();
     return producer_view_consumer();
   }
 
@@ -849,6 +850,33 @@ class Generator {
     }
   }
 
+  // et_vk.rms_norm over the last dim, weighted or not; half the time of a select_copy of a value
+  // whose dims before the selected one are 1 (the last position's row before a Llama's final
+  // norm), the pair norm_selects reads in place.
+  void rms_norm() {
+    int x = -1;
+    if (chance(0.5)) {
+      int v = operand_where([](const std::vector<int64_t>& d) { return d.size() >= 2 && d[0] == 1 && d.back() <= 32; });
+      if (v < 0) v = push(new_input({1, uni(1, 5), uni(1, 3) * 4 + uni(0, 1)}));
+      const std::vector<int64_t> d = dims(v);
+      int64_t index = uni(0, static_cast<int>(d[1]) - 1);
+      if (chance(0.3)) index -= d[1];
+      std::vector<int64_t> od = d;
+      od.erase(od.begin() + 1);
+      x = new_temp(od, {v});
+      emit("aten.select_copy.int", {T(v), I(1), I(index), T(x)});
+      g_.features.insert("rms_norm of a select");
+    } else {
+      x = operand_where([](const std::vector<int64_t>& d) { return !d.empty() && d.back() <= 32; });
+      if (x < 0) x = push(new_input(random_dims(1, 3)));
+    }
+    const int64_t K = dims(x).back();
+    int y = new_temp(dims(x), {x});
+    emit("et_vk.rms_norm.default", {T(x), chance(0.7) ? T(new_constant({K})) : N(), D(1e-5), T(y)});
+    g_.features.insert("rms_norm");
+    push(y);
+  }
+
   // A producer, a contiguous view of its result, then an elementwise op reading the view: the
   // epilogue pass moves the op into the producer across the view.
   void producer_view_consumer() {
@@ -1094,6 +1122,7 @@ TEST(RewriteDifferential, RandomGraphsGiveTheSameResultsWithAndWithoutRewrites) 
     for (size_t k = 0; k < r.fused_ops.size(); ++k) {
       const std::string& op = r.fused_ops[k];
       if (op == "etwebgpu.layer_norm_linear" || op == "etwebgpu.layer_norm_addmm") ++fused_kinds["layer_norm"];
+      else if (op == "etwebgpu.rms_norm_select") ++fused_kinds["rms_norm_select"];
       else if (op.rfind("fused[", 0) == 0)
         ++fused_kinds[!r.fused_variants[k].empty() ? op.substr(6, op.find_first_of("+]") - 6)
                       : ("+" + op.substr(6)).find("+cat+") != std::string::npos ? "elementwise reading a cat in place"
@@ -1123,10 +1152,11 @@ TEST(RewriteDifferential, RandomGraphsGiveTheSameResultsWithAndWithoutRewrites) 
                         "slice_copy", "select_copy", "linear with bias", "linear without bias", "convolution",
                         "depthwise convolution", "bmm", "mm", "matmul", "arange", "full", "ones", "zeros",
                         "op over constants", "copy_ between reads", "shared memory object", "duplicate call",
-                        "permute and its inverse", "constant operand", "layer_norm", "producer, view, elementwise"})
+                        "permute and its inverse", "constant operand", "layer_norm", "rms_norm", "rms_norm of a select",
+                        "producer, view, elementwise"})
     EXPECT_GE(feature_graphs[f], 4) << f;
   EXPECT_LT(fused_total, plain_total);
-  for (const char* kind : {"elementwise", "linear", "convolution", "bmm", "mm", "matmul", "layer_norm"})
+  for (const char* kind : {"elementwise", "linear", "convolution", "bmm", "mm", "matmul", "layer_norm", "rms_norm_select"})
     EXPECT_GT(fused_kinds[kind], 0) << kind;
 }
 
