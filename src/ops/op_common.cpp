@@ -62,6 +62,13 @@ int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r) {
   return k;
 }
 
+int64_t select_index(int64_t idx, int64_t d, int64_t size) {
+  if (idx < -size || idx >= size)
+    throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
+                                                " of size " + std::to_string(size));
+  return idx < 0 ? idx + size : idx;
+}
+
 bool is_float(VkDType t) { return t == VkDType::Float32 || t == VkDType::Float16 || t == VkDType::Float64; }
 bool is_int(VkDType t) { return t == VkDType::Int32 || t == VkDType::Int64 || t == VkDType::Int8; }
 bool is_boolish(VkDType t) { return t == VkDType::Bool || t == VkDType::UInt8; }

@@ -58,6 +58,9 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std
 
 // Normalizes dim d for rank r (negative counts from the end); throws naming the op.
 int64_t norm_dim(const OpContext& oc, int64_t d, int64_t r);
+// A select's index along dim d of `size` elements, normalized as aten.select takes it (negative
+// counts from the end); at run time, so it throws Error(InvalidArgument) naming index, dim and size.
+int64_t select_index(int64_t idx, int64_t d, int64_t size);
 
 bool is_float(VkDType t);
 bool is_int(VkDType t);

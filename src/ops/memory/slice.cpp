@@ -77,11 +77,7 @@ void build_select(OpContext& oc) {
   auto st = std::make_shared<Strided>();
   oc.prepare([x, d, index_id, st](const kernel::Live& l) {
     const auto& in = l.dims(x);
-    int64_t idx = l.integer(index_id);
-    if (idx < -in[d] || idx >= in[d])
-      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " +
-                                                  std::to_string(d) + " of size " + std::to_string(in[d]));
-    if (idx < 0) idx += in[d];
+    const int64_t idx = select_index(l.integer(index_id), d, in[d]);
     auto cs = contiguous_strides(in);
     *st = Strided{};
     for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)

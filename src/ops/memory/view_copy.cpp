@@ -312,11 +312,7 @@ void build_select_scatter(OpContext& oc) {
   mem::int_arg(oc, index_id, "index");
   build_region_scatter(oc, oc.arg(0), oc.arg(1), [d, index_id](const kernel::Live& l, const std::vector<int64_t>& in,
                                                                 std::vector<int64_t>& it, std::vector<int64_t>& dst, int64_t& base) {
-    int64_t idx = l.integer(index_id);
-    if (idx < -in[d] || idx >= in[d])
-      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
-                                                  " of size " + std::to_string(in[d]));
-    if (idx < 0) idx += in[d];
+    const int64_t idx = select_index(l.integer(index_id), d, in[d]);
     auto cs = contiguous_strides(in);
     it = in, dst = cs;
     it.erase(it.begin() + d);

@@ -269,7 +269,10 @@ void build_layer_norm(OpContext& oc) {
   });
 }
 
-void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out) {
+// RMSNorm over the last dim of x's rows; with a slice, of the rows of x's slice at selected_dim
+// (RowSlice: where it starts and the output's dims).
+void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t out, RowSlice slice = {},
+                   int64_t selected_dim = -1) {
   Graph& g = oc.g;
   require_float_io(oc, x, out);
   auto& md = g.tensor(x).max_dims;
@@ -279,15 +282,16 @@ void rms_norm_rows(OpContext& oc, int32_t x, int32_t weight, double eps, int32_t
   if (weight >= 0 && opt_param(oc, weight, len, "weight")) s.w = weight;
   s.eps = eps;
   // Without a weight the rows may be shorter at run time (graph/decoder_fusion.h makes such calls).
-  build_row(oc, s, [len, weighted = s.w >= 0](const std::vector<int64_t>& in, std::vector<int64_t>*) {
+  build_row(oc, s, [len, weighted = s.w >= 0, selected_dim](const std::vector<int64_t>& in, std::vector<int64_t>*) {
     if (weighted && in.back() != len)
       throw Error(ErrorKind::InvalidArgument, "live last dim " + std::to_string(in.back()) + " differs from the weight's " +
                                                   std::to_string(len));
+    const int64_t slices = selected_dim >= 0 ? std::max<int64_t>(in[selected_dim], 1) : 1;
     RowParams p;
     p.len = kernel::u32(in.back(), "row length");
-    p.rows = kernel::u32(numel(in) / std::max<int64_t>(in.back(), 1), "row count");
+    p.rows = kernel::u32(numel(in) / slices / std::max<int64_t>(in.back(), 1), "row count");
     return p;
-  });
+  }, std::move(slice));
 }
 
 void build_rms_norm(OpContext& oc) {
@@ -317,7 +321,6 @@ void build_rms_norm_deferred(OpContext& oc) {
 void build_rms_norm_select(OpContext& oc) {
   Graph& g = oc.g;
   const int32_t x = oc.arg(0), index = oc.arg(2), weight = oc.arg(3), out = oc.out();
-  require_float_io(oc, x, out);
   const auto& md = g.tensor(x).max_dims;
   const int64_t r = static_cast<int64_t>(md.size());
   if (r < 2) oc.fail(ErrorKind::InvalidArgument, "input " + shape_str(md) + " must have at least two dims");
@@ -330,34 +333,18 @@ void build_rms_norm_select(OpContext& oc) {
   const auto ik = g.kind(index);
   if (ik != format::VkValueKind::Int && ik != format::VkValueKind::SymInt)
     oc.fail(ErrorKind::InvalidArgument, "index must be an Int or a SymInt");
-  const int64_t len = md.back();
-  RowSetup s{kRmsNorm, x, -1, -1, out};
-  if (!g.is_null(weight) && opt_param(oc, weight, len, "weight")) s.w = weight;
-  s.eps = g.number(oc.arg(4));
   RowSlice slice;
   slice.xoff = [x, d, index](const kernel::Live& l) {
     const auto& in = l.dims(x);
-    int64_t idx = l.integer(index);
-    if (idx < -in[d] || idx >= in[d])
-      throw Error(ErrorKind::InvalidArgument, "index " + std::to_string(idx) + " out of range for dim " + std::to_string(d) +
-                                                  " of size " + std::to_string(in[d]));
-    if (idx < 0) idx += in[d];
-    return kernel::u32(idx * prod(in, d + 1, in.size()), "selected slice's offset");
+    return kernel::u32(select_index(l.integer(index), d, in[d]) * prod(in, d + 1, in.size()), "selected slice's offset");
   };
   slice.out_dims = [x, d](const kernel::Live& l) {
     std::vector<int64_t> o = l.dims(x);
     o.erase(o.begin() + d);
     return o;
   };
-  build_row(oc, s, [d, len, weighted = s.w >= 0](const std::vector<int64_t>& in, std::vector<int64_t>*) {
-    if (weighted && in.back() != len)
-      throw Error(ErrorKind::InvalidArgument, "live last dim " + std::to_string(in.back()) + " differs from the weight's " +
-                                                  std::to_string(len));
-    RowParams p;
-    p.len = kernel::u32(in.back(), "row length");
-    p.rows = kernel::u32(prod(in, d + 1, in.size()) / std::max<int64_t>(in.back(), 1), "row count");
-    return p;
-  }, slice);
+  // The dims before d are 1: the slice's rows are x's over in[d].
+  rms_norm_rows(oc, x, g.is_null(weight) ? -1 : weight, g.number(oc.arg(4)), out, std::move(slice), d);
 }
 
 // norm_selects (docs/REWRITES.md): an et_vk.rms_norm whose input only an aten.select_copy.int of x
